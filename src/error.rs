@@ -1,0 +1,185 @@
+//! The one error type. Every error says what went wrong and, for file data, the byte offset
+//! where it was found; `Display` is the one-line message users see (CLI, JS, viewer).
+
+use std::fmt;
+
+/// What went wrong and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// Absolute byte offset in the file where it was found, when it concerns file bytes.
+    pub offset: Option<u64>,
+}
+
+/// Everything that can go wrong, one variant per cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The bytes end before `what` does: `needed` bytes at the offset, `available` there.
+    Truncated { what: String, needed: u64, available: u64 },
+    /// The file does not start with `GGUF`.
+    BadMagic { found: [u8; 4] },
+    /// A version other than 1, 2 or 3.
+    UnsupportedVersion { version: u32 },
+    /// A count (keys, tensors, array length, dims) that the bytes cannot hold or over a cap.
+    TooMany { what: String, count: u64, limit: u64 },
+    /// A string longer than the cap or than the bytes that remain.
+    StringTooLong { what: String, len: u64, limit: u64 },
+    /// A key or tensor name that is not UTF-8.
+    InvalidUtf8 { what: String },
+    /// A metadata value type id outside 0..=12.
+    UnknownValueType { key: String, type_id: u32 },
+    /// Arrays nested deeper than the cap.
+    NestingTooDeep { key: String, limit: u32 },
+    /// The same key twice.
+    DuplicateKey { key: String },
+    /// The same tensor name twice.
+    DuplicateTensor { name: String },
+    /// A metadata key with a value of the wrong type for what it means.
+    WrongValueType { key: String, expected: &'static str, found: &'static str },
+    /// `general.alignment` that is zero or not a power of two.
+    BadAlignment { alignment: u64 },
+    /// A tensor type id ggml never had.
+    UnknownTensorType { name: String, type_id: u32 },
+    /// A tensor type id ggml removed.
+    RemovedTensorType { name: String, type_id: u32, type_name: &'static str },
+    /// More dimensions than ggml's 4.
+    TooManyDims { name: String, n_dims: u32, limit: u32 },
+    /// A dimension above i64::MAX, or a product of dimensions or byte size that overflows.
+    DimsOverflow { name: String },
+    /// A first dimension that is not a whole number of blocks.
+    PartialBlock { name: String, ne0: u64, block_size: u32 },
+    /// A tensor offset that is not a multiple of the alignment.
+    Misaligned { name: String, offset: u64, alignment: u64 },
+    /// A tensor whose bytes reach past the end of the file.
+    TensorOutOfFile { name: String, offset: u64, size: u64, file_size: u64 },
+    /// Two tensors share bytes.
+    TensorsOverlap { first: String, second: String },
+    /// A header larger than the cap this library will hold in memory.
+    HeaderTooLarge { needed: u64, limit: u64 },
+    /// A lookup by name that found nothing.
+    NoSuchTensor { name: String },
+    /// A row range outside the tensor.
+    BadRowRange { name: String, start: u64, end: u64, rows: u64 },
+    /// A buffer handed to a dequantizer whose length does not fit the type.
+    BadLength { what: String, len: u64, expected: u64 },
+    /// A kernel that this build or CPU cannot run.
+    KernelUnavailable { kernel: String },
+    /// Big-endian tensor data of a type whose byte order we do not convert.
+    BigEndianData { type_name: &'static str },
+}
+
+impl Error {
+    /// An error found at byte `offset` of the file.
+    pub fn at(kind: ErrorKind, offset: u64) -> Error {
+        Error { kind, offset: Some(offset) }
+    }
+
+    /// An error that concerns no particular byte of the file.
+    pub fn new(kind: ErrorKind) -> Error {
+        Error { kind, offset: None }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ErrorKind::*;
+        match self {
+            Truncated { what, needed, available } => write!(
+                f,
+                "file ends inside {what} (needs {needed} bytes, {available} left)"
+            ),
+            BadMagic { found } => write!(
+                f,
+                "not a GGUF file: magic is {:?}, expected \"GGUF\"",
+                String::from_utf8_lossy(found)
+            ),
+            UnsupportedVersion { version } => {
+                write!(f, "unsupported GGUF version {version} (supported: 1, 2, 3)")
+            }
+            TooMany { what, count, limit } => {
+                write!(f, "{what} {count} is more than the file can hold (limit {limit})")
+            }
+            StringTooLong { what, len, limit } => {
+                write!(f, "{what} length {len} is too long (limit {limit})")
+            }
+            InvalidUtf8 { what } => write!(f, "{what} is not valid UTF-8"),
+            UnknownValueType { key, type_id } => {
+                write!(f, "metadata {key:?} has unknown value type {type_id}")
+            }
+            NestingTooDeep { key, limit } => {
+                write!(f, "metadata {key:?} nests arrays deeper than {limit}")
+            }
+            DuplicateKey { key } => write!(f, "duplicate metadata key {key:?}"),
+            DuplicateTensor { name } => write!(f, "duplicate tensor name {name:?}"),
+            WrongValueType { key, expected, found } => {
+                write!(f, "metadata {key:?} has type {found}, expected {expected}")
+            }
+            BadAlignment { alignment } => write!(
+                f,
+                "general.alignment {alignment} is not a non-zero power of two"
+            ),
+            UnknownTensorType { name, type_id } => {
+                write!(f, "tensor {name} has unknown ggml type id {type_id}")
+            }
+            RemovedTensorType { name, type_id, type_name } => write!(
+                f,
+                "tensor {name} has ggml type id {type_id} ({type_name}), which ggml removed"
+            ),
+            TooManyDims { name, n_dims, limit } => {
+                write!(f, "tensor {name} has {n_dims} dimensions (limit {limit})")
+            }
+            DimsOverflow { name } => {
+                write!(f, "tensor {name} has dimensions whose size overflows")
+            }
+            PartialBlock { name, ne0, block_size } => write!(
+                f,
+                "tensor {name} first dimension {ne0} is not a multiple of its block size {block_size}"
+            ),
+            Misaligned { name, offset, alignment } => write!(
+                f,
+                "tensor {name} offset {offset} is not a multiple of the alignment {alignment}"
+            ),
+            TensorOutOfFile { name, offset, size, file_size } => write!(
+                f,
+                "tensor {name} extends past end of file (offset {offset}, size {size}, file size {file_size})"
+            ),
+            TensorsOverlap { first, second } => {
+                write!(f, "tensors {first} and {second} overlap")
+            }
+            HeaderTooLarge { needed, limit } => {
+                write!(f, "header needs {needed} bytes (limit {limit})")
+            }
+            NoSuchTensor { name } => write!(f, "no tensor named {name:?}"),
+            BadRowRange { name, start, end, rows } => write!(
+                f,
+                "rows {start}..{end} are outside tensor {name} ({rows} rows)"
+            ),
+            BadLength { what, len, expected } => {
+                write!(f, "{what} has {len} bytes or elements, expected {expected}")
+            }
+            KernelUnavailable { kernel } => {
+                write!(f, "kernel {kernel:?} is not available on this build or CPU")
+            }
+            BigEndianData { type_name } => write!(
+                f,
+                "big-endian {type_name} tensor data is not supported (only plain float and integer types)"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(offset) => write!(f, "{} at byte {offset}", self.kind),
+            None => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,15 @@
+//! gguf-lens: read GGUF model files and dequantize every ggml tensor type.
+//!
+//! A GGUF file is a header (magic `GGUF`, version, tensor count, metadata key/value pairs,
+//! tensor infos) followed by a data section that starts at the header end rounded up to
+//! `general.alignment`. [`gguf::parse`] reads the header from a prefix of the file and says how
+//! many more bytes it needs when the prefix is short; [`quant::dequantize`] turns a tensor's
+//! blocks into f32 exactly as ggml does.
+
+pub mod error;
+pub mod quant;
+pub mod types;
+
+pub use error::{Error, ErrorKind, Result};
+pub use quant::{dequantize, dequantize_with, Kernel};
+pub use types::GgmlType;

@@ -1,0 +1,1 @@
+//! STUB: IQ lookup tables, to be generated.
