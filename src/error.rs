@@ -17,13 +17,21 @@ pub struct Error {
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The bytes end before `what` does: `needed` bytes at the offset, `available` there.
-    Truncated { what: String, needed: u64, available: u64 },
+    Truncated {
+        what: String,
+        needed: u64,
+        available: u64,
+    },
     /// The file does not start with `GGUF`.
     BadMagic { found: [u8; 4] },
     /// A version other than 1, 2 or 3.
     UnsupportedVersion { version: u32 },
     /// A count (keys, tensors, array length, dims) that the bytes cannot hold or over a cap.
-    TooMany { what: String, count: u64, limit: u64 },
+    TooMany {
+        what: String,
+        count: u64,
+        limit: u64,
+    },
     /// A string longer than the cap or than the bytes that remain.
     StringTooLong { what: String, len: u64, limit: u64 },
     /// A key or tensor name that is not UTF-8.
@@ -37,23 +45,48 @@ pub enum ErrorKind {
     /// The same tensor name twice.
     DuplicateTensor { name: String },
     /// A metadata key with a value of the wrong type for what it means.
-    WrongValueType { key: String, expected: &'static str, found: &'static str },
+    WrongValueType {
+        key: String,
+        expected: &'static str,
+        found: &'static str,
+    },
     /// `general.alignment` that is zero or not a power of two.
     BadAlignment { alignment: u64 },
     /// A tensor type id ggml never had.
     UnknownTensorType { name: String, type_id: u32 },
     /// A tensor type id ggml removed.
-    RemovedTensorType { name: String, type_id: u32, type_name: &'static str },
+    RemovedTensorType {
+        name: String,
+        type_id: u32,
+        type_name: &'static str,
+    },
     /// More dimensions than ggml's 4.
-    TooManyDims { name: String, n_dims: u32, limit: u32 },
+    TooManyDims {
+        name: String,
+        n_dims: u32,
+        limit: u32,
+    },
     /// A dimension above i64::MAX, or a product of dimensions or byte size that overflows.
     DimsOverflow { name: String },
     /// A first dimension that is not a whole number of blocks.
-    PartialBlock { name: String, ne0: u64, block_size: u32 },
+    PartialBlock {
+        name: String,
+        ne0: u64,
+        block_size: u32,
+    },
     /// A tensor offset that is not a multiple of the alignment.
-    Misaligned { name: String, offset: u64, alignment: u64 },
+    Misaligned {
+        name: String,
+        offset: u64,
+        alignment: u64,
+    },
     /// A tensor whose bytes reach past the end of the file.
-    TensorOutOfFile { name: String, offset: u64, size: u64, file_size: u64 },
+    TensorOutOfFile {
+        name: String,
+        offset: u64,
+        size: u64,
+        file_size: u64,
+    },
     /// Two tensors share bytes.
     TensorsOverlap { first: String, second: String },
     /// A header larger than the cap this library will hold in memory.
@@ -61,19 +94,33 @@ pub enum ErrorKind {
     /// A lookup by name that found nothing.
     NoSuchTensor { name: String },
     /// A row range outside the tensor.
-    BadRowRange { name: String, start: u64, end: u64, rows: u64 },
+    BadRowRange {
+        name: String,
+        start: u64,
+        end: u64,
+        rows: u64,
+    },
     /// A buffer handed to a dequantizer whose length does not fit the type.
-    BadLength { what: String, len: u64, expected: u64 },
+    BadLength {
+        what: String,
+        len: u64,
+        expected: u64,
+    },
     /// A kernel that this build or CPU cannot run.
     KernelUnavailable { kernel: String },
     /// Big-endian tensor data of a type whose byte order we do not convert.
     BigEndianData { type_name: &'static str },
+    /// Reading the file failed.
+    Io { message: String },
 }
 
 impl Error {
     /// An error found at byte `offset` of the file.
     pub fn at(kind: ErrorKind, offset: u64) -> Error {
-        Error { kind, offset: Some(offset) }
+        Error {
+            kind,
+            offset: Some(offset),
+        }
     }
 
     /// An error that concerns no particular byte of the file.
@@ -166,6 +213,7 @@ impl fmt::Display for ErrorKind {
                 f,
                 "big-endian {type_name} tensor data is not supported (only plain float and integer types)"
             ),
+            Io { message } => write!(f, "read failed: {message}"),
         }
     }
 }
@@ -180,6 +228,14 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(err: std::io::Error) -> Error {
+        Error::new(ErrorKind::Io {
+            message: err.to_string(),
+        })
+    }
+}
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;

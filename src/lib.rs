@@ -6,10 +6,13 @@
 //! many more bytes it needs when the prefix is short; [`quant::dequantize`] turns a tensor's
 //! blocks into f32 exactly as ggml does.
 
+mod cursor;
 pub mod error;
+pub mod gguf;
 pub mod quant;
 pub mod types;
 
 pub use error::{Error, ErrorKind, Result};
+pub use gguf::{parse, GgufFile, ParseStatus, TensorInfo, Value, ValueType};
 pub use quant::{dequantize, dequantize_with, Kernel};
 pub use types::GgmlType;

@@ -130,7 +130,10 @@ impl GgmlType {
 
     /// The type named `name` (ggml's spelling, case-insensitive).
     pub fn from_name(name: &str) -> Option<GgmlType> {
-        TABLE.iter().find(|row| row.1.eq_ignore_ascii_case(name)).map(|row| row.0)
+        TABLE
+            .iter()
+            .find(|row| row.1.eq_ignore_ascii_case(name))
+            .map(|row| row.0)
     }
 
     /// This type's row of the table. A `const fn`, so block structs can assert their size.
@@ -212,7 +215,10 @@ mod tests {
     #[test]
     fn removed_and_unknown_ids_are_told_apart() {
         assert_eq!(GgmlType::from_id(4), Err(TypeIdError::Removed("Q4_2")));
-        assert_eq!(GgmlType::from_id(37), Err(TypeIdError::Removed("IQ4_NL_4_8")));
+        assert_eq!(
+            GgmlType::from_id(37),
+            Err(TypeIdError::Removed("IQ4_NL_4_8"))
+        );
         assert_eq!(GgmlType::from_id(43), Err(TypeIdError::Unknown));
         assert_eq!(GgmlType::from_id(u32::MAX), Err(TypeIdError::Unknown));
         for id in 0..43 {

@@ -29,7 +29,9 @@ impl Kernel {
     pub fn from_name(name: &str) -> Result<Kernel> {
         match name {
             "scalar" => Ok(Kernel::Scalar),
-            _ => Err(Error::new(ErrorKind::KernelUnavailable { kernel: name.to_string() })),
+            _ => Err(Error::new(ErrorKind::KernelUnavailable {
+                kernel: name.to_string(),
+            })),
         }
     }
 
@@ -76,6 +78,23 @@ pub fn dequantize_with(kernel: Kernel, ty: GgmlType, bytes: &[u8], out: &mut [f3
     check_lengths(ty, bytes, out)?;
     (kernel.kernel_for(ty))(bytes, out);
     Ok(())
+}
+
+/// Copies big-endian tensor data of `ty` into little-endian order. Only the plain types (one
+/// number per element) have one agreed byte order for their data; quantized blocks written by
+/// big-endian tools differ by tool, so they are refused rather than guessed.
+pub fn big_endian_to_little(ty: GgmlType, bytes: &[u8]) -> Result<Vec<u8>> {
+    if !ty.is_plain() {
+        return Err(Error::new(ErrorKind::BigEndianData {
+            type_name: ty.name(),
+        }));
+    }
+    let width = ty.type_size() as usize;
+    let mut out = bytes.to_vec();
+    for element in out.chunks_exact_mut(width) {
+        element.reverse();
+    }
+    Ok(out)
 }
 
 /// Dequantizes whole blocks of `ty` into `out` with the scalar reference kernels.

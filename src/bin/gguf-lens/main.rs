@@ -1,1 +1,168 @@
-fn main() {}
+//! The `gguf-lens` command: `inspect FILE [--json]` and `dequant FILE TENSOR -o OUT [--rows A:B]`.
+//! Exit 0 on success, 1 with one `error:` line on a bad file, 2 on bad usage.
+
+mod json;
+mod text;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+
+use gguf_lens::gguf::{read_header, read_range};
+use gguf_lens::{Error, Kernel};
+
+const USAGE: &str = "usage:
+  gguf-lens inspect FILE [--json]
+  gguf-lens dequant FILE TENSOR_NAME -o OUT [--rows A:B]
+
+GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
+
+/// Rows dequantized per step: bounds memory for huge tensors.
+const CHUNK_BYTES: u64 = 16 << 20;
+
+enum Failure {
+    Usage(String),
+    File(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(err: Error) -> Failure {
+        Failure::File(err)
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::File(err)) => {
+            eprintln!("error: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), Failure> {
+    match args.first().map(String::as_str) {
+        Some("inspect") => inspect(&args[1..]),
+        Some("dequant") => dequant(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(Failure::Usage(format!("unknown command {other:?}"))),
+        None => Err(Failure::Usage("no command".to_string())),
+    }
+}
+
+fn open(path: &str) -> Result<(File, u64), Failure> {
+    let file = File::open(path).map_err(|e| Failure::File(Error::from(e)))?;
+    let size = file
+        .metadata()
+        .map_err(|e| Failure::File(Error::from(e)))?
+        .len();
+    Ok((file, size))
+}
+
+fn inspect(args: &[String]) -> Result<(), Failure> {
+    let mut path = None;
+    let mut as_json = false;
+    for arg in args {
+        match arg.as_str() {
+            "--json" => as_json = true,
+            flag if flag.starts_with('-') => {
+                return Err(Failure::Usage(format!("unknown option {flag:?}")))
+            }
+            _ if path.is_none() => path = Some(arg.as_str()),
+            extra => return Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
+        }
+    }
+    let path = path.ok_or_else(|| Failure::Usage("inspect needs a FILE".to_string()))?;
+    let (mut reader, size) = open(path)?;
+    let file = read_header(&mut reader, size)?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let written = if as_json {
+        let mut warnings = Vec::new();
+        let doc = json::inspect_json(&file, size, &mut warnings);
+        for warning in warnings {
+            eprintln!("warning: {warning}");
+        }
+        serde_json::to_writer(&mut out, &doc)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out))
+    } else {
+        out.write_all(text::inspect_text(&file, size).as_bytes())
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::File(Error::from(e)))
+}
+
+/// Parses `A:B` into a row range.
+fn parse_rows(text: &str) -> Result<std::ops::Range<u64>, Failure> {
+    let bad = || Failure::Usage(format!("--rows takes A:B (two row numbers), got {text:?}"));
+    let (a, b) = text.split_once(':').ok_or_else(bad)?;
+    let start = a.parse().map_err(|_| bad())?;
+    let end = b.parse().map_err(|_| bad())?;
+    Ok(start..end)
+}
+
+fn dequant(args: &[String]) -> Result<(), Failure> {
+    let mut positional = Vec::new();
+    let mut output = None;
+    let mut rows = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "-o" | "--output" => output = iter.next().map(String::as_str),
+            "--rows" => {
+                let text = iter
+                    .next()
+                    .ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
+                rows = Some(parse_rows(text)?);
+            }
+            flag if flag.starts_with('-') && flag.len() > 1 => {
+                return Err(Failure::Usage(format!("unknown option {flag:?}")))
+            }
+            _ => positional.push(arg.as_str()),
+        }
+    }
+    let [path, name] = positional[..] else {
+        return Err(Failure::Usage(
+            "dequant needs FILE and TENSOR_NAME".to_string(),
+        ));
+    };
+    let output = output.ok_or_else(|| Failure::Usage("dequant needs -o OUT".to_string()))?;
+    let kernel = Kernel::auto()?;
+    let (mut reader, size) = open(path)?;
+    let file = read_header(&mut reader, size)?;
+    let tensor = file.tensor(name)?;
+    let rows = rows.unwrap_or(0..tensor.n_rows());
+    // Validates the range before anything is written.
+    file.rows_range(tensor, rows.clone())?;
+    let out_file = File::create(output).map_err(|e| Failure::File(Error::from(e)))?;
+    let mut out = BufWriter::new(out_file);
+    let rows_per_chunk = (CHUNK_BYTES / tensor.row_bytes().max(1)).max(1);
+    let row_len = usize::try_from(tensor.row_len()).unwrap_or(usize::MAX);
+    let mut values = Vec::new();
+    let mut start = rows.start;
+    while start < rows.end {
+        let end = rows.end.min(start.saturating_add(rows_per_chunk));
+        let bytes = read_range(&mut reader, file.rows_range(tensor, start..end)?)?;
+        let n_rows = usize::try_from(end - start).unwrap_or(usize::MAX);
+        values.clear();
+        values.resize(n_rows.saturating_mul(row_len), 0f32);
+        file.dequantize_rows_with(kernel, tensor, &bytes, &mut values)?;
+        for v in &values {
+            out.write_all(&v.to_le_bytes())
+                .map_err(|e| Failure::File(Error::from(e)))?;
+        }
+        start = end;
+    }
+    out.flush().map_err(|e| Failure::File(Error::from(e)))
+}

@@ -1,0 +1,96 @@
+//! `inspect --json`: the header as one JSON document, metadata in file order, arrays whole.
+
+use gguf_lens::gguf::{ArrayView, Value};
+use gguf_lens::GgufFile;
+use serde_json::{json, Map, Value as Json};
+
+/// The whole document.
+pub fn inspect_json(file: &GgufFile, file_size: u64, warnings: &mut Vec<String>) -> Json {
+    let metadata: Vec<Json> = file
+        .metadata()
+        .map(|(key, value)| {
+            let mut entry = Map::new();
+            entry.insert("key".into(), Json::from(key));
+            entry.insert("type".into(), Json::from(value.value_type().name()));
+            if let Value::Array(array) = &value {
+                entry.insert("item_type".into(), Json::from(array.item_type().name()));
+                entry.insert("len".into(), Json::from(array.len()));
+            }
+            entry.insert("value".into(), value_json(&value, warnings));
+            Json::Object(entry)
+        })
+        .collect();
+    let tensors: Vec<Json> = file
+        .tensors()
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name(),
+                "type": t.ggml_type().name(),
+                "type_id": t.ggml_type().id(),
+                "shape": t.dims(),
+                "offset": t.offset(),
+                "n_elements": t.n_elements(),
+                "n_bytes": t.n_bytes(),
+            })
+        })
+        .collect();
+    json!({
+        "version": file.version(),
+        "endian": file.endian().name(),
+        "alignment": file.alignment(),
+        "data_offset": file.data_offset(),
+        "file_size": file_size,
+        "metadata": metadata,
+        "tensors": tensors,
+    })
+}
+
+fn float_json(value: f64) -> Json {
+    if value.is_nan() {
+        Json::from("NaN")
+    } else if value.is_infinite() {
+        Json::from(if value > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Json::from(value)
+    }
+}
+
+fn value_json(value: &Value<'_>, warnings: &mut Vec<String>) -> Json {
+    match value {
+        Value::U8(v) => Json::from(*v),
+        Value::I8(v) => Json::from(*v),
+        Value::U16(v) => Json::from(*v),
+        Value::I16(v) => Json::from(*v),
+        Value::U32(v) => Json::from(*v),
+        Value::I32(v) => Json::from(*v),
+        Value::U64(v) => Json::from(*v),
+        Value::I64(v) => Json::from(*v),
+        Value::F32(v) => float_json(f64::from(*v)),
+        Value::F64(v) => float_json(*v),
+        Value::Bool(v) => Json::from(*v),
+        Value::String(s) => {
+            if let Err(err) = s.to_str() {
+                warnings.push(format!("{err} (shown with U+FFFD replacements)"));
+            }
+            Json::from(s.to_string_lossy().into_owned())
+        }
+        Value::Array(array) => array_json(array, warnings),
+    }
+}
+
+fn array_json(array: &ArrayView<'_>, warnings: &mut Vec<String>) -> Json {
+    Json::Array(
+        array
+            .iter()
+            .map(|item| match &item {
+                Value::Array(inner) => json!({
+                    "item_type": inner.item_type().name(),
+                    "len": inner.len(),
+                    "value": array_json(inner, warnings),
+                }),
+                other => value_json(other, warnings),
+            })
+            .collect(),
+    )
+}

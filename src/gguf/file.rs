@@ -1,0 +1,524 @@
+//! Parsing a GGUF header from a prefix of the file, and the validated file model it yields.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use super::tensor::{check_layout, read_tensor_info, TensorInfo};
+use super::value::{read_string_span, read_value, view, ArrayProgress, Format, RawValue, Value};
+use super::value::{ValueContext, ValueType};
+use super::Limits;
+use crate::cursor::Cursor;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The default data alignment when `general.alignment` is absent.
+pub const DEFAULT_ALIGNMENT: u64 = 32;
+const ALIGNMENT_KEY: &str = "general.alignment";
+
+/// Byte order of the file's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+impl Endian {
+    /// `"little"` or `"big"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        }
+    }
+}
+
+/// What parsing a prefix gave.
+#[derive(Debug)]
+pub enum ParseStatus {
+    /// The whole header was in the prefix.
+    Complete(GgufFile),
+    /// The header goes on past the prefix. `at_least` is a hard lower bound on the prefix
+    /// length the header needs (every byte up to it is certainly header); `estimate` is a guess
+    /// at the whole header's length from what was seen (average string sizes so far).
+    NeedMore { at_least: u64, estimate: u64 },
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: String,
+    value_offset: u64,
+    value: RawValue,
+}
+
+/// A parsed GGUF header: metadata, tensor infos and the data section's place, all validated.
+#[derive(Debug)]
+pub struct GgufFile {
+    header: Vec<u8>,
+    format: Format,
+    version: u32,
+    alignment: u64,
+    data_offset: u64,
+    file_size: Option<u64>,
+    metadata: Vec<Entry>,
+    tensors: Vec<TensorInfo>,
+    tensor_index: HashMap<String, usize>,
+}
+
+/// Parses the header from `prefix`, the first bytes of a file of `file_size` bytes (None when
+/// the size is unknown). A prefix that is the whole file gives `Complete` or an error; a shorter
+/// one may give `NeedMore`.
+pub fn parse(prefix: &[u8], file_size: Option<u64>) -> Result<ParseStatus> {
+    let prefix = match file_size {
+        Some(size) => prefix
+            .get(..usize::try_from(size).unwrap_or(usize::MAX))
+            .unwrap_or(prefix),
+        None => prefix,
+    };
+    let is_whole_file = file_size == Some(prefix.len() as u64);
+    let limits = Limits {
+        file_size,
+        ..Limits::default()
+    };
+    let mut parser = Parser::new(prefix, limits);
+    match parser.parse() {
+        Ok(file) => Ok(ParseStatus::Complete(file)),
+        Err(err) => match (&err.kind, err.offset, is_whole_file) {
+            (ErrorKind::Truncated { needed, .. }, Some(at), false) => {
+                let at_least = at.saturating_add(*needed).saturating_add(parser.rest_min());
+                let estimate = parser.estimate(at).max(at_least);
+                Ok(ParseStatus::NeedMore { at_least, estimate })
+            }
+            _ => Err(err),
+        },
+    }
+}
+
+struct Parser<'a> {
+    cur: Cursor<'a>,
+    format: Format,
+    limits: Limits,
+    /// Key/value pairs and tensors not yet started, for the lower bound on what remains.
+    kv_left: u64,
+    tensors_left: u64,
+    /// Progress inside the outermost array when a read ran out of bytes.
+    progress: Option<ArrayProgress>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(bytes: &'a [u8], limits: Limits) -> Parser<'a> {
+        Parser {
+            cur: Cursor::new(bytes),
+            format: Format {
+                v1: false,
+                big_endian: false,
+            },
+            limits,
+            kv_left: 0,
+            tensors_left: 0,
+            progress: None,
+        }
+    }
+
+    /// Fewest bytes a key/value pair takes: key length, value type, a 1-byte value.
+    fn min_kv_size(&self) -> u64 {
+        if self.format.v1 {
+            4 + 4 + 1
+        } else {
+            8 + 4 + 1
+        }
+    }
+
+    /// Fewest bytes a tensor info takes: name length, n_dims, type, offset.
+    fn min_tensor_size(&self) -> u64 {
+        if self.format.v1 {
+            4 + 4 + 4 + 8
+        } else {
+            8 + 4 + 4 + 8
+        }
+    }
+
+    /// A lower bound on the header bytes after the item being read when bytes ran out.
+    fn rest_min(&self) -> u64 {
+        let array_rest = self.progress.map_or(0, |p| {
+            p.len.saturating_sub(p.done + 1).saturating_mul(p.min_item)
+        });
+        self.kv_left
+            .saturating_mul(self.min_kv_size())
+            .saturating_add(self.tensors_left.saturating_mul(self.min_tensor_size()))
+            .saturating_add(array_rest)
+    }
+
+    /// A guess at the whole header's length: an array's remaining elements are assumed to be
+    /// as long on average as those seen so far.
+    fn estimate(&self, at: u64) -> u64 {
+        let rest_outside = self
+            .kv_left
+            .saturating_mul(self.min_kv_size())
+            .saturating_add(
+                self.tensors_left
+                    .saturating_mul(self.min_tensor_size() + 32),
+            );
+        match self.progress {
+            Some(p) if p.done > 0 => {
+                let average = at.saturating_sub(p.start) / p.done;
+                p.start
+                    .saturating_add(average.saturating_mul(p.len))
+                    .saturating_add(rest_outside)
+            }
+            _ => at.saturating_add(rest_outside),
+        }
+    }
+
+    /// Reads a count (u32 in v1, u64 after) and rejects it if the bytes cannot hold that many
+    /// items of `min_size` bytes, or it is over `cap`.
+    fn read_count(&mut self, what: &str, min_size: u64, cap: u64) -> Result<u64> {
+        let at = self.cur.pos();
+        let count = self.format.read_len(&mut self.cur, what)?;
+        if count > cap {
+            return Err(Error::at(
+                ErrorKind::TooMany {
+                    what: what.to_string(),
+                    count,
+                    limit: cap,
+                },
+                at,
+            ));
+        }
+        self.limits
+            .check_fits(&self.cur, count.saturating_mul(min_size), what, at)?;
+        Ok(count)
+    }
+
+    fn parse(&mut self) -> Result<GgufFile> {
+        let magic_bytes = self.cur.take(4, "magic")?;
+        if magic_bytes != b"GGUF" {
+            let mut found = [0u8; 4];
+            found.copy_from_slice(magic_bytes);
+            return Err(Error::at(ErrorKind::BadMagic { found }, 0));
+        }
+        let mut version = self.cur.u32("version")?;
+        // No byte-order marker exists: a big-endian file's small version reads byte-swapped.
+        if version & 0xFFFF == 0 && version != 0 {
+            version = version.swap_bytes();
+            self.format.big_endian = true;
+            self.cur.set_big_endian(true);
+        }
+        if !(1..=3).contains(&version) {
+            return Err(Error::at(ErrorKind::UnsupportedVersion { version }, 4));
+        }
+        self.format.v1 = version == 1;
+        let tensor_count = self.read_count(
+            "tensor count",
+            self.min_tensor_size(),
+            self.limits.max_tensor_count,
+        )?;
+        let kv_count = self.read_count(
+            "metadata count",
+            self.min_kv_size(),
+            self.limits.max_kv_count,
+        )?;
+        // Room for the tensor infos after the metadata was not yet checked against the file:
+        // the counts were checked separately, which is enough to bound every allocation.
+        self.kv_left = kv_count;
+        self.tensors_left = tensor_count;
+
+        let metadata = self.read_metadata(kv_count)?;
+        let tensors = self.read_tensors(tensor_count)?;
+        let header_len = self.cur.pos();
+
+        let alignment = alignment_of(&metadata)?;
+        let data_offset = header_len
+            .checked_next_multiple_of(alignment)
+            .ok_or_else(|| Error::at(ErrorKind::BadAlignment { alignment }, header_len))?;
+        check_layout(&tensors, alignment, data_offset, self.limits.file_size)?;
+
+        let mut tensor_index = HashMap::with_capacity(tensors.len());
+        for (i, t) in tensors.iter().enumerate() {
+            if tensor_index.insert(t.name().to_string(), i).is_some() {
+                return Err(Error::at(
+                    ErrorKind::DuplicateTensor {
+                        name: t.name().to_string(),
+                    },
+                    t.info_offset(),
+                ));
+            }
+        }
+        let header = self.cur.slice_to_pos().to_vec();
+        Ok(GgufFile {
+            header,
+            format: self.format,
+            version,
+            alignment,
+            data_offset,
+            file_size: self.limits.file_size,
+            metadata,
+            tensors,
+            tensor_index,
+        })
+    }
+
+    fn read_metadata(&mut self, kv_count: u64) -> Result<Vec<Entry>> {
+        let mut entries = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        for _ in 0..kv_count {
+            self.kv_left -= 1;
+            let key_at = self.cur.pos();
+            let (key_start, key_bytes) =
+                read_string_span(&mut self.cur, self.format, &self.limits, "metadata key")?;
+            let key = std::str::from_utf8(key_bytes).map_err(|e| {
+                Error::at(
+                    ErrorKind::InvalidUtf8 {
+                        what: "metadata key".to_string(),
+                    },
+                    key_start as u64 + e.valid_up_to() as u64,
+                )
+            })?;
+            let type_at = self.cur.pos();
+            let type_id = self.cur.u32("metadata value type")?;
+            let value_type = ValueType::from_id(type_id).ok_or_else(|| {
+                Error::at(
+                    ErrorKind::UnknownValueType {
+                        key: key.to_string(),
+                        type_id,
+                    },
+                    type_at,
+                )
+            })?;
+            let value_offset = self.cur.pos();
+            let mut ctx = ValueContext {
+                limits: &self.limits,
+                key,
+                progress: None,
+            };
+            let value = read_value(&mut self.cur, value_type, self.format, &mut ctx, 0);
+            self.progress = ctx.progress;
+            let value = value?;
+            if !seen.insert(key.to_string()) {
+                return Err(Error::at(
+                    ErrorKind::DuplicateKey {
+                        key: key.to_string(),
+                    },
+                    key_at,
+                ));
+            }
+            entries.push(Entry {
+                key: key.to_string(),
+                value_offset,
+                value,
+            });
+        }
+        Ok(entries)
+    }
+
+    fn read_tensors(&mut self, tensor_count: u64) -> Result<Vec<TensorInfo>> {
+        let mut tensors = Vec::new();
+        for _ in 0..tensor_count {
+            self.tensors_left -= 1;
+            tensors.push(read_tensor_info(&mut self.cur, self.format, &self.limits)?);
+        }
+        Ok(tensors)
+    }
+}
+
+/// `general.alignment`: a u32, non-zero power of two; 32 when absent.
+fn alignment_of(metadata: &[Entry]) -> Result<u64> {
+    let Some(entry) = metadata.iter().find(|e| e.key == ALIGNMENT_KEY) else {
+        return Ok(DEFAULT_ALIGNMENT);
+    };
+    let RawValue::U32(alignment) = entry.value else {
+        let found = match &entry.value {
+            RawValue::String { .. } => "string",
+            RawValue::Array(_) => "array",
+            _ => "another number type",
+        };
+        return Err(Error::at(
+            ErrorKind::WrongValueType {
+                key: ALIGNMENT_KEY.to_string(),
+                expected: "uint32",
+                found,
+            },
+            entry.value_offset,
+        ));
+    };
+    if alignment == 0 || !alignment.is_power_of_two() {
+        return Err(Error::at(
+            ErrorKind::BadAlignment {
+                alignment: alignment.into(),
+            },
+            entry.value_offset,
+        ));
+    }
+    Ok(alignment.into())
+}
+
+impl GgufFile {
+    /// Parses a whole file held in memory.
+    pub fn from_bytes(bytes: &[u8]) -> Result<GgufFile> {
+        match parse(bytes, Some(bytes.len() as u64))? {
+            ParseStatus::Complete(file) => Ok(file),
+            // A whole file never needs more; kept total for the type checker.
+            ParseStatus::NeedMore { at_least, .. } => Err(Error::at(
+                ErrorKind::Truncated {
+                    what: "header".to_string(),
+                    needed: at_least,
+                    available: bytes.len() as u64,
+                },
+                bytes.len() as u64,
+            )),
+        }
+    }
+
+    /// GGUF version: 1, 2 or 3.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// Byte order of the file.
+    pub fn endian(&self) -> Endian {
+        if self.format.big_endian {
+            Endian::Big
+        } else {
+            Endian::Little
+        }
+    }
+
+    /// Data alignment (`general.alignment`, default 32).
+    pub fn alignment(&self) -> u64 {
+        self.alignment
+    }
+
+    /// Length of the header: where the last tensor info ends.
+    pub fn header_len(&self) -> u64 {
+        self.header.len() as u64
+    }
+
+    /// Absolute offset of the data section: the header end rounded up to the alignment.
+    /// (With zero tensors gguf-py writes this padding and ggml does not; both read the same.)
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
+    /// File size given at parse time, if any.
+    pub fn file_size(&self) -> Option<u64> {
+        self.file_size
+    }
+
+    /// The header bytes this model keeps (strings and arrays are views into them).
+    pub fn header_bytes(&self) -> &[u8] {
+        &self.header
+    }
+
+    /// Number of metadata pairs.
+    pub fn metadata_len(&self) -> usize {
+        self.metadata.len()
+    }
+
+    /// Metadata pairs in file order.
+    pub fn metadata(&self) -> impl Iterator<Item = (&str, Value<'_>)> + '_ {
+        self.metadata
+            .iter()
+            .map(move |e| (e.key.as_str(), view(&self.header, self.format, &e.value)))
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<Value<'_>> {
+        self.metadata
+            .iter()
+            .find(|e| e.key == key)
+            .map(|e| view(&self.header, self.format, &e.value))
+    }
+
+    /// Tensor infos in file order.
+    pub fn tensors(&self) -> &[TensorInfo] {
+        &self.tensors
+    }
+
+    /// The tensor named `name`.
+    pub fn tensor(&self, name: &str) -> Result<&TensorInfo> {
+        self.tensor_index
+            .get(name)
+            .and_then(|&i| self.tensors.get(i))
+            .ok_or_else(|| {
+                Error::new(ErrorKind::NoSuchTensor {
+                    name: name.to_string(),
+                })
+            })
+    }
+
+    /// Absolute byte range of `tensor`'s data in the file.
+    pub fn tensor_range(&self, tensor: &TensorInfo) -> Range<u64> {
+        // Parse checked data_offset + offset + n_bytes for overflow.
+        let start = self.data_offset.saturating_add(tensor.offset());
+        start..start.saturating_add(tensor.n_bytes())
+    }
+
+    /// Absolute byte range of rows `rows` of `tensor` (a row is `dims[0]` elements).
+    pub fn rows_range(&self, tensor: &TensorInfo, rows: Range<u64>) -> Result<Range<u64>> {
+        let relative = tensor.row_byte_range(rows)?;
+        let start = self.tensor_range(tensor).start;
+        Ok(start + relative.start..start + relative.end)
+    }
+
+    /// `tensor`'s bytes within `file_bytes` (the whole file, or at least up to its end).
+    pub fn tensor_data<'b>(&self, file_bytes: &'b [u8], tensor: &TensorInfo) -> Result<&'b [u8]> {
+        let range = self.tensor_range(tensor);
+        let out_of_file = || {
+            Error::at(
+                ErrorKind::TensorOutOfFile {
+                    name: tensor.name().to_string(),
+                    offset: tensor.offset(),
+                    size: tensor.n_bytes(),
+                    file_size: file_bytes.len() as u64,
+                },
+                tensor.info_offset(),
+            )
+        };
+        let start = usize::try_from(range.start).map_err(|_| out_of_file())?;
+        let end = usize::try_from(range.end).map_err(|_| out_of_file())?;
+        file_bytes.get(start..end).ok_or_else(out_of_file)
+    }
+
+    /// Dequantizes `bytes` (whole rows of `tensor`, as read from this file) into `out`,
+    /// converting byte order first for big-endian files.
+    pub fn dequantize_rows(
+        &self,
+        tensor: &TensorInfo,
+        bytes: &[u8],
+        out: &mut [f32],
+    ) -> Result<()> {
+        self.dequantize_rows_with(crate::quant::Kernel::Scalar, tensor, bytes, out)
+    }
+
+    /// As [`GgufFile::dequantize_rows`], with a chosen kernel.
+    pub fn dequantize_rows_with(
+        &self,
+        kernel: crate::quant::Kernel,
+        tensor: &TensorInfo,
+        bytes: &[u8],
+        out: &mut [f32],
+    ) -> Result<()> {
+        let ty = tensor.ggml_type();
+        if self.endian() == Endian::Little {
+            return crate::quant::dequantize_with(kernel, ty, bytes, out);
+        }
+        let swapped = crate::quant::big_endian_to_little(ty, bytes)?;
+        crate::quant::dequantize_with(kernel, ty, &swapped, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_file_parses() {
+        let mut bytes = b"GGUF".to_vec();
+        bytes.extend_from_slice(&3u32.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        assert_eq!(file.version(), 3);
+        assert_eq!(file.header_len(), 24);
+        assert_eq!(file.data_offset(), 32);
+        assert_eq!(file.alignment(), 32);
+    }
+}
