@@ -6,6 +6,7 @@
 use std::fmt;
 
 /// Every live ggml tensor type. The discriminant is ggml's type id.
+#[allow(non_camel_case_types)] // ggml's own spellings (Q4_K, IQ2_XXS) are what users search for
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u32)]
 pub enum GgmlType {

@@ -1,0 +1,110 @@
+//! A tiny GGUF writer for malformed-input tests: it writes exactly the fields it is told to, so
+//! tests can put a wrong count, type or offset anywhere. Valid files come from gguf-py
+//! (fixtures/); this only builds the broken ones.
+#![allow(dead_code)]
+
+pub struct Builder {
+    pub bytes: Vec<u8>,
+    pub version: u32,
+    pub big_endian: bool,
+}
+
+impl Builder {
+    pub fn new(version: u32) -> Builder {
+        Builder {
+            bytes: Vec::new(),
+            version,
+            big_endian: false,
+        }
+    }
+
+    pub fn big_endian(mut self) -> Builder {
+        self.big_endian = true;
+        self
+    }
+
+    pub fn raw(&mut self, bytes: &[u8]) -> &mut Self {
+        self.bytes.extend_from_slice(bytes);
+        self
+    }
+
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        let b = if self.big_endian {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
+        self.raw(&b)
+    }
+
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        let b = if self.big_endian {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
+        self.raw(&b)
+    }
+
+    /// A count or length: u32 in v1, u64 after.
+    pub fn len(&mut self, v: u64) -> &mut Self {
+        if self.version == 1 {
+            self.u32(v as u32)
+        } else {
+            self.u64(v)
+        }
+    }
+
+    pub fn string(&mut self, s: &[u8]) -> &mut Self {
+        self.len(s.len() as u64).raw(s)
+    }
+
+    /// Magic, version, tensor count, kv count.
+    pub fn header(&mut self, tensors: u64, kvs: u64) -> &mut Self {
+        let version = self.version;
+        self.raw(b"GGUF").u32(version).len(tensors).len(kvs)
+    }
+
+    /// A key with a uint32 value.
+    pub fn kv_u32(&mut self, key: &str, v: u32) -> &mut Self {
+        self.string(key.as_bytes()).u32(4).u32(v)
+    }
+
+    /// A key with a string value.
+    pub fn kv_str(&mut self, key: &str, v: &[u8]) -> &mut Self {
+        self.string(key.as_bytes()).u32(8).string(v)
+    }
+
+    /// A tensor info: name, dims, type id, offset.
+    pub fn tensor(&mut self, name: &str, dims: &[u64], type_id: u32, offset: u64) -> &mut Self {
+        self.string(name.as_bytes()).u32(dims.len() as u32);
+        for &d in dims {
+            self.len(d);
+        }
+        self.u32(type_id).u64(offset)
+    }
+
+    /// Pads with zeros to a multiple of `alignment`, then appends `data_len` zero bytes.
+    pub fn data(&mut self, alignment: usize, data_len: usize) -> &mut Self {
+        while self.bytes.len() % alignment != 0 {
+            self.bytes.push(0);
+        }
+        self.bytes.resize(self.bytes.len() + data_len, 0);
+        self
+    }
+
+    pub fn build(&self) -> Vec<u8> {
+        self.bytes.clone()
+    }
+}
+
+/// A valid v3 file: two keys (one a string array), two F32 tensors of 4 x 2 elements.
+pub fn valid_file() -> Vec<u8> {
+    let mut b = Builder::new(3);
+    b.header(2, 2).kv_u32("general.alignment", 32);
+    b.string(b"tokens").u32(9).u32(8).u64(3);
+    b.string(b"a").string(b"bc").string(b"");
+    b.tensor("x", &[4, 2], 0, 0).tensor("y", &[4, 2], 0, 32);
+    b.data(32, 64);
+    b.build()
+}
