@@ -61,10 +61,6 @@ impl<'a> Cursor<'a> {
         self.big_endian = big_endian;
     }
 
-    pub(crate) fn big_endian(&self) -> bool {
-        self.big_endian
-    }
-
     /// Current position, as an absolute file offset.
     pub(crate) fn pos(&self) -> u64 {
         self.pos as u64

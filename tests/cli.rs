@@ -40,7 +40,10 @@ fn malformed_files_exit_1_with_one_error_line() {
     let mut huge_count = Builder::new(3);
     huge_count.header(1 << 62, 0);
     let mut removed_type = Builder::new(3);
-    removed_type.header(1, 0).tensor("w", &[32], 5, 0).data(32, 32);
+    removed_type
+        .header(1, 0)
+        .tensor("w", &[32], 5, 0)
+        .data(32, 32);
     let valid = valid_file();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty", vec![], "at byte 0"),
@@ -48,7 +51,11 @@ fn malformed_files_exit_1_with_one_error_line() {
         ("truncated", valid[..50].to_vec(), "at byte"),
         ("huge_count", huge_count.build(), "at byte 8"),
         ("removed_type", removed_type.build(), "Q4_3"),
-        ("no_data", valid[..valid.len() - 1].to_vec(), "extends past end of file"),
+        (
+            "no_data",
+            valid[..valid.len() - 1].to_vec(),
+            "extends past end of file",
+        ),
     ];
     for (name, bytes, expect) in cases {
         let path = write_temp(&dir, name, &bytes);
@@ -71,7 +78,13 @@ fn missing_file_is_an_error_not_a_panic() {
 
 #[test]
 fn usage_errors_exit_2() {
-    for args in [&[][..], &["frobnicate"], &["inspect"], &["inspect", "a", "--yaml"], &["dequant", "f"]] {
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["inspect"],
+        &["inspect", "a", "--yaml"],
+        &["dequant", "f"],
+    ] {
         let output = run(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
     }
@@ -93,7 +106,10 @@ fn json_has_the_documented_shape() {
     assert_eq!(doc["metadata"][0]["type"], "uint32");
     assert_eq!(doc["metadata"][1]["item_type"], "string");
     assert_eq!(doc["metadata"][1]["len"], 3);
-    assert_eq!(doc["metadata"][1]["value"], serde_json::json!(["a", "bc", ""]));
+    assert_eq!(
+        doc["metadata"][1]["value"],
+        serde_json::json!(["a", "bc", ""])
+    );
     let y = &doc["tensors"][1];
     assert_eq!(y["name"], "y");
     assert_eq!(y["type"], "F32");
@@ -128,9 +144,19 @@ fn dequant_rows_writes_exactly_those_rows() {
     }
     let path = write_temp(&dir, "ok.gguf", &bytes);
     let out = dir.path().join("rows.f32");
-    let args = ["dequant", path.to_str().unwrap(), "y", "-o", out.to_str().unwrap()];
+    let args = [
+        "dequant",
+        path.to_str().unwrap(),
+        "y",
+        "-o",
+        out.to_str().unwrap(),
+    ];
     let output = bin().args(args).args(["--rows", "1:2"]).output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let values: Vec<f32> = std::fs::read(&out)
         .unwrap()
         .chunks_exact(4)
@@ -142,9 +168,18 @@ fn dequant_rows_writes_exactly_those_rows() {
     assert!(output.status.success());
     assert_eq!(std::fs::read(&out).unwrap().len(), 32);
 
-    assert_clean_error(&bin().args(args).args(["--rows", "1:3"]).output().unwrap(), "rows 1..3");
     assert_clean_error(
-        &run(&["dequant", path.to_str().unwrap(), "zz", "-o", out.to_str().unwrap()]),
+        &bin().args(args).args(["--rows", "1:3"]).output().unwrap(),
+        "rows 1..3",
+    );
+    assert_clean_error(
+        &run(&[
+            "dequant",
+            path.to_str().unwrap(),
+            "zz",
+            "-o",
+            out.to_str().unwrap(),
+        ]),
         "no tensor named",
     );
     let output = bin().args(args).args(["--rows", "x"]).output().unwrap();
@@ -158,7 +193,13 @@ fn unavailable_kernel_is_a_clean_error() {
     let out = dir.path().join("o.f32");
     let output = bin()
         .env("GGUF_LENS_KERNEL", "no-such-isa")
-        .args(["dequant", path.to_str().unwrap(), "y", "-o", out.to_str().unwrap()])
+        .args([
+            "dequant",
+            path.to_str().unwrap(),
+            "y",
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
