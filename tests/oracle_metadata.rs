@@ -1,0 +1,83 @@
+//! `gguf-lens inspect --json` against gguf-py's reading of the same files (fixtures/meta: every
+//! value type, v1/v2/v3, big-endian; fixtures/real: a vocabulary file made by llama.cpp).
+//! The expected JSON was written by fixtures/generate.py from gguf-py's GGUFReader.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+fn fixtures_with_expectations(dir: &str) -> Vec<(PathBuf, PathBuf)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(dir);
+    let mut pairs: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?.strip_suffix(".gguf")?.to_string();
+            let expected = dir.join(format!("{name}.expected.json"));
+            expected.exists().then_some((path, expected))
+        })
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// Finds the first difference between two JSON documents, as a path.
+fn first_difference(got: &Json, want: &Json, path: &str) -> Option<String> {
+    match (got, want) {
+        (Json::Object(a), Json::Object(b)) => {
+            if a.len() != b.len() {
+                let keys_a: Vec<_> = a.keys().collect();
+                let keys_b: Vec<_> = b.keys().collect();
+                return Some(format!("{path}: keys {keys_a:?} vs {keys_b:?}"));
+            }
+            b.iter().find_map(|(k, v)| match a.get(k) {
+                Some(av) => first_difference(av, v, &format!("{path}.{k}")),
+                None => Some(format!("{path}.{k}: missing")),
+            })
+        }
+        (Json::Array(a), Json::Array(b)) => {
+            if a.len() != b.len() {
+                return Some(format!("{path}: length {} vs {}", a.len(), b.len()));
+            }
+            a.iter()
+                .zip(b)
+                .enumerate()
+                .find_map(|(i, (x, y))| first_difference(x, y, &format!("{path}[{i}]")))
+        }
+        _ if got == want => None,
+        _ => Some(format!("{path}: got {got}, gguf-py says {want}")),
+    }
+}
+
+fn check_dir(dir: &str, minimum: usize) {
+    let pairs = fixtures_with_expectations(dir);
+    assert!(pairs.len() >= minimum, "{dir}: only {} fixtures", pairs.len());
+    for (gguf, expected) in pairs {
+        let output = Command::new(env!("CARGO_BIN_EXE_gguf-lens"))
+            .args(["inspect", gguf.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            gguf.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let got: Json = serde_json::from_slice(&output.stdout).unwrap();
+        let want: Json = serde_json::from_slice(&std::fs::read(&expected).unwrap()).unwrap();
+        if let Some(diff) = first_difference(&got, &want, "$") {
+            panic!("{}: {diff}", gguf.display());
+        }
+    }
+}
+
+#[test]
+fn metadata_fixtures_match_gguf_py() {
+    check_dir("meta", 5);
+}
+
+#[test]
+fn llama_cpp_made_file_matches_gguf_py() {
+    check_dir("real", 1);
+}
