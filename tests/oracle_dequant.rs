@@ -35,11 +35,15 @@ struct Case {
 }
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join("dequant")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("dequant")
 }
 
 fn field<'a>(entry: &'a Value, key: &str) -> &'a Value {
-    entry.get(key).unwrap_or_else(|| panic!("manifest entry without {key:?}: {entry}"))
+    entry
+        .get(key)
+        .unwrap_or_else(|| panic!("manifest entry without {key:?}: {entry}"))
 }
 
 fn string(entry: &Value, key: &str) -> String {
@@ -59,7 +63,10 @@ fn number(entry: &Value, key: &str) -> usize {
 fn load_manifest() -> Vec<Case> {
     let path = fixture_dir().join("manifest.json");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("cannot read {}: {e} (regenerate with fixtures/generate.py)", path.display())
+        panic!(
+            "cannot read {}: {e} (regenerate with fixtures/generate.py)",
+            path.display()
+        )
     });
     let json: Value = serde_json::from_str(&text).expect("manifest.json is valid JSON");
     let entries = json.as_array().expect("manifest.json is a JSON array");
@@ -87,9 +94,15 @@ fn assert_all_types_present(cases: &[Case]) {
          {types:?}",
         types.len()
     );
-    let missing: Vec<&str> =
-        GgmlType::ALL.iter().map(|t| t.name()).filter(|n| !types.contains(n)).collect();
-    assert!(missing.is_empty(), "manifest has no fixture for {missing:?}");
+    let missing: Vec<&str> = GgmlType::ALL
+        .iter()
+        .map(|t| t.name())
+        .filter(|n| !types.contains(n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "manifest has no fixture for {missing:?}"
+    );
 }
 
 fn read_expected_bits(case: &Case) -> Result<Vec<u32>, String> {
@@ -103,21 +116,26 @@ fn read_expected_bits(case: &Case) -> Result<Vec<u32>, String> {
             case.n_elements
         ));
     }
-    Ok(raw.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    Ok(raw
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }
 
 fn tensor_bytes(case: &Case) -> Result<Vec<u8>, String> {
     let path = fixture_dir().join(&case.file);
     let file = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let end = case.data_offset + case.n_bytes;
-    file.get(case.data_offset..end).map(<[u8]>::to_vec).ok_or_else(|| {
-        format!(
-            "{}: bytes {}..{end} are past its end ({})",
-            case.file,
-            case.data_offset,
-            file.len()
-        )
-    })
+    file.get(case.data_offset..end)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| {
+            format!(
+                "{}: bytes {}..{end} are past its end ({})",
+                case.file,
+                case.data_offset,
+                file.len()
+            )
+        })
 }
 
 /// Dequantizes one fixture tensor and compares bit for bit.
@@ -128,8 +146,9 @@ fn check(case: &Case) -> Result<(), String> {
     let expected = read_expected_bits(case)?;
     let mut out = vec![f32::from_bits(SENTINEL); expected.len()];
     dequantize(ty, &bytes, &mut out).map_err(|e| format!("dequantize returned an error: {e}"))?;
-    let bad: Vec<usize> =
-        (0..expected.len()).filter(|&i| out[i].to_bits() != expected[i]).collect();
+    let bad: Vec<usize> = (0..expected.len())
+        .filter(|&i| out[i].to_bits() != expected[i])
+        .collect();
     match bad.first() {
         None => Ok(()),
         Some(&i) => Err(format!(
@@ -147,7 +166,12 @@ fn check(case: &Case) -> Result<(), String> {
 
 fn selected_types() -> Option<BTreeSet<String>> {
     let list = std::env::var("ORACLE_TYPES").ok()?;
-    Some(list.split(',').map(|s| s.trim().to_ascii_uppercase()).filter(|s| !s.is_empty()).collect())
+    Some(
+        list.split(',')
+            .map(|s| s.trim().to_ascii_uppercase())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    )
 }
 
 #[test]
@@ -158,20 +182,28 @@ fn dequantize_matches_ggml_bit_for_bit() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for case in &cases {
-        if only.as_ref().is_some_and(|o| !o.contains(&case.ty.to_ascii_uppercase())) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.contains(&case.ty.to_ascii_uppercase()))
+        {
             continue;
         }
         checked += 1;
         let result = std::panic::catch_unwind(|| check(case))
             .unwrap_or_else(|_| Err("the kernel panicked".to_string()));
         if let Err(msg) = result {
-            failures
-                .push(format!("{:8} {:8} {msg} [oracle: {}]", case.ty, case.tensor, case.oracle));
+            failures.push(format!(
+                "{:8} {:8} {msg} [oracle: {}]",
+                case.ty, case.tensor, case.oracle
+            ));
         }
     }
     assert!(checked > 0, "ORACLE_TYPES selected no fixture");
     if !failures.is_empty() {
-        let types: BTreeSet<&str> = failures.iter().map(|f| f.split(' ').next().unwrap()).collect();
+        let types: BTreeSet<&str> = failures
+            .iter()
+            .map(|f| f.split(' ').next().unwrap())
+            .collect();
         panic!(
             "{} of {checked} fixture tensors ({} types) differ from ggml:\n{}",
             failures.len(),

@@ -8,12 +8,18 @@ use std::process::Command;
 use serde_json::Value as Json;
 
 fn fixtures_with_expectations(dir: &str) -> Vec<(PathBuf, PathBuf)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(dir);
     let mut pairs: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|entry| {
             let path = entry.ok()?.path();
-            let name = path.file_name()?.to_str()?.strip_suffix(".gguf")?.to_string();
+            let name = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".gguf")?
+                .to_string();
             let expected = dir.join(format!("{name}.expected.json"));
             expected.exists().then_some((path, expected))
         })
@@ -52,7 +58,11 @@ fn first_difference(got: &Json, want: &Json, path: &str) -> Option<String> {
 
 fn check_dir(dir: &str, minimum: usize) {
     let pairs = fixtures_with_expectations(dir);
-    assert!(pairs.len() >= minimum, "{dir}: only {} fixtures", pairs.len());
+    assert!(
+        pairs.len() >= minimum,
+        "{dir}: only {} fixtures",
+        pairs.len()
+    );
     for (gguf, expected) in pairs {
         let output = Command::new(env!("CARGO_BIN_EXE_gguf-lens"))
             .args(["inspect", gguf.to_str().unwrap(), "--json"])
