@@ -72,6 +72,25 @@ pub(crate) fn le_u16(bytes: [u8; 2]) -> u16 {
     u16::from_le_bytes(bytes)
 }
 
+/// Calls `dequant` on every whole block of `blocks`: its `B` bytes and its `N` outputs. Trailing
+/// partial blocks (of either slice) are left alone, so a kernel never panics on bad lengths.
+#[inline(always)]
+pub(crate) fn for_each_block<const B: usize, const N: usize>(
+    blocks: &[u8],
+    out: &mut [f32],
+    mut dequant: impl FnMut(&[u8; B], &mut [f32; N]),
+) {
+    for (bytes, values) in blocks.chunks_exact(B).zip(out.chunks_exact_mut(N)) {
+        // Always Ok: chunks_exact yields exactly B bytes and N values.
+        if let (Ok(bytes), Ok(values)) = (
+            <&[u8; B]>::try_from(bytes),
+            <&mut [f32; N]>::try_from(values),
+        ) {
+            dequant(bytes, values);
+        }
+    }
+}
+
 /// Asserts at compile time that a block struct has the byte size of its ggml type.
 macro_rules! assert_block_size {
     ($block:ty, $ty:expr) => {
