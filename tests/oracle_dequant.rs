@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use gguf_lens::{dequantize, GgmlType};
+use gguf_lens::{dequantize_with, GgmlType, Kernel};
 use serde_json::Value;
 
 /// Live ggml types; the manifest must cover at least this many.
@@ -138,14 +138,15 @@ fn tensor_bytes(case: &Case) -> Result<Vec<u8>, String> {
         })
 }
 
-/// Dequantizes one fixture tensor and compares bit for bit.
-fn check(case: &Case) -> Result<(), String> {
+/// Dequantizes one fixture tensor with `kernel` and compares bit for bit.
+fn check(case: &Case, kernel: Kernel) -> Result<(), String> {
     let ty = GgmlType::from_name(&case.ty)
         .ok_or_else(|| format!("GgmlType::from_name({:?}) is None", case.ty))?;
     let bytes = tensor_bytes(case)?;
     let expected = read_expected_bits(case)?;
     let mut out = vec![f32::from_bits(SENTINEL); expected.len()];
-    dequantize(ty, &bytes, &mut out).map_err(|e| format!("dequantize returned an error: {e}"))?;
+    dequantize_with(kernel, ty, &bytes, &mut out)
+        .map_err(|e| format!("dequantize returned an error: {e}"))?;
     let bad: Vec<usize> = (0..expected.len())
         .filter(|&i| out[i].to_bits() != expected[i])
         .collect();
@@ -188,14 +189,20 @@ fn dequantize_matches_ggml_bit_for_bit() {
         {
             continue;
         }
-        checked += 1;
-        let result = std::panic::catch_unwind(|| check(case))
-            .unwrap_or_else(|_| Err("the kernel panicked".to_string()));
-        if let Err(msg) = result {
-            failures.push(format!(
-                "{:8} {:8} {msg} [oracle: {}]",
-                case.ty, case.tensor, case.oracle
-            ));
+        // Every kernel this machine can run: scalar and each SIMD one.
+        for kernel in Kernel::available() {
+            checked += 1;
+            let result = std::panic::catch_unwind(|| check(case, kernel))
+                .unwrap_or_else(|_| Err("the kernel panicked".to_string()));
+            if let Err(msg) = result {
+                failures.push(format!(
+                    "{:8} {:8} {:8} {msg} [oracle: {}]",
+                    case.ty,
+                    case.tensor,
+                    kernel.name(),
+                    case.oracle
+                ));
+            }
         }
     }
     assert!(checked > 0, "ORACLE_TYPES selected no fixture");

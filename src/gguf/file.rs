@@ -485,7 +485,7 @@ impl GgufFile {
         bytes: &[u8],
         out: &mut [f32],
     ) -> Result<()> {
-        self.dequantize_rows_with(crate::quant::Kernel::Scalar, tensor, bytes, out)
+        self.dequantize_rows_with(crate::quant::Kernel::auto()?, tensor, bytes, out)
     }
 
     /// As [`GgufFile::dequantize_rows`], with a chosen kernel.

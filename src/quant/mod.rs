@@ -5,6 +5,15 @@
 
 pub mod scalar;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+
+use std::sync::OnceLock;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::GgmlType;
 
@@ -15,39 +24,114 @@ pub use scalar::KernelFn;
 pub enum Kernel {
     /// Portable reference kernels.
     Scalar,
+    /// x86_64 AVX2 with FMA and F16C (chosen at run time).
+    Avx2,
+    /// aarch64 NEON (always present there).
+    Neon,
+    /// WebAssembly SIMD (when the build enables `simd128`).
+    Simd128,
 }
 
 impl Kernel {
+    /// Every kernel, best last.
+    pub const ALL: [Kernel; 4] = [Kernel::Scalar, Kernel::Avx2, Kernel::Neon, Kernel::Simd128];
+
     /// Its name as used by `GGUF_LENS_KERNEL`.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Scalar => "scalar",
+            Kernel::Avx2 => "avx2",
+            Kernel::Neon => "neon",
+            Kernel::Simd128 => "simd128",
         }
+    }
+
+    /// True when this build and CPU can run the kernel.
+    pub fn is_available(self) -> bool {
+        match self {
+            Kernel::Scalar => true,
+            Kernel::Avx2 => avx2_detected(),
+            Kernel::Neon => cfg!(target_arch = "aarch64"),
+            Kernel::Simd128 => cfg!(all(target_arch = "wasm32", target_feature = "simd128")),
+        }
+    }
+
+    /// The kernels this build and CPU can run.
+    pub fn available() -> Vec<Kernel> {
+        Kernel::ALL
+            .into_iter()
+            .filter(|k| k.is_available())
+            .collect()
     }
 
     /// The kernel named `name`, if this build and CPU can run it.
     pub fn from_name(name: &str) -> Result<Kernel> {
-        match name {
-            "scalar" => Ok(Kernel::Scalar),
-            _ => Err(Error::new(ErrorKind::KernelUnavailable {
-                kernel: name.to_string(),
-            })),
-        }
+        Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == name && k.is_available())
+            .ok_or_else(|| {
+                Error::new(ErrorKind::KernelUnavailable {
+                    kernel: name.to_string(),
+                })
+            })
     }
 
-    /// The best kernel for this CPU, or the one `GGUF_LENS_KERNEL` names.
+    /// The best kernel this build and CPU can run.
+    pub fn best() -> Kernel {
+        Kernel::ALL
+            .into_iter()
+            .rev()
+            .find(|k| k.is_available())
+            .unwrap_or(Kernel::Scalar)
+    }
+
+    /// The kernel `GGUF_LENS_KERNEL` names, else the best one. Read once per process.
     pub fn auto() -> Result<Kernel> {
-        match std::env::var("GGUF_LENS_KERNEL") {
-            Ok(name) if !name.is_empty() => Kernel::from_name(&name),
-            _ => Ok(Kernel::Scalar),
-        }
+        static CHOSEN: OnceLock<Result<Kernel>> = OnceLock::new();
+        CHOSEN
+            .get_or_init(|| match std::env::var("GGUF_LENS_KERNEL") {
+                Ok(name) if !name.is_empty() => Kernel::from_name(&name),
+                _ => Ok(Kernel::best()),
+            })
+            .clone()
     }
 
-    /// This ISA's kernel for `ty`.
+    /// This ISA's kernel for `ty`: its own where it has one, else the scalar one. Asking for a
+    /// kernel the CPU cannot run gives the scalar one.
     pub fn kernel_for(self, ty: GgmlType) -> KernelFn {
+        self.own_kernel(ty)
+            .unwrap_or_else(|| scalar::kernel_for(ty))
+    }
+
+    /// This ISA's own (vector) kernel for `ty`, if it has one and the CPU can run it.
+    pub fn own_kernel(self, ty: GgmlType) -> Option<KernelFn> {
         match self {
-            Kernel::Scalar => scalar::kernel_for(ty),
+            Kernel::Scalar => None,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 if avx2_detected() => avx2::kernel_for(ty),
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon => neon::kernel_for(ty),
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Kernel::Simd128 => simd128::kernel_for(ty),
+            _ => None,
         }
+    }
+}
+
+/// AVX2, FMA and F16C, detected once.
+fn avx2_detected() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static DETECTED: OnceLock<bool> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+                && is_x86_feature_detected!("f16c")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -97,7 +181,8 @@ pub fn big_endian_to_little(ty: GgmlType, bytes: &[u8]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Dequantizes whole blocks of `ty` into `out` with the scalar reference kernels.
+/// Dequantizes whole blocks of `ty` into `out` with the best kernel for this CPU (or the one
+/// `GGUF_LENS_KERNEL` names).
 pub fn dequantize(ty: GgmlType, bytes: &[u8], out: &mut [f32]) -> Result<()> {
-    dequantize_with(Kernel::Scalar, ty, bytes, out)
+    dequantize_with(Kernel::auto()?, ty, bytes, out)
 }
