@@ -205,3 +205,58 @@ fn unavailable_kernel_is_a_clean_error() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-isa"));
 }
+
+/// The whole path a user takes: the CLI parses each oracle fixture, finds the tensor, reads only
+/// the requested rows and dequantizes them; the output equals ggml's for those rows.
+#[test]
+fn dequant_of_every_fixture_type_matches_ggml_rows() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dequant");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.f32");
+    let mut checked = std::collections::BTreeSet::new();
+    for entry in manifest.as_array().unwrap() {
+        let shape: Vec<u64> = entry["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        let (row_len, n_rows) = (shape[0] as usize, shape.iter().skip(1).product::<u64>());
+        // The last row only, when there are several: proves the row offsets are right.
+        let rows = if n_rows > 1 { n_rows - 1..n_rows } else { 0..1 };
+        let gguf = root.join(entry["file"].as_str().unwrap());
+        let output = bin()
+            .args([
+                "dequant",
+                gguf.to_str().unwrap(),
+                entry["tensor"].as_str().unwrap(),
+            ])
+            .args([
+                "-o",
+                out.to_str().unwrap(),
+                "--rows",
+                &format!("{}:{}", rows.start, rows.end),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{entry}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let expected = std::fs::read(root.join(entry["expected"].as_str().unwrap())).unwrap();
+        let start = rows.start as usize * row_len * 4;
+        let want = &expected[start..start + row_len * 4];
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            want,
+            "{} {}",
+            entry["type"],
+            entry["tensor"]
+        );
+        checked.insert(entry["type"].as_str().unwrap().to_string());
+    }
+    assert_eq!(checked.len(), 35, "every live type: {checked:?}");
+}
