@@ -4,8 +4,6 @@ use super::KernelFn;
 use crate::types::GgmlType;
 
 /// This ISA's own kernel for `ty`, if it has one.
-pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
-    match ty {
-        _ => None,
-    }
+pub(super) fn kernel_for(_ty: GgmlType) -> Option<KernelFn> {
+    None
 }
