@@ -2,6 +2,7 @@
 # Every test: formatting, lints, unit + integration tests (oracle fixtures, malformed inputs,
 # CLI), and a bounded fuzz run. Run from anywhere; installs what it needs first.
 set -euo pipefail
+# pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
@@ -10,6 +11,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 echo "== cargo test"
-cargo test --quiet
+log=$(mktemp)
+cargo test --quiet 2>&1 | tee "$log"
 echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+# One closing line for the whole run (cargo prints one per test binary).
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
