@@ -1,0 +1,192 @@
+//! AVX2 (+FMA, F16C) kernels, bit-exact with the scalar ones. Types without one here fall back
+//! to the scalar kernel.
+//!
+//! Every kernel is a safe [`KernelFn`] wrapping a `#[target_feature]` function; the wrappers are
+//! only handed out by [`kernel_for`], which `quant::Kernel` calls only after run-time detection.
+//! Blocks are walked with `chunks_exact`, so every pointer offset below stays inside one block
+//! of `type_size` bytes and one run of `block_size` outputs. Arithmetic keeps the scalar
+//! kernels' operations, order and grouping (a separate multiply and add, never a fused one), so
+//! results, NaN payloads included, are the same bits.
+
+use core::arch::x86_64::*;
+
+use super::KernelFn;
+use crate::types::GgmlType;
+
+mod float;
+mod fp4;
+mod iq4;
+mod k;
+mod legacy;
+mod tq;
+
+/// This ISA's own kernel for `ty`, if it has one.
+pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
+    Some(match ty {
+        GgmlType::F16 => float::dequant_f16,
+        GgmlType::BF16 => float::dequant_bf16,
+        GgmlType::Q8_0 => legacy::dequant_q8_0,
+        GgmlType::Q4_0 => legacy::dequant_q4_0,
+        GgmlType::Q4_1 => legacy::dequant_q4_1,
+        GgmlType::Q5_0 => legacy::dequant_q5_0,
+        GgmlType::Q5_1 => legacy::dequant_q5_1,
+        GgmlType::Q1_0 => legacy::dequant_q1_0,
+        GgmlType::Q2_0 => legacy::dequant_q2_0,
+        GgmlType::Q2_K => k::dequant_q2_k,
+        GgmlType::Q3_K => k::dequant_q3_k,
+        GgmlType::Q4_K => k::dequant_q4_k,
+        GgmlType::Q5_K => k::dequant_q5_k,
+        GgmlType::Q6_K => k::dequant_q6_k,
+        GgmlType::IQ4_NL => iq4::dequant_iq4_nl,
+        GgmlType::IQ4_XS => iq4::dequant_iq4_xs,
+        GgmlType::MXFP4 => fp4::dequant_mxfp4,
+        GgmlType::NVFP4 => fp4::dequant_nvfp4,
+        GgmlType::TQ1_0 => tq::dequant_tq1_0,
+        GgmlType::TQ2_0 => tq::dequant_tq2_0,
+        _ => return None,
+    })
+}
+
+/// Defines the safe kernel `$name` calling the `#[target_feature]` function `$inner`.
+macro_rules! safe_kernel {
+    ($name:ident => $inner:ident) => {
+        pub(super) fn $name(blocks: &[u8], out: &mut [f32]) {
+            // SAFETY: only reachable through avx2::kernel_for, which quant::Kernel calls only
+            // after is_x86_feature_detected! found avx2, fma and f16c
+            unsafe { $inner(blocks, out) }
+        }
+    };
+}
+pub(super) use safe_kernel;
+
+/// Reads a little-endian u16 at byte `at` of a block.
+#[inline(always)]
+fn le_u16(block: &[u8], at: usize) -> u16 {
+    match (block.get(at), block.get(at + 1)) {
+        (Some(&lo), Some(&hi)) => u16::from_le_bytes([lo, hi]),
+        _ => 0,
+    }
+}
+
+/// IEEE half to f32 with F16C, the same bits as the scalar `f16_to_f32`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16_to_f32(bits: u16) -> f32 {
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(bits))))
+}
+
+/// The f16 at byte `at` of a block, as f32 in every lane.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f16_splat(block: &[u8], at: usize) -> __m256 {
+    _mm256_set1_ps(f16_to_f32(le_u16(block, at)))
+}
+
+/// The low 8 lanes of `v`, as signed bytes, converted to f32 (exactly).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn i8x8_ps(v: __m128i) -> __m256 {
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v))
+}
+
+/// 16 signed bytes as two vectors of 8 f32.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn i8x16_ps(v: __m128i) -> [__m256; 2] {
+    [i8x8_ps(v), i8x8_ps(_mm_unpackhi_epi64(v, v))]
+}
+
+/// 32 signed bytes as four vectors of 8 f32.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn i8x32_ps(v: __m256i) -> [__m256; 4] {
+    let [a, b] = i8x16_ps(_mm256_castsi256_si128(v));
+    let [c, d] = i8x16_ps(_mm256_extracti128_si256::<1>(v));
+    [a, b, c, d]
+}
+
+/// Loads 16 bytes from byte `at` of `block`.
+///
+/// # Safety
+/// `at + 16 <= block.len()`, which every caller gets from its fixed block layout.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn load16(block: &[u8], at: usize) -> __m128i {
+    debug_assert!(at + 16 <= block.len());
+    // SAFETY: the caller guarantees bytes at..at+16 lie inside `block`; loadu needs no alignment.
+    _mm_loadu_si128(block.as_ptr().add(at).cast())
+}
+
+/// Loads 8 bytes from byte `at` of `block` into the low half.
+///
+/// # Safety
+/// `at + 8 <= block.len()`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn load8(block: &[u8], at: usize) -> __m128i {
+    debug_assert!(at + 8 <= block.len());
+    // SAFETY: the caller guarantees bytes at..at+8 lie inside `block`; no alignment needed.
+    _mm_loadl_epi64(block.as_ptr().add(at).cast())
+}
+
+/// Loads 32 bytes from byte `at` of `block`.
+///
+/// # Safety
+/// `at + 32 <= block.len()`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn load32(block: &[u8], at: usize) -> __m256i {
+    debug_assert!(at + 32 <= block.len());
+    // SAFETY: the caller guarantees bytes at..at+32 lie inside `block`; no alignment needed.
+    _mm256_loadu_si256(block.as_ptr().add(at).cast())
+}
+
+/// Stores 8 f32 at `y[at..at + 8]`.
+///
+/// # Safety
+/// `at + 8 <= y.len()`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn store(y: &mut [f32], at: usize, v: __m256) {
+    debug_assert!(at + 8 <= y.len());
+    // SAFETY: the caller guarantees y[at..at+8] exists; storeu needs no alignment.
+    _mm256_storeu_ps(y.as_mut_ptr().add(at), v)
+}
+
+/// Stores `vs` (8 f32 each) one after another from `y[at]`.
+///
+/// # Safety
+/// `at + 8 * N <= y.len()`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn store_all<const N: usize>(y: &mut [f32], at: usize, vs: [__m256; N]) {
+    for (i, v) in vs.into_iter().enumerate() {
+        // SAFETY: at + 8 * i + 8 <= at + 8 * N <= y.len(), by the caller's guarantee.
+        store(y, at + 8 * i, v);
+    }
+}
+
+/// Low and high nibbles of 16 bytes, each as 16 bytes 0..16.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nibbles16(q: __m128i) -> (__m128i, __m128i) {
+    let m = _mm_set1_epi8(0x0F);
+    (
+        _mm_and_si128(q, m),
+        _mm_and_si128(_mm_srli_epi16::<4>(q), m),
+    )
+}
+
+/// `bits` (one per byte lane, LSB first: bit j for lane j) as 0xFF/0x00 bytes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn bits_to_bytes(bits: u32) -> __m256i {
+    let v = _mm256_set1_epi32(bits as i32);
+    let shuffle = _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
+        3, 3,
+    );
+    let mask = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+    let picked = _mm256_and_si256(_mm256_shuffle_epi8(v, shuffle), mask);
+    _mm256_cmpeq_epi8(picked, mask)
+}
