@@ -22,10 +22,19 @@ unsafe fn scale<const N: usize>(qs: [__m256; N], d: __m256) -> [__m256; N] {
 }
 
 /// `q * d + m` for each vector: a separate multiply and add, as the scalar code.
+///
+/// When both `q * d` and `m` are NaN, x86's `addss` (what the scalar code runs) returns its
+/// first operand's NaN. LLVM may swap the operands of a vector add, so that choice is made
+/// explicit: where the product is NaN, it is the result.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn scale_min<const N: usize>(qs: [__m256; N], d: __m256, m: __m256) -> [__m256; N] {
-    qs.map(|q| _mm256_add_ps(_mm256_mul_ps(q, d), m))
+    qs.map(|q| {
+        let product = _mm256_mul_ps(q, d);
+        let sum = _mm256_add_ps(product, m);
+        let product_is_nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(product, product);
+        _mm256_blendv_ps(sum, product, product_is_nan)
+    })
 }
 
 /// Q4/Q5 value order: the 16 low nibbles, then the 16 high nibbles, as one 32-byte vector.

@@ -190,3 +190,43 @@ unsafe fn bits_to_bytes(bits: u32) -> __m256i {
     let picked = _mm256_and_si256(_mm256_shuffle_epi8(v, shuffle), mask);
     _mm256_cmpeq_epi8(picked, mask)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::scalar;
+
+    /// Where both the scale and the min are NaN (with different payloads and signs), the one
+    /// that survives `d·q + m` / `d1·q − m1` must be the scalar kernel's.
+    #[test]
+    fn two_nan_operands_keep_the_scalar_payload() {
+        let cases: [(GgmlType, usize, usize); 5] = [
+            (GgmlType::Q4_1, 0, 2),
+            (GgmlType::Q5_1, 0, 2),
+            (GgmlType::Q2_K, 80, 82),
+            (GgmlType::Q4_K, 0, 2),
+            (GgmlType::Q5_K, 0, 2),
+        ];
+        if !is_x86_feature_detected!("avx2")
+            || !is_x86_feature_detected!("fma")
+            || !is_x86_feature_detected!("f16c")
+        {
+            return;
+        }
+        for (ty, d_at, m_at) in cases {
+            let size = ty.type_size() as usize;
+            let n = 3 * ty.block_size() as usize;
+            let mut blocks: Vec<u8> = (0..3 * size).map(|i| (i * 37 + 11) as u8).collect();
+            for (k, block) in blocks.chunks_exact_mut(size).enumerate() {
+                block[d_at..d_at + 2].copy_from_slice(&[0x12 + k as u8, 0x7E]);
+                block[m_at..m_at + 2].copy_from_slice(&[0x34, 0xFD - k as u8]);
+            }
+            let mut want = vec![0f32; n];
+            let mut got = vec![0f32; n];
+            scalar::kernel_for(ty)(&blocks, &mut want);
+            kernel_for(ty).expect("an avx2 kernel")(&blocks, &mut got);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "{ty}");
+        }
+    }
+}
