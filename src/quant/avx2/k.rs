@@ -19,7 +19,13 @@ safe_kernel!(dequant_q6_k => q6_k);
 /// `at + 32 <= y.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put32_min(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2], m: [f32; 2]) {
+unsafe fn put32_min<const NT: bool>(
+    y: &mut [f32],
+    at: usize,
+    q: __m256i,
+    s: [f32; 2],
+    m: [f32; 2],
+) {
     let [a, b, c, d] = i8x32_ps(q);
     let (s0, s1) = (_mm256_set1_ps(s[0]), _mm256_set1_ps(s[1]));
     let (m0, m1) = (_mm256_set1_ps(m[0]), _mm256_set1_ps(m[1]));
@@ -30,7 +36,7 @@ unsafe fn put32_min(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2], m: [f32; 
         _mm256_sub_ps(_mm256_mul_ps(s1, d), m1),
     ];
     // SAFETY: the caller guarantees y[at..at + 32] exists.
-    store_all(y, at, v);
+    store_all::<NT>(y, at, &v);
 }
 
 /// Writes 32 values `y[at..at + 32]`: the first 16 as `s0 * q`, the last 16 as `s1 * q`.
@@ -39,7 +45,7 @@ unsafe fn put32_min(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2], m: [f32; 
 /// `at + 32 <= y.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put32(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2]) {
+unsafe fn put32<const NT: bool>(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2]) {
     let [a, b, c, d] = i8x32_ps(q);
     let (s0, s1) = (_mm256_set1_ps(s[0]), _mm256_set1_ps(s[1]));
     let v = [
@@ -49,7 +55,7 @@ unsafe fn put32(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2]) {
         _mm256_mul_ps(s1, d),
     ];
     // SAFETY: the caller guarantees y[at..at + 32] exists.
-    store_all(y, at, v);
+    store_all::<NT>(y, at, &v);
 }
 
 /// 2-bit fields at `shift` (0, 2, 4 or 6) of 32 bytes, as bytes 0..4.
@@ -69,7 +75,7 @@ unsafe fn has_bit(bits: __m256i, mask: u8) -> __m256i {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q2_k(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q2_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(84).zip(out.chunks_exact_mut(256)) {
         let d = f16_to_f32(le_u16(b, 80));
         let min = f16_to_f32(le_u16(b, 82));
@@ -80,7 +86,7 @@ unsafe fn q2_k(blocks: &[u8], out: &mut [f32]) {
             // SAFETY: quants are bytes 16..80 of the 84-byte block; p / 4 < 2.
             let qs = load32(b, 16 + 32 * (p / 4));
             // SAFETY: p < 8, so 32 * p + 32 <= 256 = y.len().
-            put32_min(y, 32 * p, crumbs(qs, 2 * (p % 4)), dl, ml);
+            put32_min::<NT>(y, 32 * p, crumbs(qs, 2 * (p % 4)), dl, ml);
         }
     }
 }
@@ -103,7 +109,7 @@ fn q3_k_scales(packed: &[u8]) -> [i32; 16] {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q3_k(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q3_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(110).zip(out.chunks_exact_mut(256)) {
         let d_all = f16_to_f32(le_u16(b, 108));
         let scales = q3_k_scales(&b[96..108]);
@@ -118,7 +124,7 @@ unsafe fn q3_k(blocks: &[u8], out: &mut [f32]) {
             let low = crumbs(load32(b, 32 + 32 * (p / 4)), 2 * (p % 4));
             let four = _mm256_andnot_si256(has_bit(hmask, 1 << p), _mm256_set1_epi8(4));
             // SAFETY: p < 8, so 32 * p + 32 <= 256 = y.len().
-            put32(y, 32 * p, _mm256_sub_epi8(low, four), dl);
+            put32::<NT>(y, 32 * p, _mm256_sub_epi8(low, four), dl);
         }
     }
 }
@@ -142,7 +148,7 @@ fn scale_min_k4(packed: &[u8]) -> [(u8, u8); 8] {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q4_k(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q4_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     let low4 = _mm256_set1_epi8(0x0F);
     for (b, y) in blocks.chunks_exact(144).zip(out.chunks_exact_mut(256)) {
         let d = f16_to_f32(le_u16(b, 0));
@@ -158,14 +164,14 @@ unsafe fn q4_k(blocks: &[u8], out: &mut [f32]) {
                 let d1 = d * f32::from(sc);
                 let m1 = min * f32::from(m);
                 // SAFETY: 64 * j + 32 * h + 32 <= 256 = y.len().
-                put32_min(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
+                put32_min::<NT>(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
             }
         }
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q5_k(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q5_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     let low4 = _mm256_set1_epi8(0x0F);
     let sixteen = _mm256_set1_epi8(16);
     for (b, y) in blocks.chunks_exact(176).zip(out.chunks_exact_mut(256)) {
@@ -186,14 +192,14 @@ unsafe fn q5_k(blocks: &[u8], out: &mut [f32]) {
                 let m1 = min * f32::from(m);
                 let q = _mm256_or_si256(q, high);
                 // SAFETY: 64 * j + 32 * h + 32 <= 256 = y.len().
-                put32_min(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
+                put32_min::<NT>(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
             }
         }
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q6_k(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q6_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     let low4 = _mm256_set1_epi8(0x0F);
     let three = _mm256_set1_epi8(3);
     let offset = _mm256_set1_epi8(32);
@@ -215,7 +221,7 @@ unsafe fn q6_k(blocks: &[u8], out: &mut [f32]) {
                 let q = _mm256_sub_epi8(_mm256_or_si256(low, high), offset);
                 let s = [scales[8 * n + 2 * k], scales[8 * n + 2 * k + 1]];
                 // SAFETY: 128 * n + 32 * k + 32 <= 256 = y.len().
-                put32(y, 128 * n + 32 * k, q, s);
+                put32::<NT>(y, 128 * n + 32 * k, q, s);
             }
         }
     }

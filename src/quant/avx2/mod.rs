@@ -47,13 +47,31 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
     })
 }
 
-/// Defines the safe kernel `$name` calling the `#[target_feature]` function `$inner`.
+/// Outputs from this many f32 on go out with non-temporal stores (when 16-byte aligned): they
+/// cannot stay in cache anyway, and streaming them skips the read-for-ownership.
+const STREAM_MIN: usize = 4 << 20;
+
+/// True when `out` is large and aligned enough for non-temporal stores.
+#[inline(always)]
+fn streaming(out: &[f32]) -> bool {
+    out.len() >= STREAM_MIN && out.as_ptr() as usize % 16 == 0
+}
+
+/// Defines the safe kernel `$name` calling the `#[target_feature]` function `$inner`, with
+/// non-temporal stores for large outputs.
 macro_rules! safe_kernel {
     ($name:ident => $inner:ident) => {
         pub(super) fn $name(blocks: &[u8], out: &mut [f32]) {
             // SAFETY: only reachable through avx2::kernel_for, which quant::Kernel calls only
             // after is_x86_feature_detected! found avx2, fma and f16c
-            unsafe { $inner(blocks, out) }
+            unsafe {
+                if super::streaming(out) {
+                    $inner::<true>(blocks, out);
+                    core::arch::x86_64::_mm_sfence();
+                } else {
+                    $inner::<false>(blocks, out);
+                }
+            }
         }
     };
 }
@@ -141,28 +159,37 @@ unsafe fn load32(block: &[u8], at: usize) -> __m256i {
     _mm256_loadu_si256(block.as_ptr().add(at).cast())
 }
 
-/// Stores 8 f32 at `y[at..at + 8]`.
+/// Stores 8 f32 at `y[at..at + 8]`, non-temporally when `NT`.
 ///
 /// # Safety
-/// `at + 8 <= y.len()`.
+/// `at + 8 <= y.len()`; with `NT`, `y[at]` is 16-byte aligned (true for every multiple of 8 of
+/// `at` when `streaming(out)` held for the `out` that `y` starts a multiple of 8 into).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn store(y: &mut [f32], at: usize, v: __m256) {
+unsafe fn store<const NT: bool>(y: &mut [f32], at: usize, v: __m256) {
     debug_assert!(at + 8 <= y.len());
     // SAFETY: the caller guarantees y[at..at+8] exists; storeu needs no alignment.
-    _mm256_storeu_ps(y.as_mut_ptr().add(at), v)
+    let p = y.as_mut_ptr().add(at);
+    if NT {
+        debug_assert!(p as usize % 16 == 0);
+        // SAFETY: p and p + 4 are 16-byte aligned (caller) and inside y[at..at + 8].
+        _mm_stream_ps(p, _mm256_castps256_ps128(v));
+        _mm_stream_ps(p.add(4), _mm256_extractf128_ps::<1>(v));
+    } else {
+        _mm256_storeu_ps(p, v)
+    }
 }
 
 /// Stores `vs` (8 f32 each) one after another from `y[at]`.
 ///
 /// # Safety
-/// `at + 8 * N <= y.len()`.
+/// `at + 8 * vs.len() <= y.len()`, and `store`'s alignment rule with `NT`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn store_all<const N: usize>(y: &mut [f32], at: usize, vs: [__m256; N]) {
-    for (i, v) in vs.into_iter().enumerate() {
-        // SAFETY: at + 8 * i + 8 <= at + 8 * N <= y.len(), by the caller's guarantee.
-        store(y, at + 8 * i, v);
+unsafe fn store_all<const NT: bool>(y: &mut [f32], at: usize, vs: &[__m256]) {
+    for (i, &v) in vs.iter().enumerate() {
+        // SAFETY: at + 8 * i + 8 <= at + 8 * vs.len() <= y.len(), by the caller's guarantee.
+        store::<NT>(y, at + 8 * i, v);
     }
 }
 
@@ -227,6 +254,46 @@ mod tests {
             kernel_for(ty).expect("an avx2 kernel")(&blocks, &mut got);
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "{ty}");
+        }
+    }
+
+    /// Outputs large enough for non-temporal stores give the same bits.
+    #[test]
+    fn streaming_stores_equal_scalar() {
+        if !is_x86_feature_detected!("avx2")
+            || !is_x86_feature_detected!("fma")
+            || !is_x86_feature_detected!("f16c")
+        {
+            return;
+        }
+        let mut seed = 0x1234_5678_9ABC_DEF1u64;
+        for ty in GgmlType::ALL {
+            let Some(kernel) = kernel_for(ty) else {
+                continue;
+            };
+            let bs = ty.block_size() as usize;
+            let n = STREAM_MIN.div_ceil(bs) * bs;
+            let count = n / bs;
+            let blocks: Vec<u8> = (0..count * ty.type_size() as usize)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed >> 24) as u8
+                })
+                .collect();
+            let mut want = vec![0f32; n];
+            scalar::kernel_for(ty)(&blocks, &mut want);
+            let mut storage = vec![0f32; n + 4];
+            let skip = storage.as_ptr().align_offset(16);
+            let got = &mut storage[skip..skip + n];
+            assert!(streaming(got));
+            kernel(&blocks, got);
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(g, w)| g.to_bits() == w.to_bits());
+            assert!(same, "{ty}: streamed output differs from scalar");
         }
     }
 }
