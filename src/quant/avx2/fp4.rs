@@ -1,0 +1,84 @@
+//! MXFP4 (32 values, an E8M0 scale) and NVFP4 (64 values, four UE4M3 scales): FP4 (E2M1)
+//! levels looked up with `pshufb`, times the scale.
+
+use core::arch::x86_64::*;
+
+use super::{i8x16_ps, i8x8_ps, load16, load8, nibbles16, safe_kernel, store, store_all};
+
+safe_kernel!(dequant_mxfp4 => mxfp4);
+safe_kernel!(dequant_nvfp4 => nvfp4);
+
+/// ggml's kvalues_mxfp4: the E2M1 values, doubled (the scales are halved to match).
+const KVALUES_FP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn table() -> __m128i {
+    let bytes = KVALUES_FP4.map(|v| v as u8);
+    // SAFETY: `bytes` is a 16-byte array.
+    load16(&bytes, 0)
+}
+
+/// Half of 2^(e − 127), as the scalar kernel (and ggml) computes it.
+#[inline(always)]
+fn e8m0_to_f32_half(e: u8) -> f32 {
+    if e < 2 {
+        f32::from_bits(0x0020_0000 << e)
+    } else {
+        f32::from_bits(u32::from(e - 1) << 23)
+    }
+}
+
+#[inline(always)]
+fn pow2(exp: i32) -> f32 {
+    f32::from_bits(((exp + 127) as u32) << 23)
+}
+
+/// Half of a UE4M3 scale, as the scalar kernel (and ggml) computes it.
+#[inline(always)]
+fn ue4m3_to_f32_half(x: u8) -> f32 {
+    if x == 0 || x == 0x7F {
+        return 0.0;
+    }
+    let exp = i32::from((x >> 3) & 0x0F);
+    let man = f32::from(x & 0x07);
+    let raw = if exp == 0 {
+        man * pow2(-9)
+    } else {
+        (1.0 + man / 8.0) * pow2(exp - 7)
+    };
+    raw * 0.5
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn mxfp4<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    let table = table();
+    for (b, y) in blocks.chunks_exact(17).zip(out.chunks_exact_mut(32)) {
+        let d = _mm256_set1_ps(e8m0_to_f32_half(b[0]));
+        // SAFETY: the 17-byte block has its quants at 1..17.
+        let (lo, hi) = nibbles16(load16(b, 1));
+        let [a0, a1] = i8x16_ps(_mm_shuffle_epi8(table, lo));
+        let [a2, a3] = i8x16_ps(_mm_shuffle_epi8(table, hi));
+        let v = [a0, a1, a2, a3].map(|a| _mm256_mul_ps(a, d));
+        // SAFETY: y holds 32 values.
+        store_all::<NT>(y, 0, &v);
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nvfp4<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    let table = table();
+    for (b, y) in blocks.chunks_exact(36).zip(out.chunks_exact_mut(64)) {
+        for s in 0..4 {
+            let d = _mm256_set1_ps(ue4m3_to_f32_half(b[s]));
+            // SAFETY: the 36-byte block has its quants at 4..36; 4 + 8 * s + 8 <= 36.
+            let (lo, hi) = nibbles16(load8(b, 4 + 8 * s));
+            let lo = _mm256_mul_ps(i8x8_ps(_mm_shuffle_epi8(table, lo)), d);
+            let hi = _mm256_mul_ps(i8x8_ps(_mm_shuffle_epi8(table, hi)), d);
+            // SAFETY: 16 * s + 16 <= 64 = y.len().
+            store::<NT>(y, 16 * s, lo);
+            // SAFETY: as above.
+            store::<NT>(y, 16 * s + 8, hi);
+        }
+    }
+}

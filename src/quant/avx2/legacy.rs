@@ -1,0 +1,151 @@
+//! Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (32 values a block), Q1_0 (128) and Q2_0 (64).
+
+use core::arch::x86_64::*;
+
+use super::{
+    bits_to_bytes, f16_splat, i8x16_ps, i8x32_ps, load16, nibbles16, safe_kernel, store, store_all,
+};
+
+safe_kernel!(dequant_q8_0 => q8_0);
+safe_kernel!(dequant_q4_0 => q4_0);
+safe_kernel!(dequant_q4_1 => q4_1);
+safe_kernel!(dequant_q5_0 => q5_0);
+safe_kernel!(dequant_q5_1 => q5_1);
+safe_kernel!(dequant_q1_0 => q1_0);
+safe_kernel!(dequant_q2_0 => q2_0);
+
+/// `q * d` for each vector, as the scalar `q as f32 * d`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn scale<const N: usize>(qs: [__m256; N], d: __m256) -> [__m256; N] {
+    qs.map(|q| _mm256_mul_ps(q, d))
+}
+
+/// `q * d + m` for each vector: a separate multiply and add, as the scalar code.
+///
+/// When both `q * d` and `m` are NaN, x86's `addss` (what the scalar code runs) returns its
+/// first operand's NaN. LLVM may swap the operands of a vector add, so that choice is made
+/// explicit: where the product is NaN, it is the result.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn scale_min<const N: usize>(qs: [__m256; N], d: __m256, m: __m256) -> [__m256; N] {
+    qs.map(|q| {
+        let product = _mm256_mul_ps(q, d);
+        let sum = _mm256_add_ps(product, m);
+        let product_is_nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(product, product);
+        _mm256_blendv_ps(sum, product, product_is_nan)
+    })
+}
+
+/// Q4/Q5 value order: the 16 low nibbles, then the 16 high nibbles, as one 32-byte vector.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nibbles32(q: __m128i) -> __m256i {
+    let (lo, hi) = nibbles16(q);
+    _mm256_set_m128i(hi, lo)
+}
+
+/// Adds 16 to each value whose bit is set in Q5's `qh` (bit j for value j).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn with_fifth_bit(q: __m256i, qh: u32) -> __m256i {
+    _mm256_or_si256(
+        q,
+        _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)),
+    )
+}
+
+#[inline(always)]
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    let lo = u32::from(super::le_u16(b, at));
+    let hi = u32::from(super::le_u16(b, at + 2));
+    lo | hi << 16
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q8_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(34).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        // SAFETY: a block is 34 bytes: quants at 2..18 and 18..34; y holds 32 values.
+        let [a0, a1] = i8x16_ps(load16(b, 2));
+        let [a2, a3] = i8x16_ps(load16(b, 18));
+        store_all::<NT>(y, 0, &scale([a0, a1, a2, a3], d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q4_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        // SAFETY: a block is 18 bytes, quants at 2..18; y holds 32 values.
+        let q = _mm256_sub_epi8(nibbles32(load16(b, 2)), _mm256_set1_epi8(8));
+        store_all::<NT>(y, 0, &scale(i8x32_ps(q), d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q4_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(20).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        let m = f16_splat(b, 2);
+        // SAFETY: a block is 20 bytes, quants at 4..20; y holds 32 values.
+        let q = nibbles32(load16(b, 4));
+        store_all::<NT>(y, 0, &scale_min(i8x32_ps(q), d, m));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q5_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(22).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        // SAFETY: a block is 22 bytes, qh at 2..6, quants at 6..22; y holds 32 values.
+        let q = with_fifth_bit(nibbles32(load16(b, 6)), le_u32(b, 2));
+        let q = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+        store_all::<NT>(y, 0, &scale(i8x32_ps(q), d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q5_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(24).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        let m = f16_splat(b, 2);
+        // SAFETY: a block is 24 bytes, qh at 4..8, quants at 8..24; y holds 32 values.
+        let q = with_fifth_bit(nibbles32(load16(b, 8)), le_u32(b, 4));
+        store_all::<NT>(y, 0, &scale_min(i8x32_ps(q), d, m));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(128)) {
+        let d = f16_splat(b, 0);
+        // Negation flips the sign bit only, like the scalar `-d`.
+        let neg_d = _mm256_xor_ps(d, _mm256_set1_ps(-0.0));
+        for (i, &byte) in b[2..].iter().enumerate() {
+            let set =
+                _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(byte.into()), bit), bit);
+            let v = _mm256_blendv_ps(neg_d, d, _mm256_castsi256_ps(set));
+            // SAFETY: i < 16, so 8 * i + 8 <= 128 = y.len().
+            store::<NT>(y, 8 * i, v);
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q2_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    let shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    let three = _mm256_set1_epi32(3);
+    let one = _mm256_set1_epi32(1);
+    for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(64)) {
+        let d = f16_splat(b, 0);
+        for i in 0..8 {
+            let pair = i32::from(super::le_u16(b, 2 + 2 * i));
+            let q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(pair), shifts), three);
+            let q = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, one));
+            // SAFETY: i < 8, so 8 * i + 8 <= 64 = y.len().
+            store::<NT>(y, 8 * i, _mm256_mul_ps(q, d));
+        }
+    }
+}
