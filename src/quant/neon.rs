@@ -35,6 +35,14 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::Q5_K => k::dequant_q5_k,
         GgmlType::Q3_K => k::dequant_q3_k,
         GgmlType::Q2_K => k::dequant_q2_k,
+        GgmlType::IQ4_NL => other::dequant_iq4_nl,
+        GgmlType::IQ4_XS => other::dequant_iq4_xs,
+        GgmlType::MXFP4 => other::dequant_mxfp4,
+        GgmlType::NVFP4 => other::dequant_nvfp4,
+        GgmlType::TQ2_0 => other::dequant_tq2_0,
+        GgmlType::TQ1_0 => other::dequant_tq1_0,
+        GgmlType::Q1_0 => legacy::dequant_q1_0,
+        GgmlType::Q2_0 => legacy::dequant_q2_0,
         _ => return None,
     })
 }

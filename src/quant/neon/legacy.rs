@@ -124,3 +124,72 @@ pub(crate) fn dequant_q5_1(blocks: &[u8], out: &mut [f32]) {
         }
     });
 }
+
+/// Widens a byte mask (0xFF or 0 per lane) to four u32 lane masks (lanes 0..4, .., 12..16).
+///
+/// # Safety
+/// NEON only; touches no memory.
+#[inline(always)]
+unsafe fn widen_mask(m: uint8x16_t) -> [uint32x4_t; 4] {
+    let m = vreinterpretq_s8_u8(m);
+    let lo = vmovl_s8(vget_low_s8(m));
+    let hi = vmovl_high_s8(m);
+    [
+        vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(lo))),
+        vreinterpretq_u32_s32(vmovl_high_s16(lo)),
+        vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(hi))),
+        vreinterpretq_u32_s32(vmovl_high_s16(hi)),
+    ]
+}
+
+pub(crate) fn dequant_q1_0(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 128]| {
+        let d = f16_at(b, 0);
+        // Negation only flips the sign bit, as in the scalar kernel; lanes then pick one of the
+        // two bit patterns whole.
+        let neg_d = -d;
+        for p in 0..8 {
+            let (b0, b1) = (b[2 + 2 * p], b[3 + 2 * p]);
+            // SAFETY: reads the 16-byte BIT_MASKS; writes y[16p..16p + 16] ≤ 128 (p < 8).
+            unsafe {
+                let masks = vld1q_u8(BIT_MASKS.as_ptr());
+                let bits = vtstq_u8(vcombine_u8(vdup_n_u8(b0), vdup_n_u8(b1)), masks);
+                let (dv, nv) = (vdupq_n_f32(d), vdupq_n_f32(neg_d));
+                for (i, m) in widen_mask(bits).into_iter().enumerate() {
+                    vst1q_f32(y.as_mut_ptr().add(16 * p + 4 * i), vbslq_f32(m, dv, nv));
+                }
+            }
+        }
+    });
+}
+
+pub(crate) fn dequant_q2_0(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 64]| {
+        let d = f16_at(b, 0);
+        // SAFETY: reads bytes 2..18 of the 18-byte block; writes y[16i..16i + 16], i < 4, of 64.
+        unsafe {
+            let d = vdupq_n_f32(d);
+            let q = vld1q_u8(b.as_ptr().add(2));
+            let three = vdupq_n_u8(3);
+            let p0 = vandq_u8(q, three);
+            let p1 = vandq_u8(vshrq_n_u8::<2>(q), three);
+            let p2 = vandq_u8(vshrq_n_u8::<4>(q), three);
+            let p3 = vshrq_n_u8::<6>(q);
+            // Value 4j + s is pair s of byte j: interleave the four planes byte by byte.
+            let (a0, a1) = (vzip1q_u8(p0, p1), vzip2q_u8(p0, p1));
+            let (c0, c1) = (vzip1q_u8(p2, p3), vzip2q_u8(p2, p3));
+            let (a0, a1) = (vreinterpretq_u16_u8(a0), vreinterpretq_u16_u8(a1));
+            let (c0, c1) = (vreinterpretq_u16_u8(c0), vreinterpretq_u16_u8(c1));
+            let runs = [
+                vzip1q_u16(a0, c0),
+                vzip2q_u16(a0, c0),
+                vzip1q_u16(a1, c1),
+                vzip2q_u16(a1, c1),
+            ];
+            for (i, run) in runs.into_iter().enumerate() {
+                let q = vsubq_s8(vreinterpretq_s8_u16(run), vdupq_n_s8(1));
+                store_q_times_d(y.as_mut_ptr().add(16 * i), s8x16_to_f32(q), d);
+            }
+        }
+    });
+}
