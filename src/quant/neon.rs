@@ -11,6 +11,7 @@
 //! store stays inside one block's bytes and one block's outputs.
 
 mod float;
+mod grid;
 mod k;
 mod legacy;
 mod other;
@@ -43,6 +44,13 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::TQ1_0 => other::dequant_tq1_0,
         GgmlType::Q1_0 => legacy::dequant_q1_0,
         GgmlType::Q2_0 => legacy::dequant_q2_0,
+        GgmlType::IQ2_XXS => grid::dequant_iq2_xxs,
+        GgmlType::IQ2_XS => grid::dequant_iq2_xs,
+        GgmlType::IQ2_S => grid::dequant_iq2_s,
+        GgmlType::IQ3_XXS => grid::dequant_iq3_xxs,
+        GgmlType::IQ3_S => grid::dequant_iq3_s,
+        GgmlType::IQ1_S => grid::dequant_iq1_s,
+        GgmlType::IQ1_M => grid::dequant_iq1_m,
         _ => return None,
     })
 }
@@ -79,6 +87,23 @@ unsafe fn s8x16_to_f32(v: int8x16_t) -> [float32x4_t; 4] {
         vcvtq_f32_s32(vmovl_high_s16(lo)),
         vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))),
         vcvtq_f32_s32(vmovl_high_s16(hi)),
+    ]
+}
+
+/// Widens a byte mask (0xFF or 0 per lane) to four u32 lane masks (lanes 0..4, .., 12..16).
+///
+/// # Safety
+/// NEON only; touches no memory.
+#[inline(always)]
+unsafe fn widen_mask(m: uint8x16_t) -> [uint32x4_t; 4] {
+    let m = vreinterpretq_s8_u8(m);
+    let lo = vmovl_s8(vget_low_s8(m));
+    let hi = vmovl_high_s8(m);
+    [
+        vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(lo))),
+        vreinterpretq_u32_s32(vmovl_high_s16(lo)),
+        vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(hi))),
+        vreinterpretq_u32_s32(vmovl_high_s16(hi)),
     ]
 }
 

@@ -3,7 +3,7 @@
 
 use core::arch::aarch64::*;
 
-use super::{s8x16_to_f32, store_q_times_d, u8x16_to_f32, BIT_MASKS};
+use super::{s8x16_to_f32, store_q_times_d, u8x16_to_f32, widen_mask, BIT_MASKS};
 use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
 
 /// The f16 scale at bytes `at..at + 2` of a block.
@@ -123,23 +123,6 @@ pub(crate) fn dequant_q5_1(blocks: &[u8], out: &mut [f32]) {
             store_q_times_d_plus_m(y.as_mut_ptr().add(16), u8x16_to_f32(hi), d, m);
         }
     });
-}
-
-/// Widens a byte mask (0xFF or 0 per lane) to four u32 lane masks (lanes 0..4, .., 12..16).
-///
-/// # Safety
-/// NEON only; touches no memory.
-#[inline(always)]
-unsafe fn widen_mask(m: uint8x16_t) -> [uint32x4_t; 4] {
-    let m = vreinterpretq_s8_u8(m);
-    let lo = vmovl_s8(vget_low_s8(m));
-    let hi = vmovl_high_s8(m);
-    [
-        vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(lo))),
-        vreinterpretq_u32_s32(vmovl_high_s16(lo)),
-        vreinterpretq_u32_s32(vmovl_s16(vget_low_s16(hi))),
-        vreinterpretq_u32_s32(vmovl_high_s16(hi)),
-    ]
 }
 
 pub(crate) fn dequant_q1_0(blocks: &[u8], out: &mut [f32]) {
