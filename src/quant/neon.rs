@@ -26,6 +26,13 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
     Some(match ty {
         GgmlType::F16 => float::dequant_f16,
         GgmlType::BF16 => float::dequant_bf16,
+        GgmlType::F32 => float::dequant_f32,
+        GgmlType::F64 => float::dequant_f64,
+        GgmlType::I8 => float::dequant_i8,
+        GgmlType::I16 => float::dequant_i16,
+        GgmlType::I32 => float::dequant_i32,
+        GgmlType::Q8_1 => legacy::dequant_q8_1,
+        GgmlType::Q8_K => k::dequant_q8_k,
         GgmlType::Q8_0 => legacy::dequant_q8_0,
         GgmlType::Q4_0 => legacy::dequant_q4_0,
         GgmlType::Q4_1 => legacy::dequant_q4_1,
@@ -143,5 +150,62 @@ unsafe fn store_d_times_q_minus_m(
 ) {
     for (i, q) in q.into_iter().enumerate() {
         vst1q_f32(y.add(4 * i), vsubq_f32(vmulq_f32(d, q), m));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_quiets_signalling_nans_like_scalar() {
+        // Eight halves: one vector step, then one more for the scalar tail.
+        let halves: [u16; 9] = [
+            0x7C01, 0xFC01, 0x7D55, 0x7E00, 0xFFFF, 0x0001, 0x7C00, 0x8000, 0x7C01,
+        ];
+        let expected: [u32; 9] = [
+            0x7FC0_2000,
+            0xFFC0_2000,
+            0x7FEA_A000,
+            0x7FC0_0000,
+            0xFFFF_E000,
+            0x3380_0000,
+            0x7F80_0000,
+            0x8000_0000,
+            0x7FC0_2000,
+        ];
+        let bytes: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let mut out = [0f32; 9];
+        float::dequant_f16(&bytes, &mut out);
+        let bits: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(bits, expected);
+    }
+
+    #[test]
+    fn mismatched_lengths_write_whole_blocks_only() {
+        for ty in GgmlType::ALL {
+            let Some(kernel) = kernel_for(ty) else {
+                continue;
+            };
+            let size = ty.type_size() as usize;
+            let block = ty.block_size() as usize;
+            // 3 blocks and a half in, room for 2 blocks and a bit out: only 2 are written.
+            let bytes = vec![0x11u8; 3 * size + size / 2];
+            let mut out = vec![f32::from_bits(0x7FBA_DBAD); 2 * block + block / 2];
+            let mut want = out.clone();
+            kernel(&bytes, &mut out);
+            (crate::quant::scalar::kernel_for(ty))(&bytes, &mut want);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&out), bits(&want), "{ty}");
+            // And the other way round: fewer bytes than outputs.
+            let mut out = vec![f32::from_bits(0x7FBA_DBAD); 4 * block];
+            let mut want = out.clone();
+            kernel(&bytes[..size + 1], &mut out);
+            (crate::quant::scalar::kernel_for(ty))(&bytes[..size + 1], &mut want);
+            assert_eq!(bits(&out), bits(&want), "{ty}");
+            if block > 1 {
+                assert!(out[block..].iter().all(|v| v.to_bits() == 0x7FBA_DBAD));
+            }
+        }
     }
 }

@@ -241,3 +241,18 @@ pub(crate) fn dequant_q6_k(blocks: &[u8], out: &mut [f32]) {
         }
     });
 }
+
+/// As the scalar kernel: d·q with Q8_K's f32 d; the bsums are ignored.
+pub(crate) fn dequant_q8_k(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 292], y: &mut [f32; QK_K]| {
+        let d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        for i in 0..16 {
+            // SAFETY: reads bytes 4 + 16i..+16 ≤ 260 of the 292-byte block (i < 16); writes
+            // y[16i..16i + 16] ≤ 256.
+            unsafe {
+                let q = vld1q_s8(b.as_ptr().add(4 + 16 * i).cast::<i8>());
+                store_d_times_q(y.as_mut_ptr().add(16 * i), vdupq_n_f32(d), s8x16_to_f32(q));
+            }
+        }
+    });
+}

@@ -26,6 +26,21 @@ pub(crate) fn dequant_q8_0(blocks: &[u8], out: &mut [f32]) {
     });
 }
 
+/// ggml has no `to_float` for Q8_1; as the scalar kernel: d·q like Q8_0, `s` ignored.
+pub(crate) fn dequant_q8_1(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 36], y: &mut [f32; 32]| {
+        let d = f16_at(b, 0);
+        // SAFETY: reads bytes 4..20 and 20..36 of the 36-byte block, writes y[0..32] of 32.
+        unsafe {
+            let d = vdupq_n_f32(d);
+            for half in 0..2 {
+                let q = vld1q_s8(b.as_ptr().add(4 + 16 * half).cast::<i8>());
+                store_q_times_d(y.as_mut_ptr().add(16 * half), s8x16_to_f32(q), d);
+            }
+        }
+    });
+}
+
 pub(crate) fn dequant_q4_0(blocks: &[u8], out: &mut [f32]) {
     for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 32]| {
         let d = f16_at(b, 0);
