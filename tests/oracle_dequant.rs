@@ -22,6 +22,23 @@ const MIN_TYPES: usize = 35;
 /// that leaves values unwritten cannot pass.
 const SENTINEL: u32 = 0x7FBA_DBAD;
 
+/// The NaN x86 (SSE/AVX) produces for an invalid operation with no NaN operand, such as 0·∞ or
+/// ∞ − ∞ (a scale of ±∞ times a zero quant, or an ∞ min subtracted from an ∞ product): the
+/// sign bit is set. The fixtures were made by ggml running on x86_64, so they hold this one.
+const X86_DEFAULT_NAN: u32 = 0xFFC0_0000;
+
+/// The NaN AArch64 produces for the same operations (FPCR.DN aside, its "default NaN"): the
+/// sign bit is clear. ggml itself gives this one when it runs on aarch64.
+const ARM_DEFAULT_NAN: u32 = 0x7FC0_0000;
+
+/// True when `got` differs from `expected` only because the hardware made a fresh NaN for an
+/// invalid operation and the fixture comes from the other architecture. Only this exact pair,
+/// and only on aarch64: every propagated NaN (payload and sign) must still match, and the
+/// SIMD kernels must still equal the scalar ones bit for bit (tests/simd_equivalence.rs).
+fn is_arch_default_nan(got: u32, expected: u32) -> bool {
+    cfg!(target_arch = "aarch64") && got == ARM_DEFAULT_NAN && expected == X86_DEFAULT_NAN
+}
+
 /// One manifest entry.
 struct Case {
     file: String,
@@ -138,8 +155,9 @@ fn tensor_bytes(case: &Case) -> Result<Vec<u8>, String> {
         })
 }
 
-/// Dequantizes one fixture tensor with `kernel` and compares bit for bit.
-fn check(case: &Case, kernel: Kernel) -> Result<(), String> {
+/// Dequantizes one fixture tensor with `kernel` and compares bit for bit. Returns how many
+/// values differ only by the architecture's default NaN (always 0 off aarch64).
+fn check(case: &Case, kernel: Kernel) -> Result<usize, String> {
     let ty = GgmlType::from_name(&case.ty)
         .ok_or_else(|| format!("GgmlType::from_name({:?}) is None", case.ty))?;
     let bytes = tensor_bytes(case)?;
@@ -147,11 +165,17 @@ fn check(case: &Case, kernel: Kernel) -> Result<(), String> {
     let mut out = vec![f32::from_bits(SENTINEL); expected.len()];
     dequantize_with(kernel, ty, &bytes, &mut out)
         .map_err(|e| format!("dequantize returned an error: {e}"))?;
+    let differ = |i: &usize| out[*i].to_bits() != expected[*i];
+    let arch_nans = (0..expected.len())
+        .filter(differ)
+        .filter(|&i| is_arch_default_nan(out[i].to_bits(), expected[i]))
+        .count();
     let bad: Vec<usize> = (0..expected.len())
-        .filter(|&i| out[i].to_bits() != expected[i])
+        .filter(differ)
+        .filter(|&i| !is_arch_default_nan(out[i].to_bits(), expected[i]))
         .collect();
     match bad.first() {
-        None => Ok(()),
+        None => Ok(arch_nans),
         Some(&i) => Err(format!(
             "{} of {} values differ; first at index {i}: got 0x{:08X} ({:e}), expected 0x{:08X} \
              ({:e})",
@@ -181,6 +205,7 @@ fn dequantize_matches_ggml_bit_for_bit() {
     assert_all_types_present(&cases);
     let only = selected_types();
     let mut failures = Vec::new();
+    let mut arch_nan_notes = Vec::new();
     let mut checked = 0;
     for case in &cases {
         if only
@@ -194,18 +219,34 @@ fn dequantize_matches_ggml_bit_for_bit() {
             checked += 1;
             let result = std::panic::catch_unwind(|| check(case, kernel))
                 .unwrap_or_else(|_| Err("the kernel panicked".to_string()));
-            if let Err(msg) = result {
-                failures.push(format!(
+            match result {
+                Ok(0) => {}
+                Ok(n) => arch_nan_notes.push(format!(
+                    "{:8} {:8} {:8} {n} values",
+                    case.ty,
+                    case.tensor,
+                    kernel.name()
+                )),
+                Err(msg) => failures.push(format!(
                     "{:8} {:8} {:8} {msg} [oracle: {}]",
                     case.ty,
                     case.tensor,
                     kernel.name(),
                     case.oracle
-                ));
+                )),
             }
         }
     }
     assert!(checked > 0, "ORACLE_TYPES selected no fixture");
+    if !arch_nan_notes.is_empty() {
+        // Reported, not failed: ggml on this architecture would give the same values.
+        eprintln!(
+            "{} fixture tensors hold x86's default NaN {X86_DEFAULT_NAN:#010x} where this \
+             architecture makes {ARM_DEFAULT_NAN:#010x} (invalid operations such as 0*inf):\n{}",
+            arch_nan_notes.len(),
+            arch_nan_notes.join("\n")
+        );
+    }
     if !failures.is_empty() {
         let types: BTreeSet<&str> = failures
             .iter()

@@ -7,6 +7,22 @@ use std::process::Command;
 
 use serde_json::Value as Json;
 
+/// The `gguf-lens` binary, run under the emulator named by GGUF_LENS_TEST_RUNNER when cross
+/// testing (see .cargo/config.toml and tests/cli.rs).
+fn gguf_lens() -> Command {
+    let exe = env!("CARGO_BIN_EXE_gguf-lens");
+    let runner = std::env::var("GGUF_LENS_TEST_RUNNER").unwrap_or_default();
+    let mut parts = runner.split_whitespace();
+    match parts.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(parts).arg(exe);
+            command
+        }
+        None => Command::new(exe),
+    }
+}
+
 fn fixtures_with_expectations(dir: &str) -> Vec<(PathBuf, PathBuf)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
@@ -64,7 +80,7 @@ fn check_dir(dir: &str, minimum: usize) {
         pairs.len()
     );
     for (gguf, expected) in pairs {
-        let output = Command::new(env!("CARGO_BIN_EXE_gguf-lens"))
+        let output = gguf_lens()
             .args(["inspect", gguf.to_str().unwrap(), "--json"])
             .output()
             .unwrap();

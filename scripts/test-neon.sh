@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds for aarch64 and runs the whole test suite under qemu user-mode emulation, with the NEON
+# kernels required (REQUIRE_SIMD=1). Idempotent: installs the rustup target and the Debian
+# packages gcc-aarch64-linux-gnu and qemu-user-static only when they are missing.
+# .cargo/config.toml names the linker and the qemu runner.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGET=aarch64-unknown-linux-gnu
+
+if ! rustup target list --installed | grep -qx "$TARGET"; then
+    rustup target add "$TARGET"
+fi
+
+missing=()
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu)
+command -v qemu-aarch64-static >/dev/null 2>&1 || missing+=(qemu-user-static)
+if [ "${#missing[@]}" -gt 0 ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo="sudo"
+    fi
+    $sudo apt-get update
+    $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
+    echo "error: no aarch64 sysroot at /usr/aarch64-linux-gnu (from gcc-aarch64-linux-gnu's libc6-dev-arm64-cross)" >&2
+    exit 1
+fi
+
+REQUIRE_SIMD=1 cargo test --target "$TARGET" "$@"
