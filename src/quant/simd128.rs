@@ -16,6 +16,7 @@ use super::KernelFn;
 use crate::types::GgmlType;
 
 mod float;
+mod k;
 mod legacy;
 
 /// This ISA's own kernel for `ty`, if it has one.
@@ -29,6 +30,12 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::Q5_1 => legacy::dequant_q5_1,
         GgmlType::Q8_0 => legacy::dequant_q8_0,
         GgmlType::Q8_1 => legacy::dequant_q8_1,
+        GgmlType::Q2_K => k::dequant_q2_k,
+        GgmlType::Q3_K => k::dequant_q3_k,
+        GgmlType::Q4_K => k::dequant_q4_k,
+        GgmlType::Q5_K => k::dequant_q5_k,
+        GgmlType::Q6_K => k::dequant_q6_k,
+        GgmlType::Q8_K => k::dequant_q8_k,
         _ => return None,
     })
 }
@@ -118,7 +125,6 @@ fn mul_add4(q: [v128; 4], d: v128, m: v128) -> [v128; 4] {
 
 /// `d · q − m` for each vector: a multiply, then a subtract.
 #[inline(always)]
-#[allow(dead_code)] // used by later kernels
 fn mul_sub4(d: v128, q: [v128; 4], m: v128) -> [v128; 4] {
     q.map(|q| f32x4_sub(f32x4_mul(d, q), m))
 }
