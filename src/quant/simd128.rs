@@ -16,8 +16,11 @@ use super::KernelFn;
 use crate::types::GgmlType;
 
 mod float;
+mod fp4;
+mod iq;
 mod k;
 mod legacy;
+mod tq;
 
 /// This ISA's own kernel for `ty`, if it has one.
 pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
@@ -36,6 +39,14 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::Q5_K => k::dequant_q5_k,
         GgmlType::Q6_K => k::dequant_q6_k,
         GgmlType::Q8_K => k::dequant_q8_k,
+        GgmlType::Q1_0 => legacy::dequant_q1_0,
+        GgmlType::Q2_0 => legacy::dequant_q2_0,
+        GgmlType::IQ4_NL => iq::dequant_iq4_nl,
+        GgmlType::IQ4_XS => iq::dequant_iq4_xs,
+        GgmlType::MXFP4 => fp4::dequant_mxfp4,
+        GgmlType::NVFP4 => fp4::dequant_nvfp4,
+        GgmlType::TQ1_0 => tq::dequant_tq1_0,
+        GgmlType::TQ2_0 => tq::dequant_tq2_0,
         _ => return None,
     })
 }
@@ -54,7 +65,6 @@ fn load(bytes: &[u8], at: usize) -> v128 {
 /// The 8 bytes of `bytes` at `at..at + 8` in the low half (high half zero), or zeros when they
 /// are not all there.
 #[inline(always)]
-#[allow(dead_code)] // used by later kernels
 fn load8(bytes: &[u8], at: usize) -> v128 {
     match bytes.get(at..at.saturating_add(8)) {
         // SAFETY: `chunk` is an 8-byte subslice of `bytes` (checked by `get`), so the 8 bytes
@@ -139,4 +149,19 @@ fn low_nibbles(v: v128) -> v128 {
 #[inline(always)]
 fn high_nibbles(v: v128) -> v128 {
     u8x16_shr(v, 4)
+}
+
+/// `s · q` for each vector (the scale first, as in the scalar kernels that write it so).
+#[inline(always)]
+fn mul4_dq(s: v128, q: [v128; 4]) -> [v128; 4] {
+    q.map(|q| f32x4_mul(s, q))
+}
+
+/// The f16 at `bytes[at..at + 2]` as f32 (0 when out of range, which whole blocks never are).
+#[inline(always)]
+fn f16_at(bytes: &[u8], at: usize) -> f32 {
+    match bytes.get(at..at.saturating_add(2)) {
+        Some(&[a, b]) => crate::quant::scalar::f16_to_f32(u16::from_le_bytes([a, b])),
+        _ => 0.0,
+    }
 }

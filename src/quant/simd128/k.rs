@@ -3,19 +3,12 @@
 
 use core::arch::wasm32::*;
 
-use super::{high_nibbles, i8x16_to_f32, load, low_nibbles, mul_sub4, store16, u8x16_to_f32};
-use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
+use super::{
+    f16_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4, store16, u8x16_to_f32,
+};
+use crate::quant::scalar::for_each_block;
 
 const QK_K: usize = 256;
-
-/// The f16 at `bytes[at..at + 2]` as f32.
-#[inline(always)]
-fn f16_at(bytes: &[u8], at: usize) -> f32 {
-    match bytes.get(at..at + 2) {
-        Some(&[a, b]) => f16_to_f32(le_u16([a, b])),
-        _ => 0.0,
-    }
-}
 
 /// The 12 packed scale bytes at `bytes[at..at + 12]`.
 #[inline(always)]
@@ -96,12 +89,6 @@ pub(super) fn dequant_q3_k(blocks: &[u8], out: &mut [f32]) {
             store16(y, 16 * is, mul4_dq(dl, i8x16_to_f32(q)));
         }
     });
-}
-
-/// `dl · q` for each vector (the scale first, as in the scalar kernel).
-#[inline(always)]
-fn mul4_dq(dl: v128, q: [v128; 4]) -> [v128; 4] {
-    q.map(|q| f32x4_mul(dl, q))
 }
 
 pub(super) fn dequant_q4_k(blocks: &[u8], out: &mut [f32]) {

@@ -120,3 +120,64 @@ pub(super) fn dequant_q8_1(blocks: &[u8], out: &mut [f32]) {
         dequant_i8_quants(b, 4, f16_splat(b, 0), y);
     });
 }
+
+pub(super) fn dequant_q1_0(blocks: &[u8], out: &mut [f32]) {
+    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+    // d, qs[16]: bit j (LSB first) of byte i is value 8i + j.
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 128]| {
+        let d = f16_splat(b, 0);
+        // Negation only flips the sign bit, as the scalar `-d`.
+        let neg_d = v128_xor(d, f32x4_splat(-0.0));
+        let qs = load(b, 2);
+        for c in 0..8u8 {
+            let (i, j) = (2 * c, 2 * c + 1);
+            let bytes = u8x16_swizzle(qs, u8x16(i, i, i, i, i, i, i, i, j, j, j, j, j, j, j, j));
+            let set = i8x16_eq(v128_and(bytes, bit), bit);
+            let lo = i16x8_extend_low_i8x16(set);
+            let hi = i16x8_extend_high_i8x16(set);
+            let masks = [
+                i32x4_extend_low_i16x8(lo),
+                i32x4_extend_high_i16x8(lo),
+                i32x4_extend_low_i16x8(hi),
+                i32x4_extend_high_i16x8(hi),
+            ];
+            store16(
+                y,
+                16 * usize::from(c),
+                masks.map(|m| v128_bitselect(d, neg_d, m)),
+            );
+        }
+    });
+}
+
+pub(super) fn dequant_q2_0(blocks: &[u8], out: &mut [f32]) {
+    // d, qs[16]: bits 2s..2s+2 of byte i are value 4i + s.
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 64]| {
+        let d = f16_splat(b, 0);
+        let qs = load(b, 2);
+        let three = u8x16_splat(3);
+        let a0 = v128_and(qs, three);
+        let a1 = v128_and(u8x16_shr(qs, 2), three);
+        let a2 = v128_and(u8x16_shr(qs, 4), three);
+        let a3 = u8x16_shr(qs, 6);
+        // Interleave to a0[i], a1[i], a2[i], a3[i] for each byte i.
+        let p01_lo =
+            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a0, a1);
+        let p01_hi =
+            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a0, a1);
+        let p23_lo =
+            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a2, a3);
+        let p23_hi =
+            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a2, a3);
+        let q = [
+            i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_lo, p23_lo),
+            i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_lo, p23_lo),
+            i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_hi, p23_hi),
+            i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_hi, p23_hi),
+        ];
+        for (c, q) in q.into_iter().enumerate() {
+            let q = i8x16_sub(q, i8x16_splat(1));
+            store16(y, 16 * c, mul4(i8x16_to_f32(q), d));
+        }
+    });
+}
