@@ -5,7 +5,8 @@
 // The package root (this script's parent directory, which is CARGO_MANIFEST_DIR) is preopened
 // at its own absolute path, so `env!("CARGO_MANIFEST_DIR")` paths baked into tests resolve; the
 // current directory is preopened too. Environment variables are passed through (tests read
-// REQUIRE_SIMD, ORACLE_TYPES, GGUF_LENS_KERNEL). The binary's exit code becomes ours.
+// REQUIRE_SIMD, ORACLE_TYPES, GGUF_LENS_KERNEL). The binary's exit code becomes ours; a trap
+// (a panic: wasm32-wasip1 aborts) gives 101, like a failed native test.
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,7 +36,9 @@ preopens["."] = cwd;
 const wasi = new WASI({
   version: "preview1",
   args: [wasmPath, ...args],
-  env: process.env,
+  // wasm32-wasip1 panics abort (no unwinding), so libtest never gets to print a failed test's
+  // captured output: don't capture, so the panic message shows.
+  env: { RUST_TEST_NOCAPTURE: "1", ...process.env },
   preopens,
   returnOnExit: true,
 });
@@ -46,8 +49,9 @@ let code;
 try {
   code = wasi.start(instance);
 } catch (err) {
-  // A trap (e.g. `unreachable` after a panic with panic=abort) lands here.
-  console.error(`wasi-runner: ${err?.stack ?? err}`);
+  // A trap lands here; `unreachable` is how a Rust panic aborts (its message is above).
+  const what = err instanceof WebAssembly.RuntimeError ? `trapped (${err.message})` : err?.stack ?? err;
+  console.error(`wasi-runner: ${wasmPath}: ${what}`);
   code = 101;
 }
 process.exitCode = code ?? 0;

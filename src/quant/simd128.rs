@@ -17,6 +17,7 @@ use crate::types::GgmlType;
 
 mod float;
 mod fp4;
+mod grid;
 mod iq;
 mod k;
 mod legacy;
@@ -47,6 +48,13 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::NVFP4 => fp4::dequant_nvfp4,
         GgmlType::TQ1_0 => tq::dequant_tq1_0,
         GgmlType::TQ2_0 => tq::dequant_tq2_0,
+        GgmlType::IQ2_XXS => grid::dequant_iq2_xxs,
+        GgmlType::IQ2_XS => grid::dequant_iq2_xs,
+        GgmlType::IQ2_S => grid::dequant_iq2_s,
+        GgmlType::IQ3_XXS => grid::dequant_iq3_xxs,
+        GgmlType::IQ3_S => grid::dequant_iq3_s,
+        GgmlType::IQ1_S => grid::dequant_iq1_s,
+        GgmlType::IQ1_M => grid::dequant_iq1_m,
         _ => return None,
     })
 }
