@@ -26,7 +26,12 @@ mod tq;
 /// This ISA's own kernel for `ty`, if it has one.
 pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
     Some(match ty {
+        GgmlType::F32 => float::dequant_f32,
         GgmlType::F16 => float::dequant_f16,
+        GgmlType::F64 => float::dequant_f64,
+        GgmlType::I8 => float::dequant_i8,
+        GgmlType::I16 => float::dequant_i16,
+        GgmlType::I32 => float::dequant_i32,
         GgmlType::BF16 => float::dequant_bf16,
         GgmlType::Q4_0 => legacy::dequant_q4_0,
         GgmlType::Q4_1 => legacy::dequant_q4_1,

@@ -1,4 +1,5 @@
-//! F16 and BF16: eight elements (16 bytes) per step, the remainder one by one.
+//! Plain types F32, F16, BF16, F64, I8, I16 and I32: whole vectors per step, the remainder
+//! one by one as the scalar kernels. (I64 has no vector conversion in simd128: scalar.)
 
 use core::arch::wasm32::*;
 
@@ -63,6 +64,84 @@ pub(super) fn dequant_bf16(blocks: &[u8], out: &mut [f32]) {
     }
 }
 
+/// Converts `out.len().min(blocks.len() / N)` elements: `STEP` per call of `vector` (which gets
+/// the element index and writes `out[at..at + STEP]` from `blocks[N * at..]`), the rest with
+/// `scalar`.
+#[inline(always)]
+fn convert<const N: usize, const STEP: usize>(
+    blocks: &[u8],
+    out: &mut [f32],
+    vector: impl Fn(&[u8], &mut [f32], usize),
+    scalar: impl Fn([u8; N]) -> f32,
+) {
+    let n = (blocks.len() / (N * STEP)).min(out.len() / STEP) * STEP;
+    for at in (0..n).step_by(STEP) {
+        vector(blocks, out, at);
+    }
+    let (Some(bytes), Some(out)) = (blocks.get(N * n..), out.get_mut(n..)) else {
+        return;
+    };
+    for (chunk, y) in bytes.chunks_exact(N).zip(out) {
+        if let Ok(element) = <[u8; N]>::try_from(chunk) {
+            *y = scalar(element);
+        }
+    }
+}
+
+pub(super) fn dequant_f32(blocks: &[u8], out: &mut [f32]) {
+    convert::<4, 4>(
+        blocks,
+        out,
+        |b, y, at| store(y, at, load(b, 4 * at)),
+        f32::from_le_bytes,
+    );
+}
+
+pub(super) fn dequant_f64(blocks: &[u8], out: &mut [f32]) {
+    convert::<8, 4>(
+        blocks,
+        out,
+        |b, y, at| {
+            let lo = f32x4_demote_f64x2_zero(load(b, 8 * at));
+            let hi = f32x4_demote_f64x2_zero(load(b, 8 * at + 16));
+            store(y, at, i64x2_shuffle::<0, 2>(lo, hi));
+        },
+        |b| f64::from_le_bytes(b) as f32,
+    );
+}
+
+pub(super) fn dequant_i8(blocks: &[u8], out: &mut [f32]) {
+    convert::<1, 16>(
+        blocks,
+        out,
+        |b, y, at| super::store16(y, at, super::i8x16_to_f32(load(b, at))),
+        |b| f32::from(i8::from_le_bytes(b)),
+    );
+}
+
+pub(super) fn dequant_i16(blocks: &[u8], out: &mut [f32]) {
+    convert::<2, 8>(
+        blocks,
+        out,
+        |b, y, at| {
+            let v = load(b, 2 * at);
+            store(y, at, f32x4_convert_i32x4(i32x4_extend_low_i16x8(v)));
+            store(y, at + 4, f32x4_convert_i32x4(i32x4_extend_high_i16x8(v)));
+        },
+        |b| f32::from(i16::from_le_bytes(b)),
+    );
+}
+
+pub(super) fn dequant_i32(blocks: &[u8], out: &mut [f32]) {
+    // Rounds to nearest, ties to even, like the scalar `as f32`.
+    convert::<4, 4>(
+        blocks,
+        out,
+        |b, y, at| store(y, at, f32x4_convert_i32x4(load(b, 4 * at))),
+        |b| i32::from_le_bytes(b) as f32,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +181,32 @@ mod tests {
         let mut out = [9.0; 4];
         dequant_f16(&bytes, &mut out);
         assert_eq!(out, [1.0, 2.0, 9.0, 9.0]);
+    }
+
+    /// NaNs (signalling, quiet, with payloads, either sign), infinities, overflow, underflow
+    /// and ties: the vector demotion equals the scalar `as f32` bit for bit.
+    #[test]
+    fn f64_equals_scalar_including_nans() {
+        let words: [u64; 12] = [
+            0x7FF0_0000_0000_0001,
+            0xFFF0_0000_0000_0001,
+            0x7FF8_0000_0000_0000,
+            0xFFFF_FFFF_FFFF_FFFF,
+            0x7FF4_5678_9ABC_DEF0,
+            0x7FF0_0000_0000_0000,
+            0x47F0_0000_0000_0000, // 2^128: overflows to +inf
+            0x3690_0000_0000_0000, // 2^-150: a tie, rounds to 0
+            0x36A8_0000_0000_0000, // 1.5 · 2^-149: a tie, rounds to 2^-148
+            0x3FF0_0000_1000_0000, // 1 + 2^-24: a tie, rounds to 1
+            0x8000_0000_0000_0000,
+            0x3FB9_9999_9999_999A, // 0.1
+        ];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut got = [0f32; 12];
+        dequant_f64(&bytes, &mut got);
+        for (w, g) in words.iter().zip(&got) {
+            let want = f64::from_bits(*w) as f32;
+            assert_eq!(g.to_bits(), want.to_bits(), "f64 {w:#018x}");
+        }
     }
 }
