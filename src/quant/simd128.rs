@@ -161,7 +161,15 @@ fn low_nibbles(v: v128) -> v128 {
 /// High nibbles of the 16 bytes of `v`, shifted down.
 #[inline(always)]
 fn high_nibbles(v: v128) -> v128 {
-    u8x16_shr(v, 4)
+    bits_at(v, 4, 0x0F)
+}
+
+/// `(byte >> shift) & mask` for each byte of `v`, for `mask <= 0xFF >> shift`. Shifts 16-bit
+/// lanes (x86 and ARM have no byte shifts, so engines emulate `u8x16_shr`, slowly when the
+/// count is not a constant): bits moved in from the neighbouring byte are masked off.
+#[inline(always)]
+fn bits_at(v: v128, shift: u32, mask: u8) -> v128 {
+    v128_and(u16x8_shr(v, shift), u8x16_splat(mask))
 }
 
 /// `s · q` for each vector (the scale first, as in the scalar kernels that write it so).

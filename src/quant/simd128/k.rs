@@ -4,7 +4,8 @@
 use core::arch::wasm32::*;
 
 use super::{
-    f16_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4, store16, u8x16_to_f32,
+    bits_at, f16_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4, store16,
+    u8x16_to_f32,
 };
 use crate::quant::scalar::for_each_block;
 
@@ -66,7 +67,7 @@ pub(super) fn dequant_q2_k(blocks: &[u8], out: &mut [f32]) {
             let ml = f32x4_splat(min * f32::from(sc >> 4));
             let shift = (2 * (is / 2 % 4)) as u32;
             let start = 32 * (is / 8) + 16 * (is % 2);
-            let q = v128_and(u8x16_shr(load(b, 16 + start), shift), u8x16_splat(3));
+            let q = bits_at(load(b, 16 + start), shift, 3);
             store16(y, 16 * is, mul_sub4(dl, u8x16_to_f32(q), ml));
         }
     });
@@ -81,7 +82,7 @@ pub(super) fn dequant_q3_k(blocks: &[u8], out: &mut [f32]) {
             let dl = f32x4_splat(d_all * sc as f32);
             let shift = (2 * (is / 2 % 4)) as u32;
             let start = 32 * (is / 8) + 16 * (is % 2);
-            let low = v128_and(u8x16_shr(load(b, 32 + start), shift), u8x16_splat(3));
+            let low = bits_at(load(b, 32 + start), shift, 3);
             let high_set = has_bits(load(b, 16 * (is % 2)), 1 << (is / 2));
             // 4 where the high bit is clear.
             let four = v128_andnot(u8x16_splat(4), high_set);
@@ -154,8 +155,9 @@ pub(super) fn dequant_q6_k(blocks: &[u8], out: &mut [f32]) {
                         high_nibbles(ql)
                     };
                     let qh = load(b, 128 + 32 * n + 16 * c);
-                    let high = v128_and(u8x16_shr(qh, (2 * k) as u32), u8x16_splat(3));
-                    let q = i8x16_sub(v128_or(low, i8x16_shl(high, 4)), i8x16_splat(32));
+                    let high = bits_at(qh, (2 * k) as u32, 3);
+                    // A 16-bit shift: each byte is at most 3, so nothing crosses bytes.
+                    let q = i8x16_sub(v128_or(low, i16x8_shl(high, 4)), i8x16_splat(32));
                     let scale = f32x4_splat(scales[8 * n + 2 * k + c]);
                     store16(
                         y,

@@ -2,7 +2,9 @@
 
 use core::arch::wasm32::*;
 
-use super::{high_nibbles, i8x16_to_f32, load, low_nibbles, mul4, mul_add4, store16, u8x16_to_f32};
+use super::{
+    bits_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4, mul_add4, store16, u8x16_to_f32,
+};
 use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
 
 /// The f16 at `bytes[at..at + 2]` as f32, splatted.
@@ -157,9 +159,9 @@ pub(super) fn dequant_q2_0(blocks: &[u8], out: &mut [f32]) {
         let qs = load(b, 2);
         let three = u8x16_splat(3);
         let a0 = v128_and(qs, three);
-        let a1 = v128_and(u8x16_shr(qs, 2), three);
-        let a2 = v128_and(u8x16_shr(qs, 4), three);
-        let a3 = u8x16_shr(qs, 6);
+        let a1 = bits_at(qs, 2, 3);
+        let a2 = bits_at(qs, 4, 3);
+        let a3 = bits_at(qs, 6, 3);
         // Interleave to a0[i], a1[i], a2[i], a3[i] for each byte i.
         let p01_lo =
             i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a0, a1);

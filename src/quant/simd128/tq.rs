@@ -2,7 +2,7 @@
 
 use core::arch::wasm32::*;
 
-use super::{f16_at, i8x16_to_f32, load, mul4, store16};
+use super::{bits_at, f16_at, i8x16_to_f32, load, mul4, store16};
 use crate::quant::scalar::for_each_block;
 
 /// The trits `((u8)(b·p)·3) >> 8`, minus 1, for the 16 bytes of `v` with per-lane multipliers
@@ -53,7 +53,7 @@ pub(super) fn dequant_tq2_0(blocks: &[u8], out: &mut [f32]) {
             // Bytes 16c..16c+16 give values 128·(c/2) + 32k + 16·(c%2) + l.
             let qs = load(b, 16 * c);
             for k in 0..4 {
-                let q = v128_and(u8x16_shr(qs, 2 * k as u32), u8x16_splat(3));
+                let q = bits_at(qs, 2 * k as u32, 3);
                 let q = i8x16_sub(q, i8x16_splat(1));
                 let at = 128 * (c / 2) + 32 * k + 16 * (c % 2);
                 store16(y, at, mul4(i8x16_to_f32(q), d));
