@@ -48,7 +48,7 @@ fn main() {
     }
     println!("   (Gelem/s, {elements} values)");
     for ty in GgmlType::ALL {
-        if !only.is_empty() && !only.iter().any(|o| o.eq_ignore_ascii_case(&ty.name())) {
+        if !only.is_empty() && !only.iter().any(|o| o.eq_ignore_ascii_case(ty.name())) {
             continue;
         }
         let block_size = ty.block_size() as usize;
