@@ -1,5 +1,7 @@
 //! The `gguf-lens` binary as users run it: exit codes, the one-line `error:` message, JSON shape,
 //! and `dequant --rows`.
+// Spawns the gguf-lens binary, which WASI cannot do.
+#![cfg(not(target_os = "wasi"))]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `gguf-lens inspect --json` against gguf-py's reading of the same files (fixtures/meta: every
 //! value type, v1/v2/v3, big-endian; fixtures/real: a vocabulary file made by llama.cpp).
 //! The expected JSON was written by fixtures/generate.py from gguf-py's GGUFReader.
+// Spawns the gguf-lens binary, which WASI cannot do.
+#![cfg(not(target_os = "wasi"))]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

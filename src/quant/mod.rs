@@ -113,7 +113,10 @@ impl Kernel {
             Kernel::Neon => neon::kernel_for(ty),
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             Kernel::Simd128 => simd128::kernel_for(ty),
-            _ => None,
+            _ => {
+                let _ = ty;
+                None
+            }
         }
     }
 }

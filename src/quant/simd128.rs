@@ -1,9 +1,188 @@
-//! simd128 kernels. Types without one here fall back to the scalar kernel.
+//! WebAssembly simd128 kernels. Types without one here fall back to the scalar kernel.
+//!
+//! Every kernel equals its scalar counterpart bit for bit: integer work (unpacking, offsets)
+//! is exact in any order, and the float work is the scalar kernel's own operations in its own
+//! order, one `f32x4` op per scalar op (separate multiply and add, never relaxed-simd fused
+//! ones). Per-block scales are computed with the scalar helpers and splatted.
+//!
+//! Memory is only touched through [`load`], [`load8`] and [`store`], which check their range
+//! against the slice and do nothing (or give zeros) outside it. Kernels work on whole blocks
+//! from `for_each_block`, so every offset they pass is a constant inside a fixed-size block and
+//! the checks fold away.
+
+use core::arch::wasm32::*;
 
 use super::KernelFn;
 use crate::types::GgmlType;
 
+mod float;
+mod fp4;
+mod grid;
+mod iq;
+mod k;
+mod legacy;
+mod tq;
+
 /// This ISA's own kernel for `ty`, if it has one.
-pub(super) fn kernel_for(_ty: GgmlType) -> Option<KernelFn> {
-    None
+pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
+    Some(match ty {
+        GgmlType::F32 => float::dequant_f32,
+        GgmlType::F16 => float::dequant_f16,
+        GgmlType::F64 => float::dequant_f64,
+        GgmlType::I8 => float::dequant_i8,
+        GgmlType::I16 => float::dequant_i16,
+        GgmlType::I32 => float::dequant_i32,
+        GgmlType::BF16 => float::dequant_bf16,
+        GgmlType::Q4_0 => legacy::dequant_q4_0,
+        GgmlType::Q4_1 => legacy::dequant_q4_1,
+        GgmlType::Q5_0 => legacy::dequant_q5_0,
+        GgmlType::Q5_1 => legacy::dequant_q5_1,
+        GgmlType::Q8_0 => legacy::dequant_q8_0,
+        GgmlType::Q8_1 => legacy::dequant_q8_1,
+        GgmlType::Q2_K => k::dequant_q2_k,
+        GgmlType::Q3_K => k::dequant_q3_k,
+        GgmlType::Q4_K => k::dequant_q4_k,
+        GgmlType::Q5_K => k::dequant_q5_k,
+        GgmlType::Q6_K => k::dequant_q6_k,
+        GgmlType::Q8_K => k::dequant_q8_k,
+        GgmlType::Q1_0 => legacy::dequant_q1_0,
+        GgmlType::Q2_0 => legacy::dequant_q2_0,
+        GgmlType::IQ4_NL => iq::dequant_iq4_nl,
+        GgmlType::IQ4_XS => iq::dequant_iq4_xs,
+        GgmlType::MXFP4 => fp4::dequant_mxfp4,
+        GgmlType::NVFP4 => fp4::dequant_nvfp4,
+        GgmlType::TQ1_0 => tq::dequant_tq1_0,
+        GgmlType::TQ2_0 => tq::dequant_tq2_0,
+        GgmlType::IQ2_XXS => grid::dequant_iq2_xxs,
+        GgmlType::IQ2_XS => grid::dequant_iq2_xs,
+        GgmlType::IQ2_S => grid::dequant_iq2_s,
+        GgmlType::IQ3_XXS => grid::dequant_iq3_xxs,
+        GgmlType::IQ3_S => grid::dequant_iq3_s,
+        GgmlType::IQ1_S => grid::dequant_iq1_s,
+        GgmlType::IQ1_M => grid::dequant_iq1_m,
+        _ => return None,
+    })
+}
+
+/// The 16 bytes of `bytes` at `at..at + 16`, or zeros when they are not all there.
+#[inline(always)]
+fn load(bytes: &[u8], at: usize) -> v128 {
+    match bytes.get(at..at.saturating_add(16)) {
+        // SAFETY: `chunk` is a 16-byte subslice of `bytes` (checked by `get`), so the 16 bytes
+        // read are in bounds; v128_load has no alignment requirement.
+        Some(chunk) if chunk.len() == 16 => unsafe { v128_load(chunk.as_ptr().cast()) },
+        _ => u8x16_splat(0),
+    }
+}
+
+/// The 8 bytes of `bytes` at `at..at + 8` in the low half (high half zero), or zeros when they
+/// are not all there.
+#[inline(always)]
+fn load8(bytes: &[u8], at: usize) -> v128 {
+    match bytes.get(at..at.saturating_add(8)) {
+        // SAFETY: `chunk` is an 8-byte subslice of `bytes` (checked by `get`), so the 8 bytes
+        // read are in bounds; v128_load64_zero has no alignment requirement.
+        Some(chunk) if chunk.len() == 8 => unsafe { v128_load64_zero(chunk.as_ptr().cast()) },
+        _ => u8x16_splat(0),
+    }
+}
+
+/// Stores four f32 lanes to `out[at..at + 4]`; does nothing when that is out of range.
+#[inline(always)]
+fn store(out: &mut [f32], at: usize, v: v128) {
+    if let Some(chunk) = out.get_mut(at..at.saturating_add(4)) {
+        if chunk.len() == 4 {
+            // SAFETY: `chunk` is a 4-element (16-byte) subslice of `out` (checked by
+            // `get_mut`), so the 16 bytes written are in bounds and exclusively ours;
+            // v128_store has no alignment requirement.
+            unsafe { v128_store(chunk.as_mut_ptr().cast(), v) }
+        }
+    }
+}
+
+/// Stores 16 f32 (four vectors) to `out[at..at + 16]`.
+#[inline(always)]
+fn store16(out: &mut [f32], at: usize, v: [v128; 4]) {
+    for (k, v) in v.into_iter().enumerate() {
+        store(out, at + 4 * k, v);
+    }
+}
+
+/// The 16 signed bytes of `v` as four vectors of f32 (lanes 0–3, 4–7, 8–11, 12–15).
+#[inline(always)]
+fn i8x16_to_f32(v: v128) -> [v128; 4] {
+    let lo = i16x8_extend_low_i8x16(v);
+    let hi = i16x8_extend_high_i8x16(v);
+    [
+        f32x4_convert_i32x4(i32x4_extend_low_i16x8(lo)),
+        f32x4_convert_i32x4(i32x4_extend_high_i16x8(lo)),
+        f32x4_convert_i32x4(i32x4_extend_low_i16x8(hi)),
+        f32x4_convert_i32x4(i32x4_extend_high_i16x8(hi)),
+    ]
+}
+
+/// The 16 unsigned bytes of `v` as four vectors of f32.
+#[inline(always)]
+fn u8x16_to_f32(v: v128) -> [v128; 4] {
+    let lo = u16x8_extend_low_u8x16(v);
+    let hi = u16x8_extend_high_u8x16(v);
+    [
+        f32x4_convert_i32x4(u32x4_extend_low_u16x8(lo)),
+        f32x4_convert_i32x4(u32x4_extend_high_u16x8(lo)),
+        f32x4_convert_i32x4(u32x4_extend_low_u16x8(hi)),
+        f32x4_convert_i32x4(u32x4_extend_high_u16x8(hi)),
+    ]
+}
+
+/// `q · d` for each vector, as the scalar `q as f32 * d`.
+#[inline(always)]
+fn mul4(q: [v128; 4], d: v128) -> [v128; 4] {
+    q.map(|q| f32x4_mul(q, d))
+}
+
+/// `q · d + m` for each vector: a multiply, then an add (no fused multiply-add).
+#[inline(always)]
+fn mul_add4(q: [v128; 4], d: v128, m: v128) -> [v128; 4] {
+    q.map(|q| f32x4_add(f32x4_mul(q, d), m))
+}
+
+/// `d · q − m` for each vector: a multiply, then a subtract.
+#[inline(always)]
+fn mul_sub4(d: v128, q: [v128; 4], m: v128) -> [v128; 4] {
+    q.map(|q| f32x4_sub(f32x4_mul(d, q), m))
+}
+
+/// Low nibbles of the 16 bytes of `v`.
+#[inline(always)]
+fn low_nibbles(v: v128) -> v128 {
+    v128_and(v, u8x16_splat(0x0F))
+}
+
+/// High nibbles of the 16 bytes of `v`, shifted down.
+#[inline(always)]
+fn high_nibbles(v: v128) -> v128 {
+    bits_at(v, 4, 0x0F)
+}
+
+/// `(byte >> shift) & mask` for each byte of `v`, for `mask <= 0xFF >> shift`. Shifts 16-bit
+/// lanes (x86 and ARM have no byte shifts, so engines emulate `u8x16_shr`, slowly when the
+/// count is not a constant): bits moved in from the neighbouring byte are masked off.
+#[inline(always)]
+fn bits_at(v: v128, shift: u32, mask: u8) -> v128 {
+    v128_and(u16x8_shr(v, shift), u8x16_splat(mask))
+}
+
+/// `s · q` for each vector (the scale first, as in the scalar kernels that write it so).
+#[inline(always)]
+fn mul4_dq(s: v128, q: [v128; 4]) -> [v128; 4] {
+    q.map(|q| f32x4_mul(s, q))
+}
+
+/// The f16 at `bytes[at..at + 2]` as f32 (0 when out of range, which whole blocks never are).
+#[inline(always)]
+fn f16_at(bytes: &[u8], at: usize) -> f32 {
+    match bytes.get(at..at.saturating_add(2)) {
+        Some(&[a, b]) => crate::quant::scalar::f16_to_f32(u16::from_le_bytes([a, b])),
+        _ => 0.0,
+    }
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the tests as WebAssembly under Node's built-in WASI (scripts/wasi-runner.mjs, wired up
+# as cargo's runner in .cargo/config.toml): once as a plain (scalar) wasm32-wasip1 build, once
+# with simd128 enabled, where the simd128 kernels must exist and equal the scalar ones bit for
+# bit (REQUIRE_SIMD=1). Tests that spawn processes are compiled out on WASI.
+# Idempotent: installs the rustup target if missing. Extra arguments go to `cargo test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGET=wasm32-wasip1
+if ! command -v node >/dev/null 2>&1; then
+  echo "test-wasm: node (>= 20) is needed to run WASI binaries" >&2
+  exit 1
+fi
+if ! rustup target list --installed | grep -qx "$TARGET"; then
+  echo "test-wasm: installing rustup target $TARGET"
+  rustup target add "$TARGET"
+fi
+
+echo "== wasm32-wasip1, scalar"
+env -u RUSTFLAGS cargo test --target "$TARGET" "$@"
+
+echo "== wasm32-wasip1, +simd128"
+# Own target dir: different RUSTFLAGS would otherwise rebuild everything on each switch.
+RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-simd128 REQUIRE_SIMD=1 \
+  cargo test --target "$TARGET" "$@"
+echo "test-wasm: ok"

@@ -1,0 +1,181 @@
+//! K-quants (256-value super-blocks): Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, 16 values per
+//! vector step with the sub-block's scale (computed as the scalar kernel does) splatted.
+
+use core::arch::wasm32::*;
+
+use super::{
+    bits_at, f16_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4, store16,
+    u8x16_to_f32,
+};
+use crate::quant::scalar::for_each_block;
+
+const QK_K: usize = 256;
+
+/// The 12 packed scale bytes at `bytes[at..at + 12]`.
+#[inline(always)]
+fn scale_bytes(bytes: &[u8], at: usize) -> [u8; 12] {
+    let mut packed = [0; 12];
+    if let Some(src) = bytes.get(at..at + 12) {
+        packed.copy_from_slice(src);
+    }
+    packed
+}
+
+/// Q3_K's sixteen 6-bit scales, minus 32 (as the scalar kernel unpacks them).
+#[inline(always)]
+fn unpack_q3_k_scales(packed: &[u8; 12]) -> [i32; 16] {
+    core::array::from_fn(|i| {
+        let low = if i < 8 {
+            packed[i] & 0x0F
+        } else {
+            packed[i - 8] >> 4
+        };
+        let high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+        i32::from(low | high << 4) - 32
+    })
+}
+
+/// Q4_K/Q5_K's eight (scale, min) pairs of 6 bits (ggml's `get_scale_min_k4`).
+#[inline(always)]
+fn unpack_scale_min_k4(packed: &[u8; 12]) -> [(u8, u8); 8] {
+    core::array::from_fn(|j| {
+        if j < 4 {
+            (packed[j] & 63, packed[j + 4] & 63)
+        } else {
+            (
+                (packed[j + 4] & 0x0F) | (packed[j - 4] >> 6) << 4,
+                (packed[j + 4] >> 4) | (packed[j] >> 6) << 4,
+            )
+        }
+    })
+}
+
+/// Bytes of `v` that have all bits of `mask` set become 0xFF, the others 0.
+#[inline(always)]
+fn has_bits(v: v128, mask: u8) -> v128 {
+    let mask = u8x16_splat(mask);
+    i8x16_eq(v128_and(v, mask), mask)
+}
+
+pub(super) fn dequant_q2_k(blocks: &[u8], out: &mut [f32]) {
+    // scales[16], qs[64], d, dmin
+    for_each_block(blocks, out, |b: &[u8; 84], y: &mut [f32; QK_K]| {
+        let d = f16_at(b, 80);
+        let min = f16_at(b, 82);
+        for (is, &sc) in b[..16].iter().enumerate() {
+            let dl = f32x4_splat(d * f32::from(sc & 0x0F));
+            let ml = f32x4_splat(min * f32::from(sc >> 4));
+            let shift = (2 * (is / 2 % 4)) as u32;
+            let start = 32 * (is / 8) + 16 * (is % 2);
+            let q = bits_at(load(b, 16 + start), shift, 3);
+            store16(y, 16 * is, mul_sub4(dl, u8x16_to_f32(q), ml));
+        }
+    });
+}
+
+pub(super) fn dequant_q3_k(blocks: &[u8], out: &mut [f32]) {
+    // hmask[32], qs[64], scales[12], d
+    for_each_block(blocks, out, |b: &[u8; 110], y: &mut [f32; QK_K]| {
+        let d_all = f16_at(b, 108);
+        let scales = unpack_q3_k_scales(&scale_bytes(b, 96));
+        for (is, &sc) in scales.iter().enumerate() {
+            let dl = f32x4_splat(d_all * sc as f32);
+            let shift = (2 * (is / 2 % 4)) as u32;
+            let start = 32 * (is / 8) + 16 * (is % 2);
+            let low = bits_at(load(b, 32 + start), shift, 3);
+            let high_set = has_bits(load(b, 16 * (is % 2)), 1 << (is / 2));
+            // 4 where the high bit is clear.
+            let four = v128_andnot(u8x16_splat(4), high_set);
+            let q = i8x16_sub(low, four);
+            store16(y, 16 * is, mul4_dq(dl, i8x16_to_f32(q)));
+        }
+    });
+}
+
+pub(super) fn dequant_q4_k(blocks: &[u8], out: &mut [f32]) {
+    // d, dmin, scales[12], qs[128]
+    for_each_block(blocks, out, |b: &[u8; 144], y: &mut [f32; QK_K]| {
+        let d = f16_at(b, 0);
+        let min = f16_at(b, 2);
+        let pairs = unpack_scale_min_k4(&scale_bytes(b, 4));
+        for (j, &(sc, m)) in pairs.iter().enumerate() {
+            let d1 = f32x4_splat(d * f32::from(sc));
+            let m1 = f32x4_splat(min * f32::from(m));
+            let group = 16 + 32 * (j / 2);
+            for c in 0..2 {
+                let qs = load(b, group + 16 * c);
+                let q = if j % 2 == 0 {
+                    low_nibbles(qs)
+                } else {
+                    high_nibbles(qs)
+                };
+                store16(y, 32 * j + 16 * c, mul_sub4(d1, u8x16_to_f32(q), m1));
+            }
+        }
+    });
+}
+
+pub(super) fn dequant_q5_k(blocks: &[u8], out: &mut [f32]) {
+    // d, dmin, scales[12], qh[32], qs[128]
+    for_each_block(blocks, out, |b: &[u8; 176], y: &mut [f32; QK_K]| {
+        let d = f16_at(b, 0);
+        let min = f16_at(b, 2);
+        let pairs = unpack_scale_min_k4(&scale_bytes(b, 4));
+        for (j, &(sc, m)) in pairs.iter().enumerate() {
+            let d1 = f32x4_splat(d * f32::from(sc));
+            let m1 = f32x4_splat(min * f32::from(m));
+            let group = 48 + 32 * (j / 2);
+            for c in 0..2 {
+                let qs = load(b, group + 16 * c);
+                let low = if j % 2 == 0 {
+                    low_nibbles(qs)
+                } else {
+                    high_nibbles(qs)
+                };
+                let high = v128_and(has_bits(load(b, 16 + 16 * c), 1 << j), u8x16_splat(16));
+                let q = v128_or(low, high);
+                store16(y, 32 * j + 16 * c, mul_sub4(d1, u8x16_to_f32(q), m1));
+            }
+        }
+    });
+}
+
+pub(super) fn dequant_q6_k(blocks: &[u8], out: &mut [f32]) {
+    // ql[128], qh[64], scales[16] (i8), d
+    for_each_block(blocks, out, |b: &[u8; 210], y: &mut [f32; QK_K]| {
+        let d = f16_at(b, 208);
+        let scales: [f32; 16] = core::array::from_fn(|i| d * f32::from(b[192 + i] as i8));
+        for n in 0..2 {
+            for k in 0..4 {
+                for c in 0..2 {
+                    let ql = load(b, 64 * n + 32 * (k % 2) + 16 * c);
+                    let low = if k < 2 {
+                        low_nibbles(ql)
+                    } else {
+                        high_nibbles(ql)
+                    };
+                    let qh = load(b, 128 + 32 * n + 16 * c);
+                    let high = bits_at(qh, (2 * k) as u32, 3);
+                    // A 16-bit shift: each byte is at most 3, so nothing crosses bytes.
+                    let q = i8x16_sub(v128_or(low, i16x8_shl(high, 4)), i8x16_splat(32));
+                    let scale = f32x4_splat(scales[8 * n + 2 * k + c]);
+                    store16(
+                        y,
+                        128 * n + 32 * k + 16 * c,
+                        mul4_dq(scale, i8x16_to_f32(q)),
+                    );
+                }
+            }
+        }
+    });
+}
+
+pub(super) fn dequant_q8_k(blocks: &[u8], out: &mut [f32]) {
+    // d (f32), qs[256] (i8), bsums
+    for_each_block(blocks, out, |b: &[u8; 292], y: &mut [f32; QK_K]| {
+        let d = f32x4_splat(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        for c in 0..16 {
+            store16(y, 16 * c, mul4_dq(d, i8x16_to_f32(load(b, 4 + 16 * c))));
+        }
+    });
+}

@@ -1,0 +1,185 @@
+//! Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1: one 32-value block per step.
+
+use core::arch::wasm32::*;
+
+use super::{
+    bits_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4, mul_add4, store16, u8x16_to_f32,
+};
+use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
+
+/// The f16 at `bytes[at..at + 2]` as f32, splatted.
+#[inline(always)]
+fn f16_splat(bytes: &[u8], at: usize) -> v128 {
+    let h = match bytes.get(at..at + 2) {
+        Some(&[a, b]) => le_u16([a, b]),
+        _ => 0,
+    };
+    f32x4_splat(f16_to_f32(h))
+}
+
+/// Bit 4 of each byte set where Q5's `qh` (the u32 at `bytes[at..at + 4]`) has the bit of
+/// that element: values 0–15 in the first vector, 16–31 in the second.
+#[inline(always)]
+fn q5_high_bits(bytes: &[u8], at: usize) -> (v128, v128) {
+    let qh = match bytes.get(at..at + 4) {
+        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+        _ => 0,
+    };
+    let qh = u32x4_splat(qh);
+    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+    let spread = |first: u8| {
+        let s = first;
+        let bytes = u8x16_swizzle(
+            qh,
+            u8x16(
+                s,
+                s,
+                s,
+                s,
+                s,
+                s,
+                s,
+                s,
+                s + 1,
+                s + 1,
+                s + 1,
+                s + 1,
+                s + 1,
+                s + 1,
+                s + 1,
+                s + 1,
+            ),
+        );
+        let set = i8x16_eq(v128_and(bytes, bit), bit);
+        v128_and(set, u8x16_splat(0x10))
+    };
+    (spread(0), spread(2))
+}
+
+pub(super) fn dequant_q4_0(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 32]| {
+        let d = f16_splat(b, 0);
+        let qs = load(b, 2);
+        let eight = i8x16_splat(8);
+        let lo = i8x16_sub(low_nibbles(qs), eight);
+        let hi = i8x16_sub(high_nibbles(qs), eight);
+        store16(y, 0, mul4(i8x16_to_f32(lo), d));
+        store16(y, 16, mul4(i8x16_to_f32(hi), d));
+    });
+}
+
+pub(super) fn dequant_q4_1(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 20], y: &mut [f32; 32]| {
+        let d = f16_splat(b, 0);
+        let m = f16_splat(b, 2);
+        let qs = load(b, 4);
+        store16(y, 0, mul_add4(u8x16_to_f32(low_nibbles(qs)), d, m));
+        store16(y, 16, mul_add4(u8x16_to_f32(high_nibbles(qs)), d, m));
+    });
+}
+
+pub(super) fn dequant_q5_0(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 22], y: &mut [f32; 32]| {
+        let d = f16_splat(b, 0);
+        let (h0, h1) = q5_high_bits(b, 2);
+        let qs = load(b, 6);
+        let sixteen = i8x16_splat(16);
+        let lo = i8x16_sub(v128_or(low_nibbles(qs), h0), sixteen);
+        let hi = i8x16_sub(v128_or(high_nibbles(qs), h1), sixteen);
+        store16(y, 0, mul4(i8x16_to_f32(lo), d));
+        store16(y, 16, mul4(i8x16_to_f32(hi), d));
+    });
+}
+
+pub(super) fn dequant_q5_1(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 24], y: &mut [f32; 32]| {
+        let d = f16_splat(b, 0);
+        let m = f16_splat(b, 2);
+        let (h0, h1) = q5_high_bits(b, 4);
+        let qs = load(b, 8);
+        let lo = v128_or(low_nibbles(qs), h0);
+        let hi = v128_or(high_nibbles(qs), h1);
+        store16(y, 0, mul_add4(u8x16_to_f32(lo), d, m));
+        store16(y, 16, mul_add4(u8x16_to_f32(hi), d, m));
+    });
+}
+
+/// Q8_0 and Q8_1: `q · d` for the 32 signed bytes at `b[at..at + 32]`.
+#[inline(always)]
+fn dequant_i8_quants(b: &[u8], at: usize, d: v128, y: &mut [f32]) {
+    store16(y, 0, mul4(i8x16_to_f32(load(b, at)), d));
+    store16(y, 16, mul4(i8x16_to_f32(load(b, at + 16)), d));
+}
+
+pub(super) fn dequant_q8_0(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 34], y: &mut [f32; 32]| {
+        dequant_i8_quants(b, 2, f16_splat(b, 0), y);
+    });
+}
+
+pub(super) fn dequant_q8_1(blocks: &[u8], out: &mut [f32]) {
+    for_each_block(blocks, out, |b: &[u8; 36], y: &mut [f32; 32]| {
+        dequant_i8_quants(b, 4, f16_splat(b, 0), y);
+    });
+}
+
+pub(super) fn dequant_q1_0(blocks: &[u8], out: &mut [f32]) {
+    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+    // d, qs[16]: bit j (LSB first) of byte i is value 8i + j.
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 128]| {
+        let d = f16_splat(b, 0);
+        // Negation only flips the sign bit, as the scalar `-d`.
+        let neg_d = v128_xor(d, f32x4_splat(-0.0));
+        let qs = load(b, 2);
+        for c in 0..8u8 {
+            let (i, j) = (2 * c, 2 * c + 1);
+            let bytes = u8x16_swizzle(qs, u8x16(i, i, i, i, i, i, i, i, j, j, j, j, j, j, j, j));
+            let set = i8x16_eq(v128_and(bytes, bit), bit);
+            let lo = i16x8_extend_low_i8x16(set);
+            let hi = i16x8_extend_high_i8x16(set);
+            let masks = [
+                i32x4_extend_low_i16x8(lo),
+                i32x4_extend_high_i16x8(lo),
+                i32x4_extend_low_i16x8(hi),
+                i32x4_extend_high_i16x8(hi),
+            ];
+            store16(
+                y,
+                16 * usize::from(c),
+                masks.map(|m| v128_bitselect(d, neg_d, m)),
+            );
+        }
+    });
+}
+
+pub(super) fn dequant_q2_0(blocks: &[u8], out: &mut [f32]) {
+    // d, qs[16]: bits 2s..2s+2 of byte i are value 4i + s.
+    for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 64]| {
+        let d = f16_splat(b, 0);
+        let qs = load(b, 2);
+        let three = u8x16_splat(3);
+        let a0 = v128_and(qs, three);
+        let a1 = bits_at(qs, 2, 3);
+        let a2 = bits_at(qs, 4, 3);
+        let a3 = bits_at(qs, 6, 3);
+        // Interleave to a0[i], a1[i], a2[i], a3[i] for each byte i.
+        let p01_lo =
+            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a0, a1);
+        let p01_hi =
+            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a0, a1);
+        let p23_lo =
+            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a2, a3);
+        let p23_hi =
+            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a2, a3);
+        let q = [
+            i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_lo, p23_lo),
+            i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_lo, p23_lo),
+            i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_hi, p23_hi),
+            i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_hi, p23_hi),
+        ];
+        for (c, q) in q.into_iter().enumerate() {
+            let q = i8x16_sub(q, i8x16_splat(1));
+            store16(y, 16 * c, mul4(i8x16_to_f32(q), d));
+        }
+    });
+}
