@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: formatting, lints, unit + integration tests (oracle fixtures, malformed inputs,
-# CLI), and a bounded fuzz run. Run from anywhere; installs what it needs first.
+# CLI) natively (AVX2 where the CPU has it), for aarch64 under qemu (NEON) and for wasm32 under
+# Node (scalar and simd128), and a bounded fuzz run. Run from anywhere; installs what it needs first.
 set -euo pipefail
 # pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
@@ -13,6 +14,10 @@ cargo clippy --all-targets --quiet -- -D warnings
 echo "== cargo test"
 log=$(mktemp)
 cargo test --quiet 2>&1 | tee "$log"
+echo "== NEON kernels: aarch64 build under qemu"
+bash scripts/test-neon.sh --quiet 2>&1 | tee -a "$log"
+echo "== wasm: scalar and simd128 builds under Node"
+bash scripts/test-wasm.sh 2>&1 | tee -a "$log"
 echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 # One closing line for the whole run (cargo prints one per test binary).
