@@ -4,6 +4,7 @@
 use core::arch::x86_64::*;
 
 use super::{i8x16_ps, i8x8_ps, load16, load8, nibbles16, safe_kernel, store, store_all};
+use crate::quant::scalar::fp4::{e8m0_to_f32_half, ue4m3_to_f32_half};
 
 safe_kernel!(dequant_mxfp4 => mxfp4);
 safe_kernel!(dequant_nvfp4 => nvfp4);
@@ -17,37 +18,6 @@ unsafe fn table() -> __m128i {
     let bytes = KVALUES_FP4.map(|v| v as u8);
     // SAFETY: `bytes` is a 16-byte array.
     load16(&bytes, 0)
-}
-
-/// Half of 2^(e − 127), as the scalar kernel (and ggml) computes it.
-#[inline(always)]
-fn e8m0_to_f32_half(e: u8) -> f32 {
-    if e < 2 {
-        f32::from_bits(0x0020_0000 << e)
-    } else {
-        f32::from_bits(u32::from(e - 1) << 23)
-    }
-}
-
-#[inline(always)]
-fn pow2(exp: i32) -> f32 {
-    f32::from_bits(((exp + 127) as u32) << 23)
-}
-
-/// Half of a UE4M3 scale, as the scalar kernel (and ggml) computes it.
-#[inline(always)]
-fn ue4m3_to_f32_half(x: u8) -> f32 {
-    if x == 0 || x == 0x7F {
-        return 0.0;
-    }
-    let exp = i32::from((x >> 3) & 0x0F);
-    let man = f32::from(x & 0x07);
-    let raw = if exp == 0 {
-        man * pow2(-9)
-    } else {
-        (1.0 + man / 8.0) * pow2(exp - 7)
-    };
-    raw * 0.5
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]

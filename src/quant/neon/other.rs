@@ -4,6 +4,7 @@
 use core::arch::aarch64::*;
 
 use super::{s8x16_to_f32, store_d_times_q, store_q_times_d};
+use crate::quant::scalar::fp4::{e8m0_to_f32_half, ue4m3_to_f32_half};
 use crate::quant::scalar::grids::KVALUES_IQ4NL;
 use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
 
@@ -54,38 +55,6 @@ pub(crate) fn dequant_iq4_xs(blocks: &[u8], out: &mut [f32]) {
 
 /// E2M1 codes as doubled values (as the scalar `KVALUES_FP4`).
 const KVALUES_FP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
-
-/// Half of the E8M0 scale (as the scalar `e8m0_to_f32_half`).
-#[inline(always)]
-fn e8m0_to_f32_half(e: u8) -> f32 {
-    if e < 2 {
-        f32::from_bits(0x0020_0000 << e)
-    } else {
-        f32::from_bits(u32::from(e - 1) << 23)
-    }
-}
-
-/// 2^exp for exp within the normal f32 range.
-#[inline(always)]
-fn pow2(exp: i32) -> f32 {
-    f32::from_bits(((exp + 127) as u32) << 23)
-}
-
-/// Half of a UE4M3 scale (as the scalar `ue4m3_to_f32_half`, operation for operation).
-#[inline(always)]
-fn ue4m3_to_f32_half(x: u8) -> f32 {
-    if x == 0 || x == 0x7F {
-        return 0.0;
-    }
-    let exp = i32::from((x >> 3) & 0x0F);
-    let man = f32::from(x & 0x07);
-    let raw = if exp == 0 {
-        man * pow2(-9)
-    } else {
-        (1.0 + man / 8.0) * pow2(exp - 7)
-    };
-    raw * 0.5
-}
 
 pub(crate) fn dequant_mxfp4(blocks: &[u8], out: &mut [f32]) {
     for_each_block(blocks, out, |b: &[u8; 17], y: &mut [f32; 32]| {

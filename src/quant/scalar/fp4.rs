@@ -46,7 +46,7 @@ impl BlockNvfp4 {
 /// Half of the E8M0 scale 2^(e − 127), built from bits like ggml's `ggml_e8m0_to_fp32_half`:
 /// e = 0 and 1 are subnormal, and e = 255 is 2^127 (no NaN).
 #[inline(always)]
-fn e8m0_to_f32_half(e: u8) -> f32 {
+pub(crate) fn e8m0_to_f32_half(e: u8) -> f32 {
     if e < 2 {
         f32::from_bits(0x0020_0000 << e)
     } else {
@@ -64,7 +64,7 @@ fn pow2(exp: i32) -> f32 {
 /// 0x7F (not 0xFF) reads as 0, and exponent 0 is subnormal. ggml builds the value with `ldexpf`;
 /// every step here is exact in f32 as there, so the results are identical.
 #[inline(always)]
-fn ue4m3_to_f32_half(x: u8) -> f32 {
+pub(crate) fn ue4m3_to_f32_half(x: u8) -> f32 {
     if x == 0 || x == 0x7F {
         return 0.0;
     }

@@ -8,7 +8,7 @@
 use crate::types::GgmlType;
 
 mod float;
-mod fp4;
+pub(crate) mod fp4;
 pub(crate) mod grids;
 mod iq;
 mod k;

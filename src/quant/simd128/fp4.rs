@@ -5,42 +5,12 @@ use core::arch::wasm32::*;
 
 use super::{high_nibbles, i8x16_to_f32, load, load8, low_nibbles, mul4, store16};
 use crate::quant::scalar::for_each_block;
+use crate::quant::scalar::fp4::{e8m0_to_f32_half, ue4m3_to_f32_half};
 
 /// ggml's `kvalues_mxfp4` as a swizzle table.
 #[inline(always)]
 fn kvalues() -> v128 {
     i8x16(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12)
-}
-
-/// E8M0 scale halved (ggml's `GGML_E8M0_TO_FP32_HALF`).
-#[inline(always)]
-fn e8m0_to_f32_half(e: u8) -> f32 {
-    if e < 2 {
-        f32::from_bits(0x0020_0000 << e)
-    } else {
-        f32::from_bits(u32::from(e - 1) << 23)
-    }
-}
-
-#[inline(always)]
-fn pow2(exp: i32) -> f32 {
-    f32::from_bits(((exp + 127) as u32) << 23)
-}
-
-/// UE4M3 scale halved (ggml's `ggml_ue4m3_to_fp32(x) * 0.5`): the top bit ignored, 0x7F is 0.
-#[inline(always)]
-fn ue4m3_to_f32_half(x: u8) -> f32 {
-    if x == 0 || x == 0x7F {
-        return 0.0;
-    }
-    let exp = i32::from((x >> 3) & 0x0F);
-    let man = f32::from(x & 0x07);
-    let raw = if exp == 0 {
-        man * pow2(-9)
-    } else {
-        (1.0 + man / 8.0) * pow2(exp - 7)
-    };
-    raw * 0.5
 }
 
 pub(super) fn dequant_mxfp4(blocks: &[u8], out: &mut [f32]) {
