@@ -11,20 +11,7 @@ use std::process::{Command, Output};
 use common::{valid_file, Builder};
 
 fn bin() -> Command {
-    let exe = env!("CARGO_BIN_EXE_gguf-lens");
-    // Cross testing under an emulator (see .cargo/config.toml): the runner hands its own
-    // command line down in GGUF_LENS_TEST_RUNNER, so the binary, built for the emulated
-    // target, runs under it too (there may be no binfmt_misc to do that implicitly).
-    let runner = std::env::var("GGUF_LENS_TEST_RUNNER").unwrap_or_default();
-    let mut parts = runner.split_whitespace();
-    match parts.next() {
-        Some(program) => {
-            let mut command = Command::new(program);
-            command.args(parts).arg(exe);
-            command
-        }
-        None => Command::new(exe),
-    }
+    common::gguf_lens_command()
 }
 
 fn write_temp(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {

@@ -4,26 +4,11 @@
 // Spawns the gguf-lens binary, which WASI cannot do.
 #![cfg(not(target_os = "wasi"))]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value as Json;
-
-/// The `gguf-lens` binary, run under the emulator named by GGUF_LENS_TEST_RUNNER when cross
-/// testing (see .cargo/config.toml and tests/cli.rs).
-fn gguf_lens() -> Command {
-    let exe = env!("CARGO_BIN_EXE_gguf-lens");
-    let runner = std::env::var("GGUF_LENS_TEST_RUNNER").unwrap_or_default();
-    let mut parts = runner.split_whitespace();
-    match parts.next() {
-        Some(program) => {
-            let mut command = Command::new(program);
-            command.args(parts).arg(exe);
-            command
-        }
-        None => Command::new(exe),
-    }
-}
 
 fn fixtures_with_expectations(dir: &str) -> Vec<(PathBuf, PathBuf)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -82,7 +67,7 @@ fn check_dir(dir: &str, minimum: usize) {
         pairs.len()
     );
     for (gguf, expected) in pairs {
-        let output = gguf_lens()
+        let output = common::gguf_lens_command()
             .args(["inspect", gguf.to_str().unwrap(), "--json"])
             .output()
             .unwrap();

@@ -108,3 +108,20 @@ pub fn valid_file() -> Vec<u8> {
     b.data(32, 64);
     b.build()
 }
+
+/// The `gguf-lens` binary. When cross testing under an emulator (see .cargo/config.toml), the
+/// runner hands its own command line down in GGUF_LENS_TEST_RUNNER, so the binary, built for
+/// the emulated target, runs under it too (there may be no binfmt_misc to do that implicitly).
+pub fn gguf_lens_command() -> std::process::Command {
+    let exe = env!("CARGO_BIN_EXE_gguf-lens");
+    let runner = std::env::var("GGUF_LENS_TEST_RUNNER").unwrap_or_default();
+    let mut parts = runner.split_whitespace();
+    match parts.next() {
+        Some(program) => {
+            let mut command = std::process::Command::new(program);
+            command.args(parts).arg(exe);
+            command
+        }
+        None => std::process::Command::new(exe),
+    }
+}
