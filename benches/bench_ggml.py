@@ -14,8 +14,12 @@ import ctypes
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
-import llama_cpp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fixtures"))
+from generate import ROW_FN, load_ggml as load_fixture_ggml  # noqa: E402
 
 DEFAULT_TYPES = ("F16,BF16,Q8_0,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,Q2_K,"
                  "IQ4_NL,IQ4_XS,MXFP4,NVFP4,TQ2_0,TQ1_0,Q1_0,Q2_0")
@@ -39,27 +43,9 @@ SCALE_FIELDS = {
 }
 
 
-class GgmlTypeTraits(ctypes.Structure):
-    """struct ggml_type_traits (ggml/include/ggml.h), as fixtures/generate.py declares it."""
-    _fields_ = [
-        ("type_name", ctypes.c_char_p),
-        ("blck_size", ctypes.c_int64),
-        ("blck_size_interleave", ctypes.c_int64),
-        ("type_size", ctypes.c_size_t),
-        ("is_quantized", ctypes.c_bool),
-        ("to_float", ctypes.c_void_p),
-        ("from_float_ref", ctypes.c_void_p),
-    ]
-
-
-ROW_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-
-
 def load_ggml() -> ctypes.CDLL:
-    lib_dir = Path(llama_cpp.__file__).parent / "lib"
-    base = ctypes.CDLL(str(lib_dir / "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-    base.ggml_get_type_traits.restype = ctypes.POINTER(GgmlTypeTraits)
-    base.ggml_get_type_traits.argtypes = [ctypes.c_int]
+    """libggml-base, loaded and declared once, by the fixture generator."""
+    base, _cpu = load_fixture_ggml()
     return base
 
 
