@@ -35,9 +35,16 @@ def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n
     w.add_head_count_kv(8)
     w.add_file_type(15)
     w.add_tokenizer_model("gpt2")
-    w.add_token_list([f"{random_token(rng)}{i}" for i in range(n_vocab)])
+    tokens = [f"{random_token(rng)}{i}" for i in range(n_vocab)]
+    w.add_token_list(tokens)
     w.add_token_types([1] * n_vocab)
-    w.add_token_merges([f"{random_token(rng)} {random_token(rng)}" for _ in range(n_merges)])
+    # A BPE merge "a b" makes the token "ab": split existing tokens, as real merges do.
+    merges = []
+    for i in range(n_merges):
+        token = tokens[i % n_vocab]
+        cut = rng.randint(1, len(token) - 1) if len(token) > 1 else 1
+        merges.append(f"{token[:cut]} {token[cut:]}")
+    w.add_token_merges(merges)
     w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
     data_bytes = 0
     names = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down", "attn_norm", "ffn_norm", "attn_q.bias", "attn_k.bias", "attn_v.bias"]

@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// The default data alignment when `general.alignment` is absent.
 pub const DEFAULT_ALIGNMENT: u64 = 32;
 const ALIGNMENT_KEY: &str = "general.alignment";
+const TOKENIZER_MODEL_KEY: &str = "tokenizer.ggml.model";
 
 /// Byte order of the file's numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +102,8 @@ struct Parser<'a> {
     tensors_left: u64,
     /// Progress inside the outermost array when a read ran out of bytes.
     progress: Option<ArrayProgress>,
+    /// `tokenizer.ggml.model`, once read: it tells which arrays follow the vocabulary.
+    tokenizer_model: Option<String>,
 }
 
 impl<'a> Parser<'a> {
@@ -115,6 +118,7 @@ impl<'a> Parser<'a> {
             kv_left: 0,
             tensors_left: 0,
             progress: None,
+            tokenizer_model: None,
         }
     }
 
@@ -148,7 +152,11 @@ impl<'a> Parser<'a> {
     }
 
     /// A guess at the whole header's length: an array's remaining elements are assumed to be
-    /// as long on average as those seen so far.
+    /// as long on average as those seen so far. Inside the vocabulary, the arrays llama.cpp
+    /// writes after it are counted too, so one more read usually gets the whole header:
+    /// `token_type` (4 bytes a token), and `scores` (4 bytes a token) for SentencePiece
+    /// (`llama`) vocabularies or `merges` for BPE (`gpt2`) ones: about one merge a token, and a
+    /// merge `a b` is the token `ab` it makes plus a space.
     fn estimate(&self, at: u64) -> u64 {
         let rest_outside = self
             .kv_left
@@ -157,15 +165,25 @@ impl<'a> Parser<'a> {
                 self.tensors_left
                     .saturating_mul(self.min_tensor_size() + 32),
             );
-        match self.progress {
-            Some(p) if p.done > 0 => {
-                let average = at.saturating_sub(p.start) / p.done;
-                p.start
-                    .saturating_add(average.saturating_mul(p.len))
-                    .saturating_add(rest_outside)
-            }
-            _ => at.saturating_add(rest_outside),
-        }
+        let Some(p) = self.progress.filter(|p| p.done > 0) else {
+            return at.saturating_add(rest_outside);
+        };
+        let average = at.saturating_sub(p.start) / p.done;
+        let array_end = p.start.saturating_add(average.saturating_mul(p.len));
+        let after_vocab = if p.is_vocab {
+            let text = average.saturating_sub(p.min_item);
+            let per_token = 4 + match self.tokenizer_model.as_deref() {
+                Some("llama") => 4,
+                Some("gpt2") => p.min_item + text + 1,
+                _ => 0,
+            };
+            per_token.saturating_mul(p.len)
+        } else {
+            0
+        };
+        array_end
+            .saturating_add(after_vocab)
+            .saturating_add(rest_outside)
     }
 
     /// Reads a count (u32 in v1, u64 after) and rejects it if the bytes cannot hold that many
@@ -292,6 +310,13 @@ impl<'a> Parser<'a> {
             let value = read_value(&mut self.cur, value_type, self.format, &mut ctx, 0);
             self.progress = ctx.progress;
             let value = value?;
+            if let (TOKENIZER_MODEL_KEY, RawValue::String { start, len }) = (key, &value) {
+                let model = self
+                    .cur
+                    .slice_to_pos()
+                    .get(*start..start.saturating_add(*len));
+                self.tokenizer_model = model.map(|m| String::from_utf8_lossy(m).into_owned());
+            }
             if !seen.insert(key.to_string()) {
                 return Err(Error::at(
                     ErrorKind::DuplicateKey {

@@ -315,6 +315,9 @@ pub(crate) struct ValueContext<'k> {
     pub(crate) progress: Option<ArrayProgress>,
 }
 
+/// The vocabulary key: llama.cpp writes its per-token arrays (types, scores) and merges after it.
+pub(crate) const VOCAB_KEY: &str = "tokenizer.ggml.tokens";
+
 /// Where the outermost array read stands: used to predict how many bytes it still needs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ArrayProgress {
@@ -322,6 +325,8 @@ pub(crate) struct ArrayProgress {
     pub(crate) len: u64,
     pub(crate) done: u64,
     pub(crate) min_item: u64,
+    /// True for `tokenizer.ggml.tokens`, whose length predicts the arrays that follow it.
+    pub(crate) is_vocab: bool,
 }
 
 /// Reads a string's length and bytes; returns where the bytes start, and the bytes.
@@ -397,6 +402,7 @@ fn read_array(
             len,
             done: 0,
             min_item,
+            is_vocab: ctx.key == VOCAB_KEY,
         });
     }
     let mut index = Vec::new();

@@ -1,0 +1,74 @@
+//! The "need more bytes" estimate: cut inside a vocabulary, it predicts the arrays llama.cpp
+//! writes after it (token types, merges or scores), so a range reader needs one more read.
+
+mod common;
+
+use common::Builder;
+use gguf_lens::{parse, GgufFile, ParseStatus};
+
+/// A header like llama.cpp writes: model name, tokens, token types, then merges (BPE) or
+/// scores (SentencePiece).
+fn vocab_header(model: &str, n: usize) -> Vec<u8> {
+    let tokens: Vec<String> = (0..n).map(|i| format!("tok{i}")).collect();
+    let mut b = Builder::new(3);
+    b.header(0, 4)
+        .kv_str("tokenizer.ggml.model", model.as_bytes());
+    b.string(b"tokenizer.ggml.tokens")
+        .u32(9)
+        .u32(8)
+        .u64(n as u64);
+    for t in &tokens {
+        b.string(t.as_bytes());
+    }
+    b.string(b"tokenizer.ggml.token_type")
+        .u32(9)
+        .u32(5)
+        .u64(n as u64);
+    for _ in 0..n {
+        b.u32(1);
+    }
+    if model == "gpt2" {
+        b.string(b"tokenizer.ggml.merges")
+            .u32(9)
+            .u32(8)
+            .u64(n as u64);
+        for t in &tokens {
+            let (a, c) = t.split_at(2);
+            b.string(format!("{a} {c}").as_bytes());
+        }
+    } else {
+        b.string(b"tokenizer.ggml.scores")
+            .u32(9)
+            .u32(6)
+            .u64(n as u64);
+        for _ in 0..n {
+            b.u32(0);
+        }
+    }
+    b.build()
+}
+
+#[test]
+fn estimate_inside_the_vocabulary_covers_the_arrays_after_it() {
+    for model in ["gpt2", "llama"] {
+        let bytes = vocab_header(model, 20_000);
+        let header_len = GgufFile::from_bytes(&bytes).unwrap().header_len();
+        let cut = bytes.len() / 10;
+        let ParseStatus::NeedMore { at_least, estimate } =
+            parse(&bytes[..cut], Some(bytes.len() as u64)).unwrap()
+        else {
+            panic!("{model}: a tenth of the header cannot be all of it")
+        };
+        assert!(
+            at_least <= header_len,
+            "{model}: at_least {at_least} > {header_len}"
+        );
+        let ratio = estimate as f64 / header_len as f64;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "{model}: estimate {estimate} vs {header_len}"
+        );
+        // Without the vocabulary heuristic the estimate would stop at the tokens array's end.
+        assert!(estimate > header_len / 2, "{model}");
+    }
+}
