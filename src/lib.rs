@@ -9,7 +9,9 @@
 mod cursor;
 pub mod error;
 pub mod gguf;
+pub mod gptq;
 pub mod quant;
+pub mod safetensors;
 pub mod types;
 
 pub use error::{Error, ErrorKind, Result};
