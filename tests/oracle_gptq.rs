@@ -270,3 +270,35 @@ fn the_shard_index_maps_tensors_to_shards() {
     assert!(index.shard_of("nope").is_none());
     assert!(index.metadata().contains_key("total_size"));
 }
+
+#[test]
+fn every_plain_dtype_reads_as_torch_converts_it() {
+    let manifest = manifest();
+    let plain = &manifest["plain_dtypes"];
+    let case_dir = dir().join(plain["dir"].as_str().unwrap());
+    let bytes = std::fs::read(case_dir.join("model.safetensors")).unwrap();
+    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
+    let tensors = plain["tensors"].as_object().unwrap();
+    assert_eq!(tensors.len(), file.tensors().len());
+    for (name, info) in tensors {
+        let t = file.tensor(name).unwrap();
+        let shape: Vec<u64> = info["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        assert_eq!(t.shape(), &shape[..], "{name}");
+        let expected = read_f32(&case_dir.join(info["file"].as_str().unwrap()));
+        let range = file.data_range(t);
+        let mut got = vec![0f32; t.n_elements() as usize];
+        to_f32(
+            t.dtype(),
+            name,
+            &bytes[range.start as usize..range.end as usize],
+            &mut got,
+        )
+        .unwrap();
+        assert_same(&got, &expected, &format!("{name} ({})", t.dtype().name()));
+    }
+}

@@ -85,9 +85,10 @@ macro_rules! convert {
     };
 }
 
-/// Converts little-endian elements of `dtype` to f32: floats widen exactly or round to nearest
-/// (F64), integers round to nearest (as numpy's `astype(float32)`), BOOL is 0 or 1, F8 formats
-/// decode exactly (E4M3 is the `fn` variant: no infinities, S.1111.111 is NaN).
+/// Converts little-endian elements of `dtype` to f32 as torch's `.to(torch.float32)` does (the
+/// oracle in fixtures/gptq/plain_dtypes): floats widen exactly or round to nearest (F64),
+/// integers round to nearest, BOOL is 0 or 1, F8 formats decode exactly (E4M3 is the `fn`
+/// variant: no infinities, S.1111.111 is NaN).
 pub fn to_f32(dtype: Dtype, name: &str, bytes: &[u8], out: &mut [f32]) -> Result<()> {
     if !dtype.is_plain() {
         return Err(Error::new(ErrorKind::UnsupportedDtype {
@@ -115,7 +116,10 @@ pub fn to_f32(dtype: Dtype, name: &str, bytes: &[u8], out: &mut [f32]) -> Result
         Dtype::I16 => convert!(bytes, out, 2, |b| f32::from(i16::from_le_bytes(b))),
         Dtype::U16 => convert!(bytes, out, 2, |b| f32::from(u16::from_le_bytes(b))),
         Dtype::F16 => convert!(bytes, out, 2, |b| half::f16::from_le_bytes(b).to_f32()),
-        Dtype::BF16 => convert!(bytes, out, 2, |b| half::bf16::from_le_bytes(b).to_f32()),
+        // A bit shift, as torch and ggml do (it keeps signalling NaNs signalling).
+        Dtype::BF16 => convert!(bytes, out, 2, |b| {
+            f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16)
+        }),
         Dtype::I32 => convert!(bytes, out, 4, |b| i32::from_le_bytes(b) as f32),
         Dtype::U32 => convert!(bytes, out, 4, |b| u32::from_le_bytes(b) as f32),
         Dtype::F32 => convert!(bytes, out, 4, f32::from_le_bytes),
@@ -133,7 +137,8 @@ fn e4m3fn(b: u8) -> f32 {
     let exp = i32::from((b >> 3) & 0xF);
     let man = f32::from(b & 7);
     if exp == 0xF && b & 7 == 7 {
-        return f32::NAN.copysign(sign);
+        // The mantissa bits move to the top of f32's, as torch converts (0x7FF00000).
+        return f32::from_bits((u32::from(b & 0x80) << 24) | 0x7FF0_0000);
     }
     let magnitude = if exp == 0 {
         man / 8.0 * 2f32.powi(-6)
