@@ -405,3 +405,28 @@ fn bad_configs_and_indexes() {
         assert!(matches!(err.kind, ErrorKind::BadJson { .. }), "{err}");
     }
 }
+
+#[test]
+fn degenerate_layers_cost_nothing() {
+    // No outputs: qweight has no bytes to bound its row count.
+    let json = r#"{"l.qweight":{"dtype":"I32","shape":[1099511627776,0],"data_offsets":[0,0]},"l.qzeros":{"dtype":"I32","shape":[1,0],"data_offsets":[0,0]},"l.scales":{"dtype":"F16","shape":[1,0],"data_offsets":[0,0]}}"#;
+    let f = SafetensorsFile::from_bytes(&file(json, 0)).unwrap();
+    let config = QuantConfig::from_quantize_config(br#"{"bits": 4}"#).unwrap();
+    let layer = &find_layers(&f, Some(&config)).unwrap()[0];
+    assert_eq!((layer.out_features, layer.in_features), (0, 1 << 43));
+    let parts = LayerParts {
+        qweight: &[],
+        qzeros: &[],
+        scales: &[],
+        g_idx: None,
+    };
+    dequantize_rows(
+        layer,
+        &parts,
+        CheckpointFormat::V1,
+        V1Zeros::Unmasked,
+        0..0,
+        &mut [],
+    )
+    .unwrap();
+}

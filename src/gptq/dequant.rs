@@ -72,12 +72,30 @@ pub fn dequantize_rows(
             rows: n_out,
         }));
     }
-    let word_rows = (n_in * u64::from(bits)).div_ceil(32);
-    let zero_cols = (n_out * u64::from(bits)).div_ceil(32);
-    check_len(layer, "qweight", parts.qweight, word_rows * n_out, 4)?;
-    check_len(layer, "qzeros", parts.qzeros, n_groups * zero_cols, 4)?;
+    let word_rows = n_in.saturating_mul(u64::from(bits)).div_ceil(32);
+    let zero_cols = n_out.saturating_mul(u64::from(bits)).div_ceil(32);
+    check_len(
+        layer,
+        "qweight",
+        parts.qweight,
+        word_rows.saturating_mul(n_out),
+        4,
+    )?;
+    check_len(
+        layer,
+        "qzeros",
+        parts.qzeros,
+        n_groups.saturating_mul(zero_cols),
+        4,
+    )?;
     let scale_size = u64::from(layer.scales_dtype.bits() / 8);
-    check_len(layer, "scales", parts.scales, n_groups * n_out, scale_size)?;
+    check_len(
+        layer,
+        "scales",
+        parts.scales,
+        n_groups.saturating_mul(n_out),
+        scale_size,
+    )?;
     let expected = (rows.end - rows.start).saturating_mul(n_in);
     if out.len() as u64 != expected {
         return Err(Error::new(ErrorKind::BadLength {
@@ -85,6 +103,11 @@ pub fn dequantize_rows(
             len: out.len() as u64,
             expected,
         }));
+    }
+    if rows.is_empty() {
+        // Nothing to write; also keeps a layer with no outputs (whose qweight has no bytes to
+        // bound its input count) from costing anything.
+        return Ok(());
     }
     let groups = groups_of_inputs(layer, parts.g_idx)?;
     let mut scales = vec![0f32; to_usize(n_groups * n_out)];

@@ -90,7 +90,7 @@ impl GptqLayer {
                 ),
             ));
         }
-        let words_for = |count: u64, bits: u32| (count * u64::from(bits)).div_ceil(32);
+        let words_for = |count: u64, bits: u32| count.saturating_mul(u64::from(bits)).div_ceil(32);
         let bits =
             match config.and_then(|c| c.bits) {
                 Some(bits) => bits,
@@ -120,7 +120,9 @@ impl GptqLayer {
         }
         let in_features = match &g_idx {
             Some(g) => g.shape[0],
-            None if (word_rows * 32) % u64::from(bits) == 0 => word_rows * 32 / u64::from(bits),
+            None if word_rows.saturating_mul(32) % u64::from(bits) == 0 => {
+                word_rows.saturating_mul(32) / u64::from(bits)
+            }
             None => {
                 return Err(layout(
                     name,
