@@ -342,7 +342,13 @@ impl SafetensorsFile {
     /// Absolute byte range of rows `rows` of a plain tensor (rows as in [`Tensor::n_rows`]).
     pub fn rows_range(&self, t: &Tensor, rows: Range<u64>) -> Result<Range<u64>> {
         let n_rows = t.n_rows();
-        if rows.start > rows.end || rows.end > n_rows || t.dtype.bits() % 8 != 0 {
+        if t.dtype.bits() % 8 != 0 {
+            return Err(Error::new(ErrorKind::UnsupportedDtype {
+                name: t.name.clone(),
+                dtype: t.dtype.name(),
+            }));
+        }
+        if rows.start > rows.end || rows.end > n_rows {
             let kind = ErrorKind::BadRowRange {
                 name: t.name.clone(),
                 start: rows.start,
