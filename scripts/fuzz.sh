@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the parse+dequant fuzz target for N seconds (default 60), seeded with the fixtures.
+# Runs the parse+dequant fuzz target (GGUF and safetensors/GPTQ) for N seconds (default 60), seeded with the fixtures.
 # Fails on any crash, panic, timeout or out-of-memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +7,9 @@ seconds="${1:-60}"
 corpus=fuzz/corpus/parse_dequant
 mkdir -p "$corpus"
 find fixtures -name '*.gguf' -size -256k -exec cp -n {} "$corpus/" \; 2>/dev/null || true
+for f in fixtures/gptq/*/*.safetensors; do
+  [ -f "$f" ] && cp -n "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
 toolchain=+nightly
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   toolchain=""

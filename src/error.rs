@@ -112,6 +112,29 @@ pub enum ErrorKind {
     BigEndianData { type_name: &'static str },
     /// Reading the file failed.
     Io { message: String },
+    /// A safetensors header (or index / quantization config) that is not the JSON it must be.
+    BadJson { what: String, message: String },
+    /// A safetensors dtype name the format does not have.
+    UnknownDtype { name: String, dtype: String },
+    /// A safetensors dtype this library does not convert to f32.
+    UnsupportedDtype { name: String, dtype: &'static str },
+    /// safetensors data offsets that leave a gap or run backwards (tensors must tile the data).
+    DataOffsetGap {
+        name: String,
+        start: u64,
+        end: u64,
+        expected_start: u64,
+    },
+    /// safetensors tensors that end before the data section does.
+    UnusedData { end: u64, data_len: u64 },
+    /// A safetensors tensor whose byte length is not its shape's element count times its size.
+    ShapeMismatch {
+        name: String,
+        n_bytes: u64,
+        expected: u64,
+    },
+    /// GPTQ tensors whose shapes, dtypes or group indices do not fit together.
+    GptqLayout { layer: String, message: String },
 }
 
 impl Error {
@@ -214,6 +237,26 @@ impl fmt::Display for ErrorKind {
                 "big-endian {type_name} tensor data is not supported (only plain float and integer types)"
             ),
             Io { message } => write!(f, "read failed: {message}"),
+            BadJson { what, message } => write!(f, "{what} is not valid: {message}"),
+            UnknownDtype { name, dtype } => {
+                write!(f, "tensor {name} has unknown dtype {dtype:?}")
+            }
+            UnsupportedDtype { name, dtype } => {
+                write!(f, "tensor {name} has dtype {dtype}, which is not converted to f32")
+            }
+            DataOffsetGap { name, start, end, expected_start } => write!(
+                f,
+                "tensor {name} data offsets [{start}, {end}] do not start where the previous tensor ends ({expected_start})"
+            ),
+            UnusedData { end, data_len } => write!(
+                f,
+                "tensors end at data offset {end} but the data section has {data_len} bytes"
+            ),
+            ShapeMismatch { name, n_bytes, expected } => write!(
+                f,
+                "tensor {name} has {n_bytes} bytes of data, its shape and dtype need {expected}"
+            ),
+            GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
         }
     }
 }

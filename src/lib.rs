@@ -5,11 +5,17 @@
 //! `general.alignment`. [`gguf::parse`] reads the header from a prefix of the file and says how
 //! many more bytes it needs when the prefix is short; [`quant::dequantize`] turns a tensor's
 //! blocks into f32 exactly as ggml does.
+//!
+//! [`safetensors::parse`] does the same for safetensors headers (plus shard indexes), and
+//! [`gptq`] dequantizes GPTQ layers stored in them bit for bit as llama.cpp's
+//! `convert_hf_to_gguf.py` and GPTQModel do.
 
 mod cursor;
 pub mod error;
 pub mod gguf;
+pub mod gptq;
 pub mod quant;
+pub mod safetensors;
 pub mod types;
 
 pub use error::{Error, ErrorKind, Result};

@@ -1,8 +1,11 @@
 //! Any bytes: parse as a whole file and as a prefix of unknown length, walk every metadata
-//! value, and dequantize every tensor. Nothing may panic, hang or allocate past the input.
+//! value, and dequantize every tensor; the same bytes as a safetensors file (plain tensors and
+//! GPTQ layers). Nothing may panic, hang or allocate past the input.
 #![no_main]
 
 use gguf_lens::gguf::{parse, ArrayView, ParseStatus, Value};
+use gguf_lens::gptq::{dequantize_rows, find_layers, CheckpointFormat, LayerParts, V1Zeros};
+use gguf_lens::safetensors::{self, to_f32, SafetensorsFile};
 use gguf_lens::GgufFile;
 use libfuzzer_sys::fuzz_target;
 
@@ -25,11 +28,72 @@ fn walk_array(array: &ArrayView<'_>, depth: u32) {
     }
 }
 
+fn slice<'a>(data: &'a [u8], range: std::ops::Range<u64>) -> &'a [u8] {
+    &data[range.start as usize..range.end as usize]
+}
+
+fn safetensors(data: &[u8]) {
+    if let Ok(safetensors::ParseStatus::NeedMore { at_least }) = safetensors::parse(data, None) {
+        assert!(at_least > data.len() as u64);
+    }
+    let Ok(file) = SafetensorsFile::from_bytes(data) else {
+        return;
+    };
+    for t in file.tensors() {
+        let range = file.data_range(t);
+        assert!(
+            range.end <= data.len() as u64,
+            "validated tensors lie inside the file"
+        );
+        if t.n_elements() <= MAX_ELEMENTS && t.dtype().is_plain() {
+            let mut out = vec![0f32; t.n_elements() as usize];
+            to_f32(t.dtype(), t.name(), slice(data, range), &mut out)
+                .expect("sizes were validated");
+        }
+    }
+    let Ok(layers) = find_layers(&file, None) else {
+        return;
+    };
+    for layer in layers {
+        let part = |suffix: &str| {
+            file.get(&layer.part(suffix))
+                .map(|t| slice(data, file.data_range(t)))
+        };
+        let (Some(qweight), Some(qzeros), Some(scales)) =
+            (part("qweight"), part("qzeros"), part("scales"))
+        else {
+            panic!("a layer has its parts");
+        };
+        let parts = LayerParts {
+            qweight,
+            qzeros,
+            scales,
+            g_idx: part("g_idx"),
+        };
+        let rows = layer.out_features.min(4);
+        if rows * layer.in_features > MAX_ELEMENTS {
+            continue;
+        }
+        let mut out = vec![0f32; (rows * layer.in_features) as usize];
+        let _ = dequantize_rows(
+            &layer,
+            &parts,
+            CheckpointFormat::V1,
+            V1Zeros::Wrapping,
+            0..rows,
+            &mut out,
+        );
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    safetensors(data);
     if let Ok(ParseStatus::NeedMore { at_least, .. }) = parse(data, None) {
         assert!(at_least > data.len() as u64);
     }
-    let Ok(file) = GgufFile::from_bytes(data) else { return };
+    let Ok(file) = GgufFile::from_bytes(data) else {
+        return;
+    };
     for (_, value) in file.metadata() {
         walk(&value, 0);
     }
@@ -37,7 +101,9 @@ fuzz_target!(|data: &[u8]| {
         if tensor.n_elements() > MAX_ELEMENTS {
             continue;
         }
-        let bytes = file.tensor_data(data, tensor).expect("validated tensors lie inside the file");
+        let bytes = file
+            .tensor_data(data, tensor)
+            .expect("validated tensors lie inside the file");
         let mut out = vec![0f32; tensor.n_elements() as usize];
         let _ = file.dequantize_rows(tensor, bytes, &mut out);
         if tensor.n_rows() > 0 {

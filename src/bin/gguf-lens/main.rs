@@ -1,19 +1,32 @@
-//! The `gguf-lens` command: `inspect FILE [--json]` and `dequant FILE TENSOR -o OUT [--rows A:B]`.
+//! The `gguf-lens` command: `inspect FILE [--json]` and `dequant FILE TENSOR -o OUT [--rows A:B]`,
+//! for GGUF files and safetensors checkpoints (plain or GPTQ).
 //! Exit 0 on success, 1 with one `error:` line on a bad file, 2 on bad usage.
 
+mod checkpoint;
 mod json;
+mod st_dequant;
+mod st_inspect;
 mod text;
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use gguf_lens::gguf::{read_header, read_range};
+use gguf_lens::gptq::V1Zeros;
 use gguf_lens::{Error, Kernel};
+
+use checkpoint::Checkpoint;
 
 const USAGE: &str = "usage:
   gguf-lens inspect FILE [--json]
-  gguf-lens dequant FILE TENSOR_NAME -o OUT [--rows A:B]
+  gguf-lens dequant FILE TENSOR_NAME -o OUT [--rows A:B] [--v1-zeros unmasked|wrapping]
+
+FILE: a .gguf, a .safetensors or a model.safetensors.index.json (shards beside it). For
+safetensors, TENSOR_NAME is a tensor or a GPTQ layer (e.g. model.layers.0.self_attn.q_proj),
+dequantized to f32 [out_features, in_features]; quantize_config.json or config.json beside the
+file gives the GPTQ config. --v1-zeros: how a v1 stored zero of 2^bits-1 is read (unmasked:
+2^bits, as llama.cpp; wrapping: 0, as GPTQModel).
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -68,6 +81,23 @@ fn open(path: &str) -> Result<(File, u64), Failure> {
     Ok((file, size))
 }
 
+/// Whether `path` is a safetensors checkpoint (see `checkpoint::is_safetensors`).
+fn is_safetensors(path: &str) -> bool {
+    let mut head = Vec::new();
+    if let Ok(file) = File::open(path) {
+        let _ = file.take(9).read_to_end(&mut head);
+    }
+    checkpoint::is_safetensors(path, &head)
+}
+
+fn write_stdout(text: &[u8]) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(text)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::File(Error::from(e)))
+}
+
 fn inspect(args: &[String]) -> Result<(), Failure> {
     let mut path = None;
     let mut as_json = false;
@@ -82,6 +112,17 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
         }
     }
     let path = path.ok_or_else(|| Failure::Usage("inspect needs a FILE".to_string()))?;
+    if is_safetensors(path) {
+        let checkpoint = Checkpoint::open(path)?;
+        let text = if as_json {
+            let mut text = st_inspect::inspect_json(&checkpoint).to_string();
+            text.push('\n');
+            text
+        } else {
+            st_inspect::inspect_text(&checkpoint)
+        };
+        return write_stdout(text.as_bytes());
+    }
     let (mut reader, size) = open(path)?;
     let file = read_header(&mut reader, size)?;
     let stdout = std::io::stdout();
@@ -116,6 +157,7 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
     let mut positional = Vec::new();
     let mut output = None;
     let mut rows = None;
+    let mut v1 = None;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
@@ -125,6 +167,17 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
                     .next()
                     .ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
                 rows = Some(parse_rows(text)?);
+            }
+            "--v1-zeros" => {
+                v1 = Some(match iter.next().map(String::as_str) {
+                    Some("unmasked") => V1Zeros::Unmasked,
+                    Some("wrapping") => V1Zeros::Wrapping,
+                    _ => {
+                        return Err(Failure::Usage(
+                            "--v1-zeros takes unmasked or wrapping".into(),
+                        ))
+                    }
+                });
             }
             flag if flag.starts_with('-') && flag.len() > 1 => {
                 return Err(Failure::Usage(format!("unknown option {flag:?}")))
@@ -138,6 +191,16 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
         ));
     };
     let output = output.ok_or_else(|| Failure::Usage("dequant needs -o OUT".to_string()))?;
+    if is_safetensors(path) {
+        let checkpoint = Checkpoint::open(path)?;
+        st_dequant::dequant(&checkpoint, name, rows, v1.unwrap_or_default(), output)?;
+        return Ok(());
+    }
+    if v1.is_some() {
+        return Err(Failure::Usage(
+            "--v1-zeros is for GPTQ safetensors checkpoints".to_string(),
+        ));
+    }
     let kernel = Kernel::auto()?;
     let (mut reader, size) = open(path)?;
     let file = read_header(&mut reader, size)?;
