@@ -10,7 +10,11 @@ mod cursor;
 pub mod error;
 pub mod gguf;
 pub mod quant;
+pub mod stats;
+pub mod summary;
 pub mod types;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod wasm;
 
 pub use error::{Error, ErrorKind, Result};
 pub use gguf::{parse, GgufFile, ParseStatus, TensorInfo, Value, ValueType};
