@@ -18,7 +18,9 @@ fn js_error(err: crate::Error) -> JsError {
 }
 
 fn to_js(value: &serde_json::Value) -> JsValue {
-    let serializer = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
+    let serializer = serde_wasm_bindgen::Serializer::new()
+        .serialize_maps_as_objects(true)
+        .serialize_missing_as_null(true);
     serde::Serialize::serialize(value, &serializer).unwrap_or(JsValue::NULL)
 }
 
