@@ -8,7 +8,7 @@ import { GgufModel, mergeShards } from './model.js';
 export const FIRST_READ_BYTES = 256 * 1024;
 /** Added to the parser's estimate of the header length, so a close estimate needs no third read. */
 const SLACK_BYTES = 32 * 1024;
-const SLACK_FRACTION = 0.04;
+const SLACK_FRACTION = 0.1;
 
 const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
 

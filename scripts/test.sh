@@ -18,7 +18,11 @@ echo "== NEON kernels: aarch64 build under qemu"
 bash scripts/test-neon.sh --quiet 2>&1 | tee -a "$log"
 echo "== wasm: scalar and simd128 builds under Node"
 bash scripts/test-wasm.sh 2>&1 | tee -a "$log"
+echo "== npm package: packed tarball under Node and headless Chromium"
+bash scripts/test-npm.sh 2>&1 | tee -a "$log"
 echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 # One closing line for the whole run (cargo prints one per test binary).
-awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+# node --test ends with "# pass N" / "# fail N".
+awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"

@@ -1,0 +1,107 @@
+// A local HTTP server on 127.0.0.1 (random port) serving files with Range support, and ways to
+// misbehave: ignore Range (200 whole body), add latency, drop the connection mid-body, answer
+// 416, omit Content-Length. Counts requests and body bytes sent. Static files (the package,
+// browser test pages) are served from `staticRoot` when given.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
+
+/**
+ * @param {object} options
+ * @param {Record<string, Uint8Array | string>} [options.files] URL path → bytes or file path
+ * @param {string} [options.staticRoot] directory served for any other path
+ */
+export async function startServer({ files = {}, staticRoot } = {}) {
+  const state = {
+    mode: '206', // '206' | '200' | '416' | 'no-length'
+    latencyMs: 0,
+    dropAfterBytes: null, // drop the connection after this many body bytes...
+    dropsLeft: 0, // ...for this many responses
+    requests: 0,
+    bytesSent: 0,
+    log: [],
+  };
+  const bodies = new Map();
+  const bytesOf = (name) => {
+    if (!bodies.has(name)) {
+      const f = files[name];
+      bodies.set(name, typeof f === 'string' ? fs.readFileSync(f) : Buffer.from(f.buffer, f.byteOffset, f.byteLength));
+    }
+    return bodies.get(name);
+  };
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    let body;
+    if (url.pathname in files) {
+      body = bytesOf(url.pathname);
+    } else if (staticRoot) {
+      const file = path.join(staticRoot, decodeURIComponent(url.pathname));
+      if (!file.startsWith(staticRoot) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+      res.end(fs.readFileSync(file));
+      return;
+    } else {
+      res.writeHead(404).end();
+      return;
+    }
+    state.requests++;
+    state.log.push({ path: url.pathname, range: req.headers.range ?? null });
+    if (state.latencyMs) await new Promise((r) => setTimeout(r, state.latencyMs));
+    const cors = { 'access-control-allow-origin': '*', 'accept-ranges': 'bytes' };
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (state.mode === '416') {
+      res.writeHead(416, { ...cors, 'content-range': `bytes */${body.length}` }).end();
+      return;
+    }
+    let status = 200;
+    let slice = body;
+    const headers = { ...cors, 'content-type': 'application/octet-stream' };
+    if (range && state.mode === '206') {
+      const start = Number(range[1]);
+      const end = range[2] === '' ? body.length - 1 : Math.min(Number(range[2]), body.length - 1);
+      if (start >= body.length) {
+        res.writeHead(416, { ...cors, 'content-range': `bytes */${body.length}` }).end();
+        return;
+      }
+      status = 206;
+      slice = body.subarray(start, end + 1);
+      headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+    }
+    if (state.mode !== 'no-length') headers['content-length'] = String(slice.length);
+    res.writeHead(status, headers);
+    if (state.dropsLeft > 0 && state.dropAfterBytes !== null) {
+      state.dropsLeft--;
+      const part = slice.subarray(0, state.dropAfterBytes);
+      state.bytesSent += part.length;
+      res.write(part, () => res.destroy());
+      return;
+    }
+    // Write in 64 KiB pieces with backpressure, so a client that stops reading stops the send.
+    const PIECE = 64 * 1024;
+    let closed = false;
+    res.on('close', () => (closed = true));
+    for (let at = 0; at < slice.length && !closed; at += PIECE) {
+      const piece = slice.subarray(at, at + PIECE);
+      state.bytesSent += piece.length;
+      if (!res.write(piece)) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+    }
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    base,
+    state,
+    url: (name) => base + name,
+    reset() {
+      Object.assign(state, { mode: '206', latencyMs: 0, dropAfterBytes: null, dropsLeft: 0, requests: 0, bytesSent: 0, log: [] });
+    },
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
+  };
+}
