@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: formatting, lints, unit + integration tests (oracle fixtures, malformed inputs,
 # CLI) natively (AVX2 where the CPU has it), for aarch64 under qemu (NEON) and for wasm32 under
-# Node (scalar and simd128), and a bounded fuzz run. Run from anywhere; installs what it needs first.
+# Node (scalar and simd128), the npm package (packed tarball under Node and headless Chromium),
+# and a bounded fuzz run. Run from anywhere; installs what it needs first.
 set -euo pipefail
 # pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
