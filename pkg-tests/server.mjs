@@ -23,20 +23,33 @@ export async function startServer({ files = {}, staticRoot } = {}) {
     bytesSent: 0,
     log: [],
   };
-  const bodies = new Map();
-  const bytesOf = (name) => {
-    if (!bodies.has(name)) {
-      const f = files[name];
-      bodies.set(name, typeof f === 'string' ? fs.readFileSync(f) : Buffer.from(f.buffer, f.byteOffset, f.byteLength));
+  // A body is bytes in memory, or a file read range by range (sparse multi-GB files stay on disk).
+  const bodyOf = (name) => {
+    const f = files[name];
+    if (typeof f !== 'string') {
+      const bytes = Buffer.from(f.buffer, f.byteOffset, f.byteLength);
+      return { length: bytes.length, read: async (start, end) => bytes.subarray(start, end) };
     }
-    return bodies.get(name);
+    return {
+      length: fs.statSync(f).size,
+      async read(start, end) {
+        const handle = await fs.promises.open(f, 'r');
+        try {
+          const out = Buffer.alloc(end - start);
+          await handle.read(out, 0, out.length, start);
+          return out;
+        } finally {
+          await handle.close();
+        }
+      },
+    };
   };
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     let body;
     if (url.pathname in files) {
-      body = bytesOf(url.pathname);
+      body = bodyOf(url.pathname);
     } else if (staticRoot) {
       const file = path.join(staticRoot, decodeURIComponent(url.pathname));
       if (!file.startsWith(staticRoot) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
@@ -60,7 +73,7 @@ export async function startServer({ files = {}, staticRoot } = {}) {
       return;
     }
     let status = 200;
-    let slice = body;
+    let [from, to] = [0, body.length];
     const headers = { ...cors, 'content-type': 'application/octet-stream' };
     if (range && state.mode === '206') {
       const start = Number(range[1]);
@@ -70,26 +83,35 @@ export async function startServer({ files = {}, staticRoot } = {}) {
         return;
       }
       status = 206;
-      slice = body.subarray(start, end + 1);
+      [from, to] = [start, end + 1];
       headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
     }
-    if (state.mode !== 'no-length') headers['content-length'] = String(slice.length);
+    if (state.mode !== 'no-length') headers['content-length'] = String(to - from);
     res.writeHead(status, headers);
     if (state.dropsLeft > 0 && state.dropAfterBytes !== null) {
       state.dropsLeft--;
-      const part = slice.subarray(0, state.dropAfterBytes);
+      const part = await body.read(from, Math.min(to, from + state.dropAfterBytes));
       state.bytesSent += part.length;
       res.write(part, () => res.destroy());
       return;
     }
-    // Write in 64 KiB pieces with backpressure, so a client that stops reading stops the send.
-    const PIECE = 64 * 1024;
+    // Write in 1 MiB pieces with backpressure, so a client that stops reading stops the send.
+    const PIECE = 1 << 20;
     let closed = false;
-    res.on('close', () => (closed = true));
-    for (let at = 0; at < slice.length && !closed; at += PIECE) {
-      const piece = slice.subarray(at, at + PIECE);
+    const waiters = new Set();
+    res.on('close', () => {
+      closed = true;
+      for (const wake of waiters) wake();
+    });
+    for (let at = from; at < to && !closed; at += PIECE) {
+      const piece = await body.read(at, Math.min(to, at + PIECE));
       state.bytesSent += piece.length;
-      if (!res.write(piece)) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+      if (!res.write(piece) && !closed) {
+        await new Promise((wake) => {
+          waiters.add(wake);
+          res.once('drain', () => { waiters.delete(wake); wake(); });
+        });
+      }
     }
     res.end();
   });
