@@ -29,7 +29,7 @@ export function sameBytes(a, b) {
  * A GGUF v3 file with a big tokenizer (nTokens strings) and nTensors small F32 tensors, so a
  * header of any size can be made without external tools. Returns the bytes.
  */
-export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, namePrefix = '', extraDataBytes = 0 } = {}) {
+export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, namePrefix = '', extraDataBytes = 0, bpe = false } = {}) {
   const parts = [];
   const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
   const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
@@ -39,8 +39,9 @@ export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, nam
   parts.push(Buffer.from('GGUF'));
   u32(3);
   u64(nTensors);
-  u64(4);
+  u64(bpe ? 7 : 4);
   str('general.architecture'); u32(8); str('llama');
+  if (bpe) { str('tokenizer.ggml.model'); u32(8); str('gpt2'); }
   str('llama.block_count'); u32(4); u32(nTensors);
   str('general.file_type'); u32(4); u32(0);
   str('tokenizer.ggml.tokens'); u32(9); u32(8); u64(nTokens);
@@ -49,6 +50,16 @@ export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, nam
     const len = 1 + Math.floor(rand() * 10);
     for (let j = 0; j < len; j++) t += String.fromCharCode(97 + Math.floor(rand() * 26));
     str(t + i);
+  }
+  if (bpe) {
+    // Token types, then one merge per token ("a b" made from the token's text).
+    str('tokenizer.ggml.token_type'); u32(9); u32(5); u64(nTokens);
+    parts.push(Buffer.alloc(4 * nTokens, 1));
+    str('tokenizer.ggml.merges'); u32(9); u32(8); u64(nTokens);
+    for (let i = 0; i < nTokens; i++) {
+      const t = String(i) + 'abcdefgh'.slice(0, 1 + Math.floor(rand() * 8));
+      str(t.slice(0, 1) + ' ' + t.slice(1));
+    }
   }
   const ROW = 8;
   for (let i = 0; i < nTensors; i++) {

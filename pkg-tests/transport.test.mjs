@@ -38,6 +38,18 @@ test('a 150k-token header arrives in <= 2 requests and <= 1.1 x data offset + 64
   await model.close();
 });
 
+test('a BPE vocabulary (tokens, types, merges) arrives in <= 2 requests and <= 1.1 x + 64 KiB', async () => {
+  const bpe = makeBigHeader({ nTokens: 150_000, nTensors: 300, bpe: true });
+  let requests = 0;
+  let bytes = 0;
+  const source = { byteLength: bpe.bytes.length, slice: (a, b) => { requests++; bytes += b - a; return bpe.bytes.subarray(a, b); } };
+  const model = await openGguf(source);
+  assert.equal(model.dataOffset, bpe.dataOffset);
+  assert.ok(requests <= 2, `${requests} requests`);
+  assert.ok(bytes <= 1.1 * bpe.dataOffset + 64 * 1024, `${bytes} bytes, data offset ${bpe.dataOffset}`);
+  assert.equal(model.get('tokenizer.ggml.merges').len, 150_000);
+});
+
 test('a small header is one request', async () => {
   server.reset();
   const model = await openGguf(server.url('/small.gguf'));

@@ -101,6 +101,10 @@ struct Parser<'a> {
     tensors_left: u64,
     /// Progress inside the outermost array when a read ran out of bytes.
     progress: Option<ArrayProgress>,
+    /// The array being read is `tokenizer.ggml.tokens` (for the estimate).
+    in_vocabulary: bool,
+    /// `tokenizer.ggml.model` is a BPE tokenizer ("gpt2"), which stores merges after the tokens.
+    bpe_tokenizer: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -115,6 +119,8 @@ impl<'a> Parser<'a> {
             kv_left: 0,
             tensors_left: 0,
             progress: None,
+            in_vocabulary: false,
+            bpe_tokenizer: false,
         }
     }
 
@@ -148,8 +154,29 @@ impl<'a> Parser<'a> {
     }
 
     /// A guess at the whole header's length: an array's remaining elements are assumed to be
-    /// as long on average as those seen so far.
+    /// as long on average as those seen so far. Inside a vocabulary (`tokenizer.ggml.tokens`),
+    /// the per-token arrays llama.cpp writes after it are counted too: two of 4-byte items
+    /// (scores, token types) and, for BPE tokenizers, one merge ("a b") per token. This
+    /// lets a reader fetch a big header in two requests instead of one per array.
     fn estimate(&self, at: u64) -> u64 {
+        let base = self.array_estimate(at);
+        match self.progress {
+            Some(p) if self.in_vocabulary && p.done > 0 => {
+                let average = at.saturating_sub(p.start) / p.done;
+                let per_token_arrays = self.kv_left.min(2).saturating_mul(p.len.saturating_mul(4));
+                let merges = if self.bpe_tokenizer && self.kv_left > 0 {
+                    // Merge "a b" makes token "ab": about one token's bytes plus the space.
+                    p.len.saturating_mul(average.saturating_add(1))
+                } else {
+                    0
+                };
+                base.saturating_add(per_token_arrays).saturating_add(merges)
+            }
+            _ => base,
+        }
+    }
+
+    fn array_estimate(&self, at: u64) -> u64 {
         let rest_outside = self
             .kv_left
             .saturating_mul(self.min_kv_size())
@@ -289,9 +316,14 @@ impl<'a> Parser<'a> {
                 key,
                 progress: None,
             };
+            self.in_vocabulary = key == "tokenizer.ggml.tokens";
             let value = read_value(&mut self.cur, value_type, self.format, &mut ctx, 0);
             self.progress = ctx.progress;
             let value = value?;
+            if key == "tokenizer.ggml.model" {
+                let text = self.cur.slice_to_pos().get(value_offset as usize..);
+                self.bpe_tokenizer = text.is_some_and(|t| t.ends_with(b"gpt2"));
+            }
             if !seen.insert(key.to_string()) {
                 return Err(Error::at(
                     ErrorKind::DuplicateKey {
