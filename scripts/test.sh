@@ -12,6 +12,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
 echo "== cargo test"
 log=$(mktemp)
 cargo test --quiet 2>&1 | tee "$log"
