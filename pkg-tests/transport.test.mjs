@@ -168,3 +168,22 @@ test('split models open as one', async () => {
   assert.deepEqual([...last], [8, 8.5, 9, 9.5, 10, 10.5, 11, 11.5]);
   await model.close();
 });
+
+test('tensor reads: chunked requests, progress, cancellation', async () => {
+  server.reset();
+  const model = await openGguf(server.url('/q4k.gguf'));
+  const t = model.tensor('special');
+  const before = server.state.requests;
+  const seen = [];
+  const out = await model.readTensor('special', { chunkBytes: 10 * t.rowBytes, onProgress: (p) => seen.push(p) });
+  assert.equal(server.state.requests - before, Math.ceil(t.nRows / 10), 'one request per 10-row chunk');
+  assert.deepEqual(seen.at(-1), { loaded: t.nBytes, total: t.nBytes });
+  assert.ok(sameBytes(bytesOf(out), expectedF32('Q4_K.special.f32')));
+  server.state.latencyMs = 200;
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 20);
+  await assert.rejects(model.readTensor('special', { signal: controller.signal }), { name: 'AbortError' });
+  await assert.rejects(model.readTensor('special', { rows: [5, 99] }), /rows 5\.\.99 are outside special \(36 rows\)/);
+  await assert.rejects(model.readTensor('nope'), /no tensor named nope/);
+  await model.close();
+});
