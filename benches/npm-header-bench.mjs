@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { startServer } = await import(path.join(process.env.GGUF_LENS_REPO, 'pkg-tests/server.mjs'));
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** A download a library does not stop by itself is stopped here (bytes sent so far reported). */
 const BYTES_CAP = 1 << 30;
 const TIME_CAP_MS = 60_000;
