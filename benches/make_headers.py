@@ -2,7 +2,7 @@
 benchmarks: a big tokenizer (tokens, types, merges) and ~340 tensor infos whose data is absent
 (the data section is a sparse hole: the file has a real model's size but uses no disk).
 
-usage: python benches/make_headers.py OUT_DIR
+usage: python benches/make_headers.py OUT_DIR [NAME ...]
 """
 import random
 import sys
@@ -12,9 +12,11 @@ import numpy as np
 import gguf
 
 SHAPES = {
-    # name: (n_vocab, n_merges, n_layers, n_embd, n_ff)
-    "qwen-like": (151_936, 151_387, 28, 3584, 18944),
-    "llama3-like": (128_256, 280_147, 32, 4096, 14336),
+    # name: (n_vocab, n_merges, n_layers, n_embd, n_ff, token_repeat)
+    "qwen-like": (151_936, 151_387, 28, 3584, 18944, 1),
+    "llama3-like": (128_256, 280_147, 32, 4096, 14336, 1),
+    # A header over 50 MB: 600k tokens and merges, longer strings (token_repeat copies).
+    "huge-vocab": (600_000, 600_000, 32, 4096, 14336, 4),
 }
 
 
@@ -23,7 +25,7 @@ def random_token(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyzĠĊ") for _ in range(length))
 
 
-def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n_ff: int) -> None:
+def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n_ff: int, token_repeat: int) -> None:
     rng = random.Random(1234)
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(path.stem)
@@ -35,7 +37,7 @@ def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n
     w.add_head_count_kv(8)
     w.add_file_type(15)
     w.add_tokenizer_model("gpt2")
-    tokens = [f"{random_token(rng)}{i}" for i in range(n_vocab)]
+    tokens = [f"{random_token(rng) * token_repeat}{i}" for i in range(n_vocab)]
     w.add_token_list(tokens)
     w.add_token_types([1] * n_vocab)
     # A BPE merge "a b" makes the token "ab": split existing tokens, as real merges do.
@@ -70,7 +72,9 @@ def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    for name, shape in SHAPES.items():
+    names = sys.argv[2:] or list(SHAPES)
+    for name in names:
+        shape = SHAPES[name]
         write(out / f"{name}.gguf", *shape)
         print(out / f"{name}.gguf", (out / f"{name}.gguf").stat().st_size, "bytes (sparse)")
 

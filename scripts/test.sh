@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: formatting, lints, unit + integration tests (oracle fixtures, malformed inputs,
 # CLI) natively (AVX2 where the CPU has it), for aarch64 under qemu (NEON) and for wasm32 under
-# Node (scalar and simd128), and a bounded fuzz run. Run from anywhere; installs what it needs first.
+# Node (scalar and simd128), the npm package (packed tarball under Node and headless Chromium),
+# and a bounded fuzz run. Run from anywhere; installs what it needs first.
 set -euo pipefail
 # pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
 echo "== cargo test"
 log=$(mktemp)
 cargo test --quiet 2>&1 | tee "$log"
@@ -18,7 +20,11 @@ echo "== NEON kernels: aarch64 build under qemu"
 bash scripts/test-neon.sh --quiet 2>&1 | tee -a "$log"
 echo "== wasm: scalar and simd128 builds under Node"
 bash scripts/test-wasm.sh 2>&1 | tee -a "$log"
+echo "== npm package: packed tarball under Node and headless Chromium"
+bash scripts/test-npm.sh 2>&1 | tee -a "$log"
 echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 # One closing line for the whole run (cargo prints one per test binary).
-awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+# node --test ends with "# pass N" / "# fail N".
+awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"

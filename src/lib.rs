@@ -16,7 +16,11 @@ pub mod gguf;
 pub mod gptq;
 pub mod quant;
 pub mod safetensors;
+pub mod stats;
+pub mod summary;
 pub mod types;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod wasm;
 
 pub use error::{Error, ErrorKind, Result};
 pub use gguf::{parse, GgufFile, ParseStatus, TensorInfo, Value, ValueType};

@@ -1,10 +1,10 @@
 //! `inspect`: a readable summary for people at a terminal.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use gguf_lens::gguf::Value;
-use gguf_lens::{GgmlType, GgufFile};
+use gguf_lens::summary::Summary;
+use gguf_lens::GgufFile;
 
 /// Longest value shown inline before it is cut.
 const MAX_SHOWN: usize = 80;
@@ -44,28 +44,25 @@ pub fn inspect_text(file: &GgufFile, file_size: u64) -> String {
             t.n_bytes()
         );
     }
-    let mut mix: BTreeMap<GgmlType, (u64, u64, u64)> = BTreeMap::new();
-    for t in tensors {
-        let entry = mix.entry(t.ggml_type()).or_default();
-        entry.0 += 1;
-        entry.1 += t.n_elements();
-        entry.2 += t.n_bytes();
+    let summary = Summary::of(file);
+    if let Some(label) = summary.file_type_label {
+        let _ = writeln!(out, "\nfile type: {label}");
     }
-    let total_bytes: u64 = mix.values().map(|m| m.2).sum();
-    let total_elements: u64 = mix.values().map(|m| m.1).sum();
-    if total_elements > 0 {
+    if summary.parameter_count > 0 {
         let _ = writeln!(
             out,
             "\nquant mix ({} elements, {:.3} bits per weight):",
-            total_elements,
-            total_bytes as f64 * 8.0 / total_elements as f64
+            summary.parameter_count, summary.bits_per_weight
         );
-        for (ty, (count, elements, bytes)) in mix {
+        for share in &summary.quant_mix {
             let _ = writeln!(
                 out,
-                "  {:<8} {count:>5} tensors {elements:>14} elements {bytes:>14} bytes {:>6.2}%",
-                ty.name(),
-                100.0 * bytes as f64 / total_bytes.max(1) as f64
+                "  {:<8} {:>5} tensors {:>14} elements {:>14} bytes {:>6.2}%",
+                share.ggml_type.name(),
+                share.tensors,
+                share.elements,
+                share.bytes,
+                100.0 * share.byte_share
             );
         }
     }

@@ -1,0 +1,108 @@
+// Header benchmark, gguf-lens (npm package) vs @huggingface/gguf: time to summary, requests,
+// bytes and peak RSS, from memory and through a local HTTP server (0 and 50 ms latency, and a
+// server that ignores Range). Each measurement runs in its own process. Prints a Markdown table.
+//   node npm-header-bench.mjs HEADER.gguf...      (run by benches/bench-npm.sh)
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { startServer } = await import(path.join(process.env.GGUF_LENS_REPO, 'pkg-tests/server.mjs'));
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+/** A download a library does not stop by itself is stopped here (bytes sent so far reported). */
+const BYTES_CAP = 1 << 30;
+const TIME_CAP_MS = 60_000;
+
+const files = process.argv.slice(2);
+const server = await startServer({ files: Object.fromEntries(files.map((f) => ['/' + path.basename(f), f])) });
+
+function runOne(lib, file, where, info) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(here, 'npm-header-one.mjs'), lib, file, where], {
+      env: { ...process.env, BENCH_HEADER_INFO: JSON.stringify(info) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    let stopped = null;
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const started = Date.now();
+    const watch = setInterval(() => {
+      if (server.state.bytesSent > BYTES_CAP || Date.now() - started > TIME_CAP_MS) {
+        stopped = `stopped by the bench after ${(server.state.bytesSent / 1e6).toFixed(0)} MB / ${((Date.now() - started) / 1000).toFixed(0)} s`;
+        child.kill('SIGKILL');
+      }
+    }, 50);
+    child.on('close', () => {
+      clearInterval(watch);
+      if (stopped) return resolve({ error: stopped });
+      try {
+        resolve(JSON.parse(out.trim().split('\n').at(-1)));
+      } catch {
+        const line = err.split('\n').find((l) => /Error/.test(l)) ?? err.trim().split('\n')[0];
+        resolve({ error: (line ?? 'failed').trim().slice(0, 90) });
+      }
+    });
+  });
+}
+
+const MODES = [
+  { name: 'memory', where: true },
+  { name: 'HTTP 206, 0 ms', latency: 0, mode: '206' },
+  { name: 'HTTP 206, 50 ms', latency: 50, mode: '206' },
+  { name: 'HTTP 200 (Range ignored)', latency: 0, mode: '200' },
+];
+
+const rows = [];
+for (const file of files) {
+  const name = path.basename(file);
+  const { openGguf } = await import('gguf-lens');
+  const opened = await openGguf(file);
+  const info = { dataOffset: opened.dataOffset };
+  await opened.close();
+  for (const mode of MODES) {
+    for (const lib of ['ours', 'hf']) {
+      const results = [];
+      for (let run = 0; run < RUNS; run++) {
+        server.reset();
+        server.state.latencyMs = mode.latency ?? 0;
+        server.state.mode = mode.mode ?? '206';
+        const where = mode.where ? 'memory' : server.url('/' + name);
+        const r = await runOne(lib, file, where, info);
+        if (!mode.where) Object.assign(r, { requests: server.state.requests, bytes: server.state.bytesSent });
+        results.push(r);
+        if (r.error) break;
+      }
+      const ok = results.filter((r) => !r.error);
+      const first = results[0];
+      const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      rows.push({
+        header: name,
+        source: mode.name,
+        lib: lib === 'ours' ? 'gguf-lens' : '@huggingface/gguf 0.4.6',
+        ...(first.error ? { error: first.error } : {
+          ms: median(ok.map((r) => r.ms)),
+          requests: first.requests,
+          mb: first.bytes / 1e6,
+          rss: median(ok.map((r) => r.rssMB)),
+          dataOffset: first.dataOffset,
+          parameters: first.parameters,
+        }),
+      });
+      process.stderr.write(`${name} ${mode.name} ${lib}: ${JSON.stringify(rows.at(-1))}\n`);
+    }
+  }
+}
+await server.close();
+
+console.log('| header (data offset) | source | library | requests | MB fetched | ms to summary | peak RSS MB |');
+console.log('|---|---|---|---:|---:|---:|---:|');
+for (const r of rows) {
+  const header = `${r.header}`;
+  if (r.error) {
+    console.log(`| ${header} | ${r.source} | ${r.lib} | – | – | failed: ${r.error.replace(/\|/g, '/')} | – |`);
+  } else {
+    console.log(`| ${header} (${(r.dataOffset / 1e6).toFixed(2)} MB) | ${r.source} | ${r.lib} | ${r.requests} | ${r.mb.toFixed(2)} | ${r.ms.toFixed(0)} | ${r.rss.toFixed(0)} |`);
+  }
+}

@@ -1,0 +1,165 @@
+// Types for gguf-lens (hand-written; mirrors js/*.js).
+
+/** Anything openGguf reads bytes from. */
+export type GgufInput =
+  | string // URL (http/https/blob/data) or, in Node, a file path or file: URL
+  | URL
+  | Blob // File included: read with slice(), never whole
+  | ArrayBuffer
+  | Uint8Array
+  | { byteLength: number; slice(start: number, end: number): Uint8Array | ArrayBuffer | Blob | Promise<Uint8Array | ArrayBuffer | Blob> };
+
+export interface Progress {
+  loaded: number;
+  total: number | undefined;
+}
+
+export interface OpenOptions {
+  /** fetch to use for URLs (default globalThis.fetch). */
+  fetch?: typeof fetch;
+  /** Extra request headers (e.g. Authorization). */
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+  /** Retries of a transient failure (network error, 5xx, 429, truncated body). Default 3. */
+  retries?: number;
+  retryDelayMs?: number;
+  /** First read length (default 256 KiB). */
+  firstReadBytes?: number;
+}
+
+export type MetadataValue = number | bigint | boolean | string | NestedArray;
+
+export interface NestedArray {
+  itemType: string;
+  len: number;
+  value: MetadataValue[];
+}
+
+export interface ScalarEntry {
+  key: string;
+  /** Spec type name: uint8 … float64, bool, string. */
+  type: string;
+  /** 64-bit integers are BigInts; strings are decoded lossily (U+FFFD). */
+  value: number | bigint | boolean | string;
+}
+
+export interface ArrayEntry {
+  key: string;
+  type: 'array';
+  itemType: string;
+  len: number;
+  /** Elements [start, end) decoded on demand (clamped to len). */
+  items(start?: number, end?: number): MetadataValue[];
+}
+
+export type MetadataEntry = ScalarEntry | ArrayEntry;
+
+export interface TensorInfo {
+  name: string;
+  /** ggml type name, e.g. "Q4_K". */
+  type: string;
+  typeId: number;
+  /** Innermost first; a row is shape[0] elements. */
+  shape: number[];
+  nElements: number;
+  /** Absolute byte offset in the (shard's) file. */
+  offset: number;
+  /** Offset relative to the data section. */
+  relativeOffset: number;
+  nBytes: number;
+  rowLength: number;
+  nRows: number;
+  rowBytes: number;
+  /** Index of the shard holding it (0 for a single file). */
+  shard: number;
+}
+
+export interface QuantShare {
+  type: string;
+  typeId: number;
+  tensors: number;
+  elements: number;
+  bytes: number;
+  /** Fraction of all tensor bytes. */
+  share: number;
+}
+
+export interface Summary {
+  architecture: string | null;
+  name: string | null;
+  parameterCount: number;
+  tensorBytes: number;
+  fileType: number | null;
+  /** llama.cpp's label for general.file_type, e.g. "MOSTLY_Q4_K_M". */
+  fileTypeLabel: string | null;
+  quantMix: QuantShare[];
+  bitsPerWeight: number;
+  contextLength: number | null;
+  layers: number | null;
+  heads: number | null;
+  kvHeads: number | null;
+  embeddingSize: number | null;
+  vocabSize: number | null;
+}
+
+export interface ReadOptions {
+  /** Rows [a, b) (default: all). */
+  rows?: [number, number];
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+  /** Bytes per request (default 8 MiB). */
+  chunkBytes?: number;
+}
+
+export interface TensorStats {
+  count: number;
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+  std: number | null;
+  nanCount: number;
+  infCount: number;
+  zeroCount: number;
+  histogram: { edges: number[]; counts: number[] };
+}
+
+export declare class GgufModel {
+  readonly version: number;
+  readonly endian: 'little' | 'big';
+  readonly alignment: number;
+  readonly dataOffset: number;
+  readonly headerLength: number;
+  /** Total bytes (all shards). */
+  readonly byteLength: number;
+  readonly metadata: MetadataEntry[];
+  readonly tensors: TensorInfo[];
+  readonly shards: GgufModel[];
+  /** Requests made and bytes received so far. */
+  readonly ioStats: { requests: number; bytes: number };
+  get(key: string): number | bigint | boolean | string | ArrayEntry | undefined;
+  summary(): Summary;
+  tensor(name: string): TensorInfo;
+  readTensor(name: string, options?: ReadOptions): Promise<Float32Array>;
+  readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
+  tensorStats(name: string, options?: ReadOptions & { bins?: number }): Promise<TensorStats>;
+  close(): Promise<void>;
+}
+
+/** A transport failure (HTTP status, dropped connection, truncated body, missing size). */
+export declare class SourceError extends Error {
+  readonly retryable: boolean;
+}
+
+/**
+ * Opens a GGUF file and parses its header, reading only the header's bytes. A URL or path
+ * named `…-00001-of-0000N.gguf`, or an array of inputs, opens every shard of a split model.
+ */
+export declare function openGguf(input: GgufInput | GgufInput[], options?: OpenOptions): Promise<GgufModel>;
+
+/** "simd128" or "scalar". */
+export declare function kernelName(): Promise<string>;
+
+export declare const FIRST_READ_BYTES: number;
+export declare const CHUNK_BYTES: number;
+export declare function toSource(input: GgufInput, options?: OpenOptions): Promise<unknown>;

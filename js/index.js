@@ -1,0 +1,12 @@
+// gguf-lens: read GGUF model files in browsers (main thread or Web Worker) and Node >= 18.
+// Headers are parsed from a prefix fetched with Range requests; tensor rows are fetched on
+// demand and dequantized bit for bit as llama.cpp does (WebAssembly, simd128 kernels).
+export { openGguf, FIRST_READ_BYTES } from './open.js';
+export { GgufModel, CHUNK_BYTES } from './model.js';
+export { SourceError, toSource } from './sources.js';
+import { loadWasm } from './wasm.js';
+
+/** The dequantization kernel in use: "simd128" or "scalar". */
+export async function kernelName() {
+  return (await loadWasm()).kernelName();
+}

@@ -1,0 +1,174 @@
+// GgufModel: a parsed header plus its byte source. Tensor reads fetch only the requested rows,
+// in chunks, and dequantize each chunk in wasm into one preallocated Float32Array.
+
+/** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
+export const CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** One GGUF file: header facts, metadata, tensors, and tensor reads. */
+export class GgufModel {
+  constructor(wasm, header, source) {
+    this.wasm = wasm;
+    this.header = header;
+    this.source = source;
+    this.version = header.version;
+    this.endian = header.endian;
+    this.alignment = header.alignment;
+    this.dataOffset = header.dataOffset;
+    this.headerLength = header.headerLength;
+    this.byteLength = source.byteLength;
+    this.metadata = header.metadata().map((entry) =>
+      entry.type === 'array'
+        ? { ...entry, items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end) }
+        : entry);
+    this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
+    /** @type {any[]} */
+    this.tensors = header.tensors();
+    for (const t of this.tensors) t.shard = 0;
+    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
+    this.shards = [this];
+  }
+
+  /** A scalar's value, or an array's entry ({itemType, len, items(start, end)}); undefined if absent. */
+  get(key) {
+    const entry = this._metadataIndex.get(key);
+    return entry && (entry.type === 'array' ? entry : entry.value);
+  }
+
+  /** Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters. */
+  summary() {
+    return this.header.summary();
+  }
+
+  /** Bytes and requests this model's sources have served so far. */
+  get ioStats() {
+    const total = { requests: 0, bytes: 0 };
+    for (const shard of this.shards) {
+      total.requests += shard.source.stats.requests;
+      total.bytes += shard.source.stats.bytes;
+    }
+    return total;
+  }
+
+  tensor(name) {
+    const t = this._tensorIndex.get(name);
+    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
+    return t;
+  }
+
+  /** The raw bytes of rows [a, b) (default: all rows) of a tensor. */
+  async readTensorBytes(name, options = {}) {
+    const t = this.tensor(name);
+    const shard = this.shards[t.shard];
+    const [a, b] = rowsOf(t, options.rows);
+    const [start, end] = shard.header.rowsRange(name, a, b);
+    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
+  }
+
+  /** Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them. */
+  async readTensor(name, options = {}) {
+    const t = this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const out = new Float32Array((b - a) * t.rowLength);
+    await this._eachChunk(t, a, b, options, (bytes, firstRow, lastRow) => {
+      const view = out.subarray((firstRow - a) * t.rowLength, (lastRow - a) * t.rowLength);
+      this.shards[t.shard].header.dequantizeInto(name, bytes, view);
+    });
+    return out;
+  }
+
+  /** Streaming statistics of rows [a, b) (default: all): min, max, mean, std, counts, histogram. */
+  async tensorStats(name, options = {}) {
+    const t = this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const acc = new this.wasm.StatsAccumulator(options.bins ?? 64);
+    try {
+      await this._eachChunk(t, a, b, options, (bytes) => {
+        acc.add(this.shards[t.shard].header.dequantize(name, bytes));
+      });
+      return acc.result();
+    } finally {
+      acc.free();
+    }
+  }
+
+  /** Reads rows [a, b) chunk by chunk (the next chunk is fetched while one is dequantized). */
+  async _eachChunk(t, a, b, options, consume) {
+    const shard = this.shards[t.shard];
+    const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
+    const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
+    const fetchRows = (first) => {
+      const last = Math.min(b, first + rowsPerChunk);
+      const [start, end] = shard.header.rowsRange(t.name, first, last);
+      return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
+    };
+    let pending = a < b ? fetchRows(a) : null;
+    while (pending) {
+      const chunk = await pending;
+      pending = chunk.last < b ? fetchRows(chunk.last) : null;
+      try {
+        consume(chunk.bytes, chunk.first, chunk.last);
+      } catch (err) {
+        pending?.catch(() => {});
+        throw err;
+      }
+    }
+  }
+
+  /** Frees the wasm header and closes file handles / open streams. */
+  async close() {
+    for (const shard of this.shards) {
+      shard.header.free();
+      await shard.source.close();
+    }
+  }
+}
+
+function rowsOf(t, rows) {
+  const [a, b] = rows ?? [0, t.nRows];
+  if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && a <= b && b <= t.nRows)) {
+    throw new RangeError(`gguf-lens: rows ${a}..${b} are outside ${t.name} (${t.nRows} rows)`);
+  }
+  return [a, b];
+}
+
+function progressCounter(onProgress, total) {
+  if (!onProgress) return undefined;
+  let loaded = 0;
+  return (n) => {
+    loaded += n;
+    onProgress({ loaded, total });
+  };
+}
+
+/** One model over the shards of a split file: metadata from the first, every shard's tensors. */
+export function mergeShards(models) {
+  const [first] = models;
+  first.shards = models;
+  first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
+  first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
+  first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
+  const summaries = models.map((m) => m.header.summary());
+  first.summary = () => mergeSummaries(summaries);
+  return first;
+}
+
+function mergeSummaries(summaries) {
+  const merged = { ...summaries[0], quantMix: [] };
+  const mix = new Map();
+  for (const s of summaries) {
+    for (const m of s.quantMix) {
+      const into = mix.get(m.type) ?? { ...m, tensors: 0, elements: 0, bytes: 0 };
+      into.tensors += m.tensors;
+      into.elements += m.elements;
+      into.bytes += m.bytes;
+      mix.set(m.type, into);
+    }
+  }
+  merged.parameterCount = summaries.reduce((sum, s) => sum + s.parameterCount, 0);
+  merged.tensorBytes = summaries.reduce((sum, s) => sum + s.tensorBytes, 0);
+  merged.quantMix = [...mix.values()].sort((x, y) => x.typeId - y.typeId);
+  for (const m of merged.quantMix) m.share = merged.tensorBytes ? m.bytes / merged.tensorBytes : 0;
+  merged.bitsPerWeight = merged.parameterCount ? (merged.tensorBytes * 8) / merged.parameterCount : 0;
+  return merged;
+}

@@ -1,0 +1,90 @@
+// openGguf: read a prefix, parse it in wasm, fetch only the missing suffix until the header is
+// whole, then wrap the parsed header and its source in a GgufModel.
+import { loadWasm } from './wasm.js';
+import { toSource } from './sources.js';
+import { GgufModel, mergeShards } from './model.js';
+
+/** First read: enough for most headers without a tokenizer in one request. */
+export const FIRST_READ_BYTES = 256 * 1024;
+/** Added to the parser's estimate of the header length, so a close estimate needs no third read. */
+const SLACK_BYTES = 32 * 1024;
+const SLACK_FRACTION = 0.1;
+
+const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
+
+/**
+ * Opens a GGUF file (or every shard of a split model) and parses its header.
+ * @param {any} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path, {byteLength, slice}, or
+ *   an array of those (the shards of a split model, in order)
+ * @param {object} [options]
+ */
+export async function openGguf(input, options = {}) {
+  const shards = shardInputs(input);
+  if (shards.length === 1) return openOne(shards[0], options);
+  const models = await Promise.all(shards.map((shard) => openOne(shard, options)));
+  return mergeShards(models);
+}
+
+function shardInputs(input) {
+  if (Array.isArray(input)) return input;
+  if (typeof input === 'string' || input instanceof URL) {
+    const text = String(input);
+    const match = SHARD_PATTERN.exec(text.split(/[?#]/)[0]);
+    if (match) {
+      const count = Number(match[2]);
+      const at = text.lastIndexOf(match[0]);
+      return Array.from({ length: count }, (_, i) =>
+        text.slice(0, at) + `-${String(i + 1).padStart(5, '0')}-of-${match[2]}.gguf` + text.slice(at + match[0].length));
+    }
+  }
+  return [input];
+}
+
+async function openOne(input, options) {
+  const wasm = await loadWasm();
+  const source = await toSource(input, options);
+  try {
+    const header = await readHeader(wasm, source, options);
+    return new GgufModel(wasm, header, source);
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
+}
+
+async function readHeader(wasm, source, options) {
+  const { signal, onProgress } = options;
+  let loaded = 0;
+  const progress = (n) => {
+    loaded += n;
+    onProgress?.({ loaded, total: source.byteLength });
+  };
+  let want = options.firstReadBytes ?? FIRST_READ_BYTES;
+  if (source.byteLength !== undefined) want = Math.min(want, source.byteLength);
+  let prefix = await source.read(0, want, signal, progress);
+  for (;;) {
+    if (signal?.aborted) throw signal.reason;
+    let result;
+    try {
+      result = wasm.parseHeader(prefix, source.byteLength);
+    } catch (err) {
+      throw new Error(`gguf-lens: ${err.message ?? err}`, { cause: err });
+    }
+    if (!('needMore' in result)) {
+      // A Range-ignoring server's stream is not needed past the header.
+      source.release?.();
+      return result;
+    }
+    const estimate = result.estimate * (1 + SLACK_FRACTION) + SLACK_BYTES;
+    let next = Math.ceil(Math.max(result.needMore, estimate, prefix.length + 1));
+    if (source.byteLength !== undefined) next = Math.min(next, source.byteLength);
+    if (next <= prefix.length) {
+      throw new Error(`gguf-lens: header needs ${result.needMore} bytes but the file has ${source.byteLength}`);
+    }
+    const suffix = await source.read(prefix.length, next, signal, progress);
+    const grown = new Uint8Array(prefix.length + suffix.length);
+    grown.set(prefix, 0);
+    grown.set(suffix, prefix.length);
+    prefix = grown;
+  }
+}

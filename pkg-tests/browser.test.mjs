@@ -1,0 +1,98 @@
+// The installed package in real headless Chromium (Debian's /usr/bin/chromium driven by
+// playwright-core, which never downloads a browser): main thread and a module Web Worker read
+// every oracle tensor over HTTP Range requests, bit for bit.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { startServer } from './server.mjs';
+import { REPO, DEQUANT, manifest } from './helpers.mjs';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const haveChromium = fs.existsSync(CHROMIUM);
+const entries = manifest();
+
+// The check that runs in the page and in the worker: returns one line per mismatch.
+const CHECK = `
+export async function check(entries) {
+  const { openGguf, kernelName } = await import('/node_modules/gguf-lens/index.js');
+  const problems = [];
+  const kernel = await kernelName();
+  let requests = 0;
+  for (const file of [...new Set(entries.map((e) => e.file))]) {
+    const model = await openGguf('/fixtures/' + file);
+    for (const e of entries.filter((x) => x.file === file)) {
+      const got = new Uint8Array((await model.readTensor(e.tensor)).buffer);
+      const want = new Uint8Array(await (await fetch('/fixtures/' + e.expected)).arrayBuffer());
+      if (got.length !== want.length || got.some((b, i) => b !== want[i])) problems.push(file + ' ' + e.tensor);
+    }
+    requests += model.ioStats.requests;
+    await model.close();
+  }
+  const blob = await (await fetch('/fixtures/Q4_K.gguf')).blob();
+  const fromBlob = await openGguf(new File([blob], 'Q4_K.gguf'));
+  if (fromBlob.tensors.length !== 2) problems.push('File source');
+  return { kernel, problems, requests, tensors: entries.length };
+}
+`;
+const WORKER = `
+import { check } from '/check.mjs';
+self.onmessage = async (event) => {
+  try { self.postMessage({ result: await check(event.data) }); }
+  catch (err) { self.postMessage({ error: String(err && err.stack || err) }); }
+};
+`;
+
+let server;
+let browser;
+
+before(async () => {
+  if (!haveChromium) return;
+  const root = process.cwd(); // the temporary project with node_modules/gguf-lens
+  fs.writeFileSync(path.join(root, 'check.mjs'), CHECK);
+  fs.writeFileSync(path.join(root, 'worker.mjs'), WORKER);
+  fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>gguf-lens</title>');
+  const files = {};
+  for (const name of fs.readdirSync(DEQUANT)) files[`/fixtures/${name}`] = path.join(DEQUANT, name);
+  server = await startServer({ files, staticRoot: root });
+  const { chromium } = createRequire(path.join(REPO, 'tools/package.json'))('playwright-core');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('Chromium main thread: every oracle tensor bit for bit', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.goto(server.url('/index.html'));
+  const result = await page.evaluate(async (list) => (await import('/check.mjs')).check(list), entries);
+  assert.deepEqual(errors, []);
+  assert.equal(result.kernel, 'simd128');
+  assert.deepEqual(result.problems, []);
+  assert.equal(result.tensors, entries.length);
+  await page.close();
+});
+
+test('Chromium Web Worker: every oracle tensor bit for bit', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const page = await browser.newPage();
+  await page.goto(server.url('/index.html'));
+  const reply = await page.evaluate((list) => new Promise((resolve) => {
+    const worker = new Worker('/worker.mjs', { type: 'module' });
+    worker.onmessage = (event) => resolve(event.data);
+    worker.onerror = (event) => resolve({ error: event.message || 'worker failed to start' });
+    worker.postMessage(list);
+  }), entries);
+  assert.equal(reply.error, undefined, reply.error);
+  assert.equal(reply.result.kernel, 'simd128');
+  assert.deepEqual(reply.result.problems, []);
+  await page.close();
+});

@@ -1,0 +1,69 @@
+// Metadata and tensor infos read through the installed package equal gguf-py's view
+// (fixtures/meta/*.expected.json).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { openGguf } from 'gguf-lens';
+import { META, REPO } from './helpers.mjs';
+
+/** JSON with integers too big for a double kept as strings. */
+function parseExpected(text) {
+  return JSON.parse(text.replace(/([[,:]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '$1"$2"'));
+}
+
+/** One comparable form: integers as decimal strings, non-finite floats as their JSON names. */
+function norm(v) {
+  if (typeof v === 'bigint') return String(v);
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'NaN';
+    if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+    return Number.isInteger(v) ? String(v) : v;
+  }
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) return v.map(norm);
+  if (v && typeof v === 'object') {
+    if ('itemType' in v) return { item_type: v.itemType, len: norm(v.len), value: norm(v.value) };
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, norm(x)]));
+  }
+  return v;
+}
+
+const cases = fs.readdirSync(META).filter((f) => f.endsWith('.gguf')).map((f) => path.join(META, f));
+cases.push(path.join(REPO, 'fixtures/real/ggml-vocab-bert-bge.gguf'));
+
+for (const file of cases) {
+  test(`metadata of ${path.basename(file)} equals gguf-py's`, async () => {
+    const expected = parseExpected(fs.readFileSync(file.replace(/\.gguf$/, '.expected.json'), 'utf8'));
+    const model = await openGguf(file, { firstReadBytes: 1024 });
+    assert.equal(model.version, expected.version);
+    assert.equal(model.endian, expected.endian);
+    assert.equal(model.alignment, expected.alignment);
+    assert.equal(model.dataOffset, expected.data_offset);
+    assert.equal(model.byteLength, expected.file_size);
+    const ours = model.metadata.map((m) => {
+      const entry = { key: m.key, type: m.type };
+      if (m.type === 'array') Object.assign(entry, { item_type: m.itemType, len: m.len, value: m.items() });
+      else entry.value = m.value;
+      return norm(entry);
+    });
+    assert.deepEqual(ours, norm(expected.metadata));
+    const tensors = model.tensors.map((t) => ({
+      name: t.name, type: t.type, type_id: t.typeId, shape: t.shape, offset: t.relativeOffset,
+      n_elements: t.nElements, n_bytes: t.nBytes,
+    }));
+    assert.deepEqual(norm(tensors), norm(expected.tensors));
+    await model.close();
+  });
+}
+
+test('summary of the bundled sample model', async () => {
+  const model = await openGguf(path.join(REPO, 'fixtures/sample/tiny-llama-Q4_K_M.gguf'));
+  const s = model.summary();
+  assert.equal(s.architecture, model.get('general.architecture'));
+  assert.equal(s.parameterCount, model.tensors.reduce((n, t) => n + t.nElements, 0));
+  assert.equal(s.quantMix.reduce((n, m) => n + m.tensors, 0), model.tensors.length);
+  assert.ok(Math.abs(s.quantMix.reduce((n, m) => n + m.share, 0) - 1) < 1e-9);
+  if (s.fileType === 15) assert.equal(s.fileTypeLabel, 'MOSTLY_Q4_K_M');
+  await model.close();
+});

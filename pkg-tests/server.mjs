@@ -1,0 +1,129 @@
+// A local HTTP server on 127.0.0.1 (random port) serving files with Range support, and ways to
+// misbehave: ignore Range (200 whole body), add latency, drop the connection mid-body, answer
+// 416, omit Content-Length. Counts requests and body bytes sent. Static files (the package,
+// browser test pages) are served from `staticRoot` when given.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
+
+/**
+ * @param {object} options
+ * @param {Record<string, Uint8Array | string>} [options.files] URL path → bytes or file path
+ * @param {string} [options.staticRoot] directory served for any other path
+ */
+export async function startServer({ files = {}, staticRoot } = {}) {
+  const state = {
+    mode: '206', // '206' | '200' | '416' | 'no-length'
+    latencyMs: 0,
+    dropAfterBytes: null, // drop the connection after this many body bytes...
+    dropsLeft: 0, // ...for this many responses
+    requests: 0,
+    bytesSent: 0,
+    log: [],
+  };
+  // A body is bytes in memory, or a file read range by range (sparse multi-GB files stay on disk).
+  const bodyOf = (name) => {
+    const f = files[name];
+    if (typeof f !== 'string') {
+      const bytes = Buffer.from(f.buffer, f.byteOffset, f.byteLength);
+      return { length: bytes.length, read: async (start, end) => bytes.subarray(start, end) };
+    }
+    return {
+      length: fs.statSync(f).size,
+      async read(start, end) {
+        const handle = await fs.promises.open(f, 'r');
+        try {
+          const out = Buffer.alloc(end - start);
+          await handle.read(out, 0, out.length, start);
+          return out;
+        } finally {
+          await handle.close();
+        }
+      },
+    };
+  };
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    let body;
+    if (url.pathname in files) {
+      body = bodyOf(url.pathname);
+    } else if (staticRoot) {
+      const file = path.join(staticRoot, decodeURIComponent(url.pathname));
+      if (!file.startsWith(staticRoot) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+      res.end(fs.readFileSync(file));
+      return;
+    } else {
+      res.writeHead(404).end();
+      return;
+    }
+    state.requests++;
+    state.log.push({ path: url.pathname, range: req.headers.range ?? null });
+    if (state.latencyMs) await new Promise((r) => setTimeout(r, state.latencyMs));
+    const cors = { 'access-control-allow-origin': '*', 'accept-ranges': 'bytes' };
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (state.mode === '416') {
+      res.writeHead(416, { ...cors, 'content-range': `bytes */${body.length}` }).end();
+      return;
+    }
+    let status = 200;
+    let [from, to] = [0, body.length];
+    const headers = { ...cors, 'content-type': 'application/octet-stream' };
+    if (range && state.mode === '206') {
+      const start = Number(range[1]);
+      const end = range[2] === '' ? body.length - 1 : Math.min(Number(range[2]), body.length - 1);
+      if (start >= body.length) {
+        res.writeHead(416, { ...cors, 'content-range': `bytes */${body.length}` }).end();
+        return;
+      }
+      status = 206;
+      [from, to] = [start, end + 1];
+      headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+    }
+    if (state.mode !== 'no-length') headers['content-length'] = String(to - from);
+    res.writeHead(status, headers);
+    if (state.dropsLeft > 0 && state.dropAfterBytes !== null) {
+      state.dropsLeft--;
+      const part = await body.read(from, Math.min(to, from + state.dropAfterBytes));
+      state.bytesSent += part.length;
+      res.write(part, () => res.destroy());
+      return;
+    }
+    // Write in 1 MiB pieces with backpressure, so a client that stops reading stops the send.
+    const PIECE = 1 << 20;
+    let closed = false;
+    const waiters = new Set();
+    res.on('close', () => {
+      closed = true;
+      for (const wake of waiters) wake();
+    });
+    for (let at = from; at < to && !closed; at += PIECE) {
+      const piece = await body.read(at, Math.min(to, at + PIECE));
+      state.bytesSent += piece.length;
+      if (!res.write(piece) && !closed) {
+        await new Promise((wake) => {
+          waiters.add(wake);
+          res.once('drain', () => { waiters.delete(wake); wake(); });
+        });
+      }
+    }
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    base,
+    state,
+    url: (name) => base + name,
+    reset() {
+      Object.assign(state, { mode: '206', latencyMs: 0, dropAfterBytes: null, dropsLeft: 0, requests: 0, bytesSent: 0, log: [] });
+    },
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
+  };
+}

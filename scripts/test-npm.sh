@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Tests the npm package as users get it: builds the tarball (scripts/build-npm.sh), installs it
+# into a temporary project, and runs pkg-tests/ there with node --test (Node suites, then the
+# headless-Chromium suite: main thread and a Web Worker). Run scripts/setup.sh first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+
+tarball=$(bash scripts/build-npm.sh | tail -n 1)
+project=$(mktemp -d)
+trap 'rm -rf "$project"' EXIT
+cp pkg-tests/*.mjs "$project/"
+(cd "$project" && npm init -y >/dev/null && npm pkg set type=module >/dev/null &&
+  npm install --no-audit --no-fund --loglevel=error "$tarball" >/dev/null)
+echo "test-npm: installed $(basename "$tarball") into $project"
+cd "$project"
+GGUF_LENS_REPO="$repo" node --test --test-concurrency=1 "$@" ./*.test.mjs

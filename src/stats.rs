@@ -1,0 +1,211 @@
+//! Streaming statistics over f32 values fed chunk by chunk: min, max, mean, standard deviation,
+//! NaN / infinity / zero counts and a histogram whose range grows as values arrive.
+//!
+//! The histogram starts on the first chunk's finite range; a value outside it doubles the range
+//! (merging neighbouring bins in pairs) until it fits, so counts stay exact per final bin and
+//! memory stays `bins` counters whatever the tensor size.
+
+/// Accumulates statistics; feed with [`Stats::add`], read at any time.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    count: u64,
+    nan: u64,
+    infinite: u64,
+    zero: u64,
+    finite: u64,
+    min: f32,
+    max: f32,
+    mean: f64,
+    /// Sum of squared deviations from the mean (Welford).
+    m2: f64,
+    hist_start: f64,
+    hist_width: f64,
+    bins: Vec<u64>,
+}
+
+impl Stats {
+    /// An empty accumulator with `bins` histogram bins (at least 2, rounded up to even).
+    pub fn new(bins: usize) -> Stats {
+        let bins = bins.max(2).div_ceil(2) * 2;
+        Stats {
+            count: 0,
+            nan: 0,
+            infinite: 0,
+            zero: 0,
+            finite: 0,
+            min: f32::INFINITY,
+            max: f32::NEG_INFINITY,
+            mean: 0.0,
+            m2: 0.0,
+            hist_start: 0.0,
+            hist_width: 0.0,
+            bins: vec![0; bins],
+        }
+    }
+
+    /// Adds a chunk of values.
+    pub fn add(&mut self, values: &[f32]) {
+        if self.hist_width == 0.0 {
+            self.start_histogram(values);
+        }
+        for &v in values {
+            self.count += 1;
+            if v.is_nan() {
+                self.nan += 1;
+                continue;
+            }
+            if v.is_infinite() {
+                self.infinite += 1;
+                continue;
+            }
+            if v == 0.0 {
+                self.zero += 1;
+            }
+            self.finite += 1;
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+            let x = f64::from(v);
+            let delta = x - self.mean;
+            self.mean += delta / self.finite as f64;
+            self.m2 += delta * (x - self.mean);
+            self.count_in_histogram(x);
+        }
+    }
+
+    /// Values seen, including NaN and infinities.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+    pub fn nan_count(&self) -> u64 {
+        self.nan
+    }
+    pub fn infinite_count(&self) -> u64 {
+        self.infinite
+    }
+    pub fn zero_count(&self) -> u64 {
+        self.zero
+    }
+    /// Smallest finite value (None before any).
+    pub fn min(&self) -> Option<f32> {
+        (self.finite > 0).then_some(self.min)
+    }
+    /// Largest finite value (None before any).
+    pub fn max(&self) -> Option<f32> {
+        (self.finite > 0).then_some(self.max)
+    }
+    /// Mean of the finite values (None before any).
+    pub fn mean(&self) -> Option<f64> {
+        (self.finite > 0).then_some(self.mean)
+    }
+    /// Population standard deviation of the finite values (None before any).
+    pub fn std_dev(&self) -> Option<f64> {
+        (self.finite > 0).then(|| (self.m2 / self.finite as f64).sqrt())
+    }
+    /// Histogram bin counts of the finite values.
+    pub fn bins(&self) -> &[u64] {
+        &self.bins
+    }
+    /// Bin edges: `bins().len() + 1` values, evenly spaced.
+    pub fn bin_edges(&self) -> Vec<f64> {
+        (0..=self.bins.len())
+            .map(|i| self.hist_start + self.hist_width * i as f64)
+            .collect()
+    }
+
+    fn start_histogram(&mut self, values: &[f32]) {
+        let finite = values.iter().copied().filter(|v| v.is_finite());
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(f64::from(v)), hi.max(f64::from(v)))
+        });
+        if lo > hi {
+            return;
+        }
+        let span = if hi > lo { hi - lo } else { lo.abs().max(1.0) };
+        // A little headroom so the largest value falls inside the last bin.
+        self.hist_width = span * (1.0 + 1e-9) / self.bins.len() as f64;
+        self.hist_start = lo;
+    }
+
+    fn count_in_histogram(&mut self, x: f64) {
+        if self.hist_width == 0.0 {
+            return;
+        }
+        let n = self.bins.len();
+        loop {
+            let pos = (x - self.hist_start) / self.hist_width;
+            if pos < 0.0 {
+                self.grow_down();
+            } else if pos >= n as f64 {
+                self.grow_up();
+            } else {
+                self.bins[(pos as usize).min(n - 1)] += 1;
+                return;
+            }
+        }
+    }
+
+    /// Doubles the range upwards: old bins pair up into the lower half.
+    fn grow_up(&mut self) {
+        let n = self.bins.len();
+        for i in 0..n / 2 {
+            self.bins[i] = self.bins[2 * i] + self.bins[2 * i + 1];
+        }
+        self.bins[n / 2..].fill(0);
+        self.hist_width *= 2.0;
+    }
+
+    /// Doubles the range downwards: old bins pair up into the upper half.
+    fn grow_down(&mut self) {
+        let n = self.bins.len();
+        for i in (0..n / 2).rev() {
+            self.bins[n / 2 + i] = self.bins[2 * i] + self.bins[2 * i + 1];
+        }
+        self.bins[..n / 2].fill(0);
+        self.hist_start -= self.hist_width * n as f64;
+        self.hist_width *= 2.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_and_counts() {
+        let mut s = Stats::new(4);
+        s.add(&[1.0, 2.0, f32::NAN]);
+        s.add(&[3.0, 0.0, f32::INFINITY, -0.0]);
+        assert_eq!(s.count(), 7);
+        assert_eq!(s.nan_count(), 1);
+        assert_eq!(s.infinite_count(), 1);
+        assert_eq!(s.zero_count(), 2);
+        assert_eq!(s.min(), Some(0.0));
+        assert_eq!(s.max(), Some(3.0));
+        assert!((s.mean().unwrap() - 1.2).abs() < 1e-12);
+        let var = [1.0, 2.0, 3.0, 0.0, 0.0]
+            .iter()
+            .map(|x: &f64| (x - 1.2).powi(2))
+            .sum::<f64>()
+            / 5.0;
+        assert!((s.std_dev().unwrap() - var.sqrt()).abs() < 1e-12);
+        assert_eq!(s.bins().iter().sum::<u64>(), 5);
+    }
+
+    #[test]
+    fn histogram_grows_both_ways_and_keeps_every_value() {
+        let mut s = Stats::new(8);
+        s.add(&[0.0, 1.0]);
+        s.add(&[100.0, -50.0, 0.5]);
+        assert_eq!(s.bins().iter().sum::<u64>(), 5);
+        let edges = s.bin_edges();
+        assert!(edges[0] <= -50.0 && *edges.last().unwrap() > 100.0);
+    }
+
+    #[test]
+    fn empty_has_no_moments() {
+        let s = Stats::new(3);
+        assert_eq!(s.bins().len(), 4);
+        assert_eq!(s.min(), None);
+        assert_eq!(s.std_dev(), None);
+    }
+}

@@ -1,0 +1,323 @@
+//! The JavaScript API (wasm-bindgen). The only file that knows about JS: it turns the core's
+//! results into JS values and errors into `Error`s carrying the core's one-line message.
+//! The hand-written ESM wrapper in `js/` builds the user-facing API on top of this.
+// wasm-bindgen's macros expand to code for its own MSRV (1.81); the core keeps 1.75.
+#![allow(clippy::incompatible_msrv)]
+
+use js_sys::{Array, BigInt, Float64Array, Object, Reflect};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
+use crate::quant::Kernel;
+use crate::stats::Stats;
+use crate::summary::Summary;
+
+fn js_error(err: crate::Error) -> JsError {
+    JsError::new(&err.to_string())
+}
+
+fn to_js(value: &serde_json::Value) -> JsValue {
+    let serializer = serde_wasm_bindgen::Serializer::new()
+        .serialize_maps_as_objects(true)
+        .serialize_missing_as_null(true);
+    serde::Serialize::serialize(value, &serializer).unwrap_or(JsValue::NULL)
+}
+
+fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
+    // Setting a property on a plain fresh object cannot fail.
+    let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());
+}
+
+/// Parses a header from `prefix`, the first bytes of a file of `file_size` bytes (undefined
+/// when unknown). Returns a `GgufHeader`, or `{ needMore, estimate }` when the header goes on
+/// past the prefix: `needMore` is the least prefix length that can hold it, `estimate` a guess
+/// at its whole length. Throws on a malformed file.
+#[wasm_bindgen(js_name = parseHeader)]
+pub fn parse_header(prefix: &[u8], file_size: Option<f64>) -> Result<JsValue, JsError> {
+    let file_size = file_size.map(|size| size as u64);
+    match crate::gguf::parse(prefix, file_size).map_err(js_error)? {
+        ParseStatus::Complete(file) => Ok(GgufHeader { file }.into()),
+        ParseStatus::NeedMore { at_least, estimate } => {
+            let result = Object::new();
+            set(&result, "needMore", at_least as f64);
+            set(&result, "estimate", estimate as f64);
+            Ok(result.into())
+        }
+    }
+}
+
+/// The kernel dequantization uses: "simd128" in a +simd128 build, else "scalar".
+#[wasm_bindgen(js_name = kernelName)]
+pub fn kernel_name() -> String {
+    Kernel::best().name().to_string()
+}
+
+/// A parsed header: metadata, tensor infos, summary, row ranges and dequantization.
+#[wasm_bindgen]
+pub struct GgufHeader {
+    file: GgufFile,
+}
+
+#[wasm_bindgen]
+impl GgufHeader {
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> u32 {
+        self.file.version()
+    }
+
+    /// "little" or "big".
+    #[wasm_bindgen(getter)]
+    pub fn endian(&self) -> String {
+        self.file.endian().name().to_string()
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn alignment(&self) -> f64 {
+        self.file.alignment() as f64
+    }
+
+    /// Where the header's last tensor info ends.
+    #[wasm_bindgen(getter, js_name = headerLength)]
+    pub fn header_length(&self) -> f64 {
+        self.file.header_len() as f64
+    }
+
+    /// Absolute offset of the data section.
+    #[wasm_bindgen(getter, js_name = dataOffset)]
+    pub fn data_offset(&self) -> f64 {
+        self.file.data_offset() as f64
+    }
+
+    /// Metadata in file order: `{ key, type, value }`, arrays as `{ key, type: "array",
+    /// itemType, len }` (elements through `arrayItems`). 64-bit integers are BigInts.
+    pub fn metadata(&self) -> Array {
+        self.file
+            .metadata()
+            .map(|(key, value)| {
+                let entry = Object::new();
+                set(&entry, "key", key);
+                set(&entry, "type", value.value_type().name());
+                match &value {
+                    Value::Array(array) => {
+                        set(&entry, "itemType", array.item_type().name());
+                        set(&entry, "len", array.len() as f64);
+                    }
+                    scalar => set(&entry, "value", value_to_js(scalar)),
+                }
+                JsValue::from(entry)
+            })
+            .collect()
+    }
+
+    /// Elements `start..end` (clamped to the length) of the array under `key`. Nested arrays
+    /// come whole as `{ itemType, len, value }`.
+    #[wasm_bindgen(js_name = arrayItems)]
+    pub fn array_items(&self, key: &str, start: f64, end: f64) -> Result<Array, JsError> {
+        let value = self
+            .file
+            .get(key)
+            .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
+        let array = value
+            .as_array()
+            .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))?;
+        let end = (end.max(0.0) as usize).min(array.len());
+        let start = (start.max(0.0) as usize).min(end);
+        Ok((start..end)
+            .filter_map(|i| array.get(i))
+            .map(|v| value_to_js(&v))
+            .collect())
+    }
+
+    /// Tensor infos in file order: `{ name, type, typeId, shape, nElements, offset (absolute),
+    /// relativeOffset, nBytes, rowLength, nRows, rowBytes }`; shape is innermost first.
+    pub fn tensors(&self) -> JsValue {
+        let tensors: Vec<serde_json::Value> = self
+            .file
+            .tensors()
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name(),
+                    "type": t.ggml_type().name(),
+                    "typeId": t.ggml_type().id(),
+                    "shape": t.dims(),
+                    "nElements": t.n_elements(),
+                    "offset": self.file.tensor_range(t).start,
+                    "relativeOffset": t.offset(),
+                    "nBytes": t.n_bytes(),
+                    "rowLength": t.row_len(),
+                    "nRows": t.n_rows(),
+                    "rowBytes": t.row_bytes(),
+                })
+            })
+            .collect();
+        to_js(&serde_json::Value::Array(tensors))
+    }
+
+    /// Architecture, name, parameter count, file type label, quant mix, bits per weight and
+    /// hyper-parameters (null when absent).
+    pub fn summary(&self) -> JsValue {
+        let s = Summary::of(&self.file);
+        let mix: Vec<serde_json::Value> = s
+            .quant_mix
+            .iter()
+            .map(|m| {
+                json!({
+                    "type": m.ggml_type.name(),
+                    "typeId": m.ggml_type.id(),
+                    "tensors": m.tensors,
+                    "elements": m.elements,
+                    "bytes": m.bytes,
+                    "share": m.byte_share,
+                })
+            })
+            .collect();
+        to_js(&json!({
+            "architecture": s.architecture,
+            "name": s.name,
+            "parameterCount": s.parameter_count,
+            "tensorBytes": s.tensor_bytes,
+            "fileType": s.file_type,
+            "fileTypeLabel": s.file_type_label,
+            "quantMix": mix,
+            "bitsPerWeight": s.bits_per_weight,
+            "contextLength": s.context_length,
+            "layers": s.block_count,
+            "heads": s.head_count,
+            "kvHeads": s.head_count_kv,
+            "embeddingSize": s.embedding_length,
+            "vocabSize": s.vocab_size,
+        }))
+    }
+
+    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
+    #[wasm_bindgen(js_name = rowsRange)]
+    pub fn rows_range(&self, name: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let range = self
+            .file
+            .rows_range(tensor, first as u64..end as u64)
+            .map_err(js_error)?;
+        Ok(Float64Array::from(
+            &[range.start as f64, range.end as f64][..],
+        ))
+    }
+
+    /// Dequantizes `bytes`, whole rows of tensor `name`, into a new Float32Array.
+    pub fn dequantize(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
+        let mut out = vec![0f32; (rows * tensor.row_len()) as usize];
+        self.dequantize_to(tensor, bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// Dequantizes `bytes`, whole rows of tensor `name`, into `out` (exactly their length).
+    #[wasm_bindgen(js_name = dequantizeInto)]
+    pub fn dequantize_into(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
+        if out.len() as u64 != rows * tensor.row_len() {
+            return Err(JsError::new(&format!(
+                "output for {rows} rows of {name} needs {} floats, got {}",
+                rows * tensor.row_len(),
+                out.len()
+            )));
+        }
+        self.dequantize_to(tensor, bytes, out)
+    }
+}
+
+impl GgufHeader {
+    fn dequantize_to(
+        &self,
+        tensor: &crate::TensorInfo,
+        bytes: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        self.file
+            .dequantize_rows_with(Kernel::best(), tensor, bytes, out)
+            .map_err(js_error)
+    }
+}
+
+fn whole_rows(name: &str, row_bytes: u64, len: usize) -> Result<u64, JsError> {
+    let len = len as u64;
+    if row_bytes == 0 || len % row_bytes != 0 {
+        return Err(JsError::new(&format!(
+            "{len} bytes are not whole rows of {name} ({row_bytes} bytes per row)"
+        )));
+    }
+    Ok(len / row_bytes)
+}
+
+fn value_to_js(value: &Value<'_>) -> JsValue {
+    match value {
+        Value::U8(v) => (*v).into(),
+        Value::I8(v) => (*v).into(),
+        Value::U16(v) => (*v).into(),
+        Value::I16(v) => (*v).into(),
+        Value::U32(v) => (*v).into(),
+        Value::I32(v) => (*v).into(),
+        Value::U64(v) => BigInt::from(*v).into(),
+        Value::I64(v) => BigInt::from(*v).into(),
+        Value::F32(v) => (*v).into(),
+        Value::F64(v) => (*v).into(),
+        Value::Bool(v) => (*v).into(),
+        Value::String(s) => s.to_string_lossy().as_ref().into(),
+        Value::Array(array) => nested_array_to_js(array),
+    }
+}
+
+fn nested_array_to_js(array: &ArrayView<'_>) -> JsValue {
+    let entry = Object::new();
+    set(&entry, "itemType", array.item_type().name());
+    set(&entry, "len", array.len() as f64);
+    let items: Array = array.iter().map(|v| value_to_js(&v)).collect();
+    set(&entry, "value", items);
+    entry.into()
+}
+
+/// Streaming statistics over dequantized values: feed chunks with `add`, read with `result`.
+#[wasm_bindgen(js_name = StatsAccumulator)]
+pub struct StatsAccumulator {
+    stats: Stats,
+}
+
+#[wasm_bindgen(js_class = StatsAccumulator)]
+impl StatsAccumulator {
+    /// An accumulator with `bins` histogram bins (rounded up to even, at least 2).
+    #[wasm_bindgen(constructor)]
+    pub fn new(bins: u32) -> StatsAccumulator {
+        StatsAccumulator {
+            stats: Stats::new(bins as usize),
+        }
+    }
+
+    pub fn add(&mut self, values: &[f32]) {
+        self.stats.add(values);
+    }
+
+    /// `{ count, min, max, mean, std, nanCount, infCount, zeroCount, histogram: { edges,
+    /// counts } }`; min/max/mean/std are null before any finite value.
+    pub fn result(&self) -> JsValue {
+        let s = &self.stats;
+        to_js(&json!({
+            "count": s.count(),
+            "min": s.min(),
+            "max": s.max(),
+            "mean": s.mean(),
+            "std": s.std_dev(),
+            "nanCount": s.nan_count(),
+            "infCount": s.infinite_count(),
+            "zeroCount": s.zero_count(),
+            "histogram": { "edges": s.bin_edges(), "counts": s.bins() },
+        }))
+    }
+}
