@@ -72,3 +72,29 @@ fn estimate_inside_the_vocabulary_covers_the_arrays_after_it() {
         assert!(estimate > header_len / 2, "{model}");
     }
 }
+
+#[test]
+fn a_vocabulary_that_is_the_last_key_predicts_nothing_after_it() {
+    let n = 20_000;
+    let mut b = Builder::new(3);
+    b.header(0, 1);
+    b.string(b"tokenizer.ggml.tokens")
+        .u32(9)
+        .u32(8)
+        .u64(n as u64);
+    for i in 0..n {
+        b.string(format!("tok{i}").as_bytes());
+    }
+    let bytes = b.build();
+    let ParseStatus::NeedMore { estimate, .. } =
+        parse(&bytes[..bytes.len() / 10], Some(bytes.len() as u64)).unwrap()
+    else {
+        panic!("a tenth of the header cannot be all of it")
+    };
+    let ratio = estimate as f64 / bytes.len() as f64;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "estimate {estimate} vs {}",
+        bytes.len()
+    );
+}

@@ -172,11 +172,14 @@ impl<'a> Parser<'a> {
         let array_end = p.start.saturating_add(average.saturating_mul(p.len));
         let after_vocab = if p.is_vocab {
             let text = average.saturating_sub(p.min_item);
-            let per_token = 4 + match self.tokenizer_model.as_deref() {
-                Some("llama") => 4,
-                Some("gpt2") => p.min_item + text + 1,
+            // Only as many of those arrays as there are keys left to hold them.
+            let token_types = if self.kv_left >= 1 { 4 } else { 0 };
+            let scores_or_merges = match (self.kv_left >= 2, self.tokenizer_model.as_deref()) {
+                (true, Some("llama")) => 4,
+                (true, Some("gpt2")) => p.min_item + text + 1,
                 _ => 0,
             };
+            let per_token = token_types + scores_or_merges;
             per_token.saturating_mul(p.len)
         } else {
             0
