@@ -3,8 +3,7 @@
 #   www/*                              the page, worker and adapter
 #   lite/engine.wasm                   gguf-lens's type table + dequantizer (viewer/engine), used
 #                                      by the stand-in engine when the npm package is absent
-#   pkg/                               the npm package's build, when there is one: $GGUF_LENS_PKG
-#                                      or ./pkg (a folder whose index.js exports openGguf)
+#   pkg/                               the npm package's build, when there is one (below)
 #   sample/tiny-llama-Q4_K_M.gguf      the bundled sample model, opened when no file is given
 # usage: bash scripts/build-site.sh [OUT_DIR]
 set -euo pipefail
@@ -17,11 +16,20 @@ cp fixtures/sample/tiny-llama-Q4_K_M.gguf "$out/sample/"
 rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown >&2
 ( cd viewer/engine && RUSTFLAGS="-C target-feature=+simd128" cargo build --quiet --release --target wasm32-unknown-unknown )
 cp viewer/engine/target/wasm32-unknown-unknown/release/gguf_lens_viewer_engine.wasm "$out/lite/engine.wasm"
-pkg="${GGUF_LENS_PKG:-pkg}"
-if [ -f "$pkg/index.js" ]; then
-  mkdir -p "$out/pkg" && cp -R "$pkg/." "$out/pkg/"
-  echo "site: using the npm package build from $pkg" >&2
+# The npm package (branch npm: js/*.js + js/wasm/gguf_lens.js + js/wasm/gguf_lens_bg.wasm):
+# $GGUF_LENS_PKG, else ./js once its wasm is built, else ./pkg.
+pkg="${GGUF_LENS_PKG:-}"
+if [ -z "$pkg" ]; then
+  for d in js pkg; do
+    if [ -f "$d/index.js" ] && [ -f "$d/wasm/gguf_lens_bg.wasm" ]; then pkg="$d"; break; fi
+  done
+fi
+if [ -n "$pkg" ] && [ -f "$pkg/index.js" ]; then
+  mkdir -p "$out/pkg"
+  cp "$pkg"/*.js "$out/pkg/"
+  [ -d "$pkg/wasm" ] && cp -R "$pkg/wasm" "$out/pkg/wasm"
+  echo "site: engine = the npm package from $pkg" >&2
 else
-  echo "site: no npm package build ($pkg/index.js); using the stand-in engine (www/lite)" >&2
+  echo "site: engine = the stand-in (www/lite): no npm package build found (js/wasm/gguf_lens_bg.wasm)" >&2
 fi
 echo "site: built $out/" >&2

@@ -13,6 +13,20 @@ const FTYPE_SHORT = {
   21: 'Q2_K_S', 22: 'IQ3_XS', 23: 'IQ3_XXS', 24: 'IQ1_S', 25: 'IQ4_NL', 26: 'IQ3_S', 27: 'IQ3_M', 28: 'IQ2_S',
   29: 'IQ2_M', 30: 'IQ4_XS', 31: 'IQ1_M', 32: 'BF16', 36: 'TQ1_0', 37: 'TQ2_0', 38: 'MXFP4_MOE',
 };
+// llama.cpp's llama_model_ftype_name() labels, by general.file_type (the "quant label").
+const FTYPE_LABELS = {
+  0: 'all F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K - Medium',
+  11: 'Q3_K - Small', 12: 'Q3_K - Medium', 13: 'Q3_K - Large', 14: 'Q4_K - Small', 15: 'Q4_K - Medium',
+  16: 'Q5_K - Small', 17: 'Q5_K - Medium', 18: 'Q6_K', 19: 'IQ2_XXS - 2.0625 bpw', 20: 'IQ2_XS - 2.3125 bpw',
+  21: 'Q2_K - Small', 22: 'IQ3_XS - 3.3 bpw', 23: 'IQ3_XXS - 3.0625 bpw', 24: 'IQ1_S - 1.5625 bpw',
+  25: 'IQ4_NL - 4.5 bpw', 26: 'IQ3_S - 3.4375 bpw', 27: 'IQ3_S mix - 3.66 bpw', 28: 'IQ2_S - 2.5 bpw',
+  29: 'IQ2_M - 2.7 bpw', 30: 'IQ4_XS - 4.25 bpw', 31: 'IQ1_M - 1.75 bpw', 32: 'BF16', 36: 'TQ1_0 - 1.69 bpw',
+  37: 'TQ2_0 - 2.06 bpw', 38: 'MXFP4 MoE',
+};
+function ftypeLabel(ft) {
+  if (ft === undefined || ft === null) return undefined;
+  return (FTYPE_LABELS[ft & ~1024] ?? `unknown (${ft})`) + (ft & 1024 ? ' (guessed)' : '');
+}
 const KV_BYTES = { f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
 const TYPE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
@@ -138,6 +152,7 @@ async function openSource(source, label) {
   hideError();
   try {
     const m = await longTask(`Reading ${label}`, 'open', { source });
+    m.summary.quantMix.sort((a, b) => b.bytes - a.bytes);
     model = m;
     sourceLabel = label;
     renderAll();
@@ -185,7 +200,8 @@ function renderSummary() {
   setField('architecture', s.architecture);
   setField('parameter-count', `${fmtCount(s.parameterCount)} (${fmtInt(s.parameterCount)})`, s.parameterCount);
   setField('file-type', s.fileType === undefined ? undefined : FTYPE_SHORT[s.fileType & ~1024] ?? `type ${s.fileType}`, s.fileType);
-  setField('quant-label', s.fileTypeLabel);
+  // (the package's own fileTypeLabel, when it has one, is in the JSON export)
+  setField('quant-label', ftypeLabel(s.fileType));
   setField('file-size', `${fmtBytes(info.fileSize)} (${fmtInt(info.fileSize)} B)`, info.fileSize);
   setField('bits-per-weight', s.bitsPerWeight === undefined ? undefined : s.bitsPerWeight.toFixed(3), s.bitsPerWeight);
   setField('context-length', fmtInt(s.contextLength), s.contextLength);
@@ -521,7 +537,7 @@ function mdEscape(s) { return String(s).replace(/[\\|`*_[\]<>]/g, (c) => `\\${c}
 function exportMarkdown() {
   const s = model.summary;
   const lines = [`# ${mdEscape(s.name || 'model')}`, '', '| field | value |', '|---|---|'];
-  const rows = [['architecture', s.architecture], ['parameters', s.parameterCount], ['file type', `${FTYPE_SHORT[s.fileType] ?? s.fileType} (${s.fileTypeLabel})`], ['file size', model.info.fileSize], ['bits per weight', s.bitsPerWeight?.toFixed(3)], ['context length', s.contextLength], ['embedding length', s.embeddingLength], ['layers', s.blockCount], ['heads', s.headCount], ['kv heads', s.headCountKv], ['vocabulary', s.vocabSize], ['tensors', model.tensors.length], ['tokenizer', s.tokenizerModel]];
+  const rows = [['architecture', s.architecture], ['parameters', s.parameterCount], ['file type', `${FTYPE_SHORT[s.fileType] ?? s.fileType} (${ftypeLabel(s.fileType)})`], ['file size', model.info.fileSize], ['bits per weight', s.bitsPerWeight?.toFixed(3)], ['context length', s.contextLength], ['embedding length', s.embeddingLength], ['layers', s.blockCount], ['heads', s.headCount], ['kv heads', s.headCountKv], ['vocabulary', s.vocabSize], ['tensors', model.tensors.length], ['tokenizer', s.tokenizerModel]];
   for (const [k, v] of rows) lines.push(`| ${k} | ${mdEscape(v ?? '—')} |`);
   lines.push('', '## Quant mix', '', '| type | tensors | elements | bytes | share |', '|---|---:|---:|---:|---:|');
   for (const q of s.quantMix) lines.push(`| ${q.type} | ${q.tensors} | ${q.elements} | ${q.bytes} | ${pct(q.share)} |`);

@@ -20,8 +20,9 @@
 // message is readable as is; an abort rejects with a DOMException named AbortError.
 //
 // Engine: the npm package's ESM build copied to ./pkg/ by scripts/build-site.sh (entry
-// ./pkg/index.js); without it, ./lite/gguf-lite.js, a stand-in with the same planned API
-// (header parsed in JS, types and dequantization from gguf-lens compiled to wasm).
+// ./pkg/index.js, API as in js/index.d.ts on the npm branch); without it,
+// ./lite/gguf-lite.js, a stand-in with the same API subset (header parsed in JS, types and
+// dequantization from gguf-lens compiled to wasm).
 
 const PACKAGE_ENTRY = './pkg/index.js';
 const LITE_ENTRY = './lite/gguf-lite.js';
@@ -40,68 +41,56 @@ async function loadEngine() {
   return enginePromise;
 }
 
-const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v ?? undefined);
 
-function metadataEntries(md) {
-  if (!md) return [];
-  if (md instanceof Map) return [...md].map(([key, v]) => ({ key, ...(v && typeof v === 'object' && 'type' in v ? v : { value: v }) }));
-  if (Array.isArray(md)) return md;
-  return Object.entries(md).map(([key, v]) => ({ key, ...(v && typeof v === 'object' && 'type' in v ? v : { value: v }) }));
-}
-
-function isLazyArray(v) {
-  return v && typeof v === 'object' && typeof v.length === 'number' && (typeof v.slice === 'function' || typeof v.get === 'function') && !(typeof v === 'string');
-}
-
-function arraySlice(v, start, end) {
-  if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v.slice(start, end));
-  if (typeof v.slice === 'function') return Array.from(v.slice(start, end));
-  if (typeof v.get === 'function') return Array.from(v.get(start, end));
-  return [];
-}
-
+// Maps the package's model (js/index.d.ts on the npm branch: GgufModel) to the contract above.
 export async function openModel(source, { signal, onProgress } = {}) {
   const engine = await loadEngine();
   const f = await engine.mod.openGguf(source, { signal, onProgress });
   const s = f.summary();
-  const entries = metadataEntries(f.metadata);
+  const get = (k) => f.get(k);
+  const arch = s.architecture;
   const arrays = new Map();
-  const metadata = entries.map((m) => {
-    const type = m.type || typeof m.value;
-    if (type === 'array' || isLazyArray(m.value)) {
-      arrays.set(m.key, m.value);
-      return { key: m.key, type: 'array', itemType: m.itemType || m.item_type || '?', length: num(m.length ?? m.value.length) };
+  const metadata = f.metadata.map((m) => {
+    if (m.type === 'array') {
+      arrays.set(m.key, m);
+      return { key: m.key, type: 'array', itemType: m.itemType, length: num(m.len) };
     }
-    return { key: m.key, type, value: m.value };
+    return { key: m.key, type: m.type, value: m.value };
   });
   const tensors = f.tensors.map((t) => ({
-    name: t.name,
-    type: t.type ?? t.typeName,
-    typeId: t.typeId ?? t.type_id,
-    shape: Array.from(t.shape, num),
-    nElements: num(t.nElements ?? t.elementCount ?? t.n_elements),
-    offset: num(t.offset ?? t.byteOffset),
-    nBytes: num(t.byteLength ?? t.nBytes ?? t.n_bytes),
+    name: t.name, type: t.type, typeId: t.typeId, shape: Array.from(t.shape, num),
+    nElements: num(t.nElements), offset: num(t.relativeOffset), nBytes: num(t.nBytes),
   }));
+  const archNum = (k) => (typeof arch === 'string' ? num(get(`${arch}.${k}`)) : undefined);
+  const tokenizerModel = get('tokenizer.ggml.model');
   return {
     info: { version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: num(f.dataOffset), fileSize: num(f.byteLength), engine: engine.kind },
     metadata,
     tensors,
     summary: {
-      architecture: s.architecture, name: s.name, parameterCount: num(s.parameterCount),
-      fileType: num(s.fileType), fileTypeLabel: s.fileTypeLabel, bitsPerWeight: s.bitsPerWeight,
-      tensorBytes: num(s.tensorBytes), contextLength: num(s.contextLength), embeddingLength: num(s.embeddingLength),
-      blockCount: num(s.blockCount), headCount: num(s.headCount), headCountKv: num(s.headCountKv),
-      keyLength: num(s.keyLength), valueLength: num(s.valueLength), vocabSize: num(s.vocabSize),
-      tokenizerModel: s.tokenizerModel,
-      quantMix: (s.quantMix || []).map((q) => ({ type: q.type, tensors: q.tensors, elements: num(q.elements), bytes: num(q.bytes), share: q.share })),
+      architecture: arch ?? undefined, name: s.name ?? undefined, parameterCount: num(s.parameterCount),
+      fileType: num(s.fileType), fileTypeLabel: s.fileTypeLabel ?? undefined, bitsPerWeight: s.bitsPerWeight,
+      tensorBytes: num(s.tensorBytes), contextLength: num(s.contextLength), embeddingLength: num(s.embeddingSize),
+      blockCount: num(s.layers), headCount: num(s.heads), headCountKv: num(s.kvHeads),
+      keyLength: archNum('attention.key_length'), valueLength: archNum('attention.value_length'),
+      vocabSize: num(s.vocabSize), tokenizerModel: typeof tokenizerModel === 'string' ? tokenizerModel : undefined,
+      quantMix: s.quantMix.map((q) => ({ type: q.type, tensors: q.tensors, elements: num(q.elements), bytes: num(q.bytes), share: q.share })),
     },
     metaRange: (key, start, end) => {
-      const v = arrays.get(key);
-      if (!v) throw new Error(`no array metadata key ${key}`);
-      return arraySlice(v, start, end);
+      const m = arrays.get(key);
+      if (!m) throw new Error(`no array metadata key ${key}`);
+      return m.items(start, end);
     },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
-    stats: (name, opts = {}) => f.tensorStats(name, { bins: opts.bins, signal: opts.signal, onProgress: opts.onProgress }),
+    stats: async (name, opts = {}) => {
+      const r = await f.tensorStats(name, { bins: opts.bins, signal: opts.signal, onProgress: opts.onProgress });
+      const edges = r.histogram.edges;
+      return {
+        count: num(r.count), min: r.min ?? NaN, max: r.max ?? NaN, mean: r.mean ?? NaN, std: r.std ?? NaN,
+        nan: num(r.nanCount), inf: num(r.infCount), zero: num(r.zeroCount),
+        histogram: Array.from(r.histogram.counts, num), histogramRange: [edges[0] ?? 0, edges[edges.length - 1] ?? 0],
+      };
+    },
   };
 }

@@ -13,7 +13,7 @@ const TOKEN_TYPES = ['undefined', 'normal', 'unknown', 'control', 'user-defined'
 function plain(v) {
   // Values sent to the page: scalars as they are (BigInt included), nested arrays summarized.
   if (v === null || typeof v !== 'object') return v;
-  if (typeof v.length === 'number') return { nested: true, itemType: v.itemType ?? '?', length: v.length };
+  if (typeof v.len === 'number' || typeof v.len === 'bigint') return { nested: true, itemType: v.itemType ?? '?', length: Number(v.len) };
   return String(v);
 }
 

@@ -1,10 +1,13 @@
 // Stand-in for the gguf-lens npm package, used by www/source.js only when the package's build
-// is not in the site (pkg/ missing). It offers the subset of the package's planned API that the
-// viewer uses — openGguf(source, {fetch, headers, signal, onProgress}) → file with version,
-// endian, alignment, dataOffset, byteLength, metadata, tensors, summary(), readTensor(),
-// tensorStats() — with header parsing here in JS and the ggml type table and every dequantized
-// number from gguf-lens itself (viewer/engine, built to lite/engine.wasm). No data is made up:
-// if the engine is missing, opening a file fails with a readable error.
+// is not in the site (pkg/ missing). It mirrors the subset of the package's API (js/index.d.ts
+// on the npm branch) that the viewer uses — openGguf(input, {fetch, headers, signal,
+// onProgress}) → model with version, endian, alignment, dataOffset, byteLength, metadata
+// ({key, type, value} | {key, type: 'array', itemType, len, items(start, end)}), tensors
+// ({name, type, typeId, shape, nElements, offset, relativeOffset, nBytes, rowLength, nRows,
+// rowBytes}), get(key), summary(), readTensor(), readTensorBytes(), tensorStats() — with the
+// header parsed here in JS and the ggml type table and every dequantized number from gguf-lens
+// itself (viewer/engine, built to lite/engine.wasm). No data is made up: if the engine is
+// missing, opening a file fails with a readable error.
 
 const GGUF_MAGIC = 0x46554747; // "GGUF" read little-endian
 const T = { U8: 0, I8: 1, U16: 2, I16: 3, U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9, U64: 10, I64: 11, F64: 12 };
@@ -219,6 +222,11 @@ class LazyArray {
     c.p = saved;
     return v;
   }
+  get itemTypeName() { return VALUE_TYPE_NAMES[this.itemType] || String(this.itemType); }
+  // Elements as the package gives them: nested arrays as {itemType, len, value}.
+  values(start = 0, end = this.length) {
+    return this.slice(start, end).map((v) => (v instanceof LazyArray ? { itemType: v.itemTypeName, len: v.length, value: v.values() } : v));
+  }
   slice(start = 0, end = this.length) {
     start = Math.max(0, Math.min(this.length, start));
     end = Math.max(start, Math.min(this.length, end));
@@ -251,7 +259,8 @@ function parseHeader(u8) {
     if (type === T.ARRAY) {
       const itemType = c.u32();
       const length = c.len64('array length');
-      metadata.push({ key, type: 'array', itemType: VALUE_TYPE_NAMES[itemType] || String(itemType), length, value: new LazyArray(c, itemType, length, 0) });
+      const arr = new LazyArray(c, itemType, length, 0);
+      metadata.push({ key, type: 'array', itemType: arr.itemTypeName, len: length, items: (start = 0, end = length) => arr.values(start, end) });
     } else {
       if (type > 12) throw new GgufError(`unknown value type ${type} for ${key}`, at);
       metadata.push({ key, type: VALUE_TYPE_NAMES[type], value: readScalar(c, type) });
@@ -276,16 +285,6 @@ function parseHeader(u8) {
   return { version, endian, alignment, metadata, tensors, dataOffset, headerEnd };
 }
 
-// llama.cpp's llama_model_ftype_name labels, by general.file_type.
-const FTYPE_LABELS = {
-  0: 'all F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K - Medium',
-  11: 'Q3_K - Small', 12: 'Q3_K - Medium', 13: 'Q3_K - Large', 14: 'Q4_K - Small', 15: 'Q4_K - Medium',
-  16: 'Q5_K - Small', 17: 'Q5_K - Medium', 18: 'Q6_K', 19: 'IQ2_XXS - 2.0625 bpw', 20: 'IQ2_XS - 2.3125 bpw',
-  21: 'Q2_K - Small', 22: 'IQ3_XS - 3.3 bpw', 23: 'IQ3_XXS - 3.0625 bpw', 24: 'IQ1_S - 1.5625 bpw',
-  25: 'IQ4_NL - 4.5 bpw', 26: 'IQ3_S - 3.4375 bpw', 27: 'IQ3_S mix - 3.66 bpw', 28: 'IQ2_S - 2.5 bpw',
-  29: 'IQ2_M - 2.7 bpw', 30: 'IQ4_XS - 4.25 bpw', 31: 'IQ1_M - 1.75 bpw', 32: 'BF16', 36: 'TQ1_0 - 1.69 bpw',
-  37: 'TQ2_0 - 2.06 bpw', 38: 'MXFP4 MoE',
-};
 
 function numberOf(v) {
   return typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : undefined;
@@ -328,17 +327,21 @@ export async function openGguf(source, options = {}) {
     if (!Number.isInteger(nBytes)) throw new GgufError(`tensor ${t.name}: row not a whole number of ${info.name} blocks`);
     const start = header.dataOffset + t.offset;
     if (start + nBytes > byteLength) throw new GgufError(`tensor ${t.name} extends past end of file (offset ${t.offset}, size ${nBytes}, file size ${byteLength})`);
-    return { name: t.name, type: info.name, typeId: t.typeId, shape: t.shape, nElements, offset: t.offset, byteLength: nBytes };
+    const rowLength = t.shape[0] || 1;
+    return {
+      name: t.name, type: info.name, typeId: t.typeId, shape: t.shape, nElements, offset: start, relativeOffset: t.offset, nBytes,
+      rowLength, nRows: nElements / rowLength, rowBytes: rowLength / info.blockSize * info.typeSize,
+    };
   });
   const byName = new Map(tensors.map((t) => [t.name, t]));
   const meta = new Map(header.metadata.map((m) => [m.key, m]));
-  const get = (k) => (meta.has(k) ? meta.get(k).value : undefined);
+  const get = (k) => { const e = meta.get(k); return e && (e.type === 'array' ? e : e.value); };
 
   async function readRowsBytes(t, a, b, sig) {
     const info = engine.types.get(t.typeId);
     const rowLen = t.shape[0] || 1;
     const rowBytes = rowLen / info.blockSize * info.typeSize;
-    const start = header.dataOffset + t.offset + a * rowBytes;
+    const start = t.offset + a * rowBytes;
     return reader.read(start, start + (b - a) * rowBytes, sig);
   }
 
@@ -410,36 +413,39 @@ export async function openGguf(source, options = {}) {
         }
       }, keep ? 0 : t.nElements);
     }
-    return { count: t.nElements, min: n ? min : NaN, max: n ? max : NaN, mean, std, nan, inf, zero, histogram, histogramRange: [n ? min : 0, n ? max : 0] };
+    const edges = [];
+    for (let i = 0; i <= bins; i++) edges.push(n ? min + (max - min) * i / bins : 0);
+    return { count: t.nElements, min: n ? min : null, max: n ? max : null, mean: n ? mean : null, std: n ? std : null, nanCount: nan, infCount: inf, zeroCount: zero, histogram: { edges, counts: histogram } };
   }
 
+  // The package's Summary (js/index.d.ts): fileTypeLabel is left null here — the viewer labels
+  // general.file_type itself.
   function summary() {
     const arch = get('general.architecture');
-    const a = (k) => numberOf(get(`${arch}.${k}`));
+    const a = (k) => numberOf(get(`${arch}.${k}`)) ?? null;
     const mix = new Map();
     let params = 0, bytes = 0;
     for (const t of tensors) {
-      const m = mix.get(t.type) || { type: t.type, tensors: 0, elements: 0, bytes: 0 };
-      m.tensors++; m.elements += t.nElements; m.bytes += t.byteLength;
+      const m = mix.get(t.type) || { type: t.type, typeId: t.typeId, tensors: 0, elements: 0, bytes: 0 };
+      m.tensors++; m.elements += t.nElements; m.bytes += t.nBytes;
       mix.set(t.type, m);
-      params += t.nElements; bytes += t.byteLength;
+      params += t.nElements; bytes += t.nBytes;
     }
     const tokens = meta.get('tokenizer.ggml.tokens');
-    const ft = numberOf(get('general.file_type'));
     return {
-      architecture: arch, name: get('general.name'), parameterCount: params,
-      fileType: ft, fileTypeLabel: ft === undefined ? undefined : (FTYPE_LABELS[ft & ~1024] || `unknown (${ft})`) + (ft & 1024 ? ' (guessed)' : ''),
-      quantMix: [...mix.values()].map((m) => ({ ...m, share: bytes ? m.bytes / bytes : 0 })).sort((x, y) => y.bytes - x.bytes),
-      bitsPerWeight: params ? bytes * 8 / params : undefined, tensorBytes: bytes,
-      contextLength: a('context_length'), blockCount: a('block_count'), headCount: a('attention.head_count'),
-      headCountKv: a('attention.head_count_kv'), embeddingLength: a('embedding_length'),
-      keyLength: a('attention.key_length'), valueLength: a('attention.value_length'),
-      vocabSize: a('vocab_size') ?? (tokens ? tokens.length : undefined),
-      tokenizerModel: get('tokenizer.ggml.model'),
+      architecture: typeof arch === 'string' ? arch : null, name: get('general.name') ?? null, parameterCount: params, tensorBytes: bytes,
+      fileType: numberOf(get('general.file_type')) ?? null, fileTypeLabel: null,
+      quantMix: [...mix.values()].map((m) => ({ ...m, share: bytes ? m.bytes / bytes : 0 })).sort((x, y) => x.typeId - y.typeId),
+      bitsPerWeight: params ? bytes * 8 / params : 0,
+      contextLength: a('context_length'), layers: a('block_count'), heads: a('attention.head_count'),
+      kvHeads: a('attention.head_count_kv'), embeddingSize: a('embedding_length'),
+      vocabSize: a('vocab_size') ?? (tokens && tokens.type === 'array' ? tokens.len : null),
     };
   }
 
+
   return {
+    get,
     version: header.version, endian: header.endian, alignment: header.alignment, dataOffset: header.dataOffset,
     byteLength, metadata: header.metadata, tensors, summary, readTensor, tensorStats,
     readTensorBytes: async (name, opts = {}) => {
