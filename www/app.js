@@ -227,24 +227,33 @@ function typeColor(type) {
 function renderMix() {
   const root = clear($('#mix-chart'));
   const mix = model.summary.quantMix;
-  const W = 560, barH = 18;
-  const s = svg('svg', { viewBox: `0 0 ${W} ${28 + mix.length * 24}`, class: 'chart', role: 'img', 'aria-label': 'Quant mix by bytes' });
+  const W = 600;
+  const bar = svg('svg', { viewBox: `0 0 ${W} 16`, preserveAspectRatio: 'none', class: 'chart stack', role: 'img', 'aria-label': 'Share of tensor bytes by type' });
   let x = 0;
   for (const q of mix) {
     const w = q.share * W;
-    const r = svg('rect', { x, y: 0, width: Math.max(0, w), height: barH, fill: typeColor(q.type) });
+    const r = svg('rect', { x, y: 0, width: Math.max(0, w), height: 16, fill: typeColor(q.type) });
     r.append(svg('title', {}, `${q.type}: ${pct(q.share)} of tensor bytes`));
-    s.append(r);
+    bar.append(r);
     x += w;
   }
-  mix.forEach((q, i) => {
-    const y = 30 + i * 24;
-    s.append(svg('rect', { x: 0, y, width: 12, height: 12, fill: typeColor(q.type), rx: 2 }));
-    s.append(svg('text', { x: 18, y: y + 10, class: 'label' }, q.type));
-    s.append(svg('rect', { x: 90, y: y + 1, width: Math.max(1, q.share * 250), height: 10, fill: typeColor(q.type), opacity: 0.8 }));
-    s.append(svg('text', { x: 350, y: y + 10, class: 'label' }, `${pct(q.share)} · ${q.tensors} tensors · ${fmtCount(q.elements)} el · ${fmtBytes(q.bytes)}`));
-  });
-  root.append(s);
+  const table = el('table', { class: 'mix' },
+    el('thead', {}, el('tr', {}, el('th', {}, 'Type'), el('th', {}, 'Share of bytes'), el('th', { class: 'num' }, 'Tensors'), el('th', { class: 'num' }, 'Elements'), el('th', { class: 'num' }, 'Bytes'), el('th', { class: 'num' }, 'bpw'))),
+    el('tbody', {}, mix.map((q) => {
+      const sw = el('span', { class: 'swatch' });
+      sw.style.background = typeColor(q.type);
+      const meter = el('span', { class: 'meter' });
+      meter.style.width = `${Math.max(0.5, q.share * 100)}%`;
+      meter.style.background = typeColor(q.type);
+      return el('tr', { dataset: { type: q.type } },
+        el('td', { class: 'mono' }, sw, q.type),
+        el('td', {}, el('span', { class: 'meter-track' }, meter), el('span', { class: 'mono small' }, ` ${pct(q.share)}`)),
+        el('td', { class: 'num' }, fmtInt(q.tensors)),
+        el('td', { class: 'num' }, fmtCount(q.elements)),
+        el('td', { class: 'num' }, fmtBytes(q.bytes)),
+        el('td', { class: 'num' }, (q.bytes * 8 / q.elements).toFixed(2)));
+    })));
+  root.append(bar, table);
 }
 
 function blockOf(name) {
