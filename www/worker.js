@@ -41,10 +41,10 @@ function tokenRow(id) {
 
 const ops = {
   async open({ source }, ctx) {
-    model = null;
-    tokenCache = null;
     const m = await openModel(source, ctx);
+    if (ctx.signal.aborted) return null; // cancelled: keep the model that was open before
     model = m;
+    tokenCache = null;
     const md = m.metadata.map((e) => (e.type === 'array'
       ? { key: e.key, type: 'array', itemType: e.itemType, length: e.length, preview: m.metaRange(e.key, 0, Math.min(e.length, 8)).map(plain) }
       : { key: e.key, type: e.type, value: e.value }));
@@ -98,8 +98,15 @@ const ops = {
 self.onmessage = async (ev) => {
   const { id, op, args } = ev.data || {};
   if (op === 'cancel') {
-    const c = running.get(args && args.target);
-    if (c) c.abort();
+    // Abort the engine's work and answer at once: the page never waits on an engine that is
+    // slow to notice its signal; whatever that request produces later is dropped.
+    const target = args && args.target;
+    const c = running.get(target);
+    if (c) {
+      running.delete(target);
+      c.abort();
+      self.postMessage({ id: target, error: { name: 'AbortError', message: 'cancelled' } });
+    }
     return;
   }
   const fn = ops[op];
@@ -115,6 +122,7 @@ self.onmessage = async (ev) => {
   running.set(id, controller);
   let last = 0;
   const onProgress = (p) => {
+    if (controller.signal.aborted) return;
     const now = Date.now();
     if (now - last < 50 && p.loaded < p.total) return;
     last = now;
@@ -122,7 +130,7 @@ self.onmessage = async (ev) => {
   };
   try {
     let result = await fn(args || {}, { signal: controller.signal, onProgress });
-    controller.signal.throwIfAborted();
+    if (controller.signal.aborted) return; // already answered by the cancel
     if (result && result.transfer) {
       result = result.transfer;
       self.postMessage({ id, result }, [result.buffer]);
@@ -130,6 +138,7 @@ self.onmessage = async (ev) => {
       self.postMessage({ id, result });
     }
   } catch (err) {
+    if (controller.signal.aborted) return;
     self.postMessage({ id, error: { name: (err && err.name) || 'Error', message: (err && err.message) || String(err) } });
   } finally {
     running.delete(id);
