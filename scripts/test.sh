@@ -18,6 +18,9 @@ echo "== NEON kernels: aarch64 build under qemu"
 bash scripts/test-neon.sh --quiet 2>&1 | tee -a "$log"
 echo "== wasm: scalar and simd128 builds under Node"
 bash scripts/test-wasm.sh 2>&1 | tee -a "$log"
+echo "== viewer: headless Chromium (pkg-tests/viewer)"
+bash pkg-tests/viewer/run.sh
+(cd viewer/engine && cargo fmt -- --check && cargo clippy --quiet --target wasm32-unknown-unknown -- -D warnings)
 echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 # One closing line for the whole run (cargo prints one per test binary).

@@ -63,7 +63,13 @@ pub unsafe extern "C" fn gl_type_name(id: u32, out: *mut u8, cap: usize) -> usiz
 /// # Safety
 /// `src` must be valid for `src_len` bytes and `dst` for `n` f32, not overlapping.
 #[no_mangle]
-pub unsafe extern "C" fn gl_dequant(id: u32, src: *const u8, src_len: usize, dst: *mut f32, n: usize) -> u32 {
+pub unsafe extern "C" fn gl_dequant(
+    id: u32,
+    src: *const u8,
+    src_len: usize,
+    dst: *mut f32,
+    n: usize,
+) -> u32 {
     let Some(t) = ty(id) else { return 1 };
     let bytes = std::slice::from_raw_parts(src, src_len);
     let out = std::slice::from_raw_parts_mut(dst, n);
