@@ -118,10 +118,8 @@ async function longTask(label, op, args) {
   const status = $('#status'), bar = $('#progress'), text = $('#progress-text');
   const task = request(op, args, {
     onProgress: ({ loaded, total }) => {
-      bar.max = total || 1;
-      bar.value = loaded;
-      text.textContent = `${label}: ${fmtBytes(loaded)} of ${fmtBytes(total)}`;
-      if (op !== 'open') text.textContent = `${label}: ${fmtInt(loaded)} of ${fmtInt(total)} values`;
+      if (total) { bar.max = total; bar.value = loaded; } else bar.removeAttribute('value');
+      text.textContent = total ? `${label}: ${fmtBytes(loaded)} of ${fmtBytes(total)}` : `${label}: ${fmtBytes(loaded)}`;
     },
   });
   activeTask = task;
@@ -611,6 +609,7 @@ function init() {
   $('#mem-form').addEventListener('input', guard(renderMemory));
   $('#mem-form').addEventListener('submit', (e) => e.preventDefault());
   $('#insp-run').addEventListener('click', guard(runInspector));
+  $('#open-sample').addEventListener('click', () => openUrl(SAMPLE_URL));
   $('#export-json').addEventListener('click', guard(() => download(JSON.stringify(exportObject(), (k, v) => (typeof v === 'bigint' ? v.toString() : v), 2), 'application/json', 'json')));
   $('#export-md').addEventListener('click', guard(() => download(exportMarkdown(), 'text/markdown', 'md')));
 

@@ -363,7 +363,7 @@ export async function openGguf(source, options = {}) {
       const e = Math.min(b, r + step);
       const bytes = await readRowsBytes(t, r, e, opts.signal);
       out.set(dequantize(engine, t.typeId, bytes, (e - r) * rowLen), (r - a) * rowLen);
-      if (opts.onProgress) opts.onProgress({ loaded: (e - a) * rowLen, total: (b - a) * rowLen });
+      if (opts.onProgress) opts.onProgress({ loaded: (e - a) * t.rowBytes, total: (b - a) * t.rowBytes });
     }
     return out;
   }
@@ -375,17 +375,17 @@ export async function openGguf(source, options = {}) {
     const nRows = rowsOf(t);
     const rowLen = t.shape[0] || 1;
     const step = Math.max(1, Math.floor(CHUNK_ELEMENTS / rowLen));
-    let min = Infinity, max = -Infinity, sum = 0, sumSq = 0, n = 0, nan = 0, inf = 0, zero = 0;
+    let min = Infinity, max = -Infinity, sum = 0, n = 0, nan = 0, inf = 0, zero = 0;
     const chunks = [];
     const keep = t.nElements <= 16 * CHUNK_ELEMENTS;
-    const total = keep ? t.nElements : 2 * t.nElements;
+    const total = keep ? t.nBytes : 2 * t.nBytes;
     const pass = async (fn, base) => {
       for (let r = 0; r < nRows; r += step) {
         checkAbort(opts.signal);
         const e = Math.min(nRows, r + step);
         const vals = keep && chunks.length * step > r ? chunks[r / step] : await readTensor(name, { rows: [r, e], signal: opts.signal });
         fn(vals);
-        if (opts.onProgress) opts.onProgress({ loaded: base + e * rowLen, total });
+        if (opts.onProgress && base !== null) opts.onProgress({ loaded: base + e * t.rowBytes, total });
       }
     };
     await pass((v) => {
@@ -397,11 +397,11 @@ export async function openGguf(source, options = {}) {
         if (x === 0) zero++;
         if (x < min) min = x;
         if (x > max) max = x;
-        sum += x; sumSq += x * x; n++;
+        sum += x; n++;
       }
     }, 0);
     const mean = n ? sum / n : NaN;
-    const std = n ? Math.sqrt(Math.max(0, sumSq / n - mean * mean)) : NaN;
+    let ss = 0; // squared deviations from the mean, summed in the second pass (two-pass std)
     const histogram = new Array(bins).fill(0);
     if (n) {
       const width = max - min || 1;
@@ -409,10 +409,12 @@ export async function openGguf(source, options = {}) {
         for (let i = 0; i < v.length; i++) {
           const x = v[i];
           if (x !== x || x === Infinity || x === -Infinity) continue;
+          ss += (x - mean) * (x - mean);
           histogram[Math.min(bins - 1, Math.floor((x - min) / width * bins))]++;
         }
-      }, keep ? 0 : t.nElements);
+      }, keep ? null : t.nBytes); // null: replaying kept chunks, nothing read
     }
+    const std = n ? Math.sqrt(ss / n) : NaN;
     const edges = [];
     for (let i = 0; i <= bins; i++) edges.push(n ? min + (max - min) * i / bins : 0);
     return { count: t.nElements, min: n ? min : null, max: n ? max : null, mean: n ? mean : null, std: n ? std : null, nanCount: nan, infCount: inf, zeroCount: zero, histogram: { edges, counts: histogram } };
