@@ -217,10 +217,19 @@ function renderSummary() {
   document.title = `${s.name || 'model'} — gguf-lens viewer`;
 }
 
+// One colour per ggml type, the same in every file: families share a hue, wider types are lighter.
+const FIXED_COLORS = {
+  F32: '#8c9aab', F16: '#6f8fb8', BF16: '#7a7fc0', F64: '#a0a8b5', Q8_0: '#2f9e8f', Q8_K: '#2f9e8f',
+  Q6_K: '#e8872e', Q5_K: '#d4a72c', Q5_0: '#c9b43a', Q5_1: '#bfae4a', Q4_K: '#4e79a7', Q4_0: '#5b8fd1', Q4_1: '#6d9bd6',
+  Q3_K: '#b07aa1', Q2_K: '#e15759', IQ4_XS: '#3f6f9c', IQ4_NL: '#41729e', IQ3_S: '#9b6a92', IQ3_XXS: '#8f5f87',
+  IQ2_XXS: '#c94b4d', IQ2_XS: '#cf5557', IQ2_S: '#d45f61', IQ1_S: '#a33b3d', IQ1_M: '#ad4547', TQ1_0: '#7b5ea7', TQ2_0: '#8968b5',
+  MXFP4: '#59a14f', NVFP4: '#4c8f43',
+};
 function typeColor(type) {
-  const types = model.summary.quantMix.map((q) => q.type);
-  const i = types.indexOf(type);
-  return TYPE_COLORS[(i < 0 ? types.length : i) % TYPE_COLORS.length];
+  if (FIXED_COLORS[type]) return FIXED_COLORS[type];
+  let h = 0;
+  for (const c of type) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return TYPE_COLORS[h % TYPE_COLORS.length];
 }
 
 function renderMix() {
@@ -273,7 +282,7 @@ function renderHeatmap() {
   if (!layers.size) { root.append(el('p', { class: 'muted' }, 'No blk.N tensors in this file.')); return; }
   const ids = [...layers.keys()].sort((a, b) => a - b);
   const cw = 74, ch = 18, left = 52, top = 92;
-  const s = svg('svg', { width: left + roles.length * cw + 4, height: top + ids.length * ch + 4, class: 'chart heat' });
+  const s = svg('svg', { width: left + roles.length * cw + 70, height: top + ids.length * ch + 4, class: 'chart heat' });
   roles.forEach((r, j) => {
     const x = left + j * cw + cw / 2;
     s.append(svg('text', { x, y: top - 6, class: 'label', transform: `rotate(-40 ${x} ${top - 6})` }, r.replace(/\.weight$/, '')));

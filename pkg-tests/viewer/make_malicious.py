@@ -24,6 +24,7 @@ PAYLOADS = {
     "tensor": f"<img src=x onerror=\"{RUN}\">.weight",
     "tokens": [f"<img src=x onerror=\"{RUN}\">", f"javascript:{RUN}", f"<script>{RUN}</script>", "\"><b>bold</b>", "plain"],
     "model": f"<a href=\"javascript:{RUN}\">x</a>",
+    "merge": f"<i onmouseover={RUN}> x",
 }
 
 
@@ -39,7 +40,7 @@ def main() -> None:
     w.add_tokenizer_model(PAYLOADS["model"])
     w.add_token_list(PAYLOADS["tokens"])
     w.add_token_types([1] * len(PAYLOADS["tokens"]))
-    w.add_array("tokenizer.ggml.merges", [f"<i {RUN}> x", "a b"])
+    w.add_array("tokenizer.ggml.merges", [PAYLOADS["merge"], "a b"])
     w.add_bos_token_id(0)
     w.add_eos_token_id(2)
     w.add_tensor(PAYLOADS["tensor"], np.arange(64, dtype=np.float32).reshape(2, 32))

@@ -43,6 +43,10 @@ test('malicious metadata, tokens, tensor names and template are shown as text, n
   await page.waitForSelector('#tok-table tbody tr');
   const toks = await page.$$eval('#tok-table tbody code', (cs) => cs.map((c) => c.textContent));
   assert.deepEqual(toks, P.tokens.map((t) => t.replace(/ /g, '·')));
+  await page.waitForSelector('#merge-table tbody tr');
+  const merges = await page.$$eval('#merge-table tbody code', (cs) => cs.map((c) => c.textContent));
+  assert.equal(merges[0], P.merge.replace(/ /g, '·'));
+  await page.screenshot({ path: path.join(ARTIFACTS, 'malicious-tokenizer.png'), fullPage: true });
   await page.click('[data-tab="template"]');
   assert.equal(await page.$eval('#chat-template', (e) => e.textContent), P.template);
   await page.click('[data-tab="tensors"]');
@@ -64,7 +68,7 @@ test('malicious metadata, tokens, tensor names and template are shown as text, n
     anchors: document.querySelectorAll('a').length,
     handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on'))).length,
     svgOnload: document.querySelectorAll('svg[onload]').length,
-    bold: document.querySelectorAll('main b').length - document.querySelectorAll('#special-tokens b').length,
+    bold: [...document.querySelectorAll('b')].filter((b) => b.textContent === 'bold').length,
   }));
   assert.deepEqual(injected, { img: 0, iframe: 0, scripts: ['app.js'], anchors: 0, handlers: 0, svgOnload: 0, bold: 0 });
   await page.screenshot({ path: path.join(ARTIFACTS, 'malicious-overview.png'), fullPage: true });
