@@ -187,6 +187,7 @@ function metaGet(key) {
 function setField(name, text, value) {
   for (const e of $$(`[data-field="${name}"]`)) {
     e.textContent = text === undefined || text === null || text === '' ? '—' : String(text);
+    e.title = e.textContent;
     if (value !== undefined && value !== null) e.dataset.value = String(value); else delete e.dataset.value;
   }
 }
@@ -460,7 +461,7 @@ function renderInspectorList() {
   const sel = clear($('#insp-tensor'));
   for (const t of model.tensors) sel.append(el('option', { value: t.name }, `${t.name}  (${t.type} [${t.shape.join('×')}])`));
   for (const k of ['insp-info', 'insp-heat-note']) $(`#${k}`).textContent = '';
-  for (const e of $$('[data-stat]')) e.textContent = '';
+  for (const e of $$('[data-stat]')) { e.textContent = ''; delete e.dataset.value; }
   clear($('#insp-hist')); clear($('#insp-values'));
   const c = $('#insp-heat'); c.getContext('2d').clearRect(0, 0, c.width, c.height);
 }
@@ -477,17 +478,19 @@ async function runInspector() {
   if (!t) return;
   hideError();
   $('#insp-info').textContent = `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
-  for (const e of $$('[data-stat]')) e.textContent = '…';
+  for (const e of $$('[data-stat]')) { e.textContent = '…'; delete e.dataset.value; }
   try {
+    // The first rows first (one small read: values and heatmap at once), then the whole tensor.
+    const rowLen = t.shape[0] || 1, nRows = t.nElements / rowLen;
+    const rows = Math.min(nRows, 256, Math.max(1, Math.floor((1 << 22) / rowLen)));
+    clear($('#insp-values')); clear($('#insp-hist'));
+    const vals = await longTask(`Rows 0–${rows - 1} of ${name}`, 'rows', { name, rows: [0, rows] });
+    drawValues(vals.subarray(0, Math.min(64, rowLen)));
+    drawRowHeatmap(vals, rowLen, rows, nRows);
     const st = await longTask(`Statistics of ${name}`, 'stats', { name, bins: 64 });
     for (const k of ['min', 'max', 'mean', 'std']) { const e = $(`[data-stat="${k}"]`); e.textContent = fmtNum(st[k]); e.dataset.value = String(st[k]); }
     for (const k of ['nan', 'inf', 'zero', 'count']) { const e = $(`[data-stat="${k}"]`); e.textContent = fmtInt(st[k]); e.dataset.value = String(st[k]); }
     drawHistogram(st);
-    const rowLen = t.shape[0] || 1, nRows = t.nElements / rowLen;
-    const rows = Math.min(nRows, 256, Math.max(1, Math.floor((1 << 22) / rowLen)));
-    const vals = await longTask(`Rows of ${name}`, 'rows', { name, rows: [0, rows] });
-    drawValues(vals.subarray(0, Math.min(64, rowLen)));
-    drawRowHeatmap(vals, rowLen, rows, nRows, st);
   } catch (err) {
     for (const e of $$('[data-stat]')) if (e.textContent === '…') e.textContent = '';
     showError(err.name === 'AbortError' ? `analysis of ${name} was cancelled` : `could not analyse ${name}: ${err.message}`);
@@ -516,12 +519,17 @@ function drawValues(v) {
   for (let i = 0; i < v.length; i++) root.append(el('span', { class: 'v', dataset: { index: i } }, fmtNum(v[i])));
 }
 
-function drawRowHeatmap(vals, rowLen, rows, nRows, st) {
+function drawRowHeatmap(vals, rowLen, rows, nRows) {
   const c = $('#insp-heat');
   const cols = Math.min(rowLen, 512);
   c.width = cols; c.height = Math.max(1, rows);
   const ctx = c.getContext('2d');
   const img = ctx.createImageData(cols, rows);
+  let sum = 0, sq = 0, n = 0;
+  for (const v of vals) if (Number.isFinite(v)) { sum += v; n++; }
+  const mean = n ? sum / n : 0;
+  for (const v of vals) if (Number.isFinite(v)) sq += (v - mean) * (v - mean);
+  const st = { mean, std: n ? Math.sqrt(sq / n) : 1 };
   const scale = 3 * (st.std || 1);
   const step = rowLen / cols;
   for (let r = 0; r < rows; r++) {

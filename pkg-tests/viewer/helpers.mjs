@@ -60,3 +60,8 @@ export async function waitLoaded(page, name) {
 }
 
 export const field = (page, f) => page.$eval(`[data-field="${f}"]`, (e) => ({ text: e.textContent, value: e.dataset.value }));
+
+// The inspector has drawn the first values and finished the whole-tensor statistics.
+export async function waitInspected(page) {
+  await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0 && document.querySelector('[data-stat="count"]').dataset.value !== undefined, null, { timeout: 20000 });
+}

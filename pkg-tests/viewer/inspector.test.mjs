@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startServer, launch, newPage, waitLoaded, readJson, FIXTURES, ARTIFACTS } from './helpers.mjs';
+import { startServer, launch, newPage, waitLoaded, readJson, FIXTURES, ARTIFACTS, waitInspected } from './helpers.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'expected-sample.json'));
 let server, browser;
@@ -18,7 +18,7 @@ for (const [name, want] of Object.entries(expected.stats)) {
     await waitLoaded(page, expected.summary.name);
     await page.click('[data-tab="tensors"]');
     await page.click(`#tensor-table tr[data-tensor="${name}"]`);
-    await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0);
+    await waitInspected(page);
     const stat = (k) => page.$eval(`[data-stat="${k}"]`, (e) => Number(e.dataset.value));
     // min/max are single f32 values: exact. mean/std are sums: both sides accumulate in f64.
     assert.equal(await stat('min'), want.min);

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startServer, launch, newPage, waitLoaded, field, readJson, FIXTURES, ARTIFACTS } from './helpers.mjs';
+import { startServer, launch, newPage, waitLoaded, field, readJson, FIXTURES, ARTIFACTS, waitInspected } from './helpers.mjs';
 
 const P = readJson(path.join(FIXTURES, 'malicious.json'));
 let server, browser;
@@ -52,7 +52,7 @@ test('malicious metadata, tokens, tensor names and template are shown as text, n
   await page.click('[data-tab="tensors"]');
   assert.equal(await page.$eval('#tensor-table tr[data-tensor] td', (e) => e.textContent), P.tensor);
   await page.click('#tensor-table tr[data-tensor] td');
-  await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0);
+  await waitInspected(page);
   await page.click('[data-tab="overview"]');
   await page.hover('#heatmap');
   await page.waitForTimeout(300);

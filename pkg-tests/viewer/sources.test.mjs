@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { startServer, launch, newPage, waitLoaded, field, readJson, ROOT, FIXTURES, ARTIFACTS } from './helpers.mjs';
+import { startServer, launch, newPage, waitLoaded, field, readJson, ROOT, FIXTURES, ARTIFACTS, waitInspected } from './helpers.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'expected-sample.json'));
 const P = readJson(path.join(FIXTURES, 'malicious.json'));
@@ -57,7 +57,7 @@ test('?url= reads the file from the local server with Range requests', async () 
   assert.equal(Number((await field(page, 'file-size')).value), expected.summary['file-size']);
   await page.click('[data-tab="tensors"]');
   await page.click('#tensor-table tr[data-tensor="output.weight"]');
-  await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0);
+  await waitInspected(page);
   assert.equal(await page.$eval('[data-stat="max"]', (e) => Number(e.dataset.value)), expected.stats['output.weight'].max);
   assert.ok(ranges.length >= 2 && ranges.every((r) => /^bytes=\d+-\d+$/.test(r)), `ranges: ${ranges}`);
   assert.deepEqual(log.errors, []);
@@ -91,7 +91,7 @@ test('a long read is cancellable, and the model open before stays usable', async
   release();
   await page.click('[data-tab="tensors"]');
   await page.click('#tensor-table tr[data-tensor="output.weight"]');
-  await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0);
+  await waitInspected(page);
   assert.equal(await page.$eval('[data-stat="max"]', (e) => Number(e.dataset.value)), expected.stats['output.weight'].max);
 });
 
