@@ -13,6 +13,10 @@ const mounts = mountArgs.map((m) => {
 });
 mounts.push({ prefix: '/', dir: path.resolve(root) });
 
+// The same policy as the page's meta tag, sent as a header too: it also covers worker.js (a
+// worker takes its CSP from its own response, not from the page's meta).
+const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self' http: https:; style-src 'self'; img-src 'self' data: blob:; base-uri 'none'; form-action 'none'; object-src 'none'";
+
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.svg': 'image/svg+xml',
@@ -55,6 +59,7 @@ const server = http.createServer((req, res) => {
     status = 206;
   }
   const headers = { ...base, 'Content-Type': type, 'Content-Length': end - start + 1 };
+  if (/^(text\/html|text\/javascript)/.test(type)) headers['Content-Security-Policy'] = CSP;
   if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
   res.writeHead(status, headers);
   if (req.method === 'HEAD' || size === 0) return res.end();

@@ -21,6 +21,9 @@ test('the page has a strict Content-Security-Policy and loads nothing from elsew
   assert.equal(await page.$$eval('script:not([src])', (s) => s.length), 0);
   assert.equal(await page.$$eval('[onclick],[onload],[onerror]', (s) => s.length), 0);
   for (const u of log.requests) assert.ok(u.startsWith(server.url), `request outside the site: ${u}`);
+  // The worker runs under the same policy (sent as a header: a worker ignores the page's meta).
+  const w = await fetch(new URL('worker.js', server.url));
+  assert.equal(w.headers.get('content-security-policy'), csp);
 });
 
 test('malicious metadata, tokens, tensor names and template are shown as text, never run', async () => {
