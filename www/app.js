@@ -156,7 +156,8 @@ async function openSource(source, label) {
     renderAll();
   } catch (err) {
     if (err.name === 'AbortError') { showError(`opening ${label} was cancelled`); return; }
-    showError(`could not open ${label}: ${err.message}`);
+    const hint = /failed to fetch|networkerror|load failed/i.test(err.message) ? ' (network error, or the server does not allow cross-origin requests from this page: CORS)' : '';
+    showError(`could not open ${label}: ${err.message}${hint}`);
   }
 }
 
@@ -487,7 +488,9 @@ async function runInspector() {
     const vals = await longTask(`Rows 0–${rows - 1} of ${name}`, 'rows', { name, rows: [0, rows] });
     drawValues(vals.subarray(0, Math.min(64, rowLen)));
     drawRowHeatmap(vals, rowLen, rows, nRows);
-    const st = await longTask(`Statistics of ${name}`, 'stats', { name, bins: 64 });
+    const head = $('#insp-scope').value === 'head';
+    const st = await longTask(`Statistics of ${name}`, 'stats', { name, bins: 64, rows: head ? [0, rows] : undefined });
+    $('#insp-stats-scope').textContent = head && rows < nRows ? `(rows 0–${rows - 1} of ${fmtInt(nRows)})` : '(whole tensor)';
     for (const k of ['min', 'max', 'mean', 'std']) { const e = $(`[data-stat="${k}"]`); e.textContent = fmtNum(st[k]); e.dataset.value = String(st[k]); }
     for (const k of ['nan', 'inf', 'zero', 'count']) { const e = $(`[data-stat="${k}"]`); e.textContent = fmtInt(st[k]); e.dataset.value = String(st[k]); }
     drawHistogram(st);

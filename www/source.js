@@ -14,7 +14,8 @@
 //              quantMix: [{type, tensors, elements, bytes, share}]}
 //   metaRange(key, start, end)               → array elements start..end (end exclusive)
 //   readRows(name, [a, b], {signal, onProgress})   → Float32Array of rows a..b
-//   stats(name, {bins, signal, onProgress})  → {count, min, max, mean, std, nan, inf, zero,
+//   stats(name, {bins, rows, signal, onProgress}) → over rows [a, b) (default all):
+//                                              {count, min, max, mean, std, nan, inf, zero,
 //                                               histogram: number[bins], histogramRange: [lo, hi]}
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
 // message is readable as is; an abort rejects with a DOMException named AbortError.
@@ -84,7 +85,7 @@ export async function openModel(source, { signal, onProgress } = {}) {
     },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => {
-      const r = await f.tensorStats(name, { bins: opts.bins, signal: opts.signal, onProgress: opts.onProgress });
+      const r = await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress });
       const edges = r.histogram.edges;
       return {
         count: num(r.count), min: r.min ?? NaN, max: r.max ?? NaN, mean: r.mean ?? NaN, std: r.std ?? NaN,

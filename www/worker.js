@@ -90,8 +90,8 @@ const ops = {
     const out = await model.readRows(name, rows, ctx);
     return { transfer: out };
   },
-  async stats({ name, bins }, ctx) {
-    return model.stats(name, { bins, signal: ctx.signal, onProgress: ctx.onProgress });
+  async stats({ name, bins, rows }, ctx) {
+    return model.stats(name, { bins, rows, signal: ctx.signal, onProgress: ctx.onProgress });
   },
 };
 

@@ -34,3 +34,24 @@ for (const [name, want] of Object.entries(expected.stats)) {
     if (name === 'blk.0.attn_q.weight') await page.screenshot({ path: path.join(ARTIFACTS, 'inspector-light.png'), fullPage: true });
   });
 }
+
+test('inspector: statistics over the first rows only, or the whole tensor', async () => {
+  const tall = readJson(path.join(FIXTURES, 'expected-tall.json'));
+  const { page } = await newPage(browser);
+  await page.goto(`${server.url}?url=${encodeURIComponent('/fixtures/tall.gguf')}`);
+  await waitLoaded(page, tall.name);
+  await page.click('[data-tab="inspector"]');
+  const stat = (k) => page.$eval(`[data-stat="${k}"]`, (e) => Number(e.dataset.value));
+  for (const [scope, want, label] of [['head', tall.head256, '(rows 0–255 of 1,000)'], ['all', tall.whole, '(whole tensor)']]) {
+    await page.selectOption('#insp-scope', scope);
+    await page.selectOption('#insp-tensor', tall.tensor);
+    await page.click('#insp-run');
+    await waitInspected(page);
+    assert.equal(await page.$eval('#insp-stats-scope', (e) => e.textContent), label);
+    assert.equal(await stat('count'), want.count);
+    assert.equal(await stat('min'), want.min);
+    assert.equal(await stat('max'), want.max);
+    assert.ok(close(await stat('mean'), want.mean, 1e-9) || Math.abs(await stat('mean') - want.mean) < 1e-12);
+    assert.ok(close(await stat('std'), want.std, 1e-6));
+  }
+});

@@ -82,6 +82,35 @@ def main() -> None:
     assert GGUFValueType.STRING  # the reader's enum is the one the file was checked with
     OUT.write_text(json.dumps(expected, indent=1) + "\n")
     print(f"wrote {OUT}")
+    write_tall()
+
+
+def stats_of(v: np.ndarray) -> dict:
+    fin = v[np.isfinite(v)].astype(np.float64)
+    return {"count": int(v.size), "min": float(fin.min()), "max": float(fin.max()),
+            "mean": float(fin.mean()), "std": float(fin.std())}
+
+
+def write_tall() -> None:
+    """tall.gguf: one F32 tensor of 1000 rows x 64, for statistics over the first rows only
+    (the inspector reads the first 256 rows); expected values by numpy from what gguf-py reads."""
+    import gguf
+    path = OUT.parent / "tall.gguf"
+    rng = np.random.default_rng(7)
+    rows = (rng.standard_normal((1000, 64)) * np.linspace(0.1, 3, 1000)[:, None]).astype(np.float32)
+    w = gguf.GGUFWriter(str(path), "tall")
+    w.add_name("tall f32")
+    w.add_tensor("tall.weight", rows)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    t = GGUFReader(str(path)).tensors[0]
+    v = np.asarray(t.data, dtype=np.float32).reshape(1000, 64)
+    out = {"name": "tall f32", "tensor": t.name, "shape": [int(x) for x in t.shape],
+           "whole": stats_of(v.reshape(-1)), "head256": stats_of(v[:256].reshape(-1))}
+    (OUT.parent / "expected-tall.json").write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

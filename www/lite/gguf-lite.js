@@ -372,20 +372,22 @@ export async function openGguf(source, options = {}) {
     const t = byName.get(name);
     if (!t) throw new Error(`no tensor named ${name}`);
     const bins = opts.bins || 64;
-    const nRows = rowsOf(t);
+    const [a, b] = opts.rows || [0, rowsOf(t)];
+    if (!(a >= 0 && b <= rowsOf(t) && a <= b)) throw new RangeError(`rows ${a}..${b} out of 0..${rowsOf(t)}`);
     const rowLen = t.shape[0] || 1;
     const step = Math.max(1, Math.floor(CHUNK_ELEMENTS / rowLen));
     let min = Infinity, max = -Infinity, sum = 0, n = 0, nan = 0, inf = 0, zero = 0;
     const chunks = [];
-    const keep = t.nElements <= 16 * CHUNK_ELEMENTS;
-    const total = keep ? t.nBytes : 2 * t.nBytes;
+    const count = (b - a) * rowLen;
+    const keep = count <= 16 * CHUNK_ELEMENTS;
+    const total = (keep ? 1 : 2) * (b - a) * t.rowBytes;
     const pass = async (fn, base) => {
-      for (let r = 0; r < nRows; r += step) {
+      for (let r = a, k = 0; r < b; r += step, k++) {
         checkAbort(opts.signal);
-        const e = Math.min(nRows, r + step);
-        const vals = keep && chunks.length * step > r ? chunks[r / step] : await readTensor(name, { rows: [r, e], signal: opts.signal });
+        const e = Math.min(b, r + step);
+        const vals = keep && chunks.length > k ? chunks[k] : await readTensor(name, { rows: [r, e], signal: opts.signal });
         fn(vals);
-        if (opts.onProgress && base !== null) opts.onProgress({ loaded: base + e * t.rowBytes, total });
+        if (opts.onProgress && base !== null) opts.onProgress({ loaded: base + (e - a) * t.rowBytes, total });
       }
     };
     await pass((v) => {
@@ -412,12 +414,12 @@ export async function openGguf(source, options = {}) {
           ss += (x - mean) * (x - mean);
           histogram[Math.min(bins - 1, Math.floor((x - min) / width * bins))]++;
         }
-      }, keep ? null : t.nBytes); // null: replaying kept chunks, nothing read
+      }, keep ? null : (b - a) * t.rowBytes); // null: replaying kept chunks, nothing read
     }
     const std = n ? Math.sqrt(ss / n) : NaN;
     const edges = [];
     for (let i = 0; i <= bins; i++) edges.push(n ? min + (max - min) * i / bins : 0);
-    return { count: t.nElements, min: n ? min : null, max: n ? max : null, mean: n ? mean : null, std: n ? std : null, nanCount: nan, infCount: inf, zeroCount: zero, histogram: { edges, counts: histogram } };
+    return { count, min: n ? min : null, max: n ? max : null, mean: n ? mean : null, std: n ? std : null, nanCount: nan, infCount: inf, zeroCount: zero, histogram: { edges, counts: histogram } };
   }
 
   // The package's Summary (js/index.d.ts): fileTypeLabel is left null here — the viewer labels
