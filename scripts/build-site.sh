@@ -4,6 +4,7 @@
 #   lite/engine.wasm                   gguf-lens's type table + dequantizer (viewer/engine), used
 #                                      by the stand-in engine when the npm package is absent
 #   pkg/                               the npm package's build, when there is one (below)
+#   engine.json                        {"package": true|false}: which engine source.js loads
 #   sample/tiny-llama-Q4_K_M.gguf      the bundled sample model, opened when no file is given
 # usage: bash scripts/build-site.sh [OUT_DIR]
 set -euo pipefail
@@ -28,8 +29,10 @@ if [ -n "$pkg" ] && [ -f "$pkg/index.js" ]; then
   mkdir -p "$out/pkg"
   cp "$pkg"/*.js "$out/pkg/"
   [ -d "$pkg/wasm" ] && cp -R "$pkg/wasm" "$out/pkg/wasm"
+  echo '{"package": true}' > "$out/engine.json"
   echo "site: engine = the npm package from $pkg" >&2
 else
+  echo '{"package": false}' > "$out/engine.json"
   echo "site: engine = the stand-in (www/lite): no npm package build found (js/wasm/gguf_lens_bg.wasm)" >&2
 fi
 echo "site: built $out/" >&2

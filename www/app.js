@@ -609,7 +609,17 @@ function renderAll() {
 // ---------- wiring ----------
 function init() {
   startWorker();
-  for (const b of $$('[role="tab"]')) b.addEventListener('click', () => selectTab(b.dataset.tab));
+  const tabs = $$('[role="tab"]');
+  for (const b of tabs) {
+    b.addEventListener('click', () => selectTab(b.dataset.tab));
+    b.addEventListener('keydown', (e) => {
+      const d = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+      if (!d) return;
+      const next = tabs[(tabs.indexOf(b) + d + tabs.length) % tabs.length];
+      selectTab(next.dataset.tab);
+      next.focus();
+    });
+  }
   $('#cancel').addEventListener('click', () => { if (activeTask) activeTask.cancel(); });
   $('#error-close').addEventListener('click', hideError);
   $('#file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });

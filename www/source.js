@@ -32,12 +32,16 @@ let enginePromise = null;
 async function loadEngine() {
   if (!enginePromise) {
     enginePromise = (async () => {
-      try {
+      // scripts/build-site.sh writes engine.json: {"package": true} when it bundled the package.
+      const cfg = await fetch(new URL('./engine.json', import.meta.url)).then((r) => (r.ok ? r.json() : {})).catch(() => ({}));
+      if (cfg.package) {
         const mod = await import(PACKAGE_ENTRY);
-        if (typeof mod.openGguf === 'function') return { kind: 'package', mod };
-      } catch (_) { /* not built into this site: use the stand-in */ }
+        if (typeof mod.openGguf !== 'function') throw new Error('the bundled gguf-lens package has no openGguf');
+        return { kind: 'package', mod };
+      }
       return { kind: 'lite', mod: await import(LITE_ENTRY) };
     })();
+    enginePromise.catch(() => { enginePromise = null; });
   }
   return enginePromise;
 }

@@ -63,6 +63,7 @@ test('malicious metadata, tokens, tensor names and template are shown as text, n
   // Nothing ran and nothing was built from the payloads.
   assert.deepEqual(log.dialogs, []);
   assert.deepEqual(log.errors, []);
+  assert.deepEqual(log.console.filter((m) => m.startsWith('error')), []);
   assert.notEqual(await page.title(), 'pwned');
   const injected = await page.evaluate(() => ({
     img: document.querySelectorAll('img').length,
@@ -75,6 +76,11 @@ test('malicious metadata, tokens, tensor names and template are shown as text, n
   }));
   assert.deepEqual(injected, { img: 0, iframe: 0, scripts: ['app.js'], anchors: 0, handlers: 0, svgOnload: 0, bold: 0 });
   await page.screenshot({ path: path.join(ARTIFACTS, 'malicious-overview.png'), fullPage: true });
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-md')]);
+  assert.match(dl.suggestedFilename(), /^[A-Za-z0-9._-]+\.md$/);
+  const [dj] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const exported = JSON.parse(await (await import('node:fs/promises')).readFile(await dj.path(), 'utf8'));
+  assert.equal(exported.summary.name, P.name);
   await page.click('[data-tab="metadata"]');
   await page.screenshot({ path: path.join(ARTIFACTS, 'malicious-metadata.png'), fullPage: true });
 });
