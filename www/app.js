@@ -283,7 +283,8 @@ function renderHeatmap() {
   }
   if (!layers.size) { root.append(el('p', { class: 'muted' }, 'No blk.N tensors in this file.')); return; }
   const ids = [...layers.keys()].sort((a, b) => a - b);
-  const cw = 74, ch = 18, left = 52, top = 92;
+  const longest = Math.max(...roles.map((r) => r.replace(/\.weight$/, '').length));
+  const cw = 74, ch = 18, left = 52, top = Math.min(130, 18 + longest * 4.8);
   const s = svg('svg', { width: left + roles.length * cw + 70, height: top + ids.length * ch + 4, class: 'chart heat' });
   roles.forEach((r, j) => {
     const x = left + j * cw + cw / 2;
@@ -526,6 +527,7 @@ function drawRowHeatmap(vals, rowLen, rows, nRows) {
   const c = $('#insp-heat');
   const cols = Math.min(rowLen, 512);
   c.width = cols; c.height = Math.max(1, rows);
+  c.style.height = rows < 32 ? `${Math.max(24, rows * 8)}px` : ''; // 1-D and short tensors: a visible strip
   const ctx = c.getContext('2d');
   const img = ctx.createImageData(cols, rows);
   let sum = 0, sq = 0, n = 0;
