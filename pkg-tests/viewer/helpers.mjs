@@ -1,0 +1,67 @@
+// Shared set-up for the viewer tests: the built site (scripts/build-site.sh), the repo's static
+// Range server on 127.0.0.1, and Debian's Chromium driven by playwright-core (never a download).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(HERE, '../..');
+export const SITE = path.join(ROOT, 'site-test');
+export const ARTIFACTS = path.join(HERE, 'artifacts');
+export const FIXTURES = path.join(HERE, 'fixtures');
+export const readJson = (p) => JSON.parse(readFileSync(p, 'utf8'));
+
+let built = false;
+export function buildSite() {
+  if (built) return;
+  execFileSync('bash', [path.join(ROOT, 'scripts/build-site.sh'), SITE], { stdio: ['ignore', 'inherit', 'inherit'] });
+  built = true;
+}
+
+export async function startServer() {
+  buildSite();
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /serving (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+  return { url, close: () => child.kill() };
+}
+
+export async function launch() {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+// A page that records dialogs, console errors and page errors; dialogs are dismissed.
+export async function newPage(browser, opts = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: opts.colorScheme || 'light' });
+  const page = await context.newPage();
+  const log = { dialogs: [], errors: [], console: [], requests: [] };
+  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('pageerror', (e) => log.errors.push(String(e)));
+  page.on('console', (m) => log.console.push(`${m.type()}: ${m.text()}`));
+  page.on('request', (r) => log.requests.push(r.url()));
+  return { page, log, context };
+}
+
+export async function waitLoaded(page, name) {
+  await page.waitForFunction((n) => document.querySelector('[data-field="name"]').textContent === n, name, { timeout: 20000 });
+}
+
+export const field = (page, f) => page.$eval(`[data-field="${f}"]`, (e) => ({ text: e.textContent, value: e.dataset.value }));
+
+// The inspector has drawn the first values and finished the whole-tensor statistics.
+export async function waitInspected(page) {
+  await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0 && document.querySelector('[data-stat="count"]').dataset.value !== undefined, null, { timeout: 20000 });
+}

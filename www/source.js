@@ -1,0 +1,101 @@
+// The adapter: the ONLY module that talks to the gguf-lens npm package. Everything else in the
+// viewer (worker.js, app.js) sees the small contract below, so following a change in the
+// package's API is an edit to this one file.
+//
+// Contract — openModel(source, {signal, onProgress}) resolves to a Model:
+//   info      {version, endian, alignment, dataOffset, fileSize, engine: 'package' | 'lite'}
+//   metadata  [{key, type, value}]           scalars; u64/i64 as BigInt
+//             [{key, type: 'array', itemType, length}]   arrays: elements through metaRange
+//   tensors   [{name, type, typeId, shape, nElements, offset, nBytes}]  shape innermost first,
+//             offset relative to the data section
+//   summary   {architecture, name, parameterCount, fileType, fileTypeLabel, bitsPerWeight,
+//              tensorBytes, contextLength, embeddingLength, blockCount, headCount, headCountKv,
+//              keyLength, valueLength, vocabSize, tokenizerModel,
+//              quantMix: [{type, tensors, elements, bytes, share}]}
+//   metaRange(key, start, end)               → array elements start..end (end exclusive)
+//   readRows(name, [a, b], {signal, onProgress})   → Float32Array of rows a..b
+//   stats(name, {bins, rows, signal, onProgress}) → over rows [a, b) (default all):
+//                                              {count, min, max, mean, std, nan, inf, zero,
+//                                               histogram: number[bins], histogramRange: [lo, hi]}
+// source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
+// message is readable as is; an abort rejects with a DOMException named AbortError.
+//
+// Engine: the npm package's ESM build copied to ./pkg/ by scripts/build-site.sh (entry
+// ./pkg/index.js, API as in js/index.d.ts on the npm branch); without it,
+// ./lite/gguf-lite.js, a stand-in with the same API subset (header parsed in JS, types and
+// dequantization from gguf-lens compiled to wasm).
+
+const PACKAGE_ENTRY = './pkg/index.js';
+const LITE_ENTRY = './lite/gguf-lite.js';
+
+let enginePromise = null;
+async function loadEngine() {
+  if (!enginePromise) {
+    enginePromise = (async () => {
+      // scripts/build-site.sh writes engine.json: {"package": true} when it bundled the package.
+      const cfg = await fetch(new URL('./engine.json', import.meta.url)).then((r) => (r.ok ? r.json() : {})).catch(() => ({}));
+      if (cfg.package) {
+        const mod = await import(PACKAGE_ENTRY);
+        if (typeof mod.openGguf !== 'function') throw new Error('the bundled gguf-lens package has no openGguf');
+        return { kind: 'package', mod };
+      }
+      return { kind: 'lite', mod: await import(LITE_ENTRY) };
+    })();
+    enginePromise.catch(() => { enginePromise = null; });
+  }
+  return enginePromise;
+}
+
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v ?? undefined);
+
+// Maps the package's model (js/index.d.ts on the npm branch: GgufModel) to the contract above.
+export async function openModel(source, { signal, onProgress } = {}) {
+  const engine = await loadEngine();
+  const f = await engine.mod.openGguf(source, { signal, onProgress });
+  const s = f.summary();
+  const get = (k) => f.get(k);
+  const arch = s.architecture;
+  const arrays = new Map();
+  const metadata = f.metadata.map((m) => {
+    if (m.type === 'array') {
+      arrays.set(m.key, m);
+      return { key: m.key, type: 'array', itemType: m.itemType, length: num(m.len) };
+    }
+    return { key: m.key, type: m.type, value: m.value };
+  });
+  const tensors = f.tensors.map((t) => ({
+    name: t.name, type: t.type, typeId: t.typeId, shape: Array.from(t.shape, num),
+    nElements: num(t.nElements), offset: num(t.relativeOffset), nBytes: num(t.nBytes),
+  }));
+  const archNum = (k) => (typeof arch === 'string' ? num(get(`${arch}.${k}`)) : undefined);
+  const tokenizerModel = get('tokenizer.ggml.model');
+  return {
+    info: { version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: num(f.dataOffset), fileSize: num(f.byteLength), engine: engine.kind },
+    metadata,
+    tensors,
+    summary: {
+      architecture: arch ?? undefined, name: s.name ?? undefined, parameterCount: num(s.parameterCount),
+      fileType: num(s.fileType), fileTypeLabel: s.fileTypeLabel ?? undefined, bitsPerWeight: s.bitsPerWeight,
+      tensorBytes: num(s.tensorBytes), contextLength: num(s.contextLength), embeddingLength: num(s.embeddingSize),
+      blockCount: num(s.layers), headCount: num(s.heads), headCountKv: num(s.kvHeads),
+      keyLength: archNum('attention.key_length'), valueLength: archNum('attention.value_length'),
+      vocabSize: num(s.vocabSize), tokenizerModel: typeof tokenizerModel === 'string' ? tokenizerModel : undefined,
+      quantMix: s.quantMix.map((q) => ({ type: q.type, tensors: q.tensors, elements: num(q.elements), bytes: num(q.bytes), share: q.share })),
+    },
+    metaRange: (key, start, end) => {
+      const m = arrays.get(key);
+      if (!m) throw new Error(`no array metadata key ${key}`);
+      return m.items(start, end);
+    },
+    readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
+    stats: async (name, opts = {}) => {
+      const r = await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress });
+      const edges = r.histogram.edges;
+      return {
+        count: num(r.count), min: r.min ?? NaN, max: r.max ?? NaN, mean: r.mean ?? NaN, std: r.std ?? NaN,
+        nan: num(r.nanCount), inf: num(r.infCount), zero: num(r.zeroCount),
+        histogram: Array.from(r.histogram.counts, num), histogramRange: [edges[0] ?? 0, edges[edges.length - 1] ?? 0],
+      };
+    },
+  };
+}

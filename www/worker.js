@@ -1,0 +1,146 @@
+// All parsing and dequantization run here. Protocol: the page posts {id, op, args}; the worker
+// answers {id, progress: {loaded, total}}* then exactly one {id, result} or {id, error: {name,
+// message}}. Float32Arrays are transferred. {op: 'cancel', args: {target}} aborts request
+// `target` (it then ends with an AbortError). Only source.js touches the gguf-lens package.
+import { openModel } from './source.js';
+
+let model = null;
+let tokenCache = null; // {tokens: string[], types: number[]|null, scores: number[]|null}
+const running = new Map(); // id -> AbortController
+
+const TOKEN_TYPES = ['undefined', 'normal', 'unknown', 'control', 'user-defined', 'unused', 'byte'];
+
+function plain(v) {
+  // Values sent to the page: scalars as they are (BigInt included), nested arrays summarized.
+  if (v === null || typeof v !== 'object') return v;
+  if (typeof v.len === 'number' || typeof v.len === 'bigint') return { nested: true, itemType: v.itemType ?? '?', length: Number(v.len) };
+  return String(v);
+}
+
+function metaValue(key) {
+  return model && model.metadata.find((m) => m.key === key);
+}
+
+function metaArray(key) {
+  const m = metaValue(key);
+  return m && m.type === 'array' ? model.metaRange(key, 0, m.length) : null;
+}
+
+function tokens() {
+  if (!tokenCache) {
+    const t = metaArray('tokenizer.ggml.tokens');
+    tokenCache = t ? { tokens: t.map(String), types: metaArray('tokenizer.ggml.token_type'), scores: metaArray('tokenizer.ggml.scores') } : { tokens: [], types: null, scores: null };
+  }
+  return tokenCache;
+}
+
+function tokenRow(id) {
+  const c = tokens();
+  return { id, text: c.tokens[id], type: c.types ? (TOKEN_TYPES[Number(c.types[id])] ?? String(c.types[id])) : null, score: c.scores ? Number(c.scores[id]) : null };
+}
+
+const ops = {
+  async open({ source }, ctx) {
+    const m = await openModel(source, ctx);
+    if (ctx.signal.aborted) return null; // cancelled: keep the model that was open before
+    model = m;
+    tokenCache = null;
+    const md = m.metadata.map((e) => (e.type === 'array'
+      ? { key: e.key, type: 'array', itemType: e.itemType, length: e.length, preview: m.metaRange(e.key, 0, Math.min(e.length, 8)).map(plain) }
+      : { key: e.key, type: e.type, value: e.value }));
+    const special = {};
+    for (const k of ['bos', 'eos', 'pad', 'unknown', 'sep', 'cls', 'mask', 'eot', 'eom']) {
+      const e = metaValue(`tokenizer.ggml.${k}_token_id`);
+      if (e && e.type !== 'array') {
+        const id = Number(e.value);
+        special[k] = { id, text: tokens().tokens[id] ?? null };
+      }
+    }
+    return { info: m.info, metadata: md, tensors: m.tensors, summary: m.summary, special, tokenCount: tokens().tokens.length };
+  },
+  async meta({ key, start, end }) {
+    return model.metaRange(key, start, end).map(plain);
+  },
+  async tokens({ query = '', mode = 'text', start = 0, limit = 100 }) {
+    const c = tokens();
+    let ids;
+    if (mode === 'id') {
+      const id = Number(query);
+      ids = Number.isInteger(id) && id >= 0 && id < c.tokens.length ? [id] : [];
+    } else if (query === '') {
+      ids = null;
+    } else {
+      const q = query.toLowerCase();
+      ids = [];
+      for (let i = 0; i < c.tokens.length; i++) if (c.tokens[i].toLowerCase().includes(q)) ids.push(i);
+    }
+    const total = ids ? ids.length : c.tokens.length;
+    const rows = [];
+    for (let k = start; k < Math.min(total, start + limit); k++) rows.push(tokenRow(ids ? ids[k] : k));
+    return { total, rows };
+  },
+  async merges({ query = '', start = 0, limit = 100 }) {
+    const all = metaArray('tokenizer.ggml.merges') || [];
+    const q = query.toLowerCase();
+    const hits = [];
+    for (let i = 0; i < all.length; i++) if (!q || String(all[i]).toLowerCase().includes(q)) hits.push(i);
+    return { total: hits.length, rows: hits.slice(start, start + limit).map((i) => ({ rank: i, text: String(all[i]) })) };
+  },
+  async rows({ name, rows }, ctx) {
+    const out = await model.readRows(name, rows, ctx);
+    return { transfer: out };
+  },
+  async stats({ name, bins, rows }, ctx) {
+    return model.stats(name, { bins, rows, signal: ctx.signal, onProgress: ctx.onProgress });
+  },
+};
+
+self.onmessage = async (ev) => {
+  const { id, op, args } = ev.data || {};
+  if (op === 'cancel') {
+    // Abort the engine's work and answer at once: the page never waits on an engine that is
+    // slow to notice its signal; whatever that request produces later is dropped.
+    const target = args && args.target;
+    const c = running.get(target);
+    if (c) {
+      running.delete(target);
+      c.abort();
+      self.postMessage({ id: target, error: { name: 'AbortError', message: 'cancelled' } });
+    }
+    return;
+  }
+  const fn = ops[op];
+  if (!fn) {
+    self.postMessage({ id, error: { name: 'Error', message: `unknown operation ${op}` } });
+    return;
+  }
+  if (op !== 'open' && op !== 'cancel' && !model) {
+    self.postMessage({ id, error: { name: 'Error', message: 'no model is open' } });
+    return;
+  }
+  const controller = new AbortController();
+  running.set(id, controller);
+  let last = 0;
+  const onProgress = (p) => {
+    if (controller.signal.aborted) return;
+    const now = Date.now();
+    if (now - last < 50 && p.loaded < p.total) return;
+    last = now;
+    self.postMessage({ id, progress: { loaded: Number(p.loaded), total: Number(p.total) } });
+  };
+  try {
+    let result = await fn(args || {}, { signal: controller.signal, onProgress });
+    if (controller.signal.aborted) return; // already answered by the cancel
+    if (result && result.transfer) {
+      result = result.transfer;
+      self.postMessage({ id, result }, [result.buffer]);
+    } else {
+      self.postMessage({ id, result });
+    }
+  } catch (err) {
+    if (controller.signal.aborted) return;
+    self.postMessage({ id, error: { name: (err && err.name) || 'Error', message: (err && err.message) || String(err) } });
+  } finally {
+    running.delete(id);
+  }
+};
