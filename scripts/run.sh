@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: build everything, then show the bundled sample model with the CLI (header
-# summary, and one quantized tensor's rows dequantized). Pass another GGUF path to inspect it.
+# The main job: build everything, show the bundled sample model with the CLI (header
+# summary, one quantized tensor's rows dequantized), then serve the viewer on 127.0.0.1:${PORT:-8080},
+# which opens the sample. Pass another GGUF path to inspect it with the CLI only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
@@ -21,4 +22,10 @@ print(f"\n{sys.argv[2]} rows 0..4: {len(values)} values, min {min(values):.6f}, 
       f"max {max(values):.6f}, mean {mean:.6f}; first: {', '.join(f'{v:.5f}' for v in values[:6])}")
 PY
   rm -f "$out"
+fi
+
+# Then the viewer: build the site (npm package included) and serve it with the sample model.
+if [ -z "${1:-}" ]; then
+  echo
+  exec bash scripts/serve.sh "${PORT:-8080}"
 fi

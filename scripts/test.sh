@@ -23,8 +23,7 @@ bash scripts/test-wasm.sh 2>&1 | tee -a "$log"
 echo "== npm package: packed tarball under Node and headless Chromium"
 bash scripts/test-npm.sh 2>&1 | tee -a "$log"
 echo "== viewer: headless Chromium (pkg-tests/viewer)"
-VIEWER_ENGINE=package bash pkg-tests/viewer/run.sh
-(cd viewer/engine && cargo fmt -- --check && cargo clippy --quiet --target wasm32-unknown-unknown -- -D warnings)
+bash pkg-tests/viewer/run.sh
 echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 # One closing line for the whole run (cargo prints one per test binary).

@@ -214,8 +214,6 @@ function renderSummary() {
   setField('tokenizer-model', s.tokenizerModel);
   setField('quant-mix', s.quantMix.map((q) => `${q.type} ${pct(q.share)}`).join(' · '));
   $('#file-info').textContent = `GGUF v${info.version}, ${info.endian}-endian, alignment ${info.alignment}, data at byte ${fmtInt(info.dataOffset)}`;
-  document.body.dataset.engine = info.engine;
-  $('#engine-note').textContent = info.engine === 'package' ? 'Engine: gguf-lens npm package.' : 'Engine: gguf-lens wasm stand-in (npm package not bundled).';
   document.title = `${s.name || 'model'} — gguf-lens viewer`;
 }
 

@@ -3,7 +3,7 @@
 // package's API is an edit to this one file.
 //
 // Contract — openModel(source, {signal, onProgress}) resolves to a Model:
-//   info      {version, endian, alignment, dataOffset, fileSize, engine: 'package' | 'lite'}
+//   info      {version, endian, alignment, dataOffset, fileSize}
 //   metadata  [{key, type, value}]           scalars; u64/i64 as BigInt
 //             [{key, type: 'array', itemType, length}]   arrays: elements through metaRange
 //   tensors   [{name, type, typeId, shape, nElements, offset, nBytes}]  shape innermost first,
@@ -20,27 +20,13 @@
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
 // message is readable as is; an abort rejects with a DOMException named AbortError.
 //
-// Engine: the npm package's ESM build copied to ./pkg/ by scripts/build-site.sh (entry
-// ./pkg/index.js, API as in js/index.d.ts on the npm branch); without it,
-// ./lite/gguf-lite.js, a stand-in with the same API subset (header parsed in JS, types and
-// dequantization from gguf-lens compiled to wasm).
-
-const PACKAGE_ENTRY = './pkg/index.js';
-const LITE_ENTRY = './lite/gguf-lite.js';
+// Engine: the npm package's ESM build, copied to ./pkg/ by scripts/build-site.sh (entry
+// ./pkg/index.js, API as in js/index.d.ts).
 
 let enginePromise = null;
-async function loadEngine() {
+function loadEngine() {
   if (!enginePromise) {
-    enginePromise = (async () => {
-      // scripts/build-site.sh writes engine.json: {"package": true} when it bundled the package.
-      const cfg = await fetch(new URL('./engine.json', import.meta.url)).then((r) => (r.ok ? r.json() : {})).catch(() => ({}));
-      if (cfg.package) {
-        const mod = await import(PACKAGE_ENTRY);
-        if (typeof mod.openGguf !== 'function') throw new Error('the bundled gguf-lens package has no openGguf');
-        return { kind: 'package', mod };
-      }
-      return { kind: 'lite', mod: await import(LITE_ENTRY) };
-    })();
+    enginePromise = import('./pkg/index.js');
     enginePromise.catch(() => { enginePromise = null; });
   }
   return enginePromise;
@@ -51,7 +37,7 @@ const num = (v) => (typeof v === 'bigint' ? Number(v) : v ?? undefined);
 // Maps the package's model (js/index.d.ts on the npm branch: GgufModel) to the contract above.
 export async function openModel(source, { signal, onProgress } = {}) {
   const engine = await loadEngine();
-  const f = await engine.mod.openGguf(source, { signal, onProgress });
+  const f = await engine.openGguf(source, { signal, onProgress });
   const s = f.summary();
   const get = (k) => f.get(k);
   const arch = s.architecture;
@@ -70,7 +56,7 @@ export async function openModel(source, { signal, onProgress } = {}) {
   const archNum = (k) => (typeof arch === 'string' ? num(get(`${arch}.${k}`)) : undefined);
   const tokenizerModel = get('tokenizer.ggml.model');
   return {
-    info: { version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: num(f.dataOffset), fileSize: num(f.byteLength), engine: engine.kind },
+    info: { version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: num(f.dataOffset), fileSize: num(f.byteLength) },
     metadata,
     tensors,
     summary: {
