@@ -7,6 +7,7 @@ use super::{
 };
 
 safe_kernel!(dequant_q8_0 => q8_0);
+safe_kernel!(dequant_q8_1 => q8_1);
 safe_kernel!(dequant_q4_0 => q4_0);
 safe_kernel!(dequant_q4_1 => q4_1);
 safe_kernel!(dequant_q5_0 => q5_0);
@@ -69,6 +70,17 @@ unsafe fn q8_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
         // SAFETY: a block is 34 bytes: quants at 2..18 and 18..34; y holds 32 values.
         let [a0, a1] = i8x16_ps(load16(b, 2));
         let [a2, a3] = i8x16_ps(load16(b, 18));
+        store_all::<NT>(y, 0, &scale([a0, a1, a2, a3], d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q8_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(36).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        // SAFETY: a block is 36 bytes: d, s, then quants at 4..20 and 20..36; y holds 32 values.
+        let [a0, a1] = i8x16_ps(load16(b, 4));
+        let [a2, a3] = i8x16_ps(load16(b, 20));
         store_all::<NT>(y, 0, &scale([a0, a1, a2, a3], d));
     }
 }
