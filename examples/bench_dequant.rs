@@ -1,10 +1,13 @@
 //! Single-thread dequantization speed, scalar vs this CPU's SIMD kernel.
 //!
-//! `cargo run --release --example bench_dequant -- [--size 1M|64M] [--types Q4_0,Q6_K] [--no-fill]`
+//! `cargo run --release --example bench_dequant -- [--size 1M|64M] [--types Q4_0,Q6_K] [--no-fill]
+//! [--kernels scalar,avx2]`
 //!
 //! Prints, per size and type, Gelem/s (f32 outputs per second, median of several runs into a
-//! reused output buffer) for the scalar kernel and for the best SIMD kernel, then the f32 store
-//! bandwidth ceiling (plain and non-temporal fill of 1 GiB). Input blocks are random bytes with
+//! reused output buffer) for the scalar kernel and for the best SIMD kernel (or the kernels
+//! named by `--kernels`; `-` where a SIMD kernel has no own kernel for the type), then the f32
+//! store bandwidth ceiling (plain and non-temporal fill of 1 GiB). It also runs as wasm32-wasip1
+//! under Node (benches/run.sh does that, with `--no-fill`). Input blocks are random bytes with
 //! every scale field set to a finite value near 1 (see `finite_scales`, mirrored by
 //! benches/bench_ggml.py), so NaN handling does not skew the timing.
 
@@ -25,17 +28,23 @@ impl Rng {
 }
 
 /// The types with an AVX2 kernel, in the order of the table.
-const DEFAULT_TYPES: &str = "F16,BF16,Q8_0,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,Q2_K,\
-IQ4_NL,IQ4_XS,MXFP4,NVFP4,TQ2_0,TQ1_0,Q1_0,Q2_0";
+const DEFAULT_TYPES: &str = "F16,BF16,Q8_0,Q8_1,Q8_K,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,\
+Q2_K,IQ4_NL,IQ4_XS,IQ2_XXS,IQ2_XS,IQ2_S,IQ3_XXS,IQ3_S,IQ1_S,IQ1_M,MXFP4,NVFP4,TQ2_0,TQ1_0,\
+Q1_0,Q2_0";
 
 /// Where the scales of one block are: (byte offset, kind). Kind "f16" fields become a random
-/// f16 in [0.5, 1), "e8m0" bytes become 127 or 128; UE4M3 scales (NVFP4) are never NaN and
-/// stay random. Mirrored in benches/bench_ggml.py.
+/// f16 in [0.5, 1), "f32" ones a random f32 in [0.5, 1), "e8m0" bytes become 127 or 128;
+/// "iq1m" is IQ1_M's f16 spread over the top nibbles of four u16 from that offset. UE4M3
+/// scales (NVFP4) are never NaN and stay random. Mirrored in benches/bench_ggml.py.
 fn scale_fields(ty: GgmlType) -> &'static [(usize, &'static str)] {
     match ty {
         GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 | GgmlType::IQ4_NL => &[(0, "f16")],
         GgmlType::Q1_0 | GgmlType::Q2_0 | GgmlType::IQ4_XS => &[(0, "f16")],
-        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4_K | GgmlType::Q5_K => {
+        GgmlType::IQ2_XXS | GgmlType::IQ2_XS | GgmlType::IQ2_S => &[(0, "f16")],
+        GgmlType::IQ3_XXS | GgmlType::IQ3_S | GgmlType::IQ1_S => &[(0, "f16")],
+        GgmlType::IQ1_M => &[(48, "iq1m")],
+        GgmlType::Q8_K => &[(0, "f32")],
+        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q8_1 => {
             &[(0, "f16"), (2, "f16")]
         }
         GgmlType::Q2_K => &[(80, "f16"), (82, "f16")],
@@ -64,10 +73,19 @@ fn random_blocks(ty: GgmlType, n: usize, rng: &mut Rng) -> Vec<u8> {
             for block in bytes.chunks_exact_mut(size) {
                 for &(at, kind) in scale_fields(ty) {
                     let r = rng.next() as u16;
+                    let h = 0x3800 | (r & 0x03FF);
                     match kind {
-                        "f16" => {
-                            let h = 0x3800 | (r & 0x03FF);
-                            block[at..at + 2].copy_from_slice(&h.to_le_bytes());
+                        "f16" => block[at..at + 2].copy_from_slice(&h.to_le_bytes()),
+                        "f32" => {
+                            let f = f32::from_bits(0x3F00_0000 | (rng.next() as u32 & 0x7F_FFFF));
+                            block[at..at + 4].copy_from_slice(&f.to_le_bytes());
+                        }
+                        "iq1m" => {
+                            for i in 0..4 {
+                                let nibble = ((h >> (4 * i)) & 0xF) as u8;
+                                let top = at + 2 * i + 1;
+                                block[top] = (block[top] & 0x0F) | nibble << 4;
+                            }
                         }
                         _ => block[at] = 127 + (r & 1) as u8,
                     }
@@ -148,6 +166,7 @@ fn main() {
     let mut sizes = vec!["1M".to_string(), "64M".to_string()];
     let mut types = DEFAULT_TYPES.to_string();
     let mut fill = true;
+    let mut chosen: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -161,13 +180,23 @@ fn main() {
             }
             "--types" => types = args.next().expect("--types value"),
             "--no-fill" => fill = false,
+            "--kernels" => chosen = Some(args.next().expect("--kernels value")),
             "--bench" => {} // passed by `cargo bench`-style runners
             other => panic!("unknown argument {other}"),
         }
     }
-    let simd = Kernel::best();
+    // Scalar, then the best SIMD kernel of this build and CPU (if any), unless named.
+    let kernels: Vec<Kernel> = match &chosen {
+        Some(list) => list
+            .split(',')
+            .map(|name| Kernel::from_name(name.trim()).expect("--kernels: an available kernel"))
+            .collect(),
+        None if Kernel::best() != Kernel::Scalar => vec![Kernel::Scalar, Kernel::best()],
+        None => vec![Kernel::Scalar],
+    };
+    let names: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
     println!("# single thread, Gelem/s (f32 outputs per second), median");
-    println!("size\ttype\tscalar\t{}", simd.name());
+    println!("size\ttype\t{}", names.join("\t"));
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     for size in &sizes {
         let n = parse_size(size);
@@ -184,9 +213,17 @@ fn main() {
                 });
                 n as f64 / t / 1e9
             };
-            let scalar = rate(Kernel::Scalar);
-            let best = rate(simd);
-            println!("{size}\t{name}\t{scalar:.3}\t{best:.3}");
+            let rates: Vec<String> = kernels
+                .iter()
+                .map(|&k| {
+                    if k == Kernel::Scalar || k.own_kernel(ty).is_some() {
+                        format!("{:.3}", rate(k))
+                    } else {
+                        "-".to_string()
+                    }
+                })
+                .collect();
+            println!("{size}\t{name}\t{}", rates.join("\t"));
         }
     }
     if fill {
