@@ -201,6 +201,15 @@ fn main() {
     for size in &sizes {
         let n = parse_size(size);
         let runs = if n > 8 << 20 { 5 } else { 15 };
+        if fill {
+            // The plain-store ceiling at this size (an output buffer of n f32, reused).
+            let mut buf = vec![0f32; n];
+            let t = median_secs(runs, || {
+                buf.fill(std::hint::black_box(1.5));
+                std::hint::black_box(&mut buf);
+            });
+            println!("fill_plain@{size}\t{:.3}", n as f64 / t / 1e9);
+        }
         for name in types.split(',') {
             let ty = GgmlType::from_name(name.trim()).expect("a ggml type name");
             let n = n / ty.block_size() as usize * ty.block_size() as usize;
