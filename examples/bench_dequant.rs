@@ -1,12 +1,14 @@
 //! Single-thread dequantization speed, scalar vs this CPU's SIMD kernel.
 //!
 //! `cargo run --release --example bench_dequant -- [--size 1M|64M] [--types Q4_0,Q6_K] [--no-fill]
-//! [--kernels scalar,avx2]`
+//! [--kernels scalar,avx2] [--fill-only] [--list-types]`
 //!
 //! Prints, per size and type, Gelem/s (f32 outputs per second, median of several runs into a
 //! reused output buffer) for the scalar kernel and for the best SIMD kernel (or the kernels
 //! named by `--kernels`; `-` where a SIMD kernel has no own kernel for the type), then the f32
-//! store bandwidth ceiling (plain and non-temporal fill of 1 GiB). It also runs as wasm32-wasip1
+//! store bandwidth ceiling (plain and non-temporal fill of 1 GiB; `--fill-only`: nothing else).
+//! At 16M+ elements a row also has `nt_fill`, a non-temporal fill of the same buffer timed
+//! between the best kernel's runs. `--list-types` prints the default types. It also runs as wasm32-wasip1
 //! under Node (benches/run.sh does that, with `--no-fill`). Input blocks are random bytes with
 //! every scale field set to a finite value near 1 (see `finite_scales`, mirrored by
 //! benches/bench_ggml.py), so NaN handling does not skew the timing.
@@ -145,6 +147,47 @@ fn fill_ceiling() {
     }
 }
 
+/// Big outputs only (16M+ elements): the NT fill rate of an `n`-f32 buffer, timed alternately
+/// with `step(false)` (the kernel) by `step(true)` (the fill); `None` where there is no NT fill.
+fn nt_fill_beside(runs: usize, n: usize, mut step: impl FnMut(bool)) -> Option<f64> {
+    if n < 16 << 20 || !has_stream_fill() {
+        return None;
+    }
+    step(true);
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            step(false);
+            let t = Instant::now();
+            step(true);
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    Some(n as f64 / times[times.len() / 2] / 1e9)
+}
+
+fn has_stream_fill() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `stream_fill` where AVX exists (callers check `has_stream_fill`), else a plain fill.
+fn stream_fill_any(buf: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx") {
+        // SAFETY: AVX was detected just above.
+        unsafe { stream_fill(buf, 1.5) };
+        return;
+    }
+    buf.fill(std::hint::black_box(1.5));
+}
+
 /// Fills `buf` with non-temporal stores (an unaligned head and tail with plain ones).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
@@ -180,6 +223,11 @@ fn main() {
             }
             "--types" => types = args.next().expect("--types value"),
             "--no-fill" => fill = false,
+            "--fill-only" => types.clear(),
+            "--list-types" => {
+                println!("{DEFAULT_TYPES}");
+                return;
+            }
             "--kernels" => chosen = Some(args.next().expect("--kernels value")),
             "--bench" => {} // passed by `cargo bench`-style runners
             other => panic!("unknown argument {other}"),
@@ -196,7 +244,7 @@ fn main() {
     };
     let names: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
     println!("# single thread, Gelem/s (f32 outputs per second), median");
-    println!("size\ttype\t{}", names.join("\t"));
+    println!("size\ttype\t{}\tnt_fill", names.join("\t"));
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     for size in &sizes {
         let n = parse_size(size);
@@ -210,7 +258,7 @@ fn main() {
             });
             println!("fill_plain@{size}\t{:.3}", n as f64 / t / 1e9);
         }
-        for name in types.split(',') {
+        for name in types.split(',').filter(|t| !t.is_empty()) {
             let ty = GgmlType::from_name(name.trim()).expect("a ggml type name");
             let n = n / ty.block_size() as usize * ty.block_size() as usize;
             let blocks = random_blocks(ty, n, &mut rng);
@@ -222,7 +270,7 @@ fn main() {
                 });
                 n as f64 / t / 1e9
             };
-            let rates: Vec<String> = kernels
+            let mut rates: Vec<String> = kernels
                 .iter()
                 .map(|&k| {
                     if k == Kernel::Scalar || k.own_kernel(ty).is_some() {
@@ -232,6 +280,22 @@ fn main() {
                     }
                 })
                 .collect();
+            // The non-temporal fill of this same output buffer, timed alternately with the
+            // best kernel, so both see the same contention on a shared machine.
+            let best = *kernels.last().expect("a kernel");
+            rates.push(
+                match nt_fill_beside(runs, n, |fill_it| {
+                    if fill_it {
+                        stream_fill_any(&mut out);
+                    } else {
+                        dequantize_with(best, ty, std::hint::black_box(&blocks), &mut out).unwrap();
+                    }
+                    std::hint::black_box(&mut out);
+                }) {
+                    Some(rate) => format!("{rate:.3}"),
+                    None => "-".to_string(),
+                },
+            );
             println!("{size}\t{name}\t{}", rates.join("\t"));
         }
     }
