@@ -107,7 +107,7 @@ def main() -> None:
     print("size\ttype\tllama.cpp")
     for size in args.size.split(","):
         n_req = parse_size(size)
-        runs = 5 if n_req > 8 << 20 else 15
+        runs = 7 if n_req > 8 << 20 else 15
         for name in args.types.split(","):
             tr = base.ggml_get_type_traits(TYPE_IDS[name]).contents
             if tr.type_name.decode().upper() != name.upper() or not tr.to_float:

@@ -47,33 +47,37 @@ wasm_scalar=target/$TARGET/release/examples/bench_dequant.wasm
 wasm_simd=target/wasm-simd128/$TARGET/release/examples/bench_dequant.wasm
 
 # One type at a time, every column back to back: the machine may be shared, and contention
-# then hits all columns of a row alike rather than whichever ran during a busy minute.
+# then hits all columns of a row alike rather than whichever ran during a busy minute. All of
+# it BENCH_PASSES times (default 2); each cell is the best of its per-pass medians.
 IFS=, read -ra type_list <<<"$types"
-for ty in "${type_list[@]}"; do
-  echo "bench: $ty" >&2
-  ./target/release/examples/bench_dequant --no-fill --size "$sizes" --types "$ty" >>"$tmp/native.tsv"
-  "$VENV/bin/python" benches/bench_ggml.py --size "$sizes" --types "$ty" >>"$tmp/ggml.tsv"
-  if [ "$wasm" = 1 ]; then
-    # One size per Node process. Node 20 sometimes segfaults on exit after a run with a large
-    # wasm memory, when the results are already printed: a row that is there counts.
-    IFS=, read -ra size_list <<<"$sizes"
-    for size in "${size_list[@]}"; do
-      for kernel in scalar simd128; do
-        bin=$wasm_scalar
-        [ "$kernel" = scalar ] || bin=$wasm_simd
-        (node scripts/wasi-runner.mjs "$bin" --no-fill --kernels "$kernel" --size "$size" \
-          --types "$ty" >"$tmp/one.tsv") 2>/dev/null || true
-        if ! grep -q "^$size	" "$tmp/one.tsv"; then
-          echo "bench: wasm $kernel failed for $ty at $size" >&2
-        fi
-        if [ "$kernel" = scalar ]; then
-          sed '/^size/s/\tscalar/\twasm scalar/' "$tmp/one.tsv" >>"$tmp/wasm.tsv"
-        else
-          cat "$tmp/one.tsv" >>"$tmp/wasm-simd.tsv"
-        fi
+for pass in $(seq "${BENCH_PASSES:-2}"); do
+  for ty in "${type_list[@]}"; do
+    echo "bench: pass $pass, $ty" >&2
+    ./target/release/examples/bench_dequant --no-fill --size "$sizes" --types "$ty" >>"$tmp/native.tsv"
+    "$VENV/bin/python" benches/bench_ggml.py --size "$sizes" --types "$ty" >>"$tmp/ggml.tsv"
+    if [ "$wasm" = 1 ]; then
+      # One size per Node process. Node 20 sometimes segfaults on exit after a run with a large
+      # wasm memory, when the results are already printed: a row that is there counts.
+      IFS=, read -ra size_list <<<"$sizes"
+      for size in "${size_list[@]}"; do
+        for kernel in scalar simd128; do
+          bin=$wasm_scalar
+          [ "$kernel" = scalar ] || bin=$wasm_simd
+          # (`; exit` keeps bash from exec'ing node, so its crash report goes to /dev/null too.)
+          (node scripts/wasi-runner.mjs "$bin" --no-fill --kernels "$kernel" --size "$size" \
+            --types "$ty" >"$tmp/one.tsv"; exit $?) 2>/dev/null || true
+          if ! grep -q "^$size	" "$tmp/one.tsv"; then
+            echo "bench: wasm $kernel failed for $ty at $size" >&2
+          fi
+          if [ "$kernel" = scalar ]; then
+            sed '/^size/s/\tscalar/\twasm scalar/' "$tmp/one.tsv" >>"$tmp/wasm.tsv"
+          else
+            cat "$tmp/one.tsv" >>"$tmp/wasm-simd.tsv"
+          fi
+        done
       done
-    done
-  fi
+    fi
+  done
 done
 echo "bench: store ceilings" >&2
 ./target/release/examples/bench_dequant --size "$sizes" --fill-only | grep '^fill' >>"$tmp/native.tsv"
@@ -103,7 +107,7 @@ for name in ("native.tsv", "ggml.tsv", "wasm.tsv", "wasm-simd.tsv"):
                 order.append(key)
             for c, v in zip(cols, f[2:]):
                 try:
-                    rows[key][c] = float(v)
+                    rows[key][c] = max(float(v), rows[key].get(c, 0.0))
                 except ValueError:
                     pass
 

@@ -248,7 +248,7 @@ fn main() {
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     for size in &sizes {
         let n = parse_size(size);
-        let runs = if n > 8 << 20 { 5 } else { 15 };
+        let runs = if n > 8 << 20 { 7 } else { 15 };
         if fill {
             // The plain-store ceiling at this size (an output buffer of n f32, reused).
             let mut buf = vec![0f32; n];
