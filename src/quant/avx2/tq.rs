@@ -76,13 +76,18 @@ unsafe fn tq1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
         let table = level_table(f16_to_f32(le_u16(b, 52)));
         // SAFETY: the 54-byte block has qs at 0..48.
         let (q0, q1, q2) = (load16(b, 0), load16(b, 16), load16(b, 32));
+        // Bytes 0..32 give y[32 n..32 n + 32], bytes 32..48 give y[160 + 16 n..]: two passes
+        // over the powers, so the stores go out in order (non-temporal stores that skip about
+        // leave write-combining buffers half full, and those are slow to flush).
         for (n, &pow3) in POW3.iter().enumerate() {
             let p = _mm256_set1_epi16(pow3 << 8);
-            // Bytes 0..32 give y[32 n..32 n + 32], bytes 32..48 give y[160 + 16 n..].
             let [a, c] = trits16(q0, p, table);
             let [e, f] = trits16(q1, p, table);
             // SAFETY: 32 * n + 32 <= 160 <= y.len().
             store_all::<NT>(y, 32 * n, &[a, c, e, f]);
+        }
+        for (n, &pow3) in POW3.iter().enumerate() {
+            let p = _mm256_set1_epi16(pow3 << 8);
             // SAFETY: 160 + 16 * n + 16 <= 240 <= y.len().
             store_all::<NT>(y, 160 + 16 * n, &trits16(q2, p, table));
         }
