@@ -33,11 +33,33 @@ fn iq3_rows(first: u32, second: u32) -> u64 {
     u64::from(first) | u64::from(second) << 32
 }
 
-/// Per-lane shifts that move bit j of a broadcast sign byte to bit 31 of lane j.
+/// Per sign byte, the XOR masks of its 8 values: bit j set gives 0x8000_0000 in lane j.
+#[repr(align(32))]
+struct SignMasks([[u32; 8]; 256]);
+
+static SIGN_MASKS: SignMasks = {
+    let mut t = [[0u32; 8]; 256];
+    let mut s = 0;
+    while s < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if (s >> j) & 1 != 0 {
+                t[s][j] = 0x8000_0000;
+            }
+            j += 1;
+        }
+        s += 1;
+    }
+    SignMasks(t)
+};
+
+/// The sign-flip mask of a sign byte (one load instead of broadcast, shift and mask).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn sign_shifts() -> __m256i {
-    _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24)
+unsafe fn sign_mask(signs: u8) -> __m256 {
+    let row = &SIGN_MASKS.0[usize::from(signs)];
+    // SAFETY: `row` is 8 u32 (32 bytes), 32-byte aligned by SignMasks' alignment.
+    _mm256_load_ps(row.as_ptr().cast())
 }
 
 /// Writes the 8 values `±(scale · grid[j])` at `y[at..at + 8]`: `row` holds 8 unsigned grid
@@ -53,14 +75,11 @@ unsafe fn put_signed8<const NT: bool>(
     scale: __m256,
     row: u64,
     signs: u8,
-    shifts: __m256i,
 ) {
     let grid = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(row as i64)));
     let v = _mm256_mul_ps(scale, grid);
-    let flip = _mm256_sllv_epi32(_mm256_set1_epi32(i32::from(signs)), shifts);
-    let flip = _mm256_and_si256(flip, _mm256_set1_epi32(i32::MIN));
     // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
-    store::<NT>(y, at, _mm256_xor_ps(v, _mm256_castsi256_ps(flip)));
+    store::<NT>(y, at, _mm256_xor_ps(v, sign_mask(signs)));
 }
 
 /// Writes the 8 values `dl · (grid[j] + delta)` (add, then multiply, as the scalar `put_iq1`)
@@ -108,7 +127,6 @@ macro_rules! blocks {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
-    let shifts = sign_shifts();
     blocks!(blocks, out, 66, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -119,7 +137,7 @@ unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let row = IQ2XXS_GRID[usize::from(b[at + k])];
                 let signs = KSIGNS_IQ2XS[((aux >> (7 * k)) & 127) as usize];
                 // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs, shifts);
+                put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
             }
         }
     });
@@ -127,7 +145,6 @@ unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
-    let shifts = sign_shifts();
     blocks!(blocks, out, 74, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -140,7 +157,7 @@ unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                     let row = IQ2XS_GRID[usize::from(q & 0x1ff)];
                     let signs = KSIGNS_IQ2XS[usize::from((q >> 9) & 127)];
                     // SAFETY: 32 * g + 16 * p + 8 * w + 8 <= 256 = y.len().
-                    put_signed8::<NT>(y, 32 * g + 16 * p + 8 * w, db, row, signs, shifts);
+                    put_signed8::<NT>(y, 32 * g + 16 * p + 8 * w, db, row, signs);
                 }
             }
         }
@@ -149,7 +166,6 @@ unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
-    let shifts = sign_shifts();
     blocks!(blocks, out, 82, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -164,7 +180,7 @@ unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                     let row = IQ2S_GRID[index & 0x3ff];
                     let signs = b[34 + 4 * g + k];
                     // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                    put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs, shifts);
+                    put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
                 }
             }
         }
@@ -173,7 +189,6 @@ unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
-    let shifts = sign_shifts();
     blocks!(blocks, out, 98, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -185,7 +200,7 @@ unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let signs = KSIGNS_IQ2XS[((aux >> (7 * r)) & 127) as usize];
                 let row = iq3_rows(first, second);
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs, shifts);
+                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
             }
         }
     });
@@ -193,7 +208,6 @@ unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
-    let shifts = sign_shifts();
     blocks!(blocks, out, 110, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -209,7 +223,7 @@ unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let row = iq3_rows(grid(2 * r), grid(2 * r + 1));
                 let signs = b[74 + 4 * g + r];
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs, shifts);
+                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
             }
         }
     });
