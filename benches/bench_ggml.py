@@ -21,13 +21,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fixtures"))
 from generate import ROW_FN, load_ggml as load_fixture_ggml  # noqa: E402
 
-DEFAULT_TYPES = ("F16,BF16,Q8_0,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,Q2_K,"
-                 "IQ4_NL,IQ4_XS,MXFP4,NVFP4,TQ2_0,TQ1_0,Q1_0,Q2_0")
+DEFAULT_TYPES = ("F16,BF16,Q8_0,Q8_1,Q8_K,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,Q2_K,"
+                 "IQ4_NL,IQ4_XS,IQ2_XXS,IQ2_XS,IQ2_S,IQ3_XXS,IQ3_S,IQ1_S,IQ1_M,"
+                 "MXFP4,NVFP4,TQ2_0,TQ1_0,Q1_0,Q2_0")
 
 # ggml type ids (shared/reference/ggml-types.md), checked against ggml's traits below.
 TYPE_IDS = {
-    "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q2_K": 10, "Q3_K": 11,
-    "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ2_XXS": 16, "IQ2_XS": 17, "IQ3_XXS": 18,
+    "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q8_1": 9, "Q2_K": 10, "Q3_K": 11,
+    "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "Q8_K": 15, "IQ2_XXS": 16, "IQ2_XS": 17, "IQ3_XXS": 18,
     "IQ1_S": 19, "IQ4_NL": 20, "IQ3_S": 21, "IQ2_S": 22, "IQ4_XS": 23, "IQ1_M": 29,
     "BF16": 30, "TQ1_0": 34, "TQ2_0": 35, "MXFP4": 39, "NVFP4": 40, "Q1_0": 41, "Q2_0": 42,
 }
@@ -40,6 +41,9 @@ SCALE_FIELDS = {
     "Q4_K": [(0, "f16"), (2, "f16")], "Q5_K": [(0, "f16"), (2, "f16")],
     "Q2_K": [(80, "f16"), (82, "f16")], "Q3_K": [(108, "f16")], "Q6_K": [(208, "f16")],
     "TQ1_0": [(52, "f16")], "TQ2_0": [(64, "f16")], "MXFP4": [(0, "e8m0")],
+    "IQ2_XXS": [(0, "f16")], "IQ2_XS": [(0, "f16")], "IQ2_S": [(0, "f16")],
+    "IQ3_XXS": [(0, "f16")], "IQ3_S": [(0, "f16")], "IQ1_S": [(0, "f16")],
+    "IQ1_M": [(48, "iq1m")], "Q8_1": [(0, "f16"), (2, "f16")], "Q8_K": [(0, "f32")],
 }
 
 
@@ -66,9 +70,17 @@ def random_blocks(name: str, block_size: int, type_size: int, n: int,
         return data
     blocks = data.reshape(count, type_size)
     for at, kind in SCALE_FIELDS.get(name, []):
+        h = (0x3800 | (rng.integers(0, 1 << 16, size=count) & 0x03FF)).astype("<u2")
         if kind == "f16":
-            h = (0x3800 | (rng.integers(0, 1 << 16, size=count) & 0x03FF)).astype("<u2")
             blocks[:, at:at + 2] = h.view(np.uint8).reshape(count, 2)
+        elif kind == "f32":
+            f = (0x3F000000 | (rng.integers(0, 1 << 23, size=count))).astype("<u4")
+            blocks[:, at:at + 4] = f.view(np.uint8).reshape(count, 4)
+        elif kind == "iq1m":
+            for i in range(4):
+                top = at + 2 * i + 1
+                nibble = ((h >> (4 * i)) & 0xF).astype(np.uint8)
+                blocks[:, top] = (blocks[:, top] & 0x0F) | (nibble << 4)
         else:
             blocks[:, at] = 127 + rng.integers(0, 2, size=count)
     return data
@@ -95,7 +107,7 @@ def main() -> None:
     print("size\ttype\tllama.cpp")
     for size in args.size.split(","):
         n_req = parse_size(size)
-        runs = 5 if n_req > 8 << 20 else 15
+        runs = 7 if n_req > 8 << 20 else 15
         for name in args.types.split(","):
             tr = base.ggml_get_type_traits(TYPE_IDS[name]).contents
             if tr.type_name.decode().upper() != name.upper() or not tr.to_float:

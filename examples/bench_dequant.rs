@@ -1,10 +1,15 @@
 //! Single-thread dequantization speed, scalar vs this CPU's SIMD kernel.
 //!
-//! `cargo run --release --example bench_dequant -- [--size 1M|64M] [--types Q4_0,Q6_K] [--no-fill]`
+//! `cargo run --release --example bench_dequant -- [--size 1M|64M] [--types Q4_0,Q6_K] [--no-fill]
+//! [--kernels scalar,avx2] [--fill-only] [--list-types]`
 //!
 //! Prints, per size and type, Gelem/s (f32 outputs per second, median of several runs into a
-//! reused output buffer) for the scalar kernel and for the best SIMD kernel, then the f32 store
-//! bandwidth ceiling (plain and non-temporal fill of 1 GiB). Input blocks are random bytes with
+//! reused output buffer) for the scalar kernel and for the best SIMD kernel (or the kernels
+//! named by `--kernels`; `-` where a SIMD kernel has no own kernel for the type), then the f32
+//! store bandwidth ceiling (plain and non-temporal fill of 1 GiB; `--fill-only`: nothing else).
+//! At 16M+ elements a row also has `nt_fill`, a non-temporal fill of the same buffer timed
+//! between the best kernel's runs. `--list-types` prints the default types. It also runs as wasm32-wasip1
+//! under Node (benches/run.sh does that, with `--no-fill`). Input blocks are random bytes with
 //! every scale field set to a finite value near 1 (see `finite_scales`, mirrored by
 //! benches/bench_ggml.py), so NaN handling does not skew the timing.
 
@@ -25,17 +30,23 @@ impl Rng {
 }
 
 /// The types with an AVX2 kernel, in the order of the table.
-const DEFAULT_TYPES: &str = "F16,BF16,Q8_0,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,Q2_K,\
-IQ4_NL,IQ4_XS,MXFP4,NVFP4,TQ2_0,TQ1_0,Q1_0,Q2_0";
+const DEFAULT_TYPES: &str = "F16,BF16,Q8_0,Q8_1,Q8_K,Q4_0,Q4_1,Q5_0,Q5_1,Q6_K,Q4_K,Q5_K,Q3_K,\
+Q2_K,IQ4_NL,IQ4_XS,IQ2_XXS,IQ2_XS,IQ2_S,IQ3_XXS,IQ3_S,IQ1_S,IQ1_M,MXFP4,NVFP4,TQ2_0,TQ1_0,\
+Q1_0,Q2_0";
 
 /// Where the scales of one block are: (byte offset, kind). Kind "f16" fields become a random
-/// f16 in [0.5, 1), "e8m0" bytes become 127 or 128; UE4M3 scales (NVFP4) are never NaN and
-/// stay random. Mirrored in benches/bench_ggml.py.
+/// f16 in [0.5, 1), "f32" ones a random f32 in [0.5, 1), "e8m0" bytes become 127 or 128;
+/// "iq1m" is IQ1_M's f16 spread over the top nibbles of four u16 from that offset. UE4M3
+/// scales (NVFP4) are never NaN and stay random. Mirrored in benches/bench_ggml.py.
 fn scale_fields(ty: GgmlType) -> &'static [(usize, &'static str)] {
     match ty {
         GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 | GgmlType::IQ4_NL => &[(0, "f16")],
         GgmlType::Q1_0 | GgmlType::Q2_0 | GgmlType::IQ4_XS => &[(0, "f16")],
-        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4_K | GgmlType::Q5_K => {
+        GgmlType::IQ2_XXS | GgmlType::IQ2_XS | GgmlType::IQ2_S => &[(0, "f16")],
+        GgmlType::IQ3_XXS | GgmlType::IQ3_S | GgmlType::IQ1_S => &[(0, "f16")],
+        GgmlType::IQ1_M => &[(48, "iq1m")],
+        GgmlType::Q8_K => &[(0, "f32")],
+        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q8_1 => {
             &[(0, "f16"), (2, "f16")]
         }
         GgmlType::Q2_K => &[(80, "f16"), (82, "f16")],
@@ -64,10 +75,19 @@ fn random_blocks(ty: GgmlType, n: usize, rng: &mut Rng) -> Vec<u8> {
             for block in bytes.chunks_exact_mut(size) {
                 for &(at, kind) in scale_fields(ty) {
                     let r = rng.next() as u16;
+                    let h = 0x3800 | (r & 0x03FF);
                     match kind {
-                        "f16" => {
-                            let h = 0x3800 | (r & 0x03FF);
-                            block[at..at + 2].copy_from_slice(&h.to_le_bytes());
+                        "f16" => block[at..at + 2].copy_from_slice(&h.to_le_bytes()),
+                        "f32" => {
+                            let f = f32::from_bits(0x3F00_0000 | (rng.next() as u32 & 0x7F_FFFF));
+                            block[at..at + 4].copy_from_slice(&f.to_le_bytes());
+                        }
+                        "iq1m" => {
+                            for i in 0..4 {
+                                let nibble = ((h >> (4 * i)) & 0xF) as u8;
+                                let top = at + 2 * i + 1;
+                                block[top] = (block[top] & 0x0F) | nibble << 4;
+                            }
                         }
                         _ => block[at] = 127 + (r & 1) as u8,
                     }
@@ -127,6 +147,47 @@ fn fill_ceiling() {
     }
 }
 
+/// Big outputs only (16M+ elements): the NT fill rate of an `n`-f32 buffer, timed alternately
+/// with `step(false)` (the kernel) by `step(true)` (the fill); `None` where there is no NT fill.
+fn nt_fill_beside(runs: usize, n: usize, mut step: impl FnMut(bool)) -> Option<f64> {
+    if n < 16 << 20 || !has_stream_fill() {
+        return None;
+    }
+    step(true);
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            step(false);
+            let t = Instant::now();
+            step(true);
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    Some(n as f64 / times[times.len() / 2] / 1e9)
+}
+
+fn has_stream_fill() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `stream_fill` where AVX exists (callers check `has_stream_fill`), else a plain fill.
+fn stream_fill_any(buf: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx") {
+        // SAFETY: AVX was detected just above.
+        unsafe { stream_fill(buf, 1.5) };
+        return;
+    }
+    buf.fill(std::hint::black_box(1.5));
+}
+
 /// Fills `buf` with non-temporal stores (an unaligned head and tail with plain ones).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
@@ -148,6 +209,7 @@ fn main() {
     let mut sizes = vec!["1M".to_string(), "64M".to_string()];
     let mut types = DEFAULT_TYPES.to_string();
     let mut fill = true;
+    let mut chosen: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -161,18 +223,42 @@ fn main() {
             }
             "--types" => types = args.next().expect("--types value"),
             "--no-fill" => fill = false,
+            "--fill-only" => types.clear(),
+            "--list-types" => {
+                println!("{DEFAULT_TYPES}");
+                return;
+            }
+            "--kernels" => chosen = Some(args.next().expect("--kernels value")),
             "--bench" => {} // passed by `cargo bench`-style runners
             other => panic!("unknown argument {other}"),
         }
     }
-    let simd = Kernel::best();
+    // Scalar, then the best SIMD kernel of this build and CPU (if any), unless named.
+    let kernels: Vec<Kernel> = match &chosen {
+        Some(list) => list
+            .split(',')
+            .map(|name| Kernel::from_name(name.trim()).expect("--kernels: an available kernel"))
+            .collect(),
+        None if Kernel::best() != Kernel::Scalar => vec![Kernel::Scalar, Kernel::best()],
+        None => vec![Kernel::Scalar],
+    };
+    let names: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
     println!("# single thread, Gelem/s (f32 outputs per second), median");
-    println!("size\ttype\tscalar\t{}", simd.name());
+    println!("size\ttype\t{}\tnt_fill", names.join("\t"));
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
     for size in &sizes {
         let n = parse_size(size);
-        let runs = if n > 8 << 20 { 5 } else { 15 };
-        for name in types.split(',') {
+        let runs = if n > 8 << 20 { 7 } else { 15 };
+        if fill {
+            // The plain-store ceiling at this size (an output buffer of n f32, reused).
+            let mut buf = vec![0f32; n];
+            let t = median_secs(runs, || {
+                buf.fill(std::hint::black_box(1.5));
+                std::hint::black_box(&mut buf);
+            });
+            println!("fill_plain@{size}\t{:.3}", n as f64 / t / 1e9);
+        }
+        for name in types.split(',').filter(|t| !t.is_empty()) {
             let ty = GgmlType::from_name(name.trim()).expect("a ggml type name");
             let n = n / ty.block_size() as usize * ty.block_size() as usize;
             let blocks = random_blocks(ty, n, &mut rng);
@@ -184,9 +270,33 @@ fn main() {
                 });
                 n as f64 / t / 1e9
             };
-            let scalar = rate(Kernel::Scalar);
-            let best = rate(simd);
-            println!("{size}\t{name}\t{scalar:.3}\t{best:.3}");
+            let mut rates: Vec<String> = kernels
+                .iter()
+                .map(|&k| {
+                    if k == Kernel::Scalar || k.own_kernel(ty).is_some() {
+                        format!("{:.3}", rate(k))
+                    } else {
+                        "-".to_string()
+                    }
+                })
+                .collect();
+            // The non-temporal fill of this same output buffer, timed alternately with the
+            // best kernel, so both see the same contention on a shared machine.
+            let best = *kernels.last().expect("a kernel");
+            rates.push(
+                match nt_fill_beside(runs, n, |fill_it| {
+                    if fill_it {
+                        stream_fill_any(&mut out);
+                    } else {
+                        dequantize_with(best, ty, std::hint::black_box(&blocks), &mut out).unwrap();
+                    }
+                    std::hint::black_box(&mut out);
+                }) {
+                    Some(rate) => format!("{rate:.3}"),
+                    None => "-".to_string(),
+                },
+            );
+            println!("{size}\t{name}\t{}", rates.join("\t"));
         }
     }
     if fill {

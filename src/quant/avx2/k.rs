@@ -11,6 +11,7 @@ safe_kernel!(dequant_q3_k => q3_k);
 safe_kernel!(dequant_q4_k => q4_k);
 safe_kernel!(dequant_q5_k => q5_k);
 safe_kernel!(dequant_q6_k => q6_k);
+safe_kernel!(dequant_q8_k => q8_k);
 
 /// Writes 32 values `y[at..at + 32]`: the first 16 as `s0 * q - m0`, the last 16 with `s1, m1`
 /// (a separate multiply and subtract, as the scalar code).
@@ -223,6 +224,21 @@ unsafe fn q6_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 // SAFETY: 128 * n + 32 * k + 32 <= 256 = y.len().
                 put32::<NT>(y, 128 * n + 32 * k, q, s);
             }
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q8_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(292).zip(out.chunks_exact_mut(256)) {
+        let lo = u32::from(le_u16(b, 0));
+        let hi = u32::from(le_u16(b, 2));
+        let d = _mm256_set1_ps(f32::from_bits(lo | hi << 16));
+        for j in 0..8 {
+            // SAFETY: quants are bytes 4..260 of the 292-byte block and 4 + 32 * j + 32 <= 260;
+            // 32 * j + 32 <= 256 = y.len().
+            let q = i8x32_ps(load32(b, 4 + 32 * j)).map(|q| _mm256_mul_ps(d, q));
+            store_all::<NT>(y, 32 * j, &q);
         }
     }
 }

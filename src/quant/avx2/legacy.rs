@@ -3,10 +3,12 @@
 use core::arch::x86_64::*;
 
 use super::{
-    bits_to_bytes, f16_splat, i8x16_ps, i8x32_ps, load16, nibbles16, safe_kernel, store, store_all,
+    bits_to_bytes, f16_splat, f16_to_f32, i8x16_ps, i8x32_ps, load16, nibbles16, safe_kernel,
+    store, store_all,
 };
 
 safe_kernel!(dequant_q8_0 => q8_0);
+safe_kernel!(dequant_q8_1 => q8_1);
 safe_kernel!(dequant_q4_0 => q4_0);
 safe_kernel!(dequant_q4_1 => q4_1);
 safe_kernel!(dequant_q5_0 => q5_0);
@@ -74,6 +76,17 @@ unsafe fn q8_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q8_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    for (b, y) in blocks.chunks_exact(36).zip(out.chunks_exact_mut(32)) {
+        let d = f16_splat(b, 0);
+        // SAFETY: a block is 36 bytes: d, s, then quants at 4..20 and 20..36; y holds 32 values.
+        let [a0, a1] = i8x16_ps(load16(b, 4));
+        let [a2, a3] = i8x16_ps(load16(b, 20));
+        store_all::<NT>(y, 0, &scale([a0, a1, a2, a3], d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q4_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
@@ -136,16 +149,16 @@ unsafe fn q1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q2_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     let shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-    let three = _mm256_set1_epi32(3);
-    let one = _mm256_set1_epi32(1);
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(64)) {
-        let d = f16_splat(b, 0);
+        // (q - 1) * d for q = 0..4, picked per lane by vpermps (which reads the low 3 bits of
+        // each index lane: the 2-bit quant plus the next quant's low bit, so mask it).
+        let table = super::tq::level_table(f16_to_f32(super::le_u16(b, 0)));
+        let three = _mm256_set1_epi32(3);
         for i in 0..8 {
             let pair = i32::from(super::le_u16(b, 2 + 2 * i));
             let q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(pair), shifts), three);
-            let q = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, one));
             // SAFETY: i < 8, so 8 * i + 8 <= 64 = y.len().
-            store::<NT>(y, 8 * i, _mm256_mul_ps(q, d));
+            store::<NT>(y, 8 * i, _mm256_permutevar8x32_ps(table, q));
         }
     }
 }

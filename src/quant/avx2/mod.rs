@@ -15,6 +15,7 @@ use crate::types::GgmlType;
 
 mod float;
 mod fp4;
+mod grid;
 mod iq4;
 mod k;
 mod legacy;
@@ -26,6 +27,8 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::F16 => float::dequant_f16,
         GgmlType::BF16 => float::dequant_bf16,
         GgmlType::Q8_0 => legacy::dequant_q8_0,
+        GgmlType::Q8_1 => legacy::dequant_q8_1,
+        GgmlType::Q8_K => k::dequant_q8_k,
         GgmlType::Q4_0 => legacy::dequant_q4_0,
         GgmlType::Q4_1 => legacy::dequant_q4_1,
         GgmlType::Q5_0 => legacy::dequant_q5_0,
@@ -43,6 +46,13 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::NVFP4 => fp4::dequant_nvfp4,
         GgmlType::TQ1_0 => tq::dequant_tq1_0,
         GgmlType::TQ2_0 => tq::dequant_tq2_0,
+        GgmlType::IQ2_XXS => grid::dequant_iq2_xxs,
+        GgmlType::IQ2_XS => grid::dequant_iq2_xs,
+        GgmlType::IQ2_S => grid::dequant_iq2_s,
+        GgmlType::IQ3_XXS => grid::dequant_iq3_xxs,
+        GgmlType::IQ3_S => grid::dequant_iq3_s,
+        GgmlType::IQ1_S => grid::dequant_iq1_s,
+        GgmlType::IQ1_M => grid::dequant_iq1_m,
         _ => return None,
     })
 }
@@ -173,11 +183,30 @@ unsafe fn store<const NT: bool>(y: &mut [f32], at: usize, v: __m256) {
     if NT {
         debug_assert!(p as usize % 16 == 0);
         // SAFETY: p and p + 4 are 16-byte aligned (caller) and inside y[at..at + 8].
-        _mm_stream_ps(p, _mm256_castps256_ps128(v));
-        _mm_stream_ps(p.add(4), _mm256_extractf128_ps::<1>(v));
+        stream128(p, _mm256_castps256_ps128(v));
+        stream128(p.add(4), _mm256_extractf128_ps::<1>(v));
     } else {
         _mm256_storeu_ps(p, v)
     }
+}
+
+/// A non-temporal store of 4 f32 at `p`, VEX-encoded. (`_mm_stream_ps` is a legacy-SSE
+/// `movntps`; between 256-bit AVX instructions that costs an SSE/AVX transition or a false
+/// dependency on the upper halves, per store.)
+///
+/// # Safety
+/// `p` is 16-byte aligned and valid for writing 16 bytes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn stream128(p: *mut f32, v: __m128) {
+    // SAFETY: the caller guarantees p is aligned and writable for 16 bytes; the instruction
+    // touches nothing else (no stack, no flags).
+    core::arch::asm!(
+        "vmovntps xmmword ptr [{p}], {v}",
+        p = in(reg) p,
+        v = in(xmm_reg) v,
+        options(nostack, preserves_flags),
+    );
 }
 
 /// Stores `vs` (8 f32 each) one after another from `y[at]`.

@@ -1,0 +1,267 @@
+//! The grid i-quants IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M.
+//!
+//! Grid rows (8 values, or two 4-value IQ3 rows side by side) are fetched from the shared
+//! tables with scalar loads, as the scalar kernels (src/quant/scalar/iq.rs) do; the scales are
+//! the scalar kernels' f32 expressions, computed once per group. Per 8 values: widen the row,
+//! convert, multiply by the group scale, then flip the sign bit (XOR) where the sign byte says
+//! so — ggml's `* ±1` is a sign flip, NaN included, as the scalar `put_signed` negation.
+
+use core::arch::x86_64::*;
+
+use super::{f16_to_f32, le_u16, safe_kernel, store};
+use crate::quant::scalar::grids::{
+    IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
+};
+
+safe_kernel!(dequant_iq2_xxs => iq2_xxs);
+safe_kernel!(dequant_iq2_xs => iq2_xs);
+safe_kernel!(dequant_iq2_s => iq2_s);
+safe_kernel!(dequant_iq3_xxs => iq3_xxs);
+safe_kernel!(dequant_iq3_s => iq3_s);
+safe_kernel!(dequant_iq1_s => iq1_s);
+safe_kernel!(dequant_iq1_m => iq1_m);
+
+/// The little-endian u32 at bytes `at..at + 4` of a block.
+#[inline(always)]
+fn le_u32<const B: usize>(b: &[u8; B], at: usize) -> u32 {
+    u32::from(le_u16(b, at)) | u32::from(le_u16(b, at + 2)) << 16
+}
+
+/// Two 4-value IQ3 grid rows side by side, as one 8-byte row (first in the low bytes).
+#[inline(always)]
+fn iq3_rows(first: u32, second: u32) -> u64 {
+    u64::from(first) | u64::from(second) << 32
+}
+
+/// Per sign byte, the XOR masks of its 8 values: bit j set gives 0x8000_0000 in lane j.
+#[repr(align(32))]
+struct SignMasks([[u32; 8]; 256]);
+
+static SIGN_MASKS: SignMasks = {
+    let mut t = [[0u32; 8]; 256];
+    let mut s = 0;
+    while s < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if (s >> j) & 1 != 0 {
+                t[s][j] = 0x8000_0000;
+            }
+            j += 1;
+        }
+        s += 1;
+    }
+    SignMasks(t)
+};
+
+/// The sign-flip mask of a sign byte (one load instead of broadcast, shift and mask).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn sign_mask(signs: u8) -> __m256 {
+    let row = &SIGN_MASKS.0[usize::from(signs)];
+    // SAFETY: `row` is 8 u32 (32 bytes), 32-byte aligned by SignMasks' alignment.
+    _mm256_load_ps(row.as_ptr().cast())
+}
+
+/// Writes the 8 values `±(scale · grid[j])` at `y[at..at + 8]`: `row` holds 8 unsigned grid
+/// bytes, bit j of `signs` negates value j (by flipping its sign bit).
+///
+/// # Safety
+/// `at + 8 <= y.len()`, and `store`'s alignment rule with `NT`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn put_signed8<const NT: bool>(
+    y: &mut [f32],
+    at: usize,
+    scale: __m256,
+    row: u64,
+    signs: u8,
+) {
+    let grid = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(row as i64)));
+    let v = _mm256_mul_ps(scale, grid);
+    // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
+    store::<NT>(y, at, _mm256_xor_ps(v, sign_mask(signs)));
+}
+
+/// Writes the 8 values `dl · (grid[j] + delta)` (add, then multiply, as the scalar `put_iq1`)
+/// at `y[at..at + 8]` from IQ1 grid row `index` (11 bits), whose bytes are signed.
+///
+/// # Safety
+/// `at + 8 <= y.len()`, and `store`'s alignment rule with `NT`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn put_iq1<const NT: bool>(
+    y: &mut [f32],
+    at: usize,
+    dl: __m256,
+    index: usize,
+    delta: __m256,
+) {
+    let row = IQ1S_GRID[index & 0x7ff];
+    let grid = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(row as i64)));
+    let v = _mm256_mul_ps(dl, _mm256_add_ps(grid, delta));
+    // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
+    store::<NT>(y, at, v);
+}
+
+/// IQ1 delta in every lane: `+IQ1S_DELTA`, or its negation where `flag` (a single bit, any
+/// position) is set — the scalar `iq1_delta`, made without a branch: the flags are data, so a
+/// branch (what LLVM makes of a select) is mispredicted half the time.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq1_delta(flag: u32) -> __m256 {
+    let sign = _mm256_slli_epi32::<31>(_mm256_set1_epi32(i32::from(flag != 0)));
+    _mm256_xor_ps(_mm256_set1_ps(IQ1S_DELTA), _mm256_castsi256_ps(sign))
+}
+
+/// Calls `$body` with each whole block as `&[u8; $size]` and its 256 outputs.
+macro_rules! blocks {
+    ($blocks:ident, $out:ident, $size:literal, |$b:ident, $y:ident| $body:block) => {
+        for (bytes, $y) in $blocks.chunks_exact($size).zip($out.chunks_exact_mut(256)) {
+            let Ok($b) = <&[u8; $size]>::try_from(bytes) else {
+                continue;
+            };
+            $body
+        }
+    };
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 66, |b, y| {
+        let d = f16_to_f32(le_u16(b, 0));
+        for g in 0..8 {
+            let at = 2 + 8 * g;
+            let aux = le_u32(b, at + 4);
+            let db = _mm256_set1_ps(d * (0.5 + (aux >> 28) as f32) * 0.25);
+            for k in 0..4 {
+                let row = IQ2XXS_GRID[usize::from(b[at + k])];
+                let signs = KSIGNS_IQ2XS[((aux >> (7 * k)) & 127) as usize];
+                // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
+                put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
+            }
+        }
+    });
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 74, |b, y| {
+        let d = f16_to_f32(le_u16(b, 0));
+        for g in 0..8 {
+            let scales = b[66 + g];
+            for p in 0..2 {
+                let s = (scales >> (4 * p)) & 0x0F;
+                let db = _mm256_set1_ps(d * (0.5 + f32::from(s)) * 0.25);
+                for w in 0..2 {
+                    let q = le_u16(b, 2 + 8 * g + 4 * p + 2 * w);
+                    let row = IQ2XS_GRID[usize::from(q & 0x1ff)];
+                    let signs = KSIGNS_IQ2XS[usize::from((q >> 9) & 127)];
+                    // SAFETY: 32 * g + 16 * p + 8 * w + 8 <= 256 = y.len().
+                    put_signed8::<NT>(y, 32 * g + 16 * p + 8 * w, db, row, signs);
+                }
+            }
+        }
+    });
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 82, |b, y| {
+        let d = f16_to_f32(le_u16(b, 0));
+        for g in 0..8 {
+            let qh = b[66 + g];
+            let scales = b[74 + g];
+            for p in 0..2 {
+                let s = (scales >> (4 * p)) & 0x0F;
+                let db = _mm256_set1_ps(d * (0.5 + f32::from(s)) * 0.25);
+                for k in 2 * p..2 * p + 2 {
+                    let index =
+                        usize::from(b[2 + 4 * g + k]) | (usize::from((qh >> (2 * k)) & 3) << 8);
+                    let row = IQ2S_GRID[index & 0x3ff];
+                    let signs = b[34 + 4 * g + k];
+                    // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
+                    put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
+                }
+            }
+        }
+    });
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 98, |b, y| {
+        let d = f16_to_f32(le_u16(b, 0));
+        for g in 0..8 {
+            let aux = le_u32(b, 66 + 4 * g);
+            let db = _mm256_set1_ps(d * (0.5 + (aux >> 28) as f32) * 0.5);
+            for r in 0..4 {
+                let first = IQ3XXS_GRID[usize::from(b[2 + 8 * g + 2 * r])];
+                let second = IQ3XXS_GRID[usize::from(b[3 + 8 * g + 2 * r])];
+                let signs = KSIGNS_IQ2XS[((aux >> (7 * r)) & 127) as usize];
+                let row = iq3_rows(first, second);
+                // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
+                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
+            }
+        }
+    });
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 110, |b, y| {
+        let d = f16_to_f32(le_u16(b, 0));
+        for g in 0..8 {
+            let s = (b[106 + g / 2] >> (4 * (g % 2))) & 0x0F;
+            let db = _mm256_set1_ps(d * f32::from(1 + 2 * s));
+            let qh = b[66 + g];
+            // Bit k of qh is the 9th index bit of qs[k].
+            let grid = |k: usize| {
+                let index = usize::from(b[2 + 8 * g + k]) | (usize::from((qh >> k) & 1) << 8);
+                IQ3S_GRID[index & 0x1ff]
+            };
+            for r in 0..4 {
+                let row = iq3_rows(grid(2 * r), grid(2 * r + 1));
+                let signs = b[74 + 4 * g + r];
+                // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
+                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
+            }
+        }
+    });
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq1_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 50, |b, y| {
+        let d = f16_to_f32(le_u16(b, 0));
+        for g in 0..8 {
+            let qh = le_u16(b, 34 + 2 * g);
+            let dl = _mm256_set1_ps(d * f32::from(2 * ((qh >> 12) & 7) + 1));
+            let delta = iq1_delta(u32::from(qh & 0x8000));
+            for k in 0..4 {
+                let index = usize::from(b[2 + 4 * g + k]) | (usize::from((qh >> (3 * k)) & 7) << 8);
+                // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
+                put_iq1::<NT>(y, 32 * g + 8 * k, dl, index, delta);
+            }
+        }
+    });
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq1_m<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+    blocks!(blocks, out, 56, |b, y| {
+        let s: [u16; 4] = [le_u16(b, 48), le_u16(b, 50), le_u16(b, 52), le_u16(b, 54)];
+        let d = f16_to_f32(
+            (s[0] >> 12) | ((s[1] >> 8) & 0x00f0) | ((s[2] >> 4) & 0x0f00) | (s[3] & 0xf000),
+        );
+        for h in 0..16 {
+            let dl = _mm256_set1_ps(d * f32::from(2 * ((s[h / 4] >> (3 * (h % 4))) & 7) + 1));
+            let qh = b[32 + h];
+            for r in 0..2 {
+                let nib = (qh >> (4 * r)) & 0x0F;
+                let index = usize::from(b[2 * h + r]) | (usize::from(nib & 7) << 8);
+                // SAFETY: 16 * h + 8 * r + 8 <= 256 = y.len() (h < 16, r < 2).
+                put_iq1::<NT>(y, 16 * h + 8 * r, dl, index, iq1_delta(u32::from(nib & 8)));
+            }
+        }
+    });
+}
