@@ -16,7 +16,7 @@ SHAPES = {
     "qwen-like": (151_936, 151_387, 28, 3584, 18944, 1),
     "llama3-like": (128_256, 280_147, 32, 4096, 14336, 1),
     # A header over 50 MB: 600k tokens and merges, longer strings (token_repeat copies).
-    "huge-vocab": (600_000, 600_000, 32, 4096, 14336, 4),
+    "huge-vocab": (600_000, 600_000, 32, 4096, 14336, 5),
 }
 
 
