@@ -113,8 +113,8 @@ function primed(source, prefix) {
 
 /**
  * Opens a GGUF file (or split model) or a safetensors checkpoint: by extension (.gguf,
- * .safetensors) when the input has a name, else by the first bytes ("GGUF", or a safetensors
- * length followed by "{"), read once and reused by the parser.
+ * .safetensors) when the input has a name, else by the first bytes (a safetensors header
+ * length followed by "{"; anything else goes to the GGUF parser), read once and reused.
  * @param {any} input any input openGguf or openSafetensors takes
  * @param {object} [options] their options
  */
@@ -134,8 +134,8 @@ export async function open(input, options = {}) {
     throw err;
   }
   const ready = primed(source, prefix);
-  if (prefix.length >= 4 && String.fromCharCode(...prefix.subarray(0, 4)) === 'GGUF') return openOne(input, options, ready);
-  if (prefix.length >= 9 && prefix[8] === 0x7b) return openSafetensorsSource(input, ready, options);
-  await source.close();
-  throw new Error('gguf-lens: neither a GGUF file (magic "GGUF") nor a safetensors file (a header length, then "{")');
+  const gguf = prefix.length >= 4 && String.fromCharCode(...prefix.subarray(0, 4)) === 'GGUF';
+  if (!gguf && prefix.length >= 9 && prefix[8] === 0x7b) return openSafetensorsSource(input, ready, options);
+  // GGUF, or neither: the GGUF parser's error says what the first bytes are.
+  return openOne(input, options, ready);
 }

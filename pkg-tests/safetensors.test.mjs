@@ -210,5 +210,5 @@ test('open() dispatches by extension and by the first bytes', async () => {
   assert.equal(g.ioStats.requests, 1);
   const direct = await openGguf(gguf);
   assert.deepEqual(g.tensors, direct.tensors);
-  await assert.rejects(open(new Uint8Array(64)), /neither a GGUF/);
+  await assert.rejects(open(new Uint8Array(64)), /not a GGUF file/);
 });
