@@ -110,12 +110,18 @@ async function fetchText(where, options, { optional }) {
 function besideInput(input, fileName) {
   if (!(typeof input === 'string' || input instanceof URL)) return undefined;
   const text = String(input);
+  if (/^(blob|data):/i.test(text)) return undefined;
   if (/^(https?|file):/i.test(text)) return new URL(fileName, text).href;
-  if (isNode && !/^(blob|data):/i.test(text)) {
-    const at = text.search(/[^/\\]*$/);
-    return text.slice(0, at) + fileName;
+  if (!isNode) {
+    // A relative URL, as fetch resolves it: against the page's or worker's location.
+    try {
+      return new URL(fileName, new URL(text, globalThis.location?.href)).href;
+    } catch {
+      return undefined;
+    }
   }
-  return undefined;
+  // A Node path.
+  return text.slice(0, text.search(/[^/\\]*$/)) + fileName;
 }
 
 /** A safetensors file: metadata, tensors, GPTQ layers, and reads of either as f32. */

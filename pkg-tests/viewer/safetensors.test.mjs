@@ -84,3 +84,45 @@ test('viewer: plain tensors of a GPTQ checkpoint and its summary counts', async 
   }
   assert.deepEqual(log.errors, []);
 });
+
+async function dropFile(page, bytes, name) {
+  await page.evaluate(async ({ b64, name }) => {
+    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bin], name, { type: 'application/octet-stream' }));
+    document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, { b64: Buffer.from(bytes).toString('base64'), name });
+}
+
+test('viewer: a dropped safetensors file with injection payloads stays inert', async () => {
+  const evilName = 'model.layers.0.<img src=x onerror=alert(1)>.weight';
+  const evilMeta = '<script>alert(2)</script>';
+  const header = {
+    __metadata__: { [evilMeta]: 'javascript:alert(3)', format: '<b onmouseover=alert(4)>pt</b>' },
+    [evilName]: { dtype: 'F32', shape: [2, 2], data_offsets: [0, 16] },
+  };
+  const json = Buffer.from(JSON.stringify(header));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  const data = Buffer.alloc(16);
+  [1, -2, 3.5, 0].forEach((v, i) => data.writeFloatLE(v, 4 * i));
+  const { page, log } = await newPage(browser);
+  await page.goto(server.url);
+  await waitLoaded(page, 'gguf-lens tiny sample');
+  await dropFile(page, Buffer.concat([len, json, data]), 'evil.safetensors');
+  await waitLoaded(page, 'evil.safetensors');
+  await page.click('[data-tab="tensors"]');
+  const names = await page.$$eval('#tensor-table tbody tr[data-tensor] td:first-child', (tds) => tds.map((td) => td.textContent));
+  assert.deepEqual(names, [evilName]);
+  await page.click('[data-tab="metadata"]');
+  const text = await page.$eval('#meta-table', (e) => e.textContent);
+  assert.ok(text.includes(evilMeta) && text.includes('javascript:alert(3)'));
+  assert.equal(await page.$$eval('main img, main script, main b[onmouseover]', (es) => es.length), 0);
+  await page.click('[data-tab="tensors"]');
+  await page.click(`#tensor-table tr[data-tensor="${evilName.replace(/"/g, '\\"')}"]`);
+  await waitInspected(page);
+  assert.equal(await page.$eval('[data-stat="min"]', (e) => Number(e.dataset.value)), -2);
+  assert.equal(await page.$eval('[data-stat="max"]', (e) => Number(e.dataset.value)), 3.5);
+  assert.deepEqual(log.dialogs, []);
+  assert.deepEqual(log.errors, []);
+});
