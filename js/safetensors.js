@@ -195,6 +195,8 @@ export class SafetensorsModel {
       throw new Error(`gguf-lens: ${where}: ${err.message ?? err}`, { cause: err });
     }
     this.quantConfigSource = this.quantConfig ? where : null;
+    this._lastLayer?.data.free();
+    this._lastLayer = undefined;
     this._setLayers();
   }
 
@@ -294,14 +296,14 @@ export class SafetensorsModel {
     const layer = this._layerIndex.get(name);
     if (layer) {
       if (a === b) return;
-      const parts = await this._layerParts(layer, options);
+      const data = await this._layerData(layer, options);
       const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, 4 * layer.inFeatures)));
       const wrapping = (options.v1Zeros ?? this.v1Zeros) === 'gptqmodel';
       for (let first = a; first < b; first += rowsPerChunk) {
         if (options.signal?.aborted) throw options.signal.reason;
         const last = Math.min(b, first + rowsPerChunk);
         const out = new Float32Array((last - first) * layer.inFeatures);
-        this.header.gptqDequantizeInto(name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx, first, last, wrapping, out);
+        data.dequantizeInto(first, last, wrapping, out);
         consume(out, first);
       }
       return;
@@ -328,6 +330,16 @@ export class SafetensorsModel {
     }
   }
 
+  /** The layer's parts in wasm memory; the last layer read is kept (an inspector reads rows, then statistics). */
+  async _layerData(layer, options) {
+    if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
+    const parts = await this._layerParts(layer, options);
+    const data = this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
+    this._lastLayer?.data.free();
+    this._lastLayer = { name: layer.name, data };
+    return data;
+  }
+
   /** The whole data of a layer's parts (qweight's columns are the output rows: strided). */
   async _layerParts(layer, options) {
     const names = Object.entries(layer.parts);
@@ -342,6 +354,8 @@ export class SafetensorsModel {
 
   /** Frees the wasm header and closes the source. */
   async close() {
+    this._lastLayer?.data.free();
+    this._lastLayer = undefined;
     this.header.free();
     await this.source.close();
   }

@@ -517,6 +517,32 @@ impl SafetensorsHeader {
         self.layer_errors.clone()
     }
 
+    /// Keeps the whole data of GPTQ layer `name`'s parts in wasm memory, to dequantize any of
+    /// its rows without copying them again.
+    #[wasm_bindgen(js_name = gptqLayerData)]
+    pub fn gptq_layer_data(
+        &self,
+        name: &str,
+        qweight: Vec<u8>,
+        qzeros: Vec<u8>,
+        scales: Vec<u8>,
+        g_idx: Option<Vec<u8>>,
+    ) -> Result<GptqLayerData, JsError> {
+        let layer = self
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
+        Ok(GptqLayerData {
+            layer: layer.clone(),
+            format: self.format(),
+            qweight,
+            qzeros,
+            scales,
+            g_idx,
+        })
+    }
+
     /// Dequantizes output features `first..end` of GPTQ layer `name` from the whole data of
     /// its parts into `out` (`(end - first) * inFeatures` floats, row-major [out, in]).
     /// `wrapping` reads v1 zeros as GPTQModel does ((stored + 1) mod 2^bits) instead of
@@ -591,5 +617,51 @@ impl SafetensorsHeader {
                 Err(err) => self.layer_errors.push(err.to_string()),
             }
         }
+    }
+}
+
+/// The data of one GPTQ layer's parts, held in wasm memory (from `gptqLayerData`).
+#[wasm_bindgen]
+pub struct GptqLayerData {
+    layer: GptqLayer,
+    format: CheckpointFormat,
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+}
+
+#[wasm_bindgen]
+impl GptqLayerData {
+    /// Dequantizes output features `first..end` into `out` (`(end - first) * inFeatures`
+    /// floats); `wrapping` as in `gptqDequantizeInto`.
+    #[wasm_bindgen(js_name = dequantizeInto)]
+    pub fn dequantize_into(
+        &self,
+        first: f64,
+        end: f64,
+        wrapping: bool,
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let parts = LayerParts {
+            qweight: &self.qweight,
+            qzeros: &self.qzeros,
+            scales: &self.scales,
+            g_idx: self.g_idx.as_deref(),
+        };
+        let v1 = if wrapping {
+            V1Zeros::Wrapping
+        } else {
+            V1Zeros::Unmasked
+        };
+        crate::gptq::dequantize_rows(
+            &self.layer,
+            &parts,
+            self.format,
+            v1,
+            first as u64..end as u64,
+            out,
+        )
+        .map_err(js_error)
     }
 }
