@@ -196,6 +196,8 @@ export interface SafetensorsTensorInfo {
   nRows: number;
   /** null for sub-byte dtypes (F4, F6), which are not read as f32. */
   rowBytes: number | null;
+  /** Index of the shard holding it (0 for a single file). */
+  shard: number;
   /** Whether readTensor converts it to f32. */
   plain: boolean;
 }
@@ -270,6 +272,10 @@ export declare class SafetensorsModel {
   /** __metadata__ (a null-prototype object). */
   readonly metadata: Record<string, string>;
   readonly tensors: SafetensorsTensorInfo[];
+  /** The shards' models of a sharded checkpoint (opened from its index); [this] for one file. */
+  readonly shards: SafetensorsModel[];
+  /** The index's "metadata" (e.g. total_size), for a sharded checkpoint. */
+  readonly indexMetadata?: Record<string, unknown>;
   readonly gptqLayers: GptqLayer[];
   /** Why some `.qweight` tensors are not GPTQ layers. */
   readonly gptqLayerErrors: string[];
@@ -289,7 +295,9 @@ export declare class SafetensorsModel {
   close(): Promise<void>;
 }
 
-/** Opens a safetensors checkpoint (plain or GPTQ), reading only its header (at most 2 requests). */
+/** Opens a safetensors checkpoint (plain or GPTQ), reading only its header (at most 2 requests).
+ * A URL or Node path naming `model.safetensors.index.json` opens every shard beside it as one
+ * model (GPTQ layers whose parts straddle shards included). */
 export declare function openSafetensors(input: GgufInput, options?: SafetensorsOptions): Promise<SafetensorsModel>;
 
 /** Opens a GGUF file or a safetensors checkpoint, by extension or by its first bytes. */

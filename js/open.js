@@ -121,7 +121,7 @@ function primed(source, prefix) {
 export async function open(input, options = {}) {
   if (Array.isArray(input)) return openGguf(input, options);
   const name = nameOf(input);
-  if (name.endsWith('.safetensors')) return openSafetensors(input, options);
+  if (name.endsWith('.safetensors') || name.endsWith('.safetensors.index.json')) return openSafetensors(input, options);
   if (name.endsWith('.gguf')) return openGguf(input, options);
   const source = await toSource(input, options);
   let prefix;

@@ -13,14 +13,57 @@ const CHUNK_BYTES = 8 * 1024 * 1024;
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /**
- * Opens a safetensors file and parses its header; finds GPTQ layers and their config.
+ * Opens a safetensors file and parses its header; finds GPTQ layers and their config. A URL or
+ * Node path naming `….safetensors.index.json` opens every shard beside it as one model.
  * @param {any} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path or {byteLength, slice}
  * @param {object} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
  *   text is not accepted: pass URLs as strings or URL objects), `v1Zeros` ('llama.cpp' default, or
  *   'gptqmodel') and `findConfig` (default true: look beside a URL or path)
  */
 export async function openSafetensors(input, options = {}) {
+  if (isIndexName(input)) return openIndex(input, options);
   return openSafetensorsSource(input, await toSource(input, options), options);
+}
+
+/** Whether `input` names a shard index (`model.safetensors.index.json`). */
+export function isIndexName(input) {
+  return (typeof input === 'string' || input instanceof URL) && /\.safetensors\.index\.json$/i.test(String(input).split(/[?#]/)[0]);
+}
+
+/** A sharded checkpoint: the index, then every shard's header (in parallel), as one model. */
+async function openIndex(input, options) {
+  const wasm = await loadWasm();
+  let index;
+  try {
+    index = wasm.parseShardIndex(new TextEncoder().encode(await fetchText(input, options, { optional: false })));
+  } catch (err) {
+    throw new Error(`gguf-lens: ${input}: ${err.message ?? err}`, { cause: err });
+  }
+  const where = index.shards.map((shard) => besideInput(input, shard));
+  const opened = await Promise.allSettled(where.map((shard) => openSafetensors(shard, { ...options, findConfig: false })));
+  const models = opened.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  const failed = opened.find((r) => r.status === 'rejected');
+  try {
+    if (failed) throw failed.reason;
+    const [first] = models;
+    first.shards = models;
+    first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
+    first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
+    for (const [tensor, shard] of index.weightMap) {
+      const t = first._tensorIndex.get(tensor);
+      if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
+    }
+    first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
+    first.indexMetadata = JSON.parse(index.metadataJson);
+    first._across = JSON.stringify(Object.fromEntries(first.tensors.map((t) => [t.name, { dtype: t.dtype, shape: t.shape }])));
+    first._setLayers();
+    await first._loadConfig(input, options);
+    return first;
+  } catch (err) {
+    if (models[0]) models[0].shards = [models[0]];
+    for (const m of models) await m.close();
+    throw err;
+  }
 }
 
 /** @internal openSafetensors on an already made source (open() passes one it has read from). */
@@ -139,7 +182,12 @@ export class SafetensorsModel {
     for (const { key, value } of header.metadata()) this.metadata[key] = value;
     /** @type {any[]} */
     this.tensors = header.tensors();
+    for (const t of this.tensors) t.shard = 0;
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
+    /** The shards' models (this one alone for a single file). */
+    this.shards = [this];
+    this._across = null; // a sharded checkpoint: every tensor's {dtype, shape} as JSON
+    this._config = { text: undefined, kind: 'quantize_config' };
     this.quantConfig = null;
     this.quantConfigSource = null;
     this._setLayers();
@@ -147,8 +195,16 @@ export class SafetensorsModel {
   }
 
   _setLayers() {
-    /** @type {any[]} */
-    this.gptqLayers = this.header.gptqLayers();
+    let errors;
+    if (this._across) {
+      const found = this.wasm.gptqLayersAcross(this._across, this._config.text, this._config.kind);
+      this.gptqLayers = found.layers;
+      errors = found.errors;
+    } else {
+      /** @type {any[]} */
+      this.gptqLayers = this.header.gptqLayers();
+      errors = this.header.gptqLayerErrors();
+    }
     for (const layer of this.gptqLayers) {
       layer.nRows = layer.outFeatures;
       layer.rowLength = layer.inFeatures;
@@ -156,7 +212,7 @@ export class SafetensorsModel {
       layer.nBytes = Object.values(layer.parts).reduce((sum, part) => sum + this.tensor(part).nBytes, 0);
     }
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
-    this.gptqLayerErrors = this.header.gptqLayerErrors();
+    this.gptqLayerErrors = errors;
   }
 
   /** Sets the config from options, else from quantize_config.json then config.json beside the input. */
@@ -190,7 +246,10 @@ export class SafetensorsModel {
 
   _setConfig(text, kind, where) {
     try {
-      this.quantConfig = this.header.setQuantConfig(text, kind);
+      this.quantConfig = this._across
+        ? this.wasm.gptqLayersAcross(this._across, text, kind).quantConfig
+        : this.header.setQuantConfig(text, kind);
+      this._config = { text, kind };
     } catch (err) {
       throw new Error(`gguf-lens: ${where}: ${err.message ?? err}`, { cause: err });
     }
@@ -202,7 +261,12 @@ export class SafetensorsModel {
 
   /** Bytes and requests the source has served so far. */
   get ioStats() {
-    return { requests: this.source.stats.requests, bytes: this.source.stats.bytes };
+    const total = { requests: 0, bytes: 0 };
+    for (const shard of this.shards) {
+      total.requests += shard.source.stats.requests;
+      total.bytes += shard.source.stats.bytes;
+    }
+    return total;
   }
 
   /** A tensor's info (throws if absent). */
@@ -260,8 +324,9 @@ export class SafetensorsModel {
   async readTensorBytes(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const [start, end] = this.header.rowsRange(name, a, b);
-    return this.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
+    const shard = this.shards[t.shard];
+    const [start, end] = shard.header.rowsRange(name, a, b);
+    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
   }
 
   /**
@@ -310,19 +375,20 @@ export class SafetensorsModel {
     }
     const t = this.tensor(name);
     if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.dtype}, which is not read as f32`);
+    const shard = this.shards[t.shard];
     const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
     const fetchRows = (first) => {
       const last = Math.min(b, first + rowsPerChunk);
-      const [start, end] = this.header.rowsRange(name, first, last);
-      return this.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
+      const [start, end] = shard.header.rowsRange(name, first, last);
+      return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
     };
     let pending = a < b ? fetchRows(a) : null;
     while (pending) {
       const chunk = await pending;
       pending = chunk.last < b ? fetchRows(chunk.last) : null;
       try {
-        consume(this.header.toF32(name, chunk.bytes), chunk.first);
+        consume(shard.header.toF32(name, chunk.bytes), chunk.first);
       } catch (err) {
         pending?.catch(() => {});
         throw err;
@@ -334,7 +400,9 @@ export class SafetensorsModel {
   async _layerData(layer, options) {
     if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
     const parts = await this._layerParts(layer, options);
-    const data = this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
+    const data = this._across
+      ? this.wasm.gptqLayerDataAcross(this._across, this._config.text, this._config.kind, layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx)
+      : this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
     this._lastLayer?.data.free();
     this._lastLayer = { name: layer.name, data };
     return data;
@@ -347,7 +415,7 @@ export class SafetensorsModel {
     const progress = progressCounter(options.onProgress, total);
     const bytes = await Promise.all(names.map(([, part]) => {
       const t = this.tensor(part);
-      return this.source.read(t.offset, t.offset + t.nBytes, options.signal, progress);
+      return this.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal, progress);
     }));
     return Object.fromEntries(names.map(([key], i) => [key, bytes[i]]));
   }
@@ -356,8 +424,10 @@ export class SafetensorsModel {
   async close() {
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
-    this.header.free();
-    await this.source.close();
+    for (const shard of this.shards) {
+      shard.header.free();
+      await shard.source.close();
+    }
   }
 }
 

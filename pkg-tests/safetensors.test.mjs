@@ -217,3 +217,30 @@ test('open() dispatches by extension and by the first bytes', async () => {
   assert.deepEqual(g.tensors, direct.tensors);
   await assert.rejects(open(new Uint8Array(64)), /not a GGUF file/);
 });
+
+test('a sharded checkpoint opens from its index, layers straddling shards included', async () => {
+  const sh = manifest.sharded;
+  const same = manifest.cases.find((x) => x.case === sh.same_as);
+  const files = {};
+  for (const f of fs.readdirSync(path.join(GPTQ, sh.dir))) files[`/${sh.dir}/${f}`] = path.join(GPTQ, sh.dir, f);
+  const server = await startServer({ files });
+  try {
+    const model = await open(server.url(`/${sh.dir}/${sh.index}`));
+    assert.equal(model.format, 'safetensors');
+    assert.equal(model.shards.length, sh.shards.length);
+    assert.equal(model.quantConfigSource, server.url(`/${sh.dir}/quantize_config.json`));
+    assert.equal(typeof model.indexMetadata.total_size, 'number');
+    for (const [tensor, shard] of Object.entries(sh.weight_map)) assert.equal(model.tensor(tensor).shard, sh.shards.indexOf(shard), tensor);
+    assert.deepEqual(model.gptqLayers.map((l) => l.name), [same.layer]);
+    const out = await model.readTensor(same.layer);
+    assert.ok(sameBytes(bytesOf(out), read(path.join(GPTQ, same.case, 'expected.f32'))));
+    for (const [name, info] of Object.entries(same.plain)) {
+      assert.ok(sameBytes(bytesOf(await model.readTensor(name)), read(path.join(GPTQ, same.case, info.file))), name);
+    }
+    assert.equal(model.summary().parameterCount, Object.values(same.plain).reduce((s, p) => s + p.shape.reduce((x, y) => x * y, 1), 0) + same.in_features * same.out_features);
+    await model.close();
+    await assert.rejects(openSafetensors(server.url(`/${sh.dir}/missing.safetensors.index.json`)), /HTTP 404/);
+  } finally {
+    await server.close();
+  }
+});

@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
+use crate::safetensors::Dtype;
 use crate::stats::Stats;
 use crate::summary::Summary;
 
@@ -462,16 +463,7 @@ impl SafetensorsHeader {
     /// none), or null when no config is set.
     #[wasm_bindgen(js_name = quantConfig)]
     pub fn quant_config(&self) -> JsValue {
-        match &self.config {
-            None => JsValue::NULL,
-            Some(c) => to_js(&json!({
-                "bits": c.bits,
-                "groupSize": c.group_size,
-                "descAct": c.desc_act,
-                "sym": c.sym,
-                "checkpointFormat": c.checkpoint_format.name(),
-            })),
-        }
+        config_to_js(self.config.as_ref())
     }
 
     /// GPTQ layers (one per `<prefix>.qweight` whose parts fit): `{ name, bits, groupSize,
@@ -480,35 +472,7 @@ impl SafetensorsHeader {
     /// g_idx? } }` (tensor names).
     #[wasm_bindgen(js_name = gptqLayers)]
     pub fn gptq_layers(&self) -> JsValue {
-        let format = self.format();
-        let layers: Vec<serde_json::Value> = self
-            .layers
-            .iter()
-            .map(|l| {
-                let mut parts = json!({
-                    "qweight": l.part("qweight"),
-                    "qzeros": l.part("qzeros"),
-                    "scales": l.part("scales"),
-                });
-                if l.has_g_idx {
-                    parts["g_idx"] = json!(l.part("g_idx"));
-                }
-                json!({
-                    "name": l.name,
-                    "bits": l.bits,
-                    "groupSize": l.group_size,
-                    "inFeatures": l.in_features,
-                    "outFeatures": l.out_features,
-                    "nGroups": l.n_groups,
-                    "hasGIdx": l.has_g_idx,
-                    "actOrder": self.config.as_ref().and_then(|c| c.desc_act),
-                    "checkpointFormat": format.name(),
-                    "scalesDtype": l.scales_dtype.name(),
-                    "parts": parts,
-                })
-            })
-            .collect();
-        to_js(&serde_json::Value::Array(layers))
+        layers_to_js(&self.layers, self.config.as_ref())
     }
 
     /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
@@ -664,4 +628,192 @@ impl GptqLayerData {
         )
         .map_err(js_error)
     }
+}
+
+fn layers_to_js(layers: &[GptqLayer], config: Option<&QuantConfig>) -> JsValue {
+    let format = config.map_or(CheckpointFormat::V1, |c| c.checkpoint_format);
+    let layers: Vec<serde_json::Value> = layers
+        .iter()
+        .map(|l| {
+            let mut parts = json!({
+                "qweight": l.part("qweight"),
+                "qzeros": l.part("qzeros"),
+                "scales": l.part("scales"),
+            });
+            if l.has_g_idx {
+                parts["g_idx"] = json!(l.part("g_idx"));
+            }
+            json!({
+                "name": l.name,
+                "bits": l.bits,
+                "groupSize": l.group_size,
+                "inFeatures": l.in_features,
+                "outFeatures": l.out_features,
+                "nGroups": l.n_groups,
+                "hasGIdx": l.has_g_idx,
+                "actOrder": config.and_then(|c| c.desc_act),
+                "checkpointFormat": format.name(),
+                "scalesDtype": l.scales_dtype.name(),
+                "parts": parts,
+            })
+        })
+        .collect();
+    to_js(&serde_json::Value::Array(layers))
+}
+
+fn config_to_js(config: Option<&QuantConfig>) -> JsValue {
+    match config {
+        None => JsValue::NULL,
+        Some(c) => to_js(&json!({
+            "bits": c.bits,
+            "groupSize": c.group_size,
+            "descAct": c.desc_act,
+            "sym": c.sym,
+            "checkpointFormat": c.checkpoint_format.name(),
+        })),
+    }
+}
+
+fn parse_config(text: Option<String>, kind: &str) -> Result<Option<QuantConfig>, JsError> {
+    match (text, kind) {
+        (None, _) => Ok(None),
+        (Some(text), "config") => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error),
+        (Some(text), _) => QuantConfig::from_quantize_config(text.as_bytes())
+            .map(Some)
+            .map_err(js_error),
+    }
+}
+
+/// `{ name: { dtype, shape } }` of the tensors of several files (a sharded checkpoint).
+fn shapes_of(tensors_json: &str) -> Result<Vec<(String, Dtype, Vec<u64>)>, JsError> {
+    let doc: serde_json::Value = serde_json::from_str(tensors_json)
+        .map_err(|e| JsError::new(&format!("tensor list: {e}")))?;
+    let entries = doc
+        .as_object()
+        .ok_or_else(|| JsError::new("tensor list: not an object"))?;
+    entries
+        .iter()
+        .map(|(name, t)| {
+            let dtype = t
+                .get("dtype")
+                .and_then(serde_json::Value::as_str)
+                .and_then(Dtype::from_name);
+            let shape = t
+                .get("shape")
+                .and_then(serde_json::Value::as_array)
+                .and_then(|d| d.iter().map(serde_json::Value::as_u64).collect());
+            match (dtype, shape) {
+                (Some(dtype), Some(shape)) => Ok((name.clone(), dtype, shape)),
+                _ => Err(JsError::new(&format!("tensor list: bad entry {name}"))),
+            }
+        })
+        .collect()
+}
+
+fn layers_across(
+    shapes: &[(String, Dtype, Vec<u64>)],
+    config: Option<&QuantConfig>,
+) -> (Vec<GptqLayer>, Vec<String>) {
+    let index: std::collections::HashMap<&str, usize> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _, _))| (name.as_str(), i))
+        .collect();
+    let lookup = |name: &str| {
+        index.get(name).map(|&i| TensorShape {
+            dtype: shapes[i].1,
+            shape: &shapes[i].2,
+        })
+    };
+    let (mut layers, mut errors) = (Vec::new(), Vec::new());
+    for prefix in shapes
+        .iter()
+        .filter_map(|(name, _, _)| name.strip_suffix(".qweight"))
+    {
+        match GptqLayer::new(prefix, lookup, config) {
+            Ok(layer) => layers.push(layer),
+            Err(err) => errors.push(err.to_string()),
+        }
+    }
+    (layers, errors)
+}
+
+/// GPTQ layers whose parts may sit in different files (a sharded checkpoint): `tensors_json`
+/// is `{ name: { dtype, shape } }` of every file's tensors, `config_text` the config (`kind` as
+/// in `setQuantConfig`). Returns `{ quantConfig, layers, errors }` as `SafetensorsHeader` gives
+/// them. Throws on a bad config.
+#[wasm_bindgen(js_name = gptqLayersAcross)]
+pub fn gptq_layers_across(
+    tensors_json: &str,
+    config_text: Option<String>,
+    kind: &str,
+) -> Result<JsValue, JsError> {
+    let shapes = shapes_of(tensors_json)?;
+    let config = parse_config(config_text, kind)?;
+    let (layers, errors) = layers_across(&shapes, config.as_ref());
+    let result = Object::new();
+    set(&result, "quantConfig", config_to_js(config.as_ref()));
+    set(&result, "layers", layers_to_js(&layers, config.as_ref()));
+    let errors: Array = errors.iter().map(|e| JsValue::from_str(e)).collect();
+    set(&result, "errors", errors);
+    Ok(result.into())
+}
+
+/// `GptqLayerData` for layer `name` of a sharded checkpoint (arguments as `gptqLayersAcross`,
+/// then the whole data of its parts).
+#[allow(clippy::too_many_arguments)]
+#[wasm_bindgen(js_name = gptqLayerDataAcross)]
+pub fn gptq_layer_data_across(
+    tensors_json: &str,
+    config_text: Option<String>,
+    kind: &str,
+    name: &str,
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+) -> Result<GptqLayerData, JsError> {
+    let shapes = shapes_of(tensors_json)?;
+    let config = parse_config(config_text, kind)?;
+    let (layers, _) = layers_across(&shapes, config.as_ref());
+    let layer = layers
+        .into_iter()
+        .find(|l| l.name == name)
+        .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
+    Ok(GptqLayerData {
+        layer,
+        format: config
+            .as_ref()
+            .map_or(CheckpointFormat::V1, |c| c.checkpoint_format),
+        qweight,
+        qzeros,
+        scales,
+        g_idx,
+    })
+}
+
+/// A `model.safetensors.index.json`: `{ weightMap: [[tensor, shard file]], shards (in order
+/// of first mention), metadataJson }`. Throws on a bad index (shards must be plain file names).
+#[wasm_bindgen(js_name = parseShardIndex)]
+pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
+    let index = crate::safetensors::ShardIndex::from_bytes(bytes).map_err(js_error)?;
+    let result = Object::new();
+    let map: Array = index
+        .weight_map()
+        .iter()
+        .map(|(t, s)| JsValue::from(Array::of2(&JsValue::from_str(t), &JsValue::from_str(s))))
+        .collect();
+    set(&result, "weightMap", map);
+    let shards: Array = index
+        .shards()
+        .iter()
+        .map(|s| JsValue::from_str(s))
+        .collect();
+    set(&result, "shards", shards);
+    set(
+        &result,
+        "metadataJson",
+        serde_json::Value::Object(index.metadata().clone()).to_string(),
+    );
+    Ok(result.into())
 }

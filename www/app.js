@@ -227,7 +227,9 @@ function renderSummary() {
       setField('gptq-format', g.checkpointFormat, g.checkpointFormat);
       setField('gptq-layers', `${fmtInt(g.layers)} ${g.layers === 1 ? 'layer' : 'layers'}; config: ${g.configSource ?? (s.quantConfigError ? `unusable (${s.quantConfigError})` : 'none found (bits and groups inferred from shapes)')}`, g.layers);
     }
-    $('#file-info').textContent = `safetensors, ${fmtInt(info.headerLength)}-byte JSON header, data at byte ${fmtInt(info.dataOffset)}`;
+    $('#file-info').textContent = info.shards > 1
+      ? `safetensors, ${fmtInt(info.shards)} shards (from the index)`
+      : `safetensors, ${fmtInt(info.headerLength)}-byte JSON header, data at byte ${fmtInt(info.dataOffset)}`;
   } else {
     $('#file-info').textContent = `GGUF v${info.version}, ${info.endian}-endian, alignment ${info.alignment}, data at byte ${fmtInt(info.dataOffset)}`;
   }

@@ -18,7 +18,8 @@
 //                                              {count, min, max, mean, std, nan, inf, zero,
 //                                               histogram: number[bins], histogramRange: [lo, hi]}
 // A safetensors checkpoint (plain or GPTQ) gives the same shape, with info.format 'safetensors'
-// (GGUF: 'gguf'), info.headerLength; metadata = __metadata__ as string scalars; tensors = the
+// (GGUF: 'gguf'), info.headerLength and info.shards (a sharded checkpoint opens from its
+// model.safetensors.index.json URL; headerLength/dataOffset are the first shard's); metadata = __metadata__ as string scalars; tensors = the
 // stored tensors (type = dtype, shape innermost first; part: true for a GPTQ layer's) with each GPTQ layer inserted before its
 // qweight as {name: prefix, type: 'GPTQ 4-bit', gptq: true, shape [in, out]} (rows = outputs,
 // read dequantized); summary {format, name (the file's name), parameterCount, tensorBytes,
@@ -124,7 +125,7 @@ function safetensorsModel(f, source) {
   }
   const metadata = Object.keys(f.metadata).map((key) => ({ key, type: 'string', value: f.metadata[key] }));
   return {
-    info: { format: 'safetensors', headerLength: f.headerLength, dataOffset: f.dataOffset, fileSize: f.byteLength },
+    info: { format: 'safetensors', headerLength: f.headerLength, dataOffset: f.dataOffset, fileSize: f.byteLength, shards: f.shards.length },
     metadata,
     tensors,
     summary: {

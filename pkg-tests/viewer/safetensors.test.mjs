@@ -126,3 +126,14 @@ test('viewer: a dropped safetensors file with injection payloads stays inert', a
   assert.deepEqual(log.dialogs, []);
   assert.deepEqual(log.errors, []);
 });
+
+test('viewer: a sharded GPTQ checkpoint opened from its index', async () => {
+  const c = manifest.cases.find((x) => x.case === manifest.sharded.same_as);
+  const { page, log } = await newPage(browser);
+  await page.goto(`${server.url}?url=${encodeURIComponent('/gptq-fixtures/sharded/model.safetensors.index.json')}`);
+  await waitLoaded(page, 'sharded/model.safetensors.index.json');
+  assert.equal((await field(page, 'gptq-bits')).value, String(c.bits));
+  assert.match(await page.$eval('#file-info', (e) => e.textContent), /2 shards/);
+  await inspectRow(page, c.layer, oracleStats(path.join(GPTQ, c.case, 'expected.f32')));
+  assert.deepEqual(log.errors, []);
+});
