@@ -125,6 +125,7 @@ export interface TensorStats {
 }
 
 export declare class GgufModel {
+  readonly format: 'gguf';
   readonly version: number;
   readonly endian: 'little' | 'big';
   readonly alignment: number;
@@ -161,5 +162,143 @@ export declare function openGguf(input: GgufInput | GgufInput[], options?: OpenO
 export declare function kernelName(): Promise<string>;
 
 export declare const FIRST_READ_BYTES: number;
+export declare const SAFETENSORS_FIRST_READ_BYTES: number;
 export declare const CHUNK_BYTES: number;
 export declare function toSource(input: GgufInput, options?: OpenOptions): Promise<unknown>;
+
+// ---------- safetensors and GPTQ ----------
+
+export interface SafetensorsOptions extends OpenOptions {
+  /** A quantize_config.json object, or its URL (a Node path in Node). */
+  quantizeConfig?: object | string | URL;
+  /** A transformers config.json object (its quantization_config is used), or its URL / path. */
+  config?: object | string | URL;
+  /** Look for quantize_config.json, then config.json beside a URL or path (404 tolerated). Default true. */
+  findConfig?: boolean;
+  /** How v1 (checkpoint_format "gptq") zeros get their 1 back: llama.cpp's stored + 1 (default)
+   * or GPTQModel's (stored + 1) mod 2^bits. They differ only on a stored zero of 2^bits − 1. */
+  v1Zeros?: 'llama.cpp' | 'gptqmodel';
+}
+
+export interface SafetensorsTensorInfo {
+  name: string;
+  /** Header spelling: "F16", "BF16", "I32", "F8_E4M3", ... */
+  dtype: string;
+  /** Outermost first (PyTorch order); a row is the last dimension. */
+  shape: number[];
+  nElements: number;
+  /** Absolute byte offset in the file. */
+  offset: number;
+  /** Offset relative to the data section. */
+  relativeOffset: number;
+  nBytes: number;
+  rowLength: number;
+  nRows: number;
+  /** null for sub-byte dtypes (F4, F6), which are not read as f32. */
+  rowBytes: number | null;
+  /** Index of the shard holding it (0 for a single file). */
+  shard: number;
+  /** Whether readTensor converts it to f32. */
+  plain: boolean;
+}
+
+export interface QuantConfig {
+  bits: number | null;
+  /** −1: one group over all inputs. */
+  groupSize: number | null;
+  descAct: boolean | null;
+  sym: boolean | null;
+  checkpointFormat: 'gptq' | 'gptq_v2';
+}
+
+export interface GptqLayer {
+  /** The prefix, e.g. "model.layers.0.self_attn.q_proj"; readTensor takes it. */
+  name: string;
+  bits: number;
+  groupSize: number;
+  inFeatures: number;
+  outFeatures: number;
+  nGroups: number;
+  /** Whether a g_idx tensor gives each input's group. */
+  hasGIdx: boolean;
+  /** The config's desc_act (null without a config). */
+  actOrder: boolean | null;
+  checkpointFormat: 'gptq' | 'gptq_v2';
+  scalesDtype: string;
+  parts: { qweight: string; qzeros: string; scales: string; g_idx?: string };
+  /** outFeatures: rows of the dequantized [out, in] weight. */
+  nRows: number;
+  /** inFeatures. */
+  rowLength: number;
+  nElements: number;
+  /** Bytes of all its parts. */
+  nBytes: number;
+}
+
+export interface DtypeShare {
+  /** A dtype ("BF16"), or "GPTQ 4-bit" for GPTQ layers (their parts counted there). */
+  type: string;
+  tensors: number;
+  elements: number;
+  bytes: number;
+  share: number;
+}
+
+export interface SafetensorsSummary {
+  format: 'safetensors';
+  tensorCount: number;
+  /** Stored tensors' elements, a GPTQ layer counted as in × out (its parts not). */
+  parameterCount: number;
+  tensorBytes: number;
+  bitsPerWeight: number;
+  dtypeMix: DtypeShare[];
+  gptq: {
+    layers: number;
+    bits: number | null;
+    groupSize: number | null;
+    descAct: boolean | null;
+    sym: boolean | null;
+    checkpointFormat: 'gptq' | 'gptq_v2';
+    /** Where the config came from (a URL, path, or "options.quantizeConfig"); null if none. */
+    configSource: string | null;
+  } | null;
+}
+
+export declare class SafetensorsModel {
+  readonly format: 'safetensors';
+  readonly byteLength: number;
+  readonly dataOffset: number;
+  readonly headerLength: number;
+  /** __metadata__ (a null-prototype object). */
+  readonly metadata: Record<string, string>;
+  readonly tensors: SafetensorsTensorInfo[];
+  /** The shards' models of a sharded checkpoint (opened from its index); [this] for one file. */
+  readonly shards: SafetensorsModel[];
+  /** The index's "metadata" (e.g. total_size), for a sharded checkpoint. */
+  readonly indexMetadata?: Record<string, unknown>;
+  readonly gptqLayers: GptqLayer[];
+  /** Why some `.qweight` tensors are not GPTQ layers. */
+  readonly gptqLayerErrors: string[];
+  readonly quantConfig: QuantConfig | null;
+  readonly quantConfigSource: string | null;
+  /** Set when a config found beside the file could not be used. */
+  readonly quantConfigError?: string;
+  readonly ioStats: { requests: number; bytes: number };
+  tensor(name: string): SafetensorsTensorInfo;
+  gptqLayer(name: string): GptqLayer | undefined;
+  summary(): SafetensorsSummary;
+  /** A stored tensor's rows as f32 (torch's conversion), or a GPTQ layer's output rows
+   * dequantized ([out, in], bit for bit as llama.cpp / GPTQModel; a layer's parts are fetched whole). */
+  readTensor(name: string, options?: ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<Float32Array>;
+  readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
+  tensorStats(name: string, options?: ReadOptions & { bins?: number; v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;
+  close(): Promise<void>;
+}
+
+/** Opens a safetensors checkpoint (plain or GPTQ), reading only its header (at most 2 requests).
+ * A URL or Node path naming `model.safetensors.index.json` opens every shard beside it as one
+ * model (GPTQ layers whose parts straddle shards included). */
+export declare function openSafetensors(input: GgufInput, options?: SafetensorsOptions): Promise<SafetensorsModel>;
+
+/** Opens a GGUF file or a safetensors checkpoint, by extension or by its first bytes. */
+export declare function open(input: GgufInput | GgufInput[], options?: SafetensorsOptions): Promise<GgufModel | SafetensorsModel>;

@@ -1,7 +1,8 @@
-// gguf-lens: read GGUF model files in browsers (main thread or Web Worker) and Node >= 18.
+// gguf-lens: read GGUF model files and safetensors (plain or GPTQ) checkpoints in browsers (main thread or Web Worker) and Node >= 18.
 // Headers are parsed from a prefix fetched with Range requests; tensor rows are fetched on
 // demand and dequantized bit for bit as llama.cpp does (WebAssembly, simd128 kernels).
-export { openGguf, FIRST_READ_BYTES } from './open.js';
+export { open, openGguf, FIRST_READ_BYTES } from './open.js';
+export { openSafetensors, SafetensorsModel, SAFETENSORS_FIRST_READ_BYTES } from './safetensors.js';
 export { GgufModel, CHUNK_BYTES } from './model.js';
 export { SourceError, toSource } from './sources.js';
 import { loadWasm } from './wasm.js';

@@ -10,6 +10,7 @@ export class GgufModel {
     this.wasm = wasm;
     this.header = header;
     this.source = source;
+    this.format = 'gguf';
     this.version = header.version;
     this.endian = header.endian;
     this.alignment = header.alignment;

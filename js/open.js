@@ -3,6 +3,7 @@
 import { loadWasm } from './wasm.js';
 import { toSource } from './sources.js';
 import { GgufModel, mergeShards } from './model.js';
+import { openSafetensors, openSafetensorsSource } from './safetensors.js';
 
 /** First read: enough for most headers without a tokenizer in one request. */
 export const FIRST_READ_BYTES = 256 * 1024;
@@ -40,9 +41,9 @@ function shardInputs(input) {
   return [input];
 }
 
-async function openOne(input, options) {
+async function openOne(input, options, made) {
   const wasm = await loadWasm();
-  const source = await toSource(input, options);
+  const source = made ?? await toSource(input, options);
   try {
     const header = await readHeader(wasm, source, options);
     return new GgufModel(wasm, header, source);
@@ -87,4 +88,54 @@ async function readHeader(wasm, source, options) {
     grown.set(suffix, prefix.length);
     prefix = grown;
   }
+}
+
+/** The name an input carries (URL path, file path, File name), lower-cased, or ''. */
+function nameOf(input) {
+  if (typeof input === 'string' || input instanceof URL) return String(input).split(/[?#]/)[0].toLowerCase();
+  if (typeof input?.name === 'string') return input.name.toLowerCase();
+  return '';
+}
+
+/** A source whose reads inside `prefix` (already read) are served from memory. */
+function primed(source, prefix) {
+  const wrapper = Object.create(source);
+  wrapper.read = (start, end, signal, onBytes) => {
+    const stop = source.byteLength === undefined ? end : Math.min(end, source.byteLength);
+    if (stop <= prefix.length) {
+      onBytes?.(stop - start);
+      return Promise.resolve(prefix.subarray(start, stop));
+    }
+    return source.read(start, end, signal, onBytes);
+  };
+  return wrapper;
+}
+
+/**
+ * Opens a GGUF file (or split model) or a safetensors checkpoint: by extension (.gguf,
+ * .safetensors) when the input has a name, else by the first bytes (a safetensors header
+ * length followed by "{"; anything else goes to the GGUF parser), read once and reused.
+ * @param {any} input any input openGguf or openSafetensors takes
+ * @param {object} [options] their options
+ */
+export async function open(input, options = {}) {
+  if (Array.isArray(input)) return openGguf(input, options);
+  const name = nameOf(input);
+  if (name.endsWith('.safetensors') || name.endsWith('.safetensors.index.json')) return openSafetensors(input, options);
+  if (name.endsWith('.gguf')) return openGguf(input, options);
+  const source = await toSource(input, options);
+  let prefix;
+  try {
+    let want = options.firstReadBytes ?? FIRST_READ_BYTES;
+    if (source.byteLength !== undefined) want = Math.min(want, source.byteLength);
+    prefix = await source.read(0, want, options.signal);
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
+  const ready = primed(source, prefix);
+  const gguf = prefix.length >= 4 && String.fromCharCode(...prefix.subarray(0, 4)) === 'GGUF';
+  if (!gguf && prefix.length >= 9 && prefix[8] === 0x7b) return openSafetensorsSource(input, ready, options);
+  // GGUF, or neither: the GGUF parser's error says what the first bytes are.
+  return openOne(input, options, ready);
 }

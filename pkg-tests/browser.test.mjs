@@ -12,6 +12,7 @@ import { REPO, DEQUANT, manifest } from './helpers.mjs';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const haveChromium = fs.existsSync(CHROMIUM);
 const entries = manifest();
+const gptqCases = JSON.parse(fs.readFileSync(path.join(REPO, 'fixtures/gptq/manifest.json'), 'utf8')).cases;
 
 // The check that runs in the page and in the worker: returns one line per mismatch.
 const CHECK = `
@@ -55,6 +56,10 @@ before(async () => {
   fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>gguf-lens</title>');
   const files = {};
   for (const name of fs.readdirSync(DEQUANT)) files[`/fixtures/${name}`] = path.join(DEQUANT, name);
+  const gptq = path.join(REPO, 'fixtures/gptq');
+  for (const c of gptqCases) {
+    for (const name of fs.readdirSync(path.join(gptq, c.case))) files[`/gptq/${c.case}/${name}`] = path.join(gptq, c.case, name);
+  }
   server = await startServer({ files, staticRoot: root });
   const { chromium } = createRequire(path.join(REPO, 'tools/package.json'))('playwright-core');
   browser = await chromium.launch({
@@ -94,5 +99,34 @@ test('Chromium Web Worker: every oracle tensor bit for bit', { skip: !haveChromi
   assert.equal(reply.error, undefined, reply.error);
   assert.equal(reply.result.kernel, 'simd128');
   assert.deepEqual(reply.result.problems, []);
+  await page.close();
+});
+
+test('Chromium: every GPTQ case, config fetched beside the file, bit for bit', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.goto(server.url('/index.html'));
+  const result = await page.evaluate(async (cases) => {
+    const { open } = await import('/node_modules/gguf-lens/index.js');
+    const problems = [];
+    let compared = 0;
+    for (const c of cases) {
+      const model = await open(`/gptq/${c.case}/model.safetensors`);
+      if (model.format !== 'safetensors' || !model.quantConfig) problems.push(`${c.case}: no config`);
+      for (const [file, oracles] of Object.entries(c.expected)) {
+        const v1Zeros = oracles.length === 1 && oracles[0] === 'gptqmodel' ? 'gptqmodel' : 'llama.cpp';
+        const got = new Uint8Array((await model.readTensor(c.layer, { v1Zeros })).buffer);
+        const want = new Uint8Array(await (await fetch(`/gptq/${c.case}/${file}`)).arrayBuffer());
+        if (got.length !== want.length || got.some((b, i) => b !== want[i])) problems.push(`${c.case} ${file}`);
+        compared++;
+      }
+      await model.close();
+    }
+    return { problems, compared };
+  }, gptqCases);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(result.problems, []);
+  assert.ok(result.compared >= 20);
   await page.close();
 });

@@ -9,7 +9,9 @@ use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
+use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
+use crate::safetensors::Dtype;
 use crate::stats::Stats;
 use crate::summary::Summary;
 
@@ -320,4 +322,498 @@ impl StatsAccumulator {
             "histogram": { "edges": s.bin_edges(), "counts": s.bins() },
         }))
     }
+}
+
+/// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes
+/// (undefined when unknown). Returns a `SafetensorsHeader`, or `{ needMore }` (the least prefix
+/// length that holds the header: exact once the first 8 bytes are in). Throws on a bad file.
+#[wasm_bindgen(js_name = parseSafetensors)]
+pub fn parse_safetensors(prefix: &[u8], file_size: Option<f64>) -> Result<JsValue, JsError> {
+    let file_size = file_size.map(|size| size as u64);
+    match crate::safetensors::parse(prefix, file_size).map_err(js_error)? {
+        crate::safetensors::ParseStatus::Complete(file) => {
+            let mut header = SafetensorsHeader {
+                file,
+                config: None,
+                layers: Vec::new(),
+                layer_errors: Vec::new(),
+            };
+            header.find_layers();
+            Ok(header.into())
+        }
+        crate::safetensors::ParseStatus::NeedMore { at_least } => {
+            let result = Object::new();
+            set(&result, "needMore", at_least as f64);
+            Ok(result.into())
+        }
+    }
+}
+
+/// A parsed safetensors header: `__metadata__`, tensors, plain-tensor conversion, and the GPTQ
+/// layers found among the tensors (with the quantization config once one is set).
+#[wasm_bindgen]
+pub struct SafetensorsHeader {
+    file: crate::safetensors::SafetensorsFile,
+    config: Option<QuantConfig>,
+    layers: Vec<GptqLayer>,
+    layer_errors: Vec<String>,
+}
+
+#[wasm_bindgen]
+impl SafetensorsHeader {
+    /// The JSON header's length N (the data section starts at 8 + N).
+    #[wasm_bindgen(getter, js_name = headerLength)]
+    pub fn header_length(&self) -> f64 {
+        self.file.header_len() as f64
+    }
+
+    /// Absolute offset of the data section.
+    #[wasm_bindgen(getter, js_name = dataOffset)]
+    pub fn data_offset(&self) -> f64 {
+        self.file.data_offset() as f64
+    }
+
+    /// `__metadata__` in header order, as `[{ key, value }]` (both strings).
+    pub fn metadata(&self) -> JsValue {
+        let entries: Vec<serde_json::Value> = self
+            .file
+            .metadata()
+            .iter()
+            .map(|(key, value)| json!({ "key": key, "value": value }))
+            .collect();
+        to_js(&serde_json::Value::Array(entries))
+    }
+
+    /// Tensors in header order: `{ name, dtype, shape (outermost first), nElements, offset
+    /// (absolute), relativeOffset, nBytes, rowLength, nRows, rowBytes (null for sub-byte
+    /// dtypes), plain (whether toF32 converts it) }`.
+    pub fn tensors(&self) -> JsValue {
+        let tensors: Vec<serde_json::Value> = self
+            .file
+            .tensors()
+            .iter()
+            .map(|t| {
+                let bits = u64::from(t.dtype().bits());
+                let row_bytes = (bits % 8 == 0).then(|| t.row_len() * bits / 8);
+                json!({
+                    "name": t.name(),
+                    "dtype": t.dtype().name(),
+                    "shape": t.shape(),
+                    "nElements": t.n_elements(),
+                    "offset": self.file.data_range(t).start,
+                    "relativeOffset": t.offset(),
+                    "nBytes": t.n_bytes(),
+                    "rowLength": t.row_len(),
+                    "nRows": t.n_rows(),
+                    "rowBytes": row_bytes,
+                    "plain": t.dtype().is_plain(),
+                })
+            })
+            .collect();
+        to_js(&serde_json::Value::Array(tensors))
+    }
+
+    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
+    #[wasm_bindgen(js_name = rowsRange)]
+    pub fn rows_range(&self, name: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let range = self
+            .file
+            .rows_range(tensor, first as u64..end as u64)
+            .map_err(js_error)?;
+        Ok(Float64Array::from(
+            &[range.start as f64, range.end as f64][..],
+        ))
+    }
+
+    /// Converts `bytes`, whole rows of plain tensor `name`, into `out` (exactly their length),
+    /// as torch's `.to(torch.float32)` does.
+    #[wasm_bindgen(js_name = toF32Into)]
+    pub fn to_f32_into(&self, name: &str, bytes: &[u8], out: &mut [f32]) -> Result<(), JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        crate::safetensors::to_f32(tensor.dtype(), name, bytes, out).map_err(js_error)
+    }
+
+    /// Like `toF32Into`, into a new Float32Array.
+    #[wasm_bindgen(js_name = toF32)]
+    pub fn to_f32(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let size = (tensor.dtype().bits() / 8).max(1) as usize;
+        let mut out = vec![0f32; bytes.len() / size];
+        crate::safetensors::to_f32(tensor.dtype(), name, bytes, &mut out).map_err(js_error)?;
+        Ok(out)
+    }
+
+    /// Sets the quantization config from the text of `quantize_config.json` (`kind`
+    /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
+    /// gptq `quantization_config` sets none), and finds the GPTQ layers again with it. Returns
+    /// the config (as `quantConfig`). Throws on malformed JSON or an unsupported config.
+    #[wasm_bindgen(js_name = setQuantConfig)]
+    pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
+        let config = match kind {
+            "config" => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
+            _ => Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+        };
+        self.config = config;
+        self.find_layers();
+        Ok(self.quant_config())
+    }
+
+    /// `{ bits, groupSize, descAct, sym, checkpointFormat }` (null fields when the config has
+    /// none), or null when no config is set.
+    #[wasm_bindgen(js_name = quantConfig)]
+    pub fn quant_config(&self) -> JsValue {
+        config_to_js(self.config.as_ref())
+    }
+
+    /// GPTQ layers (one per `<prefix>.qweight` whose parts fit): `{ name, bits, groupSize,
+    /// inFeatures, outFeatures, nGroups, hasGIdx, actOrder (the config's desc_act, null
+    /// without a config), checkpointFormat, scalesDtype, parts: { qweight, qzeros, scales,
+    /// g_idx? } }` (tensor names).
+    #[wasm_bindgen(js_name = gptqLayers)]
+    pub fn gptq_layers(&self) -> JsValue {
+        layers_to_js(&self.layers, self.config.as_ref())
+    }
+
+    /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
+    #[wasm_bindgen(js_name = gptqLayerErrors)]
+    pub fn gptq_layer_errors(&self) -> Vec<String> {
+        self.layer_errors.clone()
+    }
+
+    /// Keeps the whole data of GPTQ layer `name`'s parts in wasm memory, to dequantize any of
+    /// its rows without copying them again.
+    #[wasm_bindgen(js_name = gptqLayerData)]
+    pub fn gptq_layer_data(
+        &self,
+        name: &str,
+        qweight: Vec<u8>,
+        qzeros: Vec<u8>,
+        scales: Vec<u8>,
+        g_idx: Option<Vec<u8>>,
+    ) -> Result<GptqLayerData, JsError> {
+        let layer = self
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
+        Ok(GptqLayerData {
+            layer: layer.clone(),
+            format: self.format(),
+            qweight,
+            qzeros,
+            scales,
+            g_idx,
+        })
+    }
+
+    /// Dequantizes output features `first..end` of GPTQ layer `name` from the whole data of
+    /// its parts into `out` (`(end - first) * inFeatures` floats, row-major [out, in]).
+    /// `wrapping` reads v1 zeros as GPTQModel does ((stored + 1) mod 2^bits) instead of
+    /// llama.cpp's stored + 1.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = gptqDequantizeInto)]
+    pub fn gptq_dequantize_into(
+        &self,
+        name: &str,
+        qweight: &[u8],
+        qzeros: &[u8],
+        scales: &[u8],
+        g_idx: Option<Vec<u8>>,
+        first: f64,
+        end: f64,
+        wrapping: bool,
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = self
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
+        let parts = LayerParts {
+            qweight,
+            qzeros,
+            scales,
+            g_idx: g_idx.as_deref(),
+        };
+        let v1 = if wrapping {
+            V1Zeros::Wrapping
+        } else {
+            V1Zeros::Unmasked
+        };
+        crate::gptq::dequantize_rows(
+            layer,
+            &parts,
+            self.format(),
+            v1,
+            first as u64..end as u64,
+            out,
+        )
+        .map_err(js_error)
+    }
+}
+
+impl SafetensorsHeader {
+    fn format(&self) -> CheckpointFormat {
+        self.config
+            .as_ref()
+            .map_or(CheckpointFormat::V1, |c| c.checkpoint_format)
+    }
+
+    /// Every `<prefix>.qweight` that makes a layer; the others are remembered with the reason.
+    fn find_layers(&mut self) {
+        let file = &self.file;
+        let lookup = |name: &str| {
+            file.get(name).map(|t| TensorShape {
+                dtype: t.dtype(),
+                shape: t.shape(),
+            })
+        };
+        self.layers.clear();
+        self.layer_errors.clear();
+        for prefix in file
+            .tensors()
+            .iter()
+            .filter_map(|t| t.name().strip_suffix(".qweight"))
+        {
+            match GptqLayer::new(prefix, lookup, self.config.as_ref()) {
+                Ok(layer) => self.layers.push(layer),
+                Err(err) => self.layer_errors.push(err.to_string()),
+            }
+        }
+    }
+}
+
+/// The data of one GPTQ layer's parts, held in wasm memory (from `gptqLayerData`).
+#[wasm_bindgen]
+pub struct GptqLayerData {
+    layer: GptqLayer,
+    format: CheckpointFormat,
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+}
+
+#[wasm_bindgen]
+impl GptqLayerData {
+    /// Dequantizes output features `first..end` into `out` (`(end - first) * inFeatures`
+    /// floats); `wrapping` as in `gptqDequantizeInto`.
+    #[wasm_bindgen(js_name = dequantizeInto)]
+    pub fn dequantize_into(
+        &self,
+        first: f64,
+        end: f64,
+        wrapping: bool,
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let parts = LayerParts {
+            qweight: &self.qweight,
+            qzeros: &self.qzeros,
+            scales: &self.scales,
+            g_idx: self.g_idx.as_deref(),
+        };
+        let v1 = if wrapping {
+            V1Zeros::Wrapping
+        } else {
+            V1Zeros::Unmasked
+        };
+        crate::gptq::dequantize_rows(
+            &self.layer,
+            &parts,
+            self.format,
+            v1,
+            first as u64..end as u64,
+            out,
+        )
+        .map_err(js_error)
+    }
+}
+
+fn layers_to_js(layers: &[GptqLayer], config: Option<&QuantConfig>) -> JsValue {
+    let format = config.map_or(CheckpointFormat::V1, |c| c.checkpoint_format);
+    let layers: Vec<serde_json::Value> = layers
+        .iter()
+        .map(|l| {
+            let mut parts = json!({
+                "qweight": l.part("qweight"),
+                "qzeros": l.part("qzeros"),
+                "scales": l.part("scales"),
+            });
+            if l.has_g_idx {
+                parts["g_idx"] = json!(l.part("g_idx"));
+            }
+            json!({
+                "name": l.name,
+                "bits": l.bits,
+                "groupSize": l.group_size,
+                "inFeatures": l.in_features,
+                "outFeatures": l.out_features,
+                "nGroups": l.n_groups,
+                "hasGIdx": l.has_g_idx,
+                "actOrder": config.and_then(|c| c.desc_act),
+                "checkpointFormat": format.name(),
+                "scalesDtype": l.scales_dtype.name(),
+                "parts": parts,
+            })
+        })
+        .collect();
+    to_js(&serde_json::Value::Array(layers))
+}
+
+fn config_to_js(config: Option<&QuantConfig>) -> JsValue {
+    match config {
+        None => JsValue::NULL,
+        Some(c) => to_js(&json!({
+            "bits": c.bits,
+            "groupSize": c.group_size,
+            "descAct": c.desc_act,
+            "sym": c.sym,
+            "checkpointFormat": c.checkpoint_format.name(),
+        })),
+    }
+}
+
+fn parse_config(text: Option<String>, kind: &str) -> Result<Option<QuantConfig>, JsError> {
+    match (text, kind) {
+        (None, _) => Ok(None),
+        (Some(text), "config") => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error),
+        (Some(text), _) => QuantConfig::from_quantize_config(text.as_bytes())
+            .map(Some)
+            .map_err(js_error),
+    }
+}
+
+/// `{ name: { dtype, shape } }` of the tensors of several files (a sharded checkpoint).
+fn shapes_of(tensors_json: &str) -> Result<Vec<(String, Dtype, Vec<u64>)>, JsError> {
+    let doc: serde_json::Value = serde_json::from_str(tensors_json)
+        .map_err(|e| JsError::new(&format!("tensor list: {e}")))?;
+    let entries = doc
+        .as_object()
+        .ok_or_else(|| JsError::new("tensor list: not an object"))?;
+    entries
+        .iter()
+        .map(|(name, t)| {
+            let dtype = t
+                .get("dtype")
+                .and_then(serde_json::Value::as_str)
+                .and_then(Dtype::from_name);
+            let shape = t
+                .get("shape")
+                .and_then(serde_json::Value::as_array)
+                .and_then(|d| d.iter().map(serde_json::Value::as_u64).collect());
+            match (dtype, shape) {
+                (Some(dtype), Some(shape)) => Ok((name.clone(), dtype, shape)),
+                _ => Err(JsError::new(&format!("tensor list: bad entry {name}"))),
+            }
+        })
+        .collect()
+}
+
+fn layers_across(
+    shapes: &[(String, Dtype, Vec<u64>)],
+    config: Option<&QuantConfig>,
+) -> (Vec<GptqLayer>, Vec<String>) {
+    let index: std::collections::HashMap<&str, usize> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _, _))| (name.as_str(), i))
+        .collect();
+    let lookup = |name: &str| {
+        index.get(name).map(|&i| TensorShape {
+            dtype: shapes[i].1,
+            shape: &shapes[i].2,
+        })
+    };
+    let (mut layers, mut errors) = (Vec::new(), Vec::new());
+    for prefix in shapes
+        .iter()
+        .filter_map(|(name, _, _)| name.strip_suffix(".qweight"))
+    {
+        match GptqLayer::new(prefix, lookup, config) {
+            Ok(layer) => layers.push(layer),
+            Err(err) => errors.push(err.to_string()),
+        }
+    }
+    (layers, errors)
+}
+
+/// GPTQ layers whose parts may sit in different files (a sharded checkpoint): `tensors_json`
+/// is `{ name: { dtype, shape } }` of every file's tensors, `config_text` the config (`kind` as
+/// in `setQuantConfig`). Returns `{ quantConfig, layers, errors }` as `SafetensorsHeader` gives
+/// them. Throws on a bad config.
+#[wasm_bindgen(js_name = gptqLayersAcross)]
+pub fn gptq_layers_across(
+    tensors_json: &str,
+    config_text: Option<String>,
+    kind: &str,
+) -> Result<JsValue, JsError> {
+    let shapes = shapes_of(tensors_json)?;
+    let config = parse_config(config_text, kind)?;
+    let (layers, errors) = layers_across(&shapes, config.as_ref());
+    let result = Object::new();
+    set(&result, "quantConfig", config_to_js(config.as_ref()));
+    set(&result, "layers", layers_to_js(&layers, config.as_ref()));
+    let errors: Array = errors.iter().map(|e| JsValue::from_str(e)).collect();
+    set(&result, "errors", errors);
+    Ok(result.into())
+}
+
+/// `GptqLayerData` for layer `name` of a sharded checkpoint (arguments as `gptqLayersAcross`,
+/// then the whole data of its parts).
+#[allow(clippy::too_many_arguments)]
+#[wasm_bindgen(js_name = gptqLayerDataAcross)]
+pub fn gptq_layer_data_across(
+    tensors_json: &str,
+    config_text: Option<String>,
+    kind: &str,
+    name: &str,
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+) -> Result<GptqLayerData, JsError> {
+    let shapes = shapes_of(tensors_json)?;
+    let config = parse_config(config_text, kind)?;
+    let (layers, _) = layers_across(&shapes, config.as_ref());
+    let layer = layers
+        .into_iter()
+        .find(|l| l.name == name)
+        .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
+    Ok(GptqLayerData {
+        layer,
+        format: config
+            .as_ref()
+            .map_or(CheckpointFormat::V1, |c| c.checkpoint_format),
+        qweight,
+        qzeros,
+        scales,
+        g_idx,
+    })
+}
+
+/// A `model.safetensors.index.json`: `{ weightMap: [[tensor, shard file]], shards (in order
+/// of first mention), metadataJson }`. Throws on a bad index (shards must be plain file names).
+#[wasm_bindgen(js_name = parseShardIndex)]
+pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
+    let index = crate::safetensors::ShardIndex::from_bytes(bytes).map_err(js_error)?;
+    let result = Object::new();
+    let map: Array = index
+        .weight_map()
+        .iter()
+        .map(|(t, s)| JsValue::from(Array::of2(&JsValue::from_str(t), &JsValue::from_str(s))))
+        .collect();
+    set(&result, "weightMap", map);
+    let shards: Array = index
+        .shards()
+        .iter()
+        .map(|s| JsValue::from_str(s))
+        .collect();
+    set(&result, "shards", shards);
+    set(
+        &result,
+        "metadataJson",
+        serde_json::Value::Object(index.metadata().clone()).to_string(),
+    );
+    Ok(result.into())
 }

@@ -213,7 +213,26 @@ function renderSummary() {
   setField('tensor-count', fmtInt(model.tensors.length), model.tensors.length);
   setField('tokenizer-model', s.tokenizerModel);
   setField('quant-mix', s.quantMix.map((q) => `${q.type} ${pct(q.share)}`).join(' · '));
-  $('#file-info').textContent = `GGUF v${info.version}, ${info.endian}-endian, alignment ${info.alignment}, data at byte ${fmtInt(info.dataOffset)}`;
+  const g = s.gptq;
+  for (const e of $$('.gptq-only')) e.hidden = !g;
+  if (info.format === 'safetensors') {
+    setField('file-type', g ? `safetensors, GPTQ ${g.bits ?? '?'}-bit` : 'safetensors');
+    setField('quant-label', g ? `GPTQ ${g.bits ?? '?'}-bit, group ${g.groupSize === -1 ? 'none (-1)' : g.groupSize ?? '?'}` : undefined);
+    const flag = (v) => (v === null || v === undefined ? undefined : String(v));
+    if (g) {
+      setField('gptq-bits', g.bits, g.bits);
+      setField('gptq-group-size', g.groupSize, g.groupSize);
+      setField('gptq-desc-act', flag(g.descAct), g.descAct);
+      setField('gptq-sym', flag(g.sym), g.sym);
+      setField('gptq-format', g.checkpointFormat, g.checkpointFormat);
+      setField('gptq-layers', `${fmtInt(g.layers)} ${g.layers === 1 ? 'layer' : 'layers'}; config: ${g.configSource ?? (s.quantConfigError ? `unusable (${s.quantConfigError})` : 'none found (bits and groups inferred from shapes)')}`, g.layers);
+    }
+    $('#file-info').textContent = info.shards > 1
+      ? `safetensors, ${fmtInt(info.shards)} shards (from the index)`
+      : `safetensors, ${fmtInt(info.headerLength)}-byte JSON header, data at byte ${fmtInt(info.dataOffset)}`;
+  } else {
+    $('#file-info').textContent = `GGUF v${info.version}, ${info.endian}-endian, alignment ${info.alignment}, data at byte ${fmtInt(info.dataOffset)}`;
+  }
   document.title = `${s.name || 'model'} — gguf-lens viewer`;
 }
 
@@ -266,7 +285,10 @@ function renderMix() {
 
 function blockOf(name) {
   const m = /^blk\.(\d+)\.(.+)$/.exec(name);
-  return m ? { block: Number(m[1]), role: m[2] } : null;
+  if (m) return { block: Number(m[1]), role: m[2], label: `blk.${m[1]}` };
+  // Hugging Face names (safetensors): model.layers.N.self_attn.q_proj.weight
+  const h = /^(.*\blayers)\.(\d+)\.(.+)$/.exec(name);
+  return h ? { block: Number(h[2]), role: h[3], label: `${h[1]}.${h[2]}` } : null;
 }
 
 function renderHeatmap() {
@@ -274,12 +296,12 @@ function renderHeatmap() {
   const roles = [], layers = new Map();
   for (const t of model.tensors) {
     const b = blockOf(t.name);
-    if (!b) continue;
+    if (!b || t.part) continue; // a GPTQ layer's parts: the layer stands for them
     if (!roles.includes(b.role)) roles.push(b.role);
     if (!layers.has(b.block)) layers.set(b.block, new Map());
     layers.get(b.block).set(b.role, t);
   }
-  if (!layers.size) { root.append(el('p', { class: 'muted' }, 'No blk.N tensors in this file.')); return; }
+  if (!layers.size) { root.append(el('p', { class: 'muted' }, 'No blk.N or layers.N tensors in this file.')); return; }
   const ids = [...layers.keys()].sort((a, b) => a - b);
   const longest = Math.max(...roles.map((r) => r.replace(/\.weight$/, '').length));
   const cw = 74, ch = 18, left = 52, top = Math.min(130, 18 + longest * 4.8);
@@ -312,7 +334,7 @@ function renderTensors() {
   for (const t of model.tensors) {
     if (q && !t.name.toLowerCase().includes(q) && !t.type.toLowerCase().includes(q)) continue;
     const b = blockOf(t.name);
-    const g = b ? `blk.${b.block}` : 'other';
+    const g = b ? b.label : 'other';
     if (!groups.has(g)) groups.set(g, []);
     groups.get(g).push(t);
   }
@@ -477,7 +499,9 @@ async function runInspector() {
   const t = model.tensors.find((x) => x.name === name);
   if (!t) return;
   hideError();
-  $('#insp-info').textContent = `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
+  $('#insp-info').textContent = t.gptq
+    ? `${t.type} layer · [${t.shape[1]} out × ${t.shape[0]} in] dequantized · group ${t.groupSize}${t.actOrder ? ' · act-order' : ''} · ${fmtBytes(t.nBytes)} in its parts`
+    : `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
   for (const e of $$('[data-stat]')) { e.textContent = '…'; delete e.dataset.value; }
   try {
     // The first rows first (one small read: values and heatmap at once), then the whole tensor.

@@ -17,6 +17,14 @@
 //   stats(name, {bins, rows, signal, onProgress}) → over rows [a, b) (default all):
 //                                              {count, min, max, mean, std, nan, inf, zero,
 //                                               histogram: number[bins], histogramRange: [lo, hi]}
+// A safetensors checkpoint (plain or GPTQ) gives the same shape, with info.format 'safetensors'
+// (GGUF: 'gguf'), info.headerLength and info.shards (a sharded checkpoint opens from its
+// model.safetensors.index.json URL; headerLength/dataOffset are the first shard's); metadata = __metadata__ as string scalars; tensors = the
+// stored tensors (type = dtype, shape innermost first; part: true for a GPTQ layer's) with each GPTQ layer inserted before its
+// qweight as {name: prefix, type: 'GPTQ 4-bit', gptq: true, shape [in, out]} (rows = outputs,
+// read dequantized); summary {format, name (the file's name), parameterCount, tensorBytes,
+// bitsPerWeight, quantMix (dtypes and GPTQ layers), gptq: {layers, bits, groupSize, descAct,
+// sym, checkpointFormat, configSource} | null}.
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
 // message is readable as is; an abort rejects with a DOMException named AbortError.
 //
@@ -37,7 +45,8 @@ const num = (v) => (typeof v === 'bigint' ? Number(v) : v ?? undefined);
 // Maps the package's model (js/index.d.ts on the npm branch: GgufModel) to the contract above.
 export async function openModel(source, { signal, onProgress } = {}) {
   const engine = await loadEngine();
-  const f = await engine.openGguf(source, { signal, onProgress });
+  const f = await engine.open(source, { signal, onProgress });
+  if (f.format === 'safetensors') return safetensorsModel(f, source);
   const s = f.summary();
   const get = (k) => f.get(k);
   const arch = s.architecture;
@@ -56,7 +65,7 @@ export async function openModel(source, { signal, onProgress } = {}) {
   const archNum = (k) => (typeof arch === 'string' ? num(get(`${arch}.${k}`)) : undefined);
   const tokenizerModel = get('tokenizer.ggml.model');
   return {
-    info: { version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: num(f.dataOffset), fileSize: num(f.byteLength) },
+    info: { format: 'gguf', version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: num(f.dataOffset), fileSize: num(f.byteLength) },
     metadata,
     tensors,
     summary: {
@@ -74,14 +83,58 @@ export async function openModel(source, { signal, onProgress } = {}) {
       return m.items(start, end);
     },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
-    stats: async (name, opts = {}) => {
-      const r = await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress });
-      const edges = r.histogram.edges;
-      return {
-        count: num(r.count), min: r.min ?? NaN, max: r.max ?? NaN, mean: r.mean ?? NaN, std: r.std ?? NaN,
-        nan: num(r.nanCount), inf: num(r.infCount), zero: num(r.zeroCount),
-        histogram: Array.from(r.histogram.counts, num), histogramRange: [edges[0] ?? 0, edges[edges.length - 1] ?? 0],
-      };
+    stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
+  };
+}
+
+function statsOf(r) {
+  const edges = r.histogram.edges;
+  return {
+    count: num(r.count), min: r.min ?? NaN, max: r.max ?? NaN, mean: r.mean ?? NaN, std: r.std ?? NaN,
+    nan: num(r.nanCount), inf: num(r.infCount), zero: num(r.zeroCount),
+    histogram: Array.from(r.histogram.counts, num), histogramRange: [edges[0] ?? 0, edges[edges.length - 1] ?? 0],
+  };
+}
+
+/** The file's name for the summary: a File's name, or a URL's last two path segments. */
+function nameOf(source) {
+  if (typeof source === 'string') {
+    try {
+      const parts = new URL(source, 'http://x/').pathname.split('/').filter(Boolean).map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
+      return parts.slice(-2).join('/') || source;
+    } catch { return source; }
+  }
+  return typeof source?.name === 'string' ? source.name : 'safetensors file';
+}
+
+function safetensorsModel(f, source) {
+  const s = f.summary();
+  const layerOf = new Map(f.gptqLayers.map((l) => [l.parts.qweight, l]));
+  const parts = new Set(f.gptqLayers.flatMap((l) => Object.values(l.parts)));
+  const tensors = [];
+  for (const t of f.tensors) {
+    const l = layerOf.get(t.name);
+    if (l) {
+      tensors.push({
+        name: l.name, type: `GPTQ ${l.bits}-bit`, typeId: -1, gptq: true, shape: [l.inFeatures, l.outFeatures],
+        nElements: l.nElements, offset: f.tensor(l.parts.qweight).relativeOffset, nBytes: l.nBytes,
+        bits: l.bits, groupSize: l.groupSize, actOrder: l.actOrder, hasGIdx: l.hasGIdx,
+      });
+    }
+    tensors.push({ name: t.name, type: t.dtype, typeId: -1, shape: [...t.shape].reverse(), nElements: t.nElements, offset: t.relativeOffset, nBytes: t.nBytes, part: parts.has(t.name) || undefined });
+  }
+  const metadata = Object.keys(f.metadata).map((key) => ({ key, type: 'string', value: f.metadata[key] }));
+  return {
+    info: { format: 'safetensors', headerLength: f.headerLength, dataOffset: f.dataOffset, fileSize: f.byteLength, shards: f.shards.length },
+    metadata,
+    tensors,
+    summary: {
+      format: 'safetensors', name: nameOf(source), parameterCount: s.parameterCount, tensorBytes: s.tensorBytes,
+      bitsPerWeight: s.bitsPerWeight, gptq: s.gptq, quantConfigError: f.quantConfigError,
+      quantMix: s.dtypeMix.map((m) => ({ type: m.type, tensors: m.tensors, elements: m.elements, bytes: m.bytes, share: m.share })),
     },
+    metaRange: (key) => { throw new Error(`no array metadata key ${key}`); },
+    readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
+    stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
   };
 }

@@ -1,0 +1,449 @@
+// openSafetensors: a safetensors checkpoint, plain or GPTQ. The header is parsed in wasm from a
+// prefix (the first 8 bytes give its exact length: at most 2 requests); the quantization config
+// comes from the options or from quantize_config.json / config.json beside the file; tensor rows
+// and GPTQ layers are fetched on demand and converted / dequantized in wasm.
+import { loadWasm } from './wasm.js';
+import { toSource } from './sources.js';
+
+/** First read of a safetensors file: most headers fit. */
+export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
+/** Bytes fetched per request for plain tensors; GPTQ layers dequantize this many output bytes at a time. */
+const CHUNK_BYTES = 8 * 1024 * 1024;
+
+const isNode = typeof process !== 'undefined' && !!process.versions?.node;
+
+/**
+ * Opens a safetensors file and parses its header; finds GPTQ layers and their config. A URL or
+ * Node path naming `….safetensors.index.json` opens every shard beside it as one model.
+ * @param {any} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path or {byteLength, slice}
+ * @param {object} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
+ *   text is not accepted: pass URLs as strings or URL objects), `v1Zeros` ('llama.cpp' default, or
+ *   'gptqmodel') and `findConfig` (default true: look beside a URL or path)
+ */
+export async function openSafetensors(input, options = {}) {
+  if (isIndexName(input)) return openIndex(input, options);
+  return openSafetensorsSource(input, await toSource(input, options), options);
+}
+
+/** Whether `input` names a shard index (`model.safetensors.index.json`). */
+export function isIndexName(input) {
+  return (typeof input === 'string' || input instanceof URL) && /\.safetensors\.index\.json$/i.test(String(input).split(/[?#]/)[0]);
+}
+
+/** A sharded checkpoint: the index, then every shard's header (in parallel), as one model. */
+async function openIndex(input, options) {
+  const wasm = await loadWasm();
+  let index;
+  try {
+    index = wasm.parseShardIndex(new TextEncoder().encode(await fetchText(input, options, { optional: false })));
+  } catch (err) {
+    throw new Error(`gguf-lens: ${input}: ${err.message ?? err}`, { cause: err });
+  }
+  const where = index.shards.map((shard) => besideInput(input, shard));
+  const opened = await Promise.allSettled(where.map((shard) => openSafetensors(shard, { ...options, findConfig: false })));
+  const models = opened.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  const failed = opened.find((r) => r.status === 'rejected');
+  try {
+    if (failed) throw failed.reason;
+    const [first] = models;
+    first.shards = models;
+    first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
+    first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
+    for (const [tensor, shard] of index.weightMap) {
+      const t = first._tensorIndex.get(tensor);
+      if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
+    }
+    first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
+    first.indexMetadata = JSON.parse(index.metadataJson);
+    first._across = JSON.stringify(Object.fromEntries(first.tensors.map((t) => [t.name, { dtype: t.dtype, shape: t.shape }])));
+    first._setLayers();
+    await first._loadConfig(input, options);
+    return first;
+  } catch (err) {
+    if (models[0]) models[0].shards = [models[0]];
+    for (const m of models) await m.close();
+    throw err;
+  }
+}
+
+/** @internal openSafetensors on an already made source (open() passes one it has read from). */
+export async function openSafetensorsSource(input, source, options = {}) {
+  const wasm = await loadWasm();
+  try {
+    const header = await readHeader(wasm, source, options);
+    const model = new SafetensorsModel(wasm, header, source, options);
+    try {
+      await model._loadConfig(input, options);
+    } catch (err) {
+      header.free();
+      throw err;
+    }
+    return model;
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
+}
+
+async function readHeader(wasm, source, options) {
+  const { signal, onProgress } = options;
+  let loaded = 0;
+  const progress = (n) => {
+    loaded += n;
+    onProgress?.({ loaded, total: source.byteLength });
+  };
+  let want = options.firstReadBytes ?? SAFETENSORS_FIRST_READ_BYTES;
+  if (source.byteLength !== undefined) want = Math.min(want, source.byteLength);
+  let prefix = await source.read(0, want, signal, progress);
+  for (;;) {
+    if (signal?.aborted) throw signal.reason;
+    let result;
+    try {
+      result = wasm.parseSafetensors(prefix, source.byteLength);
+    } catch (err) {
+      throw new Error(`gguf-lens: ${err.message ?? err}`, { cause: err });
+    }
+    if (!('needMore' in result)) {
+      source.release?.();
+      return result;
+    }
+    let next = Math.max(result.needMore, prefix.length + 1);
+    if (source.byteLength !== undefined) next = Math.min(next, source.byteLength);
+    if (next <= prefix.length) {
+      throw new Error(`gguf-lens: safetensors header needs ${result.needMore} bytes but the file has ${source.byteLength}`);
+    }
+    const suffix = await source.read(prefix.length, next, signal, progress);
+    const grown = new Uint8Array(prefix.length + suffix.length);
+    grown.set(prefix, 0);
+    grown.set(suffix, prefix.length);
+    prefix = grown;
+  }
+}
+
+/** Text of a config given as a URL (fetched) or a Node path; undefined when it is not there (404, ENOENT). */
+async function fetchText(where, options, { optional }) {
+  const text = String(where);
+  if (isNode && !/^(https?|blob|data):/i.test(text)) {
+    const { readFile } = await import('node:fs/promises');
+    try {
+      return await readFile(/^file:/i.test(text) ? new URL(text) : text, 'utf8');
+    } catch (err) {
+      if (optional && err.code === 'ENOENT') return undefined;
+      throw new Error(`gguf-lens: cannot read ${text}: ${err.message}`, { cause: err });
+    }
+  }
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  let response;
+  try {
+    response = await fetchFn(text, { headers: options.headers, signal: options.signal });
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    if (optional) return undefined;
+    throw new Error(`gguf-lens: cannot fetch ${text}: ${err.message}`, { cause: err });
+  }
+  if (!response.ok) {
+    response.body?.cancel?.().catch?.(() => {});
+    if (optional) return undefined; // 404 (or any refusal): no config there
+    throw new Error(`gguf-lens: ${text}: HTTP ${response.status}`);
+  }
+  return response.text();
+}
+
+/** Where a config beside `input` would be, or undefined for inputs that are not a URL or path. */
+function besideInput(input, fileName) {
+  if (!(typeof input === 'string' || input instanceof URL)) return undefined;
+  const text = String(input);
+  if (/^(blob|data):/i.test(text)) return undefined;
+  if (/^(https?|file):/i.test(text)) return new URL(fileName, text).href;
+  if (!isNode) {
+    // A relative URL, as fetch resolves it: against the page's or worker's location.
+    try {
+      return new URL(fileName, new URL(text, globalThis.location?.href)).href;
+    } catch {
+      return undefined;
+    }
+  }
+  // A Node path.
+  return text.slice(0, text.search(/[^/\\]*$/)) + fileName;
+}
+
+/** A safetensors file: metadata, tensors, GPTQ layers, and reads of either as f32. */
+export class SafetensorsModel {
+  constructor(wasm, header, source, options = {}) {
+    this.wasm = wasm;
+    this.header = header;
+    this.source = source;
+    this.format = 'safetensors';
+    this.byteLength = source.byteLength;
+    this.dataOffset = header.dataOffset;
+    this.headerLength = header.headerLength;
+    /** `__metadata__` (string → string), in a null-prototype object. */
+    this.metadata = Object.create(null);
+    for (const { key, value } of header.metadata()) this.metadata[key] = value;
+    /** @type {any[]} */
+    this.tensors = header.tensors();
+    for (const t of this.tensors) t.shard = 0;
+    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
+    /** The shards' models (this one alone for a single file). */
+    this.shards = [this];
+    this._across = null; // a sharded checkpoint: every tensor's {dtype, shape} as JSON
+    this._config = { text: undefined, kind: 'quantize_config' };
+    this.quantConfig = null;
+    this.quantConfigSource = null;
+    this._setLayers();
+    this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
+  }
+
+  _setLayers() {
+    let errors;
+    if (this._across) {
+      const found = this.wasm.gptqLayersAcross(this._across, this._config.text, this._config.kind);
+      this.gptqLayers = found.layers;
+      errors = found.errors;
+    } else {
+      /** @type {any[]} */
+      this.gptqLayers = this.header.gptqLayers();
+      errors = this.header.gptqLayerErrors();
+    }
+    for (const layer of this.gptqLayers) {
+      layer.nRows = layer.outFeatures;
+      layer.rowLength = layer.inFeatures;
+      layer.nElements = layer.outFeatures * layer.inFeatures;
+      layer.nBytes = Object.values(layer.parts).reduce((sum, part) => sum + this.tensor(part).nBytes, 0);
+    }
+    this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
+    this.gptqLayerErrors = errors;
+  }
+
+  /** Sets the config from options, else from quantize_config.json then config.json beside the input. */
+  async _loadConfig(input, options) {
+    const given = [['quantizeConfig', 'quantize_config'], ['config', 'config']];
+    for (const [option, kind] of given) {
+      const value = options[option];
+      if (value === undefined || value === null) continue;
+      const text = typeof value === 'string' || value instanceof URL
+        ? await fetchText(value, options, { optional: false })
+        : JSON.stringify(value);
+      this._setConfig(text, kind, typeof value === 'object' && !(value instanceof URL) ? `options.${option}` : String(value));
+      return;
+    }
+    if (options.findConfig === false || !this.tensors.some((t) => t.name.endsWith('.qweight'))) return;
+    for (const [file, kind] of [['quantize_config.json', 'quantize_config'], ['config.json', 'config']]) {
+      const where = besideInput(input, file);
+      if (!where) return;
+      const text = await fetchText(where, options, { optional: true });
+      if (text === undefined) continue;
+      try {
+        this._setConfig(text, kind, where);
+      } catch (err) {
+        // A config found by guessing that is not GPTQ's (or not JSON) is reported, not fatal.
+        this.quantConfigError = err.message;
+        continue;
+      }
+      if (this.quantConfig) return;
+    }
+  }
+
+  _setConfig(text, kind, where) {
+    try {
+      this.quantConfig = this._across
+        ? this.wasm.gptqLayersAcross(this._across, text, kind).quantConfig
+        : this.header.setQuantConfig(text, kind);
+      this._config = { text, kind };
+    } catch (err) {
+      throw new Error(`gguf-lens: ${where}: ${err.message ?? err}`, { cause: err });
+    }
+    this.quantConfigSource = this.quantConfig ? where : null;
+    this._lastLayer?.data.free();
+    this._lastLayer = undefined;
+    this._setLayers();
+  }
+
+  /** Bytes and requests the source has served so far. */
+  get ioStats() {
+    const total = { requests: 0, bytes: 0 };
+    for (const shard of this.shards) {
+      total.requests += shard.source.stats.requests;
+      total.bytes += shard.source.stats.bytes;
+    }
+    return total;
+  }
+
+  /** A tensor's info (throws if absent). */
+  tensor(name) {
+    const t = this._tensorIndex.get(name);
+    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
+    return t;
+  }
+
+  /** A GPTQ layer by prefix, or undefined. */
+  gptqLayer(name) {
+    return this._layerIndex.get(name);
+  }
+
+  /** Tensor count, parameter count (GPTQ layers as in × out), bytes, dtype mix, GPTQ config. */
+  summary() {
+    const inLayer = new Set(this.gptqLayers.flatMap((l) => Object.values(l.parts)));
+    const mix = new Map();
+    const add = (type, elements, bytes) => {
+      const m = mix.get(type) ?? { type, tensors: 0, elements: 0, bytes: 0, share: 0 };
+      m.tensors++;
+      m.elements += elements;
+      m.bytes += bytes;
+      mix.set(type, m);
+    };
+    for (const l of this.gptqLayers) add(`GPTQ ${l.bits}-bit`, l.nElements, l.nBytes);
+    for (const t of this.tensors) if (!inLayer.has(t.name)) add(t.dtype, t.nElements, t.nBytes);
+    const dtypeMix = [...mix.values()];
+    const tensorBytes = this.tensors.reduce((sum, t) => sum + t.nBytes, 0);
+    const parameterCount = dtypeMix.reduce((sum, m) => sum + m.elements, 0);
+    for (const m of dtypeMix) m.share = tensorBytes ? m.bytes / tensorBytes : 0;
+    dtypeMix.sort((a, b) => b.bytes - a.bytes);
+    const c = this.quantConfig;
+    const first = this.gptqLayers[0];
+    return {
+      format: 'safetensors',
+      tensorCount: this.tensors.length,
+      parameterCount,
+      tensorBytes,
+      bitsPerWeight: parameterCount ? (tensorBytes * 8) / parameterCount : 0,
+      dtypeMix,
+      gptq: this.gptqLayers.length || c ? {
+        layers: this.gptqLayers.length,
+        bits: c?.bits ?? first?.bits ?? null,
+        groupSize: c?.groupSize ?? first?.groupSize ?? null,
+        descAct: c?.descAct ?? null,
+        sym: c?.sym ?? null,
+        checkpointFormat: c?.checkpointFormat ?? first?.checkpointFormat ?? 'gptq',
+        configSource: this.quantConfigSource,
+      } : null,
+    };
+  }
+
+  /** The raw bytes of rows [a, b) (default: all) of a stored tensor. */
+  async readTensorBytes(name, options = {}) {
+    const t = this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const shard = this.shards[t.shard];
+    const [start, end] = shard.header.rowsRange(name, a, b);
+    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
+  }
+
+  /**
+   * Rows [a, b) (default: all) as f32: a stored tensor converted as torch does, or a GPTQ layer
+   * (by prefix) dequantized to [outFeatures, inFeatures] rows.
+   */
+  async readTensor(name, options = {}) {
+    const layer = this._layerIndex.get(name);
+    const t = layer ?? this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const out = new Float32Array((b - a) * t.rowLength);
+    await this._eachChunk(name, a, b, options, (values, first) => out.set(values, (first - a) * t.rowLength));
+    return out;
+  }
+
+  /** Streaming statistics of rows [a, b) (default: all) of a tensor or GPTQ layer. */
+  async tensorStats(name, options = {}) {
+    const t = this._layerIndex.get(name) ?? this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const acc = new this.wasm.StatsAccumulator(options.bins ?? 64);
+    try {
+      await this._eachChunk(name, a, b, options, (values) => acc.add(values));
+      return acc.result();
+    } finally {
+      acc.free();
+    }
+  }
+
+  /** Calls consume(values, firstRow) for consecutive row chunks of [a, b). */
+  async _eachChunk(name, a, b, options, consume) {
+    const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const layer = this._layerIndex.get(name);
+    if (layer) {
+      if (a === b) return;
+      const data = await this._layerData(layer, options);
+      const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, 4 * layer.inFeatures)));
+      const wrapping = (options.v1Zeros ?? this.v1Zeros) === 'gptqmodel';
+      for (let first = a; first < b; first += rowsPerChunk) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        const last = Math.min(b, first + rowsPerChunk);
+        const out = new Float32Array((last - first) * layer.inFeatures);
+        data.dequantizeInto(first, last, wrapping, out);
+        consume(out, first);
+      }
+      return;
+    }
+    const t = this.tensor(name);
+    if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.dtype}, which is not read as f32`);
+    const shard = this.shards[t.shard];
+    const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
+    const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
+    const fetchRows = (first) => {
+      const last = Math.min(b, first + rowsPerChunk);
+      const [start, end] = shard.header.rowsRange(name, first, last);
+      return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
+    };
+    let pending = a < b ? fetchRows(a) : null;
+    while (pending) {
+      const chunk = await pending;
+      pending = chunk.last < b ? fetchRows(chunk.last) : null;
+      try {
+        consume(shard.header.toF32(name, chunk.bytes), chunk.first);
+      } catch (err) {
+        pending?.catch(() => {});
+        throw err;
+      }
+    }
+  }
+
+  /** The layer's parts in wasm memory; the last layer read is kept (an inspector reads rows, then statistics). */
+  async _layerData(layer, options) {
+    if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
+    const parts = await this._layerParts(layer, options);
+    const data = this._across
+      ? this.wasm.gptqLayerDataAcross(this._across, this._config.text, this._config.kind, layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx)
+      : this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
+    this._lastLayer?.data.free();
+    this._lastLayer = { name: layer.name, data };
+    return data;
+  }
+
+  /** The whole data of a layer's parts (qweight's columns are the output rows: strided). */
+  async _layerParts(layer, options) {
+    const names = Object.entries(layer.parts);
+    const total = names.reduce((sum, [, part]) => sum + this.tensor(part).nBytes, 0);
+    const progress = progressCounter(options.onProgress, total);
+    const bytes = await Promise.all(names.map(([, part]) => {
+      const t = this.tensor(part);
+      return this.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal, progress);
+    }));
+    return Object.fromEntries(names.map(([key], i) => [key, bytes[i]]));
+  }
+
+  /** Frees the wasm header and closes the source. */
+  async close() {
+    this._lastLayer?.data.free();
+    this._lastLayer = undefined;
+    for (const shard of this.shards) {
+      shard.header.free();
+      await shard.source.close();
+    }
+  }
+}
+
+function rowsOf(t, rows) {
+  const [a, b] = rows ?? [0, t.nRows];
+  if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && a <= b && b <= t.nRows)) {
+    throw new RangeError(`gguf-lens: rows ${a}..${b} are outside ${t.name} (${t.nRows} rows)`);
+  }
+  return [a, b];
+}
+
+function progressCounter(onProgress, total) {
+  if (!onProgress) return undefined;
+  let loaded = 0;
+  return (n) => {
+    loaded += n;
+    onProgress({ loaded, total });
+  };
+}
