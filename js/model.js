@@ -125,7 +125,8 @@ export class GgufModel {
   }
 }
 
-function rowsOf(t, rows) {
+/** Checks a [a, b) row range of `t` (all rows when absent) and returns it. */
+export function rowsOf(t, rows) {
   const [a, b] = rows ?? [0, t.nRows];
   if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && a <= b && b <= t.nRows)) {
     throw new RangeError(`gguf-lens: rows ${a}..${b} are outside ${t.name} (${t.nRows} rows)`);
@@ -133,7 +134,8 @@ function rowsOf(t, rows) {
   return [a, b];
 }
 
-function progressCounter(onProgress, total) {
+/** A byte counter reporting {loaded, total} to `onProgress`, or undefined without one. */
+export function progressCounter(onProgress, total) {
   if (!onProgress) return undefined;
   let loaded = 0;
   return (n) => {

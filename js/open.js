@@ -2,14 +2,13 @@
 // whole, then wrap the parsed header and its source in a GgufModel.
 import { loadWasm } from './wasm.js';
 import { toSource } from './sources.js';
+import { readGrowingPrefix } from './prefix.js';
 import { GgufModel, mergeShards } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
 
 /** First read: enough for most headers without a tokenizer in one request. */
 export const FIRST_READ_BYTES = 256 * 1024;
 /** Added to the parser's estimate of the header length, so a close estimate needs no third read. */
-const SLACK_BYTES = 32 * 1024;
-const SLACK_FRACTION = 0.1;
 
 const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
 
@@ -53,41 +52,9 @@ async function openOne(input, options, made) {
   }
 }
 
-async function readHeader(wasm, source, options) {
-  const { signal, onProgress } = options;
-  let loaded = 0;
-  const progress = (n) => {
-    loaded += n;
-    onProgress?.({ loaded, total: source.byteLength });
-  };
-  let want = options.firstReadBytes ?? FIRST_READ_BYTES;
-  if (source.byteLength !== undefined) want = Math.min(want, source.byteLength);
-  let prefix = await source.read(0, want, signal, progress);
-  for (;;) {
-    if (signal?.aborted) throw signal.reason;
-    let result;
-    try {
-      result = wasm.parseHeader(prefix, source.byteLength);
-    } catch (err) {
-      throw new Error(`gguf-lens: ${err.message ?? err}`, { cause: err });
-    }
-    if (!('needMore' in result)) {
-      // A Range-ignoring server's stream is not needed past the header.
-      source.release?.();
-      return result;
-    }
-    const estimate = result.estimate * (1 + SLACK_FRACTION) + SLACK_BYTES;
-    let next = Math.ceil(Math.max(result.needMore, estimate, prefix.length + 1));
-    if (source.byteLength !== undefined) next = Math.min(next, source.byteLength);
-    if (next <= prefix.length) {
-      throw new Error(`gguf-lens: header needs ${result.needMore} bytes but the file has ${source.byteLength}`);
-    }
-    const suffix = await source.read(prefix.length, next, signal, progress);
-    const grown = new Uint8Array(prefix.length + suffix.length);
-    grown.set(prefix, 0);
-    grown.set(suffix, prefix.length);
-    prefix = grown;
-  }
+function readHeader(wasm, source, options) {
+  const firstRead = options.firstReadBytes ?? FIRST_READ_BYTES;
+  return readGrowingPrefix(source, options, firstRead, (prefix) => wasm.parseHeader(prefix, source.byteLength), 'header');
 }
 
 /** The name an input carries (URL path, file path, File name), lower-cased, or ''. */

@@ -4,6 +4,8 @@
 // and GPTQ layers are fetched on demand and converted / dequantized in wasm.
 import { loadWasm } from './wasm.js';
 import { toSource } from './sources.js';
+import { readGrowingPrefix } from './prefix.js';
+import { rowsOf, progressCounter } from './model.js';
 
 /** First read of a safetensors file: most headers fit. */
 export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
@@ -85,39 +87,9 @@ export async function openSafetensorsSource(input, source, options = {}) {
   }
 }
 
-async function readHeader(wasm, source, options) {
-  const { signal, onProgress } = options;
-  let loaded = 0;
-  const progress = (n) => {
-    loaded += n;
-    onProgress?.({ loaded, total: source.byteLength });
-  };
-  let want = options.firstReadBytes ?? SAFETENSORS_FIRST_READ_BYTES;
-  if (source.byteLength !== undefined) want = Math.min(want, source.byteLength);
-  let prefix = await source.read(0, want, signal, progress);
-  for (;;) {
-    if (signal?.aborted) throw signal.reason;
-    let result;
-    try {
-      result = wasm.parseSafetensors(prefix, source.byteLength);
-    } catch (err) {
-      throw new Error(`gguf-lens: ${err.message ?? err}`, { cause: err });
-    }
-    if (!('needMore' in result)) {
-      source.release?.();
-      return result;
-    }
-    let next = Math.max(result.needMore, prefix.length + 1);
-    if (source.byteLength !== undefined) next = Math.min(next, source.byteLength);
-    if (next <= prefix.length) {
-      throw new Error(`gguf-lens: safetensors header needs ${result.needMore} bytes but the file has ${source.byteLength}`);
-    }
-    const suffix = await source.read(prefix.length, next, signal, progress);
-    const grown = new Uint8Array(prefix.length + suffix.length);
-    grown.set(prefix, 0);
-    grown.set(suffix, prefix.length);
-    prefix = grown;
-  }
+function readHeader(wasm, source, options) {
+  const firstRead = options.firstReadBytes ?? SAFETENSORS_FIRST_READ_BYTES;
+  return readGrowingPrefix(source, options, firstRead, (prefix) => wasm.parseSafetensors(prefix, source.byteLength), 'safetensors header');
 }
 
 /** Text of a config given as a URL (fetched) or a Node path; undefined when it is not there (404, ENOENT). */
@@ -429,21 +401,4 @@ export class SafetensorsModel {
       await shard.source.close();
     }
   }
-}
-
-function rowsOf(t, rows) {
-  const [a, b] = rows ?? [0, t.nRows];
-  if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && a <= b && b <= t.nRows)) {
-    throw new RangeError(`gguf-lens: rows ${a}..${b} are outside ${t.name} (${t.nRows} rows)`);
-  }
-  return [a, b];
-}
-
-function progressCounter(onProgress, total) {
-  if (!onProgress) return undefined;
-  let loaded = 0;
-  return (n) => {
-    loaded += n;
-    onProgress({ loaded, total });
-  };
 }
