@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Header benchmark of the npm package against @huggingface/gguf (tools/package.json pins it):
-# Qwen-like, Llama-3-like and a >50 MB (600k-token) header made by benches/make_headers.py
-# (sparse files), parsed from memory and through a local HTTP server (0 / 50 ms latency, and
-# one that ignores Range). Prints a Markdown table (the README has the last one).
+# Qwen-like and Llama-3-like headers (llama.cpp's real Qwen2 and Llama 3 vocabularies) and a
+# >50 MB (600k-token) header made by benches/make_headers.py (sparse files): time to summary
+# from memory and through a local HTTP server (0 / 50 ms latency, next to one exact range
+# request; and one that ignores Range), then parse time from memory in Node and in headless
+# Chromium. Prints two Markdown tables (the README has the last ones).
 #   bash benches/bench-npm.sh
 # Needs the oracle venv with PyPI gguf (fixtures/setup.sh) at $ORACLE_VENV (default /tmp/oracle/venv).
 set -euo pipefail
@@ -14,9 +16,11 @@ tarball=$(bash scripts/build-npm.sh | tail -n 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$VENV/bin/python" benches/make_headers.py "$work/headers" >&2
-cp benches/npm-header-bench.mjs benches/npm-header-one.mjs "$work/"
+cp benches/npm-header-bench.mjs benches/npm-header-one.mjs benches/npm-parse-bench.mjs "$work/"
 (cd "$work" && npm init -y >/dev/null && npm pkg set type=module >/dev/null &&
   npm install --no-audit --no-fund --loglevel=error "$tarball" >/dev/null)
 cd "$work"
-GGUF_LENS_REPO="$repo" HF_GGUF="$repo/tools/node_modules/@huggingface/gguf/dist/index.mjs" \
-  node npm-header-bench.mjs headers/qwen-like.gguf headers/llama3-like.gguf headers/huge-vocab.gguf
+export GGUF_LENS_REPO="$repo" HF_GGUF="$repo/tools/node_modules/@huggingface/gguf/dist/index.mjs"
+node npm-header-bench.mjs headers/qwen-like.gguf headers/llama3-like.gguf headers/huge-vocab.gguf
+echo
+node npm-parse-bench.mjs headers/qwen-like.gguf headers/llama3-like.gguf

@@ -2,22 +2,80 @@
 benchmarks: a big tokenizer (tokens, types, merges) and ~340 tensor infos whose data is absent
 (the data section is a sparse hole: the file has a real model's size but uses no disk).
 
+The Qwen2.5-like and Llama-3-like vocabularies are the real ones: tokens, token types and
+merges copied from llama.cpp's own vocabulary files (models/ggml-vocab-qwen2.gguf and
+ggml-vocab-llama-bpe.gguf in the llama-cpp-python 0.3.36 sdist, at $LLAMA_CPP_SDIST or
+fetched from PyPI into ~/.cache/gguf-lens). The >50 MB one is synthetic.
+
 usage: python benches/make_headers.py OUT_DIR [NAME ...]
 """
+import hashlib
+import os
 import random
+import re
+import shutil
 import sys
+import tarfile
+import urllib.request
 from pathlib import Path
 
 import numpy as np
 import gguf
 
 SHAPES = {
-    # name: (n_vocab, n_merges, n_layers, n_embd, n_ff, token_repeat)
-    "qwen-like": (151_936, 151_387, 28, 3584, 18944, 1),
-    "llama3-like": (128_256, 280_147, 32, 4096, 14336, 1),
+    # name: (vocabulary, n_layers, n_embd, n_ff); a vocabulary is a llama.cpp vocab file's
+    # name, or (n_vocab, n_merges, token_repeat) for a synthetic one.
+    "qwen-like": ("qwen2", 28, 3584, 18944),
+    "llama3-like": ("llama-bpe", 32, 4096, 14336),
     # A header over 50 MB: 600k tokens and merges, longer strings (token_repeat copies).
-    "huge-vocab": (600_000, 600_000, 32, 4096, 14336, 5),
+    "huge-vocab": ((600_000, 600_000, 5), 32, 4096, 14336),
 }
+SDIST_VERSION = "0.3.36"
+
+
+def vocab_file(name: str) -> Path:
+    """llama.cpp's models/ggml-vocab-NAME.gguf from the llama-cpp-python sdist."""
+    member = f"vendor/llama.cpp/models/ggml-vocab-{name}.gguf"
+    sdist = os.environ.get("LLAMA_CPP_SDIST")
+    if sdist and (Path(sdist) / member).exists():
+        return Path(sdist) / member
+    cache = Path.home() / ".cache/gguf-lens"
+    out = cache / f"ggml-vocab-{name}.gguf"
+    if out.exists():
+        return out
+    cache.mkdir(parents=True, exist_ok=True)
+    archive = cache / f"llama_cpp_python-{SDIST_VERSION}.tar.gz"
+    if not archive.exists():
+        # The sdist's address from PyPI's simple index (pip download would build its metadata).
+        index = urllib.request.urlopen("https://pypi.org/simple/llama-cpp-python/").read().decode()
+        name = re.escape(archive.name)
+        url = re.search(rf'href="([^"#]*/{name})#sha256=([0-9a-f]+)"', index)
+        if url is None:
+            sys.exit(f"{archive.name} is not on PyPI's simple index")
+        digest = url.group(2)
+        url = url.group(1)
+        partial = archive.with_suffix(".part")
+        with urllib.request.urlopen(url) as response, open(partial, "wb") as f:
+            shutil.copyfileobj(response, f)
+        if hashlib.sha256(partial.read_bytes()).hexdigest() != digest:
+            sys.exit(f"{url}: sha256 mismatch")
+        partial.rename(archive)
+    with tarfile.open(archive) as tar:
+        data = tar.extractfile(f"llama_cpp_python-{SDIST_VERSION}/{member}").read()
+    out.write_bytes(data)
+    return out
+
+
+def real_vocabulary(name: str):
+    """Tokens (bytes), token types and merges of a llama.cpp vocabulary file, and its pre-tokenizer."""
+    reader = gguf.GGUFReader(vocab_file(name))
+    def strings(key):
+        field = reader.fields[key]
+        return [bytes(field.parts[i]) for i in field.data]
+    types = reader.fields["tokenizer.ggml.token_type"]
+    pre = reader.fields["tokenizer.ggml.pre"]
+    return (strings("tokenizer.ggml.tokens"), [int(types.parts[i][0]) for i in types.data],
+            strings("tokenizer.ggml.merges"), bytes(pre.parts[pre.data[0]]).decode())
 
 
 def random_token(rng: random.Random) -> str:
@@ -25,8 +83,23 @@ def random_token(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyzĠĊ") for _ in range(length))
 
 
-def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n_ff: int, token_repeat: int) -> None:
+def synthetic_vocabulary(n_vocab: int, n_merges: int, token_repeat: int):
     rng = random.Random(1234)
+    tokens = [f"{random_token(rng) * token_repeat}{i}" for i in range(n_vocab)]
+    # A BPE merge "a b" makes the token "ab": split existing tokens, as real merges do.
+    merges = []
+    for i in range(n_merges):
+        token = tokens[i % n_vocab]
+        cut = rng.randint(1, len(token) - 1) if len(token) > 1 else 1
+        merges.append(f"{token[:cut]} {token[cut:]}")
+    return tokens, [1] * n_vocab, merges, None
+
+
+def write(path: Path, vocabulary, n_layers: int, n_embd: int, n_ff: int) -> None:
+    if isinstance(vocabulary, str):
+        tokens, token_types, merges, pre = real_vocabulary(vocabulary)
+    else:
+        tokens, token_types, merges, pre = synthetic_vocabulary(*vocabulary)
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(path.stem)
     w.add_block_count(n_layers)
@@ -37,15 +110,10 @@ def write(path: Path, n_vocab: int, n_merges: int, n_layers: int, n_embd: int, n
     w.add_head_count_kv(8)
     w.add_file_type(15)
     w.add_tokenizer_model("gpt2")
-    tokens = [f"{random_token(rng) * token_repeat}{i}" for i in range(n_vocab)]
+    if pre is not None:
+        w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
-    w.add_token_types([1] * n_vocab)
-    # A BPE merge "a b" makes the token "ab": split existing tokens, as real merges do.
-    merges = []
-    for i in range(n_merges):
-        token = tokens[i % n_vocab]
-        cut = rng.randint(1, len(token) - 1) if len(token) > 1 else 1
-        merges.append(f"{token[:cut]} {token[cut:]}")
+    w.add_token_types(token_types)
     w.add_token_merges(merges)
     w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
     data_bytes = 0

@@ -62,7 +62,9 @@ for (const file of files) {
   const info = { dataOffset: opened.dataOffset };
   await opened.close();
   for (const mode of MODES) {
-    for (const lib of ['ours', 'hf']) {
+    // The floor, one exact range request, next to the libraries on the Range-serving links.
+    const libs = mode.mode === '206' ? ['ours', 'hf', 'exact'] : ['ours', 'hf'];
+    for (const lib of libs) {
       const results = [];
       for (let run = 0; run < RUNS; run++) {
         server.reset();
@@ -80,7 +82,7 @@ for (const file of files) {
       rows.push({
         header: name,
         source: mode.name,
-        lib: lib === 'ours' ? 'gguf-lens' : '@huggingface/gguf 0.4.6',
+        lib: { ours: 'gguf-lens', hf: '@huggingface/gguf 0.4.6', exact: 'one exact range request (floor)' }[lib],
         ...(first.error ? { error: first.error } : {
           ms: median(ok.map((r) => r.ms)),
           requests: first.requests,
@@ -96,13 +98,17 @@ for (const file of files) {
 }
 await server.close();
 
-console.log('| header (data offset) | source | library | requests | MB fetched | ms to summary | peak RSS MB |');
+console.log('| header (data offset) | source | library | requests | MB fetched (× data offset) | ms to summary (× floor) | peak RSS MB |');
 console.log('|---|---|---|---:|---:|---:|---:|');
+const floorOf = (r) => rows.find((f) => f.header === r.header && f.source === r.source && f.lib.startsWith('one exact') && !f.error);
 for (const r of rows) {
   const header = `${r.header}`;
   if (r.error) {
     console.log(`| ${header} | ${r.source} | ${r.lib} | – | – | failed: ${r.error.replace(/\|/g, '/')} | – |`);
   } else {
-    console.log(`| ${header} (${(r.dataOffset / 1e6).toFixed(2)} MB) | ${r.source} | ${r.lib} | ${r.requests} | ${r.mb.toFixed(2)} | ${r.ms.toFixed(0)} | ${r.rss.toFixed(0)} |`);
+    const floor = floorOf(r);
+    const times = floor && floor !== r ? ` (${(r.ms / floor.ms).toFixed(1)}×)` : '';
+    const overFetch = ` (${(r.mb * 1e6 / r.dataOffset).toFixed(2)}×)`;
+    console.log(`| ${header} (${(r.dataOffset / 1e6).toFixed(2)} MB) | ${r.source} | ${r.lib} | ${r.requests} | ${r.mb.toFixed(2)}${overFetch} | ${r.ms.toFixed(0)}${times} | ${r.rss.toFixed(0)} |`);
   }
 }

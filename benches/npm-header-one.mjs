@@ -1,6 +1,7 @@
 // One measurement in a fresh process (so peak RSS is its own): open a header with gguf-lens or
 // @huggingface/gguf and compute its summary (parameter count). Prints one JSON line.
-//   node npm-header-one.mjs ours|hf FILE memory|URL
+// `exact` is the floor: one Range request for exactly the header's bytes, read whole.
+//   node npm-header-one.mjs ours|hf|exact FILE memory|URL
 import fs from 'node:fs';
 
 const [lib, file, where] = process.argv.slice(2);
@@ -33,7 +34,13 @@ async function memoryFetch(_url, init) {
 
 const started = performance.now();
 let result;
-if (lib === 'ours') {
+if (lib === 'exact') {
+  const { dataOffset } = JSON.parse(process.env.BENCH_HEADER_INFO);
+  const response = await fetch(where, { headers: { Range: `bytes=0-${dataOffset - 1}` } });
+  const body = await response.arrayBuffer();
+  if (body.byteLength !== dataOffset) throw new Error(`exact read: ${body.byteLength} of ${dataOffset} bytes`);
+  result = { dataOffset };
+} else if (lib === 'ours') {
   const { openGguf } = await import('gguf-lens');
   const source = where === 'memory'
     ? { byteLength: fileSize, slice: (a, b) => { requests++; bytes += b - a; return preload.subarray(a, b); } }

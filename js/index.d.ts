@@ -24,7 +24,7 @@ export interface OpenOptions {
   /** Retries of a transient failure (network error, 5xx, 429, truncated body). Default 3. */
   retries?: number;
   retryDelayMs?: number;
-  /** First read length (default 256 KiB). */
+  /** First read length (default 64 KiB for GGUF, 256 KiB for safetensors). */
   firstReadBytes?: number;
 }
 

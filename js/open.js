@@ -6,9 +6,8 @@ import { readGrowingPrefix } from './prefix.js';
 import { GgufModel, mergeShards } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
 
-/** First read: enough for most headers without a tokenizer in one request. */
-export const FIRST_READ_BYTES = 256 * 1024;
-/** Added to the parser's estimate of the header length, so a close estimate needs no third read. */
+/** First read: a header without a vocabulary in one request, and within the 64 KiB allowance when small. */
+export const FIRST_READ_BYTES = 64 * 1024;
 
 const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
 
@@ -41,20 +40,23 @@ function shardInputs(input) {
 }
 
 async function openOne(input, options, made) {
-  const wasm = await loadWasm();
+  // The module compiles while the first bytes are on their way.
+  const wasmReady = loadWasm();
+  wasmReady.catch(() => {}); // a failed load is reported where it is awaited
   const source = made ?? await toSource(input, options);
   try {
-    const header = await readHeader(wasm, source, options);
-    return new GgufModel(wasm, header, source);
+    const header = await readHeader(wasmReady, source, options);
+    return new GgufModel(await wasmReady, header, source);
   } catch (err) {
     await source.close();
     throw err;
   }
 }
 
-function readHeader(wasm, source, options) {
+function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? FIRST_READ_BYTES;
-  return readGrowingPrefix(source, options, firstRead, (prefix) => wasm.parseHeader(prefix, source.byteLength), 'header');
+  const parse = async (prefix) => (await wasmReady).parseHeader(prefix, source.byteLength);
+  return readGrowingPrefix(source, options, firstRead, parse, 'header');
 }
 
 /** The name an input carries (URL path, file path, File name), lower-cased, or ''. */

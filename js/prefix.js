@@ -3,17 +3,19 @@
 
 /** Slack added to the parser's estimate, so a slightly low guess does not cost a request. */
 const SLACK_BYTES = 32 * 1024;
-const SLACK_FRACTION = 0.1;
+const SLACK_FRACTION = 0.05;
 
 /**
  * Reads `firstRead` bytes, then calls `parse(prefix)` until it returns something other than
  * `{ needMore, estimate? }`, each time fetching only the missing suffix up to
- * max(needMore, estimate + slack). `what` names the header in errors.
+ * max(needMore, estimate + slack), straight into the grown buffer (no second copy). `parse`
+ * may return a promise (the wasm module loads while the first read is in flight). `what`
+ * names the header in errors.
  * @template T
  * @param {{ byteLength?: number, read: Function, release?: Function }} source
  * @param {{ signal?: AbortSignal, onProgress?: Function }} options
  * @param {number} firstRead
- * @param {(prefix: Uint8Array) => T | { needMore: number, estimate?: number }} parse
+ * @param {(prefix: Uint8Array) => T | { needMore: number, estimate?: number } | Promise<T | { needMore: number, estimate?: number }>} parse
  * @param {string} what
  * @returns {Promise<T>}
  */
@@ -31,7 +33,7 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what)
     if (signal?.aborted) throw signal.reason;
     let result;
     try {
-      result = parse(prefix);
+      result = await parse(prefix);
     } catch (err) {
       throw new Error(`gguf-lens: ${err.message ?? err}`, { cause: err });
     }
@@ -46,10 +48,9 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what)
     if (next <= prefix.length) {
       throw new Error(`gguf-lens: ${what} needs ${result.needMore} bytes but the file has ${source.byteLength}`);
     }
-    const suffix = await source.read(prefix.length, next, signal, progress);
-    const grown = new Uint8Array(prefix.length + suffix.length);
+    const grown = new Uint8Array(next);
     grown.set(prefix, 0);
-    grown.set(suffix, prefix.length);
-    prefix = grown;
+    const suffix = await source.read(prefix.length, next, signal, progress, grown.subarray(prefix.length));
+    prefix = grown.subarray(0, prefix.length + suffix.length);
   }
 }

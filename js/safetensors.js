@@ -70,10 +70,11 @@ async function openIndex(input, options) {
 
 /** @internal openSafetensors on an already made source (open() passes one it has read from). */
 export async function openSafetensorsSource(input, source, options = {}) {
-  const wasm = await loadWasm();
+  const wasmReady = loadWasm();
+  wasmReady.catch(() => {}); // a failed load is reported where it is awaited
   try {
-    const header = await readHeader(wasm, source, options);
-    const model = new SafetensorsModel(wasm, header, source, options);
+    const header = await readHeader(wasmReady, source, options);
+    const model = new SafetensorsModel(await wasmReady, header, source, options);
     try {
       await model._loadConfig(input, options);
     } catch (err) {
@@ -87,9 +88,10 @@ export async function openSafetensorsSource(input, source, options = {}) {
   }
 }
 
-function readHeader(wasm, source, options) {
+function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? SAFETENSORS_FIRST_READ_BYTES;
-  return readGrowingPrefix(source, options, firstRead, (prefix) => wasm.parseSafetensors(prefix, source.byteLength), 'safetensors header');
+  const parse = async (prefix) => (await wasmReady).parseSafetensors(prefix, source.byteLength);
+  return readGrowingPrefix(source, options, firstRead, parse, 'safetensors header');
 }
 
 /** Text of a config given as a URL (fetched) or a Node path; undefined when it is not there (404, ENOENT). */

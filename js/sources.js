@@ -1,8 +1,10 @@
 // Byte sources: one shape for every input. A source is
-//   { byteLength: number | undefined, read(start, end, signal, onBytes) → Promise<Uint8Array>,
+//   { byteLength: number | undefined, read(start, end, signal, onBytes, into) → Promise<Uint8Array>,
 //     stats: { requests, bytes }, close() }
 // byteLength may be unknown for a URL until its first response. `read` returns exactly
-// end - start bytes (end clamped to byteLength) or throws.
+// end - start bytes (end clamped to byteLength) or throws; given `into` (a Uint8Array of at
+// least that length) it fills and returns `into`'s first bytes instead of allocating, so a
+// growing header is read straight into its final buffer.
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
@@ -63,6 +65,18 @@ export async function toSource(input, options = {}) {
   );
 }
 
+/** `into`'s first `length` bytes, or a new array when no destination is given. */
+function destination(into, length) {
+  return into ? into.subarray(0, length) : new Uint8Array(length);
+}
+
+/** `bytes`, copied into `into` when a destination is given. */
+function deliver(bytes, into) {
+  if (!into) return bytes;
+  into.set(bytes);
+  return into.subarray(0, bytes.byteLength);
+}
+
 function clampEnd(source, start, end) {
   if (!(start >= 0) || !(end >= start)) throw new RangeError(`bad byte range ${start}..${end}`);
   return source.byteLength === undefined ? end : Math.min(end, source.byteLength);
@@ -72,11 +86,11 @@ function bufferSource(bytes) {
   const source = {
     byteLength: bytes.byteLength,
     stats: countingStats(),
-    async read(start, end) {
+    async read(start, end, _signal, _onBytes, into) {
       end = clampEnd(source, start, end);
       source.stats.requests++;
       source.stats.bytes += end - start;
-      return bytes.subarray(start, end);
+      return deliver(bytes.subarray(start, end), into);
     },
     close() {},
   };
@@ -87,13 +101,13 @@ function blobSource(blob) {
   const source = {
     byteLength: blob.size,
     stats: countingStats(),
-    async read(start, end, signal) {
+    async read(start, end, signal, _onBytes, into) {
       end = clampEnd(source, start, end);
       if (signal?.aborted) throw abortError(signal);
       source.stats.requests++;
       const bytes = new Uint8Array(await blob.slice(start, end).arrayBuffer());
       source.stats.bytes += bytes.byteLength;
-      return bytes;
+      return deliver(bytes, into);
     },
     close() {},
   };
@@ -113,7 +127,7 @@ function sliceableSource(object) {
   const source = {
     byteLength: object.byteLength ?? object.size,
     stats: countingStats(),
-    async read(start, end, signal) {
+    async read(start, end, signal, _onBytes, into) {
       end = clampEnd(source, start, end);
       if (signal?.aborted) throw abortError(signal);
       source.stats.requests++;
@@ -122,7 +136,7 @@ function sliceableSource(object) {
         throw new SourceError(`slice(${start}, ${end}) gave ${bytes.byteLength} bytes, expected ${end - start}`);
       }
       source.stats.bytes += bytes.byteLength;
-      return bytes;
+      return deliver(bytes, into);
     },
     close() {},
   };
@@ -136,11 +150,11 @@ async function nodeFileSource(path, _options) {
   const source = {
     byteLength: size,
     stats: countingStats(),
-    async read(start, end, signal) {
+    async read(start, end, signal, _onBytes, into) {
       end = clampEnd(source, start, end);
       if (signal?.aborted) throw abortError(signal);
       source.stats.requests++;
-      const bytes = new Uint8Array(end - start);
+      const bytes = destination(into, end - start);
       let done = 0;
       while (done < bytes.length) {
         const { bytesRead } = await handle.read(bytes, done, bytes.length - done, start + done);
@@ -176,13 +190,13 @@ function urlSource(url, options) {
     byteLength: undefined,
     rangeIgnored: false,
     stats: countingStats(),
-    async read(start, end, signal, onBytes) {
+    async read(start, end, signal, onBytes, into) {
       end = clampEnd(source, start, end);
       if (end === start) return new Uint8Array(0);
       for (let attempt = 0; ; attempt++) {
         try {
-          if (stream && stream.position <= start) return await readStream(start, end, signal, onBytes);
-          return await readRange(start, end, signal, onBytes);
+          if (stream && stream.position <= start) return await readStream(start, end, signal, onBytes, into);
+          return await readRange(start, end, signal, onBytes, into);
         } catch (err) {
           if (signal?.aborted) throw abortError(signal);
           if (!(err instanceof SourceError && err.retryable) || attempt >= retries) throw err;
@@ -207,7 +221,7 @@ function urlSource(url, options) {
     }
   }
 
-  async function readRange(start, end, signal, onBytes) {
+  async function readRange(start, end, signal, onBytes, into) {
     closeStream();
     const abort = new AbortController();
     const onAbort = () => abort.abort(abortError(signal));
@@ -229,7 +243,7 @@ function urlSource(url, options) {
       if (response.status === 206) {
         learnSizeFromContentRange(response);
         const expected = Math.min(end, source.byteLength ?? end) - start;
-        const bytes = await readBody(response, expected, onBytes);
+        const bytes = await readBody(response, expected, onBytes, into);
         if (bytes.byteLength < expected) {
           throw new SourceError(`truncated response from ${url}: got ${bytes.byteLength} of ${expected} bytes ` +
             `at byte ${start}`, { retryable: true });
@@ -247,7 +261,7 @@ function urlSource(url, options) {
           source.byteLength = Number(length);
         }
         stream = { reader: response.body.getReader(), position: 0, leftover: null, abort };
-        return await readStream(start, Math.min(end, source.byteLength), signal, onBytes);
+        return await readStream(start, Math.min(end, source.byteLength), signal, onBytes, into);
       }
       if (response.status === 416) {
         learnSizeFromContentRange(response);
@@ -273,8 +287,8 @@ function urlSource(url, options) {
     }
   }
 
-  async function readBody(response, expected, onBytes) {
-    const out = new Uint8Array(expected);
+  async function readBody(response, expected, onBytes, into) {
+    const out = destination(into, expected);
     let filled = 0;
     const reader = response.body.getReader();
     try {
@@ -304,9 +318,9 @@ function urlSource(url, options) {
   }
 
   /** Reads [start, end) from the open whole-body stream, skipping bytes before start. */
-  async function readStream(start, end, signal, onBytes) {
+  async function readStream(start, end, signal, onBytes, into) {
     const s = stream;
-    const out = new Uint8Array(end - start);
+    const out = destination(into, end - start);
     let filled = 0;
     const take = (chunk) => {
       // chunk covers [s.position, s.position + chunk.length)

@@ -49,7 +49,9 @@ export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, nam
     let t = '';
     const len = 1 + Math.floor(rand() * 10);
     for (let j = 0; j < len; j++) t += String.fromCharCode(97 + Math.floor(rand() * 26));
-    str(t + i);
+    // Fixed-width ids keep token lengths independent of rank (a rank-growing tail is what
+    // real BPE vocabularies have; tests/real_vocab_estimate.rs covers those).
+    str(t + String(i).padStart(6, '0'));
   }
   if (bpe) {
     // Token types, then one merge per token ("a b" made from the token's text).

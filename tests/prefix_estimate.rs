@@ -98,3 +98,48 @@ fn a_vocabulary_that_is_the_last_key_predicts_nothing_after_it() {
         bytes.len()
     );
 }
+
+/// `parse_owned` (the wasm path: the prefix becomes the header without a copy) gives what
+/// `parse` gives, for every cut of a real fixture: the same NeedMore figures, the same error,
+/// or the same header bytes and layout.
+#[test]
+fn parse_owned_agrees_with_parse_at_every_cut() {
+    let whole = std::fs::read("fixtures/meta/arrays.gguf").unwrap();
+    let size = Some(whole.len() as u64);
+    for cut in 0..=whole.len() {
+        let prefix = &whole[..cut];
+        let borrowed = parse(prefix, size);
+        let owned = gguf_lens::gguf::parse_owned(prefix.to_vec(), size);
+        match (borrowed, owned) {
+            (Ok(ParseStatus::Complete(a)), Ok(ParseStatus::Complete(b))) => {
+                assert_eq!(a.header_len(), b.header_len(), "cut {cut}");
+                assert_eq!(a.data_offset(), b.data_offset(), "cut {cut}");
+                assert_eq!(a.tensors().len(), b.tensors().len(), "cut {cut}");
+                assert_eq!(a.metadata().count(), b.metadata().count(), "cut {cut}");
+            }
+            (
+                Ok(ParseStatus::NeedMore {
+                    at_least: a,
+                    estimate: e,
+                }),
+                Ok(ParseStatus::NeedMore {
+                    at_least: b,
+                    estimate: f,
+                }),
+            ) => assert_eq!((a, e), (b, f), "cut {cut}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "cut {cut}"),
+            (a, b) => panic!("cut {cut}: parse gave {a:?}, parse_owned gave {b:?}"),
+        }
+    }
+    // A prefix longer than the header: the header keeps only its own bytes.
+    let ParseStatus::Complete(file) = gguf_lens::gguf::parse_owned(whole.clone(), size).unwrap()
+    else {
+        panic!("whole file");
+    };
+    let header_len = usize::try_from(file.header_len()).unwrap();
+    assert!(header_len <= whole.len());
+    let ParseStatus::Complete(again) = parse(&whole[..header_len], None).unwrap() else {
+        panic!("the header alone is a whole header");
+    };
+    assert_eq!(again.header_len(), file.header_len());
+}

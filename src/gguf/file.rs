@@ -68,12 +68,48 @@ pub struct GgufFile {
 /// the size is unknown). A prefix that is the whole file gives `Complete` or an error; a shorter
 /// one may give `NeedMore`.
 pub fn parse(prefix: &[u8], file_size: Option<u64>) -> Result<ParseStatus> {
-    let prefix = match file_size {
-        Some(size) => prefix
-            .get(..usize::try_from(size).unwrap_or(usize::MAX))
-            .unwrap_or(prefix),
-        None => prefix,
-    };
+    let prefix = prefix
+        .get(..within_file(prefix.len(), file_size))
+        .unwrap_or(prefix);
+    Ok(match parse_in_place(prefix, file_size)? {
+        Parsed::Complete(mut file, header_len) => {
+            file.header = prefix.get(..header_len).unwrap_or(prefix).to_vec();
+            ParseStatus::Complete(file)
+        }
+        Parsed::NeedMore(status) => status,
+    })
+}
+
+/// [`parse`] for a prefix the caller gives away: the header keeps the prefix's own buffer
+/// (cut to the header's length) instead of a copy, so a big header is held once, not twice.
+pub fn parse_owned(mut prefix: Vec<u8>, file_size: Option<u64>) -> Result<ParseStatus> {
+    prefix.truncate(within_file(prefix.len(), file_size));
+    Ok(match parse_in_place(&prefix, file_size)? {
+        Parsed::Complete(mut file, header_len) => {
+            prefix.truncate(header_len);
+            file.header = prefix;
+            ParseStatus::Complete(file)
+        }
+        Parsed::NeedMore(status) => status,
+    })
+}
+
+/// The prefix length that lies inside a file of `file_size` bytes.
+fn within_file(len: usize, file_size: Option<u64>) -> usize {
+    match file_size {
+        Some(size) => len.min(usize::try_from(size).unwrap_or(usize::MAX)),
+        None => len,
+    }
+}
+
+/// A parse result whose header bytes are not yet attached: the file (with an empty `header`)
+/// and the header's length in the prefix.
+enum Parsed {
+    Complete(GgufFile, usize),
+    NeedMore(ParseStatus),
+}
+
+fn parse_in_place(prefix: &[u8], file_size: Option<u64>) -> Result<Parsed> {
     let is_whole_file = file_size == Some(prefix.len() as u64);
     let limits = Limits {
         file_size,
@@ -81,15 +117,74 @@ pub fn parse(prefix: &[u8], file_size: Option<u64>) -> Result<ParseStatus> {
     };
     let mut parser = Parser::new(prefix, limits);
     match parser.parse() {
-        Ok(file) => Ok(ParseStatus::Complete(file)),
+        Ok(file) => {
+            let header_len = usize::try_from(parser.cur.pos()).unwrap_or(prefix.len());
+            Ok(Parsed::Complete(file, header_len))
+        }
         Err(err) => match (&err.kind, err.offset, is_whole_file) {
             (ErrorKind::Truncated { needed, .. }, Some(at), false) => {
                 let at_least = at.saturating_add(*needed).saturating_add(parser.rest_min());
                 let estimate = parser.estimate(at).max(at_least);
-                Ok(ParseStatus::NeedMore { at_least, estimate })
+                Ok(Parsed::NeedMore(ParseStatus::NeedMore {
+                    at_least,
+                    estimate,
+                }))
             }
             _ => Err(err),
         },
+    }
+}
+
+/// How llama.cpp's vocabulary arrays go on after `tokenizer.ggml.tokens`, by tokenizer, as
+/// measured on the vocabulary files llama.cpp ships (`models/ggml-vocab-*.gguf`): BPE
+/// vocabularies come in merge order, so later tokens are longer (the text per token over the
+/// whole vocabulary is about (tokens / tokens seen)^0.18 times that of the first ones), and
+/// they have about one merge per token, but Llama 3's (`llama-bpe`) 2.18 and Gemma 4's 1.96.
+struct VocabShape {
+    text_growth: f64,
+    scores: bool,
+    merges_per_token: f64,
+}
+
+const TOKENIZER_PRE_KEY: &str = "tokenizer.ggml.pre";
+
+impl VocabShape {
+    fn of(model: Option<&str>, pre: Option<&str>) -> VocabShape {
+        let bpe = |merges_per_token| VocabShape {
+            text_growth: 0.18,
+            scores: false,
+            merges_per_token,
+        };
+        match (model, pre) {
+            (Some("gpt2"), Some("llama-bpe")) => bpe(2.18),
+            (Some("gpt2"), _) => bpe(1.0),
+            (Some("gemma4"), _) => VocabShape {
+                scores: true,
+                ..bpe(1.96)
+            },
+            (Some("t5"), _) => VocabShape {
+                scores: true,
+                ..bpe(0.0)
+            },
+            (Some("llama"), _) => VocabShape {
+                text_growth: 0.0,
+                scores: true,
+                merges_per_token: 0.0,
+            },
+            _ => VocabShape {
+                text_growth: 0.0,
+                scores: false,
+                merges_per_token: 0.0,
+            },
+        }
+    }
+
+    /// Bytes per token of each array that follows the tokens, in llama.cpp's order (scores,
+    /// token types, merges), given a merge's average size.
+    fn following(&self, merge_size: f64) -> impl Iterator<Item = f64> {
+        let scores = self.scores.then_some(4.0);
+        let merges = (self.merges_per_token > 0.0).then_some(self.merges_per_token * merge_size);
+        scores.into_iter().chain([4.0]).chain(merges)
     }
 }
 
@@ -104,6 +199,8 @@ struct Parser<'a> {
     progress: Option<ArrayProgress>,
     /// `tokenizer.ggml.model`, once read: it tells which arrays follow the vocabulary.
     tokenizer_model: Option<String>,
+    /// `tokenizer.ggml.pre` (the pre-tokenizer), once read: it tells how many merges follow.
+    tokenizer_pre: Option<String>,
 }
 
 impl<'a> Parser<'a> {
@@ -119,6 +216,7 @@ impl<'a> Parser<'a> {
             tensors_left: 0,
             progress: None,
             tokenizer_model: None,
+            tokenizer_pre: None,
         }
     }
 
@@ -168,25 +266,32 @@ impl<'a> Parser<'a> {
         let Some(p) = self.progress.filter(|p| p.done > 0) else {
             return at.saturating_add(rest_outside);
         };
-        let average = at.saturating_sub(p.start) / p.done;
-        let array_end = p.start.saturating_add(average.saturating_mul(p.len));
-        let after_vocab = if p.is_vocab {
-            let text = average.saturating_sub(p.min_item);
-            // Only as many of those arrays as there are keys left to hold them.
-            let token_types = if self.kv_left >= 1 { 4 } else { 0 };
-            let scores_or_merges = match (self.kv_left >= 2, self.tokenizer_model.as_deref()) {
-                (true, Some("llama")) => 4,
-                (true, Some("gpt2")) => p.min_item + text + 1,
-                _ => 0,
-            };
-            let per_token = token_types + scores_or_merges;
-            per_token.saturating_mul(p.len)
+        let seen_average = at.saturating_sub(p.start) as f64 / p.done as f64;
+        let min_item = p.min_item as f64;
+        let (array_end, after_vocab) = if p.is_vocab {
+            let shape = VocabShape::of(
+                self.tokenizer_model.as_deref(),
+                self.tokenizer_pre.as_deref(),
+            );
+            // Text bytes per token, over the whole vocabulary: later tokens are longer.
+            let seen_text = (seen_average - min_item).max(0.0);
+            let growth = (p.len as f64 / p.done as f64).powf(shape.text_growth);
+            let rest_text = seen_text * growth;
+            let done_bytes = at.saturating_sub(p.start) as f64;
+            let rest_items = p.len.saturating_sub(p.done) as f64;
+            let array_end = p.start as f64 + done_bytes + rest_items * (min_item + rest_text);
+            let average_text = (seen_text * p.done as f64 + rest_text * rest_items) / p.len as f64;
+            // Only as many of the following arrays as there are keys left to hold them.
+            let per_token: f64 = shape
+                .following(min_item + average_text + 1.0)
+                .take(usize::try_from(self.kv_left).unwrap_or(usize::MAX))
+                .sum();
+            (array_end, per_token * p.len as f64)
         } else {
-            0
+            (p.start as f64 + seen_average * p.len as f64, 0.0)
         };
-        array_end
-            .saturating_add(after_vocab)
-            .saturating_add(rest_outside)
+        // f64 → u64 saturates; the sum of a file's worth of bytes is far below 2^53.
+        ((array_end + after_vocab) as u64).saturating_add(rest_outside)
     }
 
     /// Reads a count (u32 in v1, u64 after) and rejects it if the bytes cannot hold that many
@@ -263,9 +368,9 @@ impl<'a> Parser<'a> {
                 ));
             }
         }
-        let header = self.cur.slice_to_pos().to_vec();
         Ok(GgufFile {
-            header,
+            // Attached by `parse` / `parse_owned`, which own or borrow the prefix.
+            header: Vec::new(),
             format: self.format,
             version,
             alignment,
@@ -313,12 +418,19 @@ impl<'a> Parser<'a> {
             let value = read_value(&mut self.cur, value_type, self.format, &mut ctx, 0);
             self.progress = ctx.progress;
             let value = value?;
-            if let (TOKENIZER_MODEL_KEY, RawValue::String { start, len }) = (key, &value) {
-                let model = self
-                    .cur
-                    .slice_to_pos()
-                    .get(*start..start.saturating_add(*len));
-                self.tokenizer_model = model.map(|m| String::from_utf8_lossy(m).into_owned());
+            if let RawValue::String { start, len } = &value {
+                let text = || {
+                    let bytes = self
+                        .cur
+                        .slice_to_pos()
+                        .get(*start..start.saturating_add(*len));
+                    bytes.map(|b| String::from_utf8_lossy(b).into_owned())
+                };
+                match key {
+                    TOKENIZER_MODEL_KEY => self.tokenizer_model = text(),
+                    TOKENIZER_PRE_KEY => self.tokenizer_pre = text(),
+                    _ => {}
+                }
             }
             if !seen.insert(key.to_string()) {
                 return Err(Error::at(

@@ -10,7 +10,7 @@ mod io;
 mod tensor;
 mod value;
 
-pub use file::{parse, Endian, GgufFile, ParseStatus, DEFAULT_ALIGNMENT};
+pub use file::{parse, parse_owned, Endian, GgufFile, ParseStatus, DEFAULT_ALIGNMENT};
 pub use io::{read_header, read_range, FIRST_READ};
 pub use tensor::TensorInfo;
 pub use value::{ArrayView, GgufStr, Value, ValueType};
