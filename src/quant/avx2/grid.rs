@@ -206,6 +206,26 @@ unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     });
 }
 
+/// IQ3_S's grid with each 4-value row as 4 f32 (the bytes converted exactly), so a row is one
+/// 16-byte load: no widening or converting per value.
+#[repr(align(16))]
+struct Iq3sRows([[f32; 4]; 512]);
+
+static IQ3S_ROWS: Iq3sRows = {
+    let mut t = [[0f32; 4]; 512];
+    let mut i = 0;
+    while i < 512 {
+        let row = IQ3S_GRID[i].to_le_bytes();
+        let mut j = 0;
+        while j < 4 {
+            t[i][j] = row[j] as f32;
+            j += 1;
+        }
+        i += 1;
+    }
+    Iq3sRows(t)
+};
+
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 110, |b, y| {
@@ -215,15 +235,19 @@ unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             let db = _mm256_set1_ps(d * f32::from(1 + 2 * s));
             let qh = b[66 + g];
             // Bit k of qh is the 9th index bit of qs[k].
-            let grid = |k: usize| {
+            let row = |k: usize| {
                 let index = usize::from(b[2 + 8 * g + k]) | (usize::from((qh >> k) & 1) << 8);
-                IQ3S_GRID[index & 0x1ff]
+                let row = &IQ3S_ROWS.0[index & 0x1ff];
+                // SAFETY: `row` is 4 f32 (16 bytes), 16-byte aligned by Iq3sRows' alignment.
+                _mm_load_ps(row.as_ptr())
             };
             for r in 0..4 {
-                let row = iq3_rows(grid(2 * r), grid(2 * r + 1));
-                let signs = b[74 + 4 * g + r];
+                let grid =
+                    _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(row(2 * r)), row(2 * r + 1));
+                // db·grid is the scalar `scale * f32::from(g)`; the sign flip its negation.
+                let v = _mm256_xor_ps(_mm256_mul_ps(db, grid), sign_mask(b[74 + 4 * g + r]));
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
+                store::<NT>(y, 32 * g + 8 * r, v);
             }
         }
     });
