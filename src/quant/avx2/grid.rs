@@ -8,7 +8,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{f16_to_f32, le_u16, safe_kernel, store};
+use super::{f16_to_f32, le_u16, load16, safe_kernel, store};
 use crate::quant::scalar::grids::{
     IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
 };
@@ -226,24 +226,63 @@ static IQ3S_ROWS: Iq3sRows = {
     Iq3sRows(t)
 };
 
+/// The byte offsets into [`IQ3S_ROWS`] of a block's 64 grid rows: row `i` of group `g` has
+/// index `qs[8g + i] | (bit i of qh[g]) << 8`, made 16 at a time.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq3_s_offsets(b: &[u8; 110]) -> [u16; 64] {
+    let spread = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    let bits = _mm_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+    let nine = _mm_set1_epi16(0x1ff);
+    let mut offsets = [0u16; 64];
+    for j in 0..4 {
+        // SAFETY: qs is bytes 2..66 of the block; j < 4.
+        let qs = load16(b, 2 + 16 * j);
+        // 0xFF in byte i of each 8 where bit i of that group's qh byte is set.
+        let qh = _mm_shuffle_epi8(_mm_set1_epi16(le_u16(b, 66 + 2 * j) as i16), spread);
+        let high = _mm_cmpeq_epi8(_mm_and_si128(qh, bits), bits);
+        for (h, words) in [_mm_unpacklo_epi8(qs, high), _mm_unpackhi_epi8(qs, high)]
+            .into_iter()
+            .enumerate()
+        {
+            let words = _mm_slli_epi16::<4>(_mm_and_si128(words, nine));
+            // SAFETY: offsets[16j + 8h..+8] exists (j < 4, h < 2); storeu needs no alignment.
+            _mm_storeu_si128(offsets.as_mut_ptr().add(16 * j + 8 * h).cast(), words);
+        }
+    }
+    offsets
+}
+
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 110, |b, y| {
-        let d = f16_to_f32(le_u16(b, 0));
+        let d = _mm256_set1_ps(f16_to_f32(le_u16(b, 0)));
+        // The 8 group scales d·(1 + 2s), s the nibbles of bytes 106..110 (low nibble first).
+        let s = _mm_cvtsi32_si128(le_u32(b, 106) as i32);
+        let s = _mm_and_si128(
+            _mm_unpacklo_epi8(s, _mm_srli_epi16::<4>(s)),
+            _mm_set1_epi8(0x0F),
+        );
+        let s = _mm_add_epi8(_mm_add_epi8(s, s), _mm_set1_epi8(1));
+        let mut dbs = [0f32; 8];
+        // SAFETY: dbs is 8 f32; storeu needs no alignment.
+        _mm256_storeu_ps(
+            dbs.as_mut_ptr(),
+            _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(s))),
+        );
+        let offsets = iq3_s_offsets(b);
+        let rows: *const f32 = IQ3S_ROWS.0.as_ptr().cast();
+        // SAFETY: each offset is at most 511·16 bytes, so it and the next 16 bytes lie inside
+        // the 16-byte aligned 512 × 16-byte IQ3S_ROWS.
+        let row = |i: usize| _mm_load_ps(rows.byte_add(usize::from(offsets[i])));
         for g in 0..8 {
-            let s = (b[106 + g / 2] >> (4 * (g % 2))) & 0x0F;
-            let db = _mm256_set1_ps(d * f32::from(1 + 2 * s));
-            let qh = b[66 + g];
-            // Bit k of qh is the 9th index bit of qs[k].
-            let row = |k: usize| {
-                let index = usize::from(b[2 + 8 * g + k]) | (usize::from((qh >> k) & 1) << 8);
-                let row = &IQ3S_ROWS.0[index & 0x1ff];
-                // SAFETY: `row` is 4 f32 (16 bytes), 16-byte aligned by Iq3sRows' alignment.
-                _mm_load_ps(row.as_ptr())
-            };
+            let db = _mm256_broadcast_ss(&dbs[g]);
             for r in 0..4 {
-                let grid =
-                    _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(row(2 * r)), row(2 * r + 1));
+                let first = row(8 * g + 2 * r);
+                let grid = _mm256_insertf128_ps::<1>(
+                    _mm256_castps128_ps256(first),
+                    row(8 * g + 2 * r + 1),
+                );
                 // db·grid is the scalar `scale * f32::from(g)`; the sign flip its negation.
                 let v = _mm256_xor_ps(_mm256_mul_ps(db, grid), sign_mask(b[74 + 4 * g + r]));
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
