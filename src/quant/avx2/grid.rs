@@ -66,41 +66,29 @@ unsafe fn sign_mask(signs: u8) -> __m256 {
 /// bytes, bit j of `signs` negates value j (by flipping its sign bit).
 ///
 /// # Safety
-/// `at + 8 <= y.len()`, and `store`'s alignment rule with `NT`.
+/// `at + 8 <= y.len()`, and `store`'s alignment rule for `ST`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put_signed8<const NT: bool>(
-    y: &mut [f32],
-    at: usize,
-    scale: __m256,
-    row: u64,
-    signs: u8,
-) {
+unsafe fn put_signed8<const ST: u8>(y: &mut [f32], at: usize, scale: __m256, row: u64, signs: u8) {
     let grid = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(row as i64)));
     let v = _mm256_mul_ps(scale, grid);
-    // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
-    store::<NT>(y, at, _mm256_xor_ps(v, sign_mask(signs)));
+    // SAFETY: the caller guarantees y[at..at + 8] exists (and `ST`'s alignment).
+    store::<ST>(y, at, _mm256_xor_ps(v, sign_mask(signs)));
 }
 
 /// Writes the 8 values `dl · (grid[j] + delta)` (add, then multiply, as the scalar `put_iq1`)
 /// at `y[at..at + 8]` from IQ1 grid row `index` (11 bits), whose bytes are signed.
 ///
 /// # Safety
-/// `at + 8 <= y.len()`, and `store`'s alignment rule with `NT`.
+/// `at + 8 <= y.len()`, and `store`'s alignment rule for `ST`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put_iq1<const NT: bool>(
-    y: &mut [f32],
-    at: usize,
-    dl: __m256,
-    index: usize,
-    delta: __m256,
-) {
+unsafe fn put_iq1<const ST: u8>(y: &mut [f32], at: usize, dl: __m256, index: usize, delta: __m256) {
     let row = IQ1S_GRID[index & 0x7ff];
     let grid = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(row as i64)));
     let v = _mm256_mul_ps(dl, _mm256_add_ps(grid, delta));
-    // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
-    store::<NT>(y, at, v);
+    // SAFETY: the caller guarantees y[at..at + 8] exists (and `ST`'s alignment).
+    store::<ST>(y, at, v);
 }
 
 /// IQ1 delta in every lane: `+IQ1S_DELTA`, or its negation where `flag` (a single bit, any
@@ -126,7 +114,7 @@ macro_rules! blocks {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq2_xxs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 66, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -137,14 +125,14 @@ unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let row = IQ2XXS_GRID[usize::from(b[at + k])];
                 let signs = KSIGNS_IQ2XS[((aux >> (7 * k)) & 127) as usize];
                 // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
+                put_signed8::<ST>(y, 32 * g + 8 * k, db, row, signs);
             }
         }
     });
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq2_xs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 74, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -157,7 +145,7 @@ unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                     let row = IQ2XS_GRID[usize::from(q & 0x1ff)];
                     let signs = KSIGNS_IQ2XS[usize::from((q >> 9) & 127)];
                     // SAFETY: 32 * g + 16 * p + 8 * w + 8 <= 256 = y.len().
-                    put_signed8::<NT>(y, 32 * g + 16 * p + 8 * w, db, row, signs);
+                    put_signed8::<ST>(y, 32 * g + 16 * p + 8 * w, db, row, signs);
                 }
             }
         }
@@ -165,7 +153,7 @@ unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq2_s<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 82, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -180,7 +168,7 @@ unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                     let row = IQ2S_GRID[index & 0x3ff];
                     let signs = b[34 + 4 * g + k];
                     // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                    put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
+                    put_signed8::<ST>(y, 32 * g + 8 * k, db, row, signs);
                 }
             }
         }
@@ -188,7 +176,7 @@ unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq3_xxs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 98, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -200,7 +188,7 @@ unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let signs = KSIGNS_IQ2XS[((aux >> (7 * r)) & 127) as usize];
                 let row = iq3_rows(first, second);
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
+                put_signed8::<ST>(y, 32 * g + 8 * r, db, row, signs);
             }
         }
     });
@@ -254,7 +242,7 @@ unsafe fn iq3_s_offsets(b: &[u8; 110]) -> [u16; 64] {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq3_s<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 110, |b, y| {
         let d = _mm256_set1_ps(f16_to_f32(le_u16(b, 0)));
         // The 8 group scales d·(1 + 2s), s the nibbles of bytes 106..110 (low nibble first).
@@ -286,14 +274,14 @@ unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 // db·grid is the scalar `scale * f32::from(g)`; the sign flip its negation.
                 let v = _mm256_xor_ps(_mm256_mul_ps(db, grid), sign_mask(b[74 + 4 * g + r]));
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                store::<NT>(y, 32 * g + 8 * r, v);
+                store::<ST>(y, 32 * g + 8 * r, v);
             }
         }
     });
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq1_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq1_s<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 50, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -303,14 +291,14 @@ unsafe fn iq1_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             for k in 0..4 {
                 let index = usize::from(b[2 + 4 * g + k]) | (usize::from((qh >> (3 * k)) & 7) << 8);
                 // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                put_iq1::<NT>(y, 32 * g + 8 * k, dl, index, delta);
+                put_iq1::<ST>(y, 32 * g + 8 * k, dl, index, delta);
             }
         }
     });
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq1_m<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq1_m<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 56, |b, y| {
         let s: [u16; 4] = [le_u16(b, 48), le_u16(b, 50), le_u16(b, 52), le_u16(b, 54)];
         let d = f16_to_f32(
@@ -323,7 +311,7 @@ unsafe fn iq1_m<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let nib = (qh >> (4 * r)) & 0x0F;
                 let index = usize::from(b[2 * h + r]) | (usize::from(nib & 7) << 8);
                 // SAFETY: 16 * h + 8 * r + 8 <= 256 = y.len() (h < 16, r < 2).
-                put_iq1::<NT>(y, 16 * h + 8 * r, dl, index, iq1_delta(u32::from(nib & 8)));
+                put_iq1::<ST>(y, 16 * h + 8 * r, dl, index, iq1_delta(u32::from(nib & 8)));
             }
         }
     });

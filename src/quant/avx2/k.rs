@@ -20,13 +20,7 @@ safe_kernel!(dequant_q8_k => q8_k);
 /// `at + 32 <= y.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put32_min<const NT: bool>(
-    y: &mut [f32],
-    at: usize,
-    q: __m256i,
-    s: [f32; 2],
-    m: [f32; 2],
-) {
+unsafe fn put32_min<const ST: u8>(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2], m: [f32; 2]) {
     let [a, b, c, d] = i8x32_ps(q);
     let (s0, s1) = (_mm256_set1_ps(s[0]), _mm256_set1_ps(s[1]));
     let (m0, m1) = (_mm256_set1_ps(m[0]), _mm256_set1_ps(m[1]));
@@ -37,7 +31,7 @@ unsafe fn put32_min<const NT: bool>(
         _mm256_sub_ps(_mm256_mul_ps(s1, d), m1),
     ];
     // SAFETY: the caller guarantees y[at..at + 32] exists.
-    store_all::<NT>(y, at, &v);
+    store_all::<ST>(y, at, &v);
 }
 
 /// Writes 32 values `y[at..at + 32]`: the first 16 as `s0 * q`, the last 16 as `s1 * q`.
@@ -46,7 +40,7 @@ unsafe fn put32_min<const NT: bool>(
 /// `at + 32 <= y.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put32<const NT: bool>(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2]) {
+unsafe fn put32<const ST: u8>(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2]) {
     let [a, b, c, d] = i8x32_ps(q);
     let (s0, s1) = (_mm256_set1_ps(s[0]), _mm256_set1_ps(s[1]));
     let v = [
@@ -56,7 +50,7 @@ unsafe fn put32<const NT: bool>(y: &mut [f32], at: usize, q: __m256i, s: [f32; 2
         _mm256_mul_ps(s1, d),
     ];
     // SAFETY: the caller guarantees y[at..at + 32] exists.
-    store_all::<NT>(y, at, &v);
+    store_all::<ST>(y, at, &v);
 }
 
 /// 2-bit fields at `shift` (0, 2, 4 or 6) of 32 bytes, as bytes 0..4.
@@ -76,7 +70,7 @@ unsafe fn has_bit(bits: __m256i, mask: u8) -> __m256i {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q2_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q2_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(84).zip(out.chunks_exact_mut(256)) {
         let d = f16_to_f32(le_u16(b, 80));
         let min = f16_to_f32(le_u16(b, 82));
@@ -87,7 +81,7 @@ unsafe fn q2_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             // SAFETY: quants are bytes 16..80 of the 84-byte block; p / 4 < 2.
             let qs = load32(b, 16 + 32 * (p / 4));
             // SAFETY: p < 8, so 32 * p + 32 <= 256 = y.len().
-            put32_min::<NT>(y, 32 * p, crumbs(qs, 2 * (p % 4)), dl, ml);
+            put32_min::<ST>(y, 32 * p, crumbs(qs, 2 * (p % 4)), dl, ml);
         }
     }
 }
@@ -130,7 +124,7 @@ unsafe fn transpose32(v: __m256i) -> __m256i {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q3_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q3_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     // Lane j of a table is dl·(j − 4), the 8 possible values; a 3-bit index (2 quant bits, the
     // hmask bit as bit 2) picks one with a permute, in place of a convert and a multiply.
     let levels = _mm256_setr_ps(-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0);
@@ -156,7 +150,7 @@ unsafe fn q3_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 for k in 2 * h..2 * h + 2 {
                     let idx = _mm256_srl_epi32(index, _mm_cvtsi32_si128(8 * k as i32));
                     // SAFETY: 32 * p + 8 * k + 8 <= 256 = y.len() (p < 8, k < 4).
-                    store::<NT>(y, 32 * p + 8 * k, _mm256_permutevar8x32_ps(table, idx));
+                    store::<ST>(y, 32 * p + 8 * k, _mm256_permutevar8x32_ps(table, idx));
                 }
             }
         }
@@ -182,7 +176,7 @@ fn scale_min_k4(packed: &[u8]) -> [(u8, u8); 8] {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q4_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q4_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let low4 = _mm256_set1_epi8(0x0F);
     for (b, y) in blocks.chunks_exact(144).zip(out.chunks_exact_mut(256)) {
         let d = f16_to_f32(le_u16(b, 0));
@@ -198,14 +192,14 @@ unsafe fn q4_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let d1 = d * f32::from(sc);
                 let m1 = min * f32::from(m);
                 // SAFETY: 64 * j + 32 * h + 32 <= 256 = y.len().
-                put32_min::<NT>(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
+                put32_min::<ST>(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
             }
         }
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q5_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q5_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let low4 = _mm256_set1_epi8(0x0F);
     let sixteen = _mm256_set1_epi8(16);
     for (b, y) in blocks.chunks_exact(176).zip(out.chunks_exact_mut(256)) {
@@ -226,14 +220,14 @@ unsafe fn q5_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let m1 = min * f32::from(m);
                 let q = _mm256_or_si256(q, high);
                 // SAFETY: 64 * j + 32 * h + 32 <= 256 = y.len().
-                put32_min::<NT>(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
+                put32_min::<ST>(y, 64 * j + 32 * h, q, [d1; 2], [m1; 2]);
             }
         }
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q6_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q6_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let low4 = _mm256_set1_epi8(0x0F);
     let three = _mm256_set1_epi8(3);
     let offset = _mm256_set1_epi8(32);
@@ -255,14 +249,14 @@ unsafe fn q6_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let q = _mm256_sub_epi8(_mm256_or_si256(low, high), offset);
                 let s = [scales[8 * n + 2 * k], scales[8 * n + 2 * k + 1]];
                 // SAFETY: 128 * n + 32 * k + 32 <= 256 = y.len().
-                put32::<NT>(y, 128 * n + 32 * k, q, s);
+                put32::<ST>(y, 128 * n + 32 * k, q, s);
             }
         }
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q8_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q8_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(292).zip(out.chunks_exact_mut(256)) {
         let lo = u32::from(le_u16(b, 0));
         let hi = u32::from(le_u16(b, 2));
@@ -271,7 +265,7 @@ unsafe fn q8_k<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             // SAFETY: quants are bytes 4..260 of the 292-byte block and 4 + 32 * j + 32 <= 260;
             // 32 * j + 32 <= 256 = y.len().
             let q = i8x32_ps(load32(b, 4 + 32 * j)).map(|q| _mm256_mul_ps(d, q));
-            store_all::<NT>(y, 32 * j, &q);
+            store_all::<ST>(y, 32 * j, &q);
         }
     }
 }
