@@ -86,13 +86,43 @@ unsafe fn q8_1<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     }
 }
 
+/// The `vpshufb` control putting byte `o + i` of a 16-byte row (present in both 128-bit
+/// lanes) into the top byte of dword lane i, zeros (0x80) elsewhere.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn top_bytes(o: i8) -> __m256i {
+    let mut control = [i8::MIN; 32];
+    for (i, dword) in (0..).zip(control.chunks_exact_mut(4)) {
+        if let Some(top) = dword.last_mut() {
+            *top = o + i;
+        }
+    }
+    // SAFETY: `control` is 32 bytes; loadu needs no alignment.
+    _mm256_loadu_si256(control.as_ptr().cast())
+}
+
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn q4_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
+    // A nibble n with bit 3 flipped, read as a signed 4-bit number, is n − 8. Each output
+    // vector takes one nibble per lane to the top of the dword, where an arithmetic shift by 28
+    // sign-extends it: no widening shuffles, and the −8 comes free.
+    let flip = _mm256_set1_epi8(0x88u8 as i8);
+    let (first, second) = (top_bytes(0), top_bytes(8));
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         // SAFETY: a block is 18 bytes, quants at 2..18; y holds 32 values.
-        let q = _mm256_sub_epi8(nibbles32(load16(b, 2)), _mm256_set1_epi8(8));
-        store_all::<ST>(y, 0, &scale(i8x32_ps(q), d));
+        let high = _mm256_xor_si256(_mm256_broadcastsi128_si256(load16(b, 2)), flip);
+        // Each byte's low nibble moved up to its high nibble.
+        let low = _mm256_slli_epi16::<4>(high);
+        // Values 0..16 are the low nibbles of bytes 0..16, values 16..32 the high nibbles.
+        let q = [
+            _mm256_shuffle_epi8(low, first),
+            _mm256_shuffle_epi8(low, second),
+            _mm256_shuffle_epi8(high, first),
+            _mm256_shuffle_epi8(high, second),
+        ]
+        .map(|t| _mm256_cvtepi32_ps(_mm256_srai_epi32::<28>(t)));
+        store_all::<ST>(y, 0, &scale(q, d));
     }
 }
 
