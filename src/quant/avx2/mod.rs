@@ -198,9 +198,8 @@ unsafe fn store<const ST: u8>(y: &mut [f32], at: usize, v: __m256) {
     match ST {
         STREAM => {
             debug_assert!(p as usize % 16 == 0);
-            // SAFETY: p and p + 4 are 16-byte aligned (caller) and inside y[at..at + 8].
-            stream128(p, _mm256_castps256_ps128(v));
-            stream128(p.add(4), _mm256_extractf128_ps::<1>(v));
+            // SAFETY: p is 16-byte aligned (caller) and y[at..at + 8] is the 32 bytes at p.
+            stream(p, v);
         }
         // SAFETY: y[at..at + 8] is the 32 bytes at p (caller).
         HALVES => store_halves(p, v),
@@ -227,21 +226,25 @@ unsafe fn store_halves(p: *mut f32, v: __m256) {
     );
 }
 
-/// A non-temporal store of 4 f32 at `p`, VEX-encoded. (`_mm_stream_ps` is a legacy-SSE
-/// `movntps`; between 256-bit AVX instructions that costs an SSE/AVX transition or a false
-/// dependency on the upper halves, per store.)
+/// Non-temporal stores of the 8 f32 of `v` at `p` (two 16-byte halves), VEX-encoded and in one
+/// `asm!` so both use the one address register. (`_mm_stream_ps` is a legacy-SSE `movntps`;
+/// between 256-bit AVX instructions that costs an SSE/AVX transition or a false dependency on
+/// the upper halves, per store.)
 ///
 /// # Safety
-/// `p` is 16-byte aligned and valid for writing 16 bytes.
+/// `p` is 16-byte aligned and valid for writing 32 bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn stream128(p: *mut f32, v: __m128) {
-    // SAFETY: the caller guarantees p is aligned and writable for 16 bytes; the instruction
-    // touches nothing else (no stack, no flags).
+unsafe fn stream(p: *mut f32, v: __m256) {
+    // SAFETY: the caller guarantees p is aligned and writable for 32 bytes; the instructions
+    // touch nothing else (no stack, no flags; `high` is a scratch register).
     core::arch::asm!(
-        "vmovntps xmmword ptr [{p}], {v}",
+        "vmovntps xmmword ptr [{p}], {v:x}",
+        "vextractf128 {high}, {v:y}, 1",
+        "vmovntps xmmword ptr [{p} + 16], {high}",
         p = in(reg) p,
-        v = in(xmm_reg) v,
+        v = in(ymm_reg) v,
+        high = out(xmm_reg) _,
         options(nostack, preserves_flags),
     );
 }
