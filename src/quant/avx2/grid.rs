@@ -5,6 +5,8 @@
 //! the scalar kernels' f32 expressions, computed once per group. Per 8 values: widen the row,
 //! convert, multiply by the group scale, then flip the sign bit (XOR) where the sign byte says
 //! so — ggml's `* ±1` is a sign flip, NaN included, as the scalar `put_signed` negation.
+//! IQ3_S instead loads its rows already as f32 (`IQ3S_ROWS`), at offsets made with SIMD once
+//! per block.
 
 use core::arch::x86_64::*;
 
