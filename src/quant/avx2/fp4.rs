@@ -21,7 +21,7 @@ unsafe fn table() -> __m128i {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn mxfp4<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn mxfp4<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let table = table();
     for (b, y) in blocks.chunks_exact(17).zip(out.chunks_exact_mut(32)) {
         let d = _mm256_set1_ps(e8m0_to_f32_half(b[0]));
@@ -31,12 +31,12 @@ unsafe fn mxfp4<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
         let [a2, a3] = i8x16_ps(_mm_shuffle_epi8(table, hi));
         let v = [a0, a1, a2, a3].map(|a| _mm256_mul_ps(a, d));
         // SAFETY: y holds 32 values.
-        store_all::<NT>(y, 0, &v);
+        store_all::<ST>(y, 0, &v);
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn nvfp4<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn nvfp4<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let table = table();
     for (b, y) in blocks.chunks_exact(36).zip(out.chunks_exact_mut(64)) {
         for s in 0..4 {
@@ -46,9 +46,9 @@ unsafe fn nvfp4<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             let lo = _mm256_mul_ps(i8x8_ps(_mm_shuffle_epi8(table, lo)), d);
             let hi = _mm256_mul_ps(i8x8_ps(_mm_shuffle_epi8(table, hi)), d);
             // SAFETY: 16 * s + 16 <= 64 = y.len().
-            store::<NT>(y, 16 * s, lo);
+            store::<ST>(y, 16 * s, lo);
             // SAFETY: as above.
-            store::<NT>(y, 16 * s + 8, hi);
+            store::<ST>(y, 16 * s + 8, hi);
         }
     }
 }

@@ -5,10 +5,12 @@
 //! the scalar kernels' f32 expressions, computed once per group. Per 8 values: widen the row,
 //! convert, multiply by the group scale, then flip the sign bit (XOR) where the sign byte says
 //! so — ggml's `* ±1` is a sign flip, NaN included, as the scalar `put_signed` negation.
+//! IQ3_S instead loads its rows already as f32 (`IQ3S_ROWS`), at offsets made with SIMD once
+//! per block.
 
 use core::arch::x86_64::*;
 
-use super::{f16_to_f32, le_u16, safe_kernel, store};
+use super::{f16_to_f32, le_u16, load16, safe_kernel, store};
 use crate::quant::scalar::grids::{
     IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
 };
@@ -66,41 +68,29 @@ unsafe fn sign_mask(signs: u8) -> __m256 {
 /// bytes, bit j of `signs` negates value j (by flipping its sign bit).
 ///
 /// # Safety
-/// `at + 8 <= y.len()`, and `store`'s alignment rule with `NT`.
+/// `at + 8 <= y.len()`, and `store`'s alignment rule for `ST`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put_signed8<const NT: bool>(
-    y: &mut [f32],
-    at: usize,
-    scale: __m256,
-    row: u64,
-    signs: u8,
-) {
+unsafe fn put_signed8<const ST: u8>(y: &mut [f32], at: usize, scale: __m256, row: u64, signs: u8) {
     let grid = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(row as i64)));
     let v = _mm256_mul_ps(scale, grid);
-    // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
-    store::<NT>(y, at, _mm256_xor_ps(v, sign_mask(signs)));
+    // SAFETY: the caller guarantees y[at..at + 8] exists (and `ST`'s alignment).
+    store::<ST>(y, at, _mm256_xor_ps(v, sign_mask(signs)));
 }
 
 /// Writes the 8 values `dl · (grid[j] + delta)` (add, then multiply, as the scalar `put_iq1`)
 /// at `y[at..at + 8]` from IQ1 grid row `index` (11 bits), whose bytes are signed.
 ///
 /// # Safety
-/// `at + 8 <= y.len()`, and `store`'s alignment rule with `NT`.
+/// `at + 8 <= y.len()`, and `store`'s alignment rule for `ST`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put_iq1<const NT: bool>(
-    y: &mut [f32],
-    at: usize,
-    dl: __m256,
-    index: usize,
-    delta: __m256,
-) {
+unsafe fn put_iq1<const ST: u8>(y: &mut [f32], at: usize, dl: __m256, index: usize, delta: __m256) {
     let row = IQ1S_GRID[index & 0x7ff];
     let grid = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(row as i64)));
     let v = _mm256_mul_ps(dl, _mm256_add_ps(grid, delta));
-    // SAFETY: the caller guarantees y[at..at + 8] exists (and NT alignment).
-    store::<NT>(y, at, v);
+    // SAFETY: the caller guarantees y[at..at + 8] exists (and `ST`'s alignment).
+    store::<ST>(y, at, v);
 }
 
 /// IQ1 delta in every lane: `+IQ1S_DELTA`, or its negation where `flag` (a single bit, any
@@ -126,7 +116,7 @@ macro_rules! blocks {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq2_xxs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 66, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -137,14 +127,14 @@ unsafe fn iq2_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let row = IQ2XXS_GRID[usize::from(b[at + k])];
                 let signs = KSIGNS_IQ2XS[((aux >> (7 * k)) & 127) as usize];
                 // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
+                put_signed8::<ST>(y, 32 * g + 8 * k, db, row, signs);
             }
         }
     });
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq2_xs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 74, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -157,7 +147,7 @@ unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                     let row = IQ2XS_GRID[usize::from(q & 0x1ff)];
                     let signs = KSIGNS_IQ2XS[usize::from((q >> 9) & 127)];
                     // SAFETY: 32 * g + 16 * p + 8 * w + 8 <= 256 = y.len().
-                    put_signed8::<NT>(y, 32 * g + 16 * p + 8 * w, db, row, signs);
+                    put_signed8::<ST>(y, 32 * g + 16 * p + 8 * w, db, row, signs);
                 }
             }
         }
@@ -165,7 +155,7 @@ unsafe fn iq2_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq2_s<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 82, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -180,7 +170,7 @@ unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                     let row = IQ2S_GRID[index & 0x3ff];
                     let signs = b[34 + 4 * g + k];
                     // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                    put_signed8::<NT>(y, 32 * g + 8 * k, db, row, signs);
+                    put_signed8::<ST>(y, 32 * g + 8 * k, db, row, signs);
                 }
             }
         }
@@ -188,7 +178,7 @@ unsafe fn iq2_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq3_xxs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 98, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -200,37 +190,100 @@ unsafe fn iq3_xxs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let signs = KSIGNS_IQ2XS[((aux >> (7 * r)) & 127) as usize];
                 let row = iq3_rows(first, second);
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
+                put_signed8::<ST>(y, 32 * g + 8 * r, db, row, signs);
             }
         }
     });
 }
 
+/// IQ3_S's grid with each 4-value row as 4 f32 (the bytes converted exactly), so a row is one
+/// 16-byte load: no widening or converting per value.
+#[repr(align(16))]
+struct Iq3sRows([[f32; 4]; 512]);
+
+static IQ3S_ROWS: Iq3sRows = {
+    let mut t = [[0f32; 4]; 512];
+    let mut i = 0;
+    while i < 512 {
+        let row = IQ3S_GRID[i].to_le_bytes();
+        let mut j = 0;
+        while j < 4 {
+            t[i][j] = row[j] as f32;
+            j += 1;
+        }
+        i += 1;
+    }
+    Iq3sRows(t)
+};
+
+/// The byte offsets into [`IQ3S_ROWS`] of a block's 64 grid rows: row `i` of group `g` has
+/// index `qs[8g + i] | (bit i of qh[g]) << 8`, made 16 at a time.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq3_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq3_s_offsets(b: &[u8; 110]) -> [u16; 64] {
+    let spread = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    let bits = _mm_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+    let nine = _mm_set1_epi16(0x1ff);
+    let mut offsets = [0u16; 64];
+    for j in 0..4 {
+        // SAFETY: qs is bytes 2..66 of the block; j < 4.
+        let qs = load16(b, 2 + 16 * j);
+        // 0xFF in byte i of each 8 where bit i of that group's qh byte is set.
+        let qh = _mm_shuffle_epi8(_mm_set1_epi16(le_u16(b, 66 + 2 * j) as i16), spread);
+        let high = _mm_cmpeq_epi8(_mm_and_si128(qh, bits), bits);
+        for (h, words) in [_mm_unpacklo_epi8(qs, high), _mm_unpackhi_epi8(qs, high)]
+            .into_iter()
+            .enumerate()
+        {
+            let words = _mm_slli_epi16::<4>(_mm_and_si128(words, nine));
+            // SAFETY: offsets[16j + 8h..+8] exists (j < 4, h < 2); storeu needs no alignment.
+            _mm_storeu_si128(offsets.as_mut_ptr().add(16 * j + 8 * h).cast(), words);
+        }
+    }
+    offsets
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn iq3_s<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 110, |b, y| {
-        let d = f16_to_f32(le_u16(b, 0));
+        let d = _mm256_set1_ps(f16_to_f32(le_u16(b, 0)));
+        // The 8 group scales d·(1 + 2s), s the nibbles of bytes 106..110 (low nibble first).
+        let s = _mm_cvtsi32_si128(le_u32(b, 106) as i32);
+        let s = _mm_and_si128(
+            _mm_unpacklo_epi8(s, _mm_srli_epi16::<4>(s)),
+            _mm_set1_epi8(0x0F),
+        );
+        let s = _mm_add_epi8(_mm_add_epi8(s, s), _mm_set1_epi8(1));
+        let mut dbs = [0f32; 8];
+        // SAFETY: dbs is 8 f32; storeu needs no alignment.
+        _mm256_storeu_ps(
+            dbs.as_mut_ptr(),
+            _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(s))),
+        );
+        let offsets = iq3_s_offsets(b);
+        let rows: *const f32 = IQ3S_ROWS.0.as_ptr().cast();
+        // SAFETY: each offset is at most 511·16 bytes, so it and the next 16 bytes lie inside
+        // the 16-byte aligned 512 × 16-byte IQ3S_ROWS.
+        let row = |i: usize| _mm_load_ps(rows.byte_add(usize::from(offsets[i])));
         for g in 0..8 {
-            let s = (b[106 + g / 2] >> (4 * (g % 2))) & 0x0F;
-            let db = _mm256_set1_ps(d * f32::from(1 + 2 * s));
-            let qh = b[66 + g];
-            // Bit k of qh is the 9th index bit of qs[k].
-            let grid = |k: usize| {
-                let index = usize::from(b[2 + 8 * g + k]) | (usize::from((qh >> k) & 1) << 8);
-                IQ3S_GRID[index & 0x1ff]
-            };
+            let db = _mm256_broadcast_ss(&dbs[g]);
             for r in 0..4 {
-                let row = iq3_rows(grid(2 * r), grid(2 * r + 1));
-                let signs = b[74 + 4 * g + r];
+                let first = row(8 * g + 2 * r);
+                let grid = _mm256_insertf128_ps::<1>(
+                    _mm256_castps128_ps256(first),
+                    row(8 * g + 2 * r + 1),
+                );
+                // db·grid is the scalar `scale * f32::from(g)`; the sign flip its negation.
+                let v = _mm256_xor_ps(_mm256_mul_ps(db, grid), sign_mask(b[74 + 4 * g + r]));
                 // SAFETY: 32 * g + 8 * r + 8 <= 256 = y.len() (g < 8, r < 4).
-                put_signed8::<NT>(y, 32 * g + 8 * r, db, row, signs);
+                store::<ST>(y, 32 * g + 8 * r, v);
             }
         }
     });
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq1_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq1_s<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 50, |b, y| {
         let d = f16_to_f32(le_u16(b, 0));
         for g in 0..8 {
@@ -240,14 +293,14 @@ unsafe fn iq1_s<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             for k in 0..4 {
                 let index = usize::from(b[2 + 4 * g + k]) | (usize::from((qh >> (3 * k)) & 7) << 8);
                 // SAFETY: 32 * g + 8 * k + 8 <= 256 = y.len() (g < 8, k < 4).
-                put_iq1::<NT>(y, 32 * g + 8 * k, dl, index, delta);
+                put_iq1::<ST>(y, 32 * g + 8 * k, dl, index, delta);
             }
         }
     });
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq1_m<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq1_m<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     blocks!(blocks, out, 56, |b, y| {
         let s: [u16; 4] = [le_u16(b, 48), le_u16(b, 50), le_u16(b, 52), le_u16(b, 54)];
         let d = f16_to_f32(
@@ -260,7 +313,7 @@ unsafe fn iq1_m<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let nib = (qh >> (4 * r)) & 0x0F;
                 let index = usize::from(b[2 * h + r]) | (usize::from(nib & 7) << 8);
                 // SAFETY: 16 * h + 8 * r + 8 <= 256 = y.len() (h < 16, r < 2).
-                put_iq1::<NT>(y, 16 * h + 8 * r, dl, index, iq1_delta(u32::from(nib & 8)));
+                put_iq1::<ST>(y, 16 * h + 8 * r, dl, index, iq1_delta(u32::from(nib & 8)));
             }
         }
     });

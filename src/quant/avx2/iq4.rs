@@ -24,7 +24,7 @@ unsafe fn table() -> __m128i {
 /// `at + 32 <= y.len()` and `q_at + 16 <= b.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn put_iq4<const NT: bool>(
+unsafe fn put_iq4<const ST: u8>(
     y: &mut [f32],
     at: usize,
     dl: f32,
@@ -39,21 +39,21 @@ unsafe fn put_iq4<const NT: bool>(
     let [a2, a3] = i8x16_ps(_mm_shuffle_epi8(table, hi));
     let v = [a0, a1, a2, a3].map(|a| _mm256_mul_ps(dl, a));
     // SAFETY: the caller guarantees y[at..at + 32] exists.
-    store_all::<NT>(y, at, &v);
+    store_all::<ST>(y, at, &v);
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq4_nl<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq4_nl<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let table = table();
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(32)) {
         let d = f16_to_f32(le_u16(b, 0));
         // SAFETY: the 18-byte block has its indices at 2..18; y holds 32 values.
-        put_iq4::<NT>(y, 0, d, b, 2, table);
+        put_iq4::<ST>(y, 0, d, b, 2, table);
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn iq4_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn iq4_xs<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let table = table();
     for (b, y) in blocks.chunks_exact(136).zip(out.chunks_exact_mut(256)) {
         let d = f16_to_f32(le_u16(b, 0));
@@ -64,7 +64,7 @@ unsafe fn iq4_xs<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             let dl = d * (ls - 32) as f32;
             // SAFETY: indices are bytes 8..136 of the 136-byte block and 8 + 16 * ib + 16 <=
             // 136; 32 * ib + 32 <= 256 = y.len().
-            put_iq4::<NT>(y, 32 * ib, dl, b, 8 + 16 * ib, table);
+            put_iq4::<ST>(y, 32 * ib, dl, b, 8 + 16 * ib, table);
         }
     }
 }

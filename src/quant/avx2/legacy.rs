@@ -65,72 +65,102 @@ fn le_u32(b: &[u8], at: usize) -> u32 {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q8_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q8_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(34).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         // SAFETY: a block is 34 bytes: quants at 2..18 and 18..34; y holds 32 values.
         let [a0, a1] = i8x16_ps(load16(b, 2));
         let [a2, a3] = i8x16_ps(load16(b, 18));
-        store_all::<NT>(y, 0, &scale([a0, a1, a2, a3], d));
+        store_all::<ST>(y, 0, &scale([a0, a1, a2, a3], d));
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q8_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q8_1<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(36).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         // SAFETY: a block is 36 bytes: d, s, then quants at 4..20 and 20..36; y holds 32 values.
         let [a0, a1] = i8x16_ps(load16(b, 4));
         let [a2, a3] = i8x16_ps(load16(b, 20));
-        store_all::<NT>(y, 0, &scale([a0, a1, a2, a3], d));
+        store_all::<ST>(y, 0, &scale([a0, a1, a2, a3], d));
     }
 }
 
+/// The `vpshufb` control putting byte `o + i` of a 16-byte row (present in both 128-bit
+/// lanes) into the top byte of dword lane i, zeros (0x80) elsewhere.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q4_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn top_bytes(o: i8) -> __m256i {
+    let mut control = [i8::MIN; 32];
+    for (i, dword) in (0..).zip(control.chunks_exact_mut(4)) {
+        if let Some(top) = dword.last_mut() {
+            *top = o + i;
+        }
+    }
+    // SAFETY: `control` is 32 bytes; loadu needs no alignment.
+    _mm256_loadu_si256(control.as_ptr().cast())
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q4_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
+    // A nibble n with bit 3 flipped, read as a signed 4-bit number, is n − 8. Each output
+    // vector takes one nibble per lane to the top of the dword, where an arithmetic shift by 28
+    // sign-extends it: no widening shuffles, and the −8 comes free.
+    let flip = _mm256_set1_epi8(0x88u8 as i8);
+    let (first, second) = (top_bytes(0), top_bytes(8));
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         // SAFETY: a block is 18 bytes, quants at 2..18; y holds 32 values.
-        let q = _mm256_sub_epi8(nibbles32(load16(b, 2)), _mm256_set1_epi8(8));
-        store_all::<NT>(y, 0, &scale(i8x32_ps(q), d));
+        let high = _mm256_xor_si256(_mm256_broadcastsi128_si256(load16(b, 2)), flip);
+        // Each byte's low nibble moved up to its high nibble.
+        let low = _mm256_slli_epi16::<4>(high);
+        // Values 0..16 are the low nibbles of bytes 0..16, values 16..32 the high nibbles.
+        let q = [
+            _mm256_shuffle_epi8(low, first),
+            _mm256_shuffle_epi8(low, second),
+            _mm256_shuffle_epi8(high, first),
+            _mm256_shuffle_epi8(high, second),
+        ]
+        .map(|t| _mm256_cvtepi32_ps(_mm256_srai_epi32::<28>(t)));
+        store_all::<ST>(y, 0, &scale(q, d));
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q4_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q4_1<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(20).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         let m = f16_splat(b, 2);
         // SAFETY: a block is 20 bytes, quants at 4..20; y holds 32 values.
         let q = nibbles32(load16(b, 4));
-        store_all::<NT>(y, 0, &scale_min(i8x32_ps(q), d, m));
+        store_all::<ST>(y, 0, &scale_min(i8x32_ps(q), d, m));
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q5_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q5_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(22).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         // SAFETY: a block is 22 bytes, qh at 2..6, quants at 6..22; y holds 32 values.
         let q = with_fifth_bit(nibbles32(load16(b, 6)), le_u32(b, 2));
         let q = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
-        store_all::<NT>(y, 0, &scale(i8x32_ps(q), d));
+        store_all::<ST>(y, 0, &scale(i8x32_ps(q), d));
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q5_1<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q5_1<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(24).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
         let m = f16_splat(b, 2);
         // SAFETY: a block is 24 bytes, qh at 4..8, quants at 8..24; y holds 32 values.
         let q = with_fifth_bit(nibbles32(load16(b, 8)), le_u32(b, 4));
-        store_all::<NT>(y, 0, &scale_min(i8x32_ps(q), d, m));
+        store_all::<ST>(y, 0, &scale_min(i8x32_ps(q), d, m));
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q1_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(128)) {
         let d = f16_splat(b, 0);
@@ -141,13 +171,13 @@ unsafe fn q1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(byte.into()), bit), bit);
             let v = _mm256_blendv_ps(neg_d, d, _mm256_castsi256_ps(set));
             // SAFETY: i < 16, so 8 * i + 8 <= 128 = y.len().
-            store::<NT>(y, 8 * i, v);
+            store::<ST>(y, 8 * i, v);
         }
     }
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn q2_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn q2_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     for (b, y) in blocks.chunks_exact(18).zip(out.chunks_exact_mut(64)) {
         // (q - 1) * d for q = 0..4, picked per lane by vpermps (which reads the low 3 bits of
@@ -158,7 +188,7 @@ unsafe fn q2_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             let pair = i32::from(super::le_u16(b, 2 + 2 * i));
             let q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(pair), shifts), three);
             // SAFETY: i < 8, so 8 * i + 8 <= 64 = y.len().
-            store::<NT>(y, 8 * i, _mm256_permutevar8x32_ps(table, q));
+            store::<ST>(y, 8 * i, _mm256_permutevar8x32_ps(table, q));
         }
     }
 }

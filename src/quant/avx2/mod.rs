@@ -67,8 +67,21 @@ fn streaming(out: &[f32]) -> bool {
     out.len() >= STREAM_MIN && out.as_ptr() as usize % 16 == 0
 }
 
+/// How a kernel stores its outputs: the const parameter `ST` of every kernel, chosen per call
+/// by `safe_kernel`.
+///
+/// `WHOLE`: one 32-byte store per 8 values, for outputs that start 32-byte aligned (then no
+/// store straddles a cache line).
+const WHOLE: u8 = 0;
+/// `HALVES`: two 16-byte stores per 8 values, for outputs that do not start 32-byte aligned
+/// (e.g. 16 bytes into a page, as big allocations are): there, every other 32-byte store
+/// straddles two cache lines, and writing a buffer beyond L2 that way runs ~10% slower.
+const HALVES: u8 = 1;
+/// `STREAM`: two 16-byte non-temporal stores per 8 values, for `streaming` outputs.
+const STREAM: u8 = 2;
+
 /// Defines the safe kernel `$name` calling the `#[target_feature]` function `$inner`, with
-/// non-temporal stores for large outputs.
+/// non-temporal stores for large outputs and 16-byte stores for outputs not 32-byte aligned.
 macro_rules! safe_kernel {
     ($name:ident => $inner:ident) => {
         pub(super) fn $name(blocks: &[u8], out: &mut [f32]) {
@@ -76,10 +89,12 @@ macro_rules! safe_kernel {
             // after is_x86_feature_detected! found avx2, fma and f16c
             unsafe {
                 if super::streaming(out) {
-                    $inner::<true>(blocks, out);
+                    $inner::<{ super::STREAM }>(blocks, out);
                     core::arch::x86_64::_mm_sfence();
+                } else if out.as_ptr() as usize % 32 == 0 {
+                    $inner::<{ super::WHOLE }>(blocks, out);
                 } else {
-                    $inner::<false>(blocks, out);
+                    $inner::<{ super::HALVES }>(blocks, out);
                 }
             }
         }
@@ -169,42 +184,67 @@ unsafe fn load32(block: &[u8], at: usize) -> __m256i {
     _mm256_loadu_si256(block.as_ptr().add(at).cast())
 }
 
-/// Stores 8 f32 at `y[at..at + 8]`, non-temporally when `NT`.
+/// Stores 8 f32 at `y[at..at + 8]` the `ST` way ([`WHOLE`], [`HALVES`] or [`STREAM`]).
 ///
 /// # Safety
-/// `at + 8 <= y.len()`; with `NT`, `y[at]` is 16-byte aligned (true for every multiple of 8 of
-/// `at` when `streaming(out)` held for the `out` that `y` starts a multiple of 8 into).
+/// `at + 8 <= y.len()`; with `STREAM`, `y[at]` is 16-byte aligned (true for every multiple of 8
+/// of `at` when `streaming(out)` held for the `out` that `y` starts a multiple of 8 into).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn store<const NT: bool>(y: &mut [f32], at: usize, v: __m256) {
+unsafe fn store<const ST: u8>(y: &mut [f32], at: usize, v: __m256) {
     debug_assert!(at + 8 <= y.len());
     // SAFETY: the caller guarantees y[at..at+8] exists; storeu needs no alignment.
     let p = y.as_mut_ptr().add(at);
-    if NT {
-        debug_assert!(p as usize % 16 == 0);
-        // SAFETY: p and p + 4 are 16-byte aligned (caller) and inside y[at..at + 8].
-        stream128(p, _mm256_castps256_ps128(v));
-        stream128(p.add(4), _mm256_extractf128_ps::<1>(v));
-    } else {
-        _mm256_storeu_ps(p, v)
+    match ST {
+        STREAM => {
+            debug_assert!(p as usize % 16 == 0);
+            // SAFETY: p is 16-byte aligned (caller) and y[at..at + 8] is the 32 bytes at p.
+            stream(p, v);
+        }
+        // SAFETY: y[at..at + 8] is the 32 bytes at p (caller).
+        HALVES => store_halves(p, v),
+        _ => _mm256_storeu_ps(p, v),
     }
 }
 
-/// A non-temporal store of 4 f32 at `p`, VEX-encoded. (`_mm_stream_ps` is a legacy-SSE
-/// `movntps`; between 256-bit AVX instructions that costs an SSE/AVX transition or a false
-/// dependency on the upper halves, per store.)
+/// The 8 f32 of `v` at `p` as two 16-byte stores. In `asm!`, as LLVM would merge two
+/// `_mm_storeu_ps` of the halves of one vector back into a single 32-byte store.
 ///
 /// # Safety
-/// `p` is 16-byte aligned and valid for writing 16 bytes.
+/// `p` is valid for writing 32 bytes (no alignment needed).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn stream128(p: *mut f32, v: __m128) {
-    // SAFETY: the caller guarantees p is aligned and writable for 16 bytes; the instruction
-    // touches nothing else (no stack, no flags).
+unsafe fn store_halves(p: *mut f32, v: __m256) {
+    // SAFETY: the caller guarantees p..p + 32 bytes is writable; the instructions touch
+    // nothing else (no stack, no flags).
     core::arch::asm!(
-        "vmovntps xmmword ptr [{p}], {v}",
+        "vmovups xmmword ptr [{p}], {v:x}",
+        "vextractf128 xmmword ptr [{p} + 16], {v:y}, 1",
         p = in(reg) p,
-        v = in(xmm_reg) v,
+        v = in(ymm_reg) v,
+        options(nostack, preserves_flags),
+    );
+}
+
+/// Non-temporal stores of the 8 f32 of `v` at `p` (two 16-byte halves), VEX-encoded and in one
+/// `asm!` so both use the one address register. (`_mm_stream_ps` is a legacy-SSE `movntps`;
+/// between 256-bit AVX instructions that costs an SSE/AVX transition or a false dependency on
+/// the upper halves, per store.)
+///
+/// # Safety
+/// `p` is 16-byte aligned and valid for writing 32 bytes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn stream(p: *mut f32, v: __m256) {
+    // SAFETY: the caller guarantees p is aligned and writable for 32 bytes; the instructions
+    // touch nothing else (no stack, no flags; `high` is a scratch register).
+    core::arch::asm!(
+        "vmovntps xmmword ptr [{p}], {v:x}",
+        "vextractf128 {high}, {v:y}, 1",
+        "vmovntps xmmword ptr [{p} + 16], {high}",
+        p = in(reg) p,
+        v = in(ymm_reg) v,
+        high = out(xmm_reg) _,
         options(nostack, preserves_flags),
     );
 }
@@ -212,13 +252,13 @@ unsafe fn stream128(p: *mut f32, v: __m128) {
 /// Stores `vs` (8 f32 each) one after another from `y[at]`.
 ///
 /// # Safety
-/// `at + 8 * vs.len() <= y.len()`, and `store`'s alignment rule with `NT`.
+/// `at + 8 * vs.len() <= y.len()`, and `store`'s alignment rule for `ST`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn store_all<const NT: bool>(y: &mut [f32], at: usize, vs: &[__m256]) {
+unsafe fn store_all<const ST: u8>(y: &mut [f32], at: usize, vs: &[__m256]) {
     for (i, &v) in vs.iter().enumerate() {
         // SAFETY: at + 8 * i + 8 <= at + 8 * vs.len() <= y.len(), by the caller's guarantee.
-        store::<NT>(y, at + 8 * i, v);
+        store::<ST>(y, at + 8 * i, v);
     }
 }
 
@@ -283,6 +323,48 @@ mod tests {
             kernel_for(ty).expect("an avx2 kernel")(&blocks, &mut got);
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "{ty}");
+        }
+    }
+
+    /// Outputs starting 32-byte aligned (32-byte stores), 16 bytes past that and 4 bytes past
+    /// it (16-byte stores) give the same bits.
+    #[test]
+    fn every_store_mode_equals_scalar() {
+        if !is_x86_feature_detected!("avx2")
+            || !is_x86_feature_detected!("fma")
+            || !is_x86_feature_detected!("f16c")
+        {
+            return;
+        }
+        let mut seed = 0x0F1E_2D3C_4B5A_6978u64;
+        for ty in GgmlType::ALL {
+            let Some(kernel) = kernel_for(ty) else {
+                continue;
+            };
+            let bs = ty.block_size() as usize;
+            let n = 4 * bs.max(8);
+            let blocks: Vec<u8> = (0..n / bs * ty.type_size() as usize)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed >> 24) as u8
+                })
+                .collect();
+            let mut want = vec![0f32; n];
+            scalar::kernel_for(ty)(&blocks, &mut want);
+            let mut storage = vec![0f32; n + 16];
+            let aligned = storage.as_ptr().align_offset(32);
+            for (skip, mode) in [(0, "32-byte"), (4, "16-byte"), (1, "4-byte")] {
+                let got = &mut storage[aligned + skip..aligned + skip + n];
+                got.fill(0.0);
+                kernel(&blocks, got);
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(g, w)| g.to_bits() == w.to_bits());
+                assert!(same, "{ty}: output {mode} aligned differs from scalar");
+            }
         }
     }
 

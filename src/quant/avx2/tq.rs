@@ -33,7 +33,7 @@ unsafe fn lookup32(q: __m256i, table: __m256) -> [__m256; 4] {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn tq2_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn tq2_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let three = _mm256_set1_epi8(3);
     for (b, y) in blocks.chunks_exact(66).zip(out.chunks_exact_mut(256)) {
         let table = level_table(f16_to_f32(le_u16(b, 64)));
@@ -44,7 +44,7 @@ unsafe fn tq2_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
                 let q = _mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * k as i32));
                 let v = lookup32(_mm256_and_si256(q, three), table);
                 // SAFETY: 128 * c + 32 * k + 32 <= 256 = y.len().
-                store_all::<NT>(y, 128 * c + 32 * k, &v);
+                store_all::<ST>(y, 128 * c + 32 * k, &v);
             }
         }
     }
@@ -71,7 +71,7 @@ unsafe fn trits16(bytes: __m128i, pow3_hi: __m256i, table: __m256) -> [__m256; 2
 const POW3: [i16; 5] = [1, 3, 9, 27, 81];
 
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn tq1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
+unsafe fn tq1_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(54).zip(out.chunks_exact_mut(256)) {
         let table = level_table(f16_to_f32(le_u16(b, 52)));
         // SAFETY: the 54-byte block has qs at 0..48.
@@ -84,12 +84,12 @@ unsafe fn tq1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             let [a, c] = trits16(q0, p, table);
             let [e, f] = trits16(q1, p, table);
             // SAFETY: 32 * n + 32 <= 160 <= y.len().
-            store_all::<NT>(y, 32 * n, &[a, c, e, f]);
+            store_all::<ST>(y, 32 * n, &[a, c, e, f]);
         }
         for (n, &pow3) in POW3.iter().enumerate() {
             let p = _mm256_set1_epi16(pow3 << 8);
             // SAFETY: 160 + 16 * n + 16 <= 240 <= y.len().
-            store_all::<NT>(y, 160 + 16 * n, &trits16(q2, p, table));
+            store_all::<ST>(y, 160 + 16 * n, &trits16(q2, p, table));
         }
         // The last 16 values, 4 per power (only 4 of the 5 fit), from qh (bytes 48..52):
         // y[240 + 4 n + l] from qh[l] and 3^n.
@@ -113,6 +113,6 @@ unsafe fn tq1_0<const NT: bool>(blocks: &[u8], out: &mut [f32]) {
             27 << 8,
         );
         // SAFETY: 240 + 16 <= 256 = y.len().
-        store_all::<NT>(y, 240, &trits16(qh, pow3, table));
+        store_all::<ST>(y, 240, &trits16(qh, pow3, table));
     }
 }

@@ -206,14 +206,12 @@ unsafe fn put_iq1(y: *mut f32, dl: f32, index: usize, delta: f32) {
     vst1q_f32(y.add(4), vmulq_f32(dl, vaddq_f32(hi, delta)));
 }
 
-/// IQ1 delta: `+IQ1S_DELTA`, or its negation when the flag is set (as the scalar `iq1_delta`).
+/// IQ1 delta: `+IQ1S_DELTA`, or its negation when the flag is set (as the scalar `iq1_delta`),
+/// without a branch: the flag goes into the sign bit (the flags are data, so a branch would be
+/// mispredicted half the time; negation is exactly a sign-bit flip).
 #[inline(always)]
 fn iq1_delta(negative: bool) -> f32 {
-    if negative {
-        -IQ1S_DELTA
-    } else {
-        IQ1S_DELTA
-    }
+    f32::from_bits(IQ1S_DELTA.to_bits() ^ (u32::from(negative) << 31))
 }
 
 pub(crate) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {

@@ -89,13 +89,12 @@ fn put_iq1(y: &mut [f32], dl: f32, index: usize, delta: f32) {
     }
 }
 
-/// IQ1 delta: `+IQ1S_DELTA`, or its negation when the group's flag bit is set.
+/// IQ1 delta: `+IQ1S_DELTA`, or its negation when the group's flag bit is set. Made without a
+/// branch (the flag moved into the sign bit): the flags are data, so a branch would be
+/// mispredicted half the time. Negation is exactly a sign-bit flip, so this is bit-identical.
+#[inline(always)]
 fn iq1_delta(negative: bool) -> f32 {
-    if negative {
-        -IQ1S_DELTA
-    } else {
-        IQ1S_DELTA
-    }
+    f32::from_bits(IQ1S_DELTA.to_bits() ^ (u32::from(negative) << 31))
 }
 
 /// Writes 32 IQ4 values: low nibbles of `qs` give the first 16, high nibbles the last 16.
