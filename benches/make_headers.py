@@ -5,13 +5,13 @@ benchmarks: a big tokenizer (tokens, types, merges) and ~340 tensor infos whose 
 The Qwen2.5-like and Llama-3-like vocabularies are the real ones: tokens, token types and
 merges copied from llama.cpp's own vocabulary files (models/ggml-vocab-qwen2.gguf and
 ggml-vocab-llama-bpe.gguf in the llama-cpp-python 0.3.36 sdist, at $LLAMA_CPP_SDIST or
-fetched from PyPI into ~/.cache/gguf-lens). The >50 MB one is synthetic.
+fetched from PyPI into ~/.cache/gguf-lens). The >50 MB one repeats each text of Command-R's
+vocabulary 8 times (real length-by-rank shape, 8x the text bytes).
 
 usage: python benches/make_headers.py OUT_DIR [NAME ...]
 """
 import hashlib
 import os
-import random
 import re
 import shutil
 import sys
@@ -24,11 +24,11 @@ import gguf
 
 SHAPES = {
     # name: (vocabulary, n_layers, n_embd, n_ff); a vocabulary is a llama.cpp vocab file's
-    # name, or (n_vocab, n_merges, token_repeat) for a synthetic one.
+    # name, or (name, times each text is repeated).
     "qwen-like": ("qwen2", 28, 3584, 18944),
     "llama3-like": ("llama-bpe", 32, 4096, 14336),
-    # A header over 50 MB: 600k tokens and merges, longer strings (token_repeat copies).
-    "huge-vocab": ((600_000, 600_000, 5), 32, 4096, 14336),
+    # A header over 50 MB: Command-R's 256,000 tokens and 253,333 merges, each text 8 times.
+    "huge-vocab": (("command-r", 8), 32, 4096, 14336),
 }
 SDIST_VERSION = "0.3.36"
 
@@ -66,40 +66,24 @@ def vocab_file(name: str) -> Path:
     return out
 
 
-def real_vocabulary(name: str):
-    """Tokens (bytes), token types and merges of a llama.cpp vocabulary file, and its pre-tokenizer."""
+def real_vocabulary(name: str, repeat: int = 1):
+    """Tokens (bytes), token types and merges of a llama.cpp vocabulary file (each text `repeat`
+    times), and its pre-tokenizer."""
     reader = gguf.GGUFReader(vocab_file(name))
     def strings(key):
         field = reader.fields[key]
-        return [bytes(field.parts[i]) for i in field.data]
+        return [bytes(field.parts[i]) * repeat for i in field.data]
     types = reader.fields["tokenizer.ggml.token_type"]
     pre = reader.fields["tokenizer.ggml.pre"]
     return (strings("tokenizer.ggml.tokens"), [int(types.parts[i][0]) for i in types.data],
             strings("tokenizer.ggml.merges"), bytes(pre.parts[pre.data[0]]).decode())
 
 
-def random_token(rng: random.Random) -> str:
-    length = rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 10, 12])
-    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyzĠĊ") for _ in range(length))
-
-
-def synthetic_vocabulary(n_vocab: int, n_merges: int, token_repeat: int):
-    rng = random.Random(1234)
-    tokens = [f"{random_token(rng) * token_repeat}{i}" for i in range(n_vocab)]
-    # A BPE merge "a b" makes the token "ab": split existing tokens, as real merges do.
-    merges = []
-    for i in range(n_merges):
-        token = tokens[i % n_vocab]
-        cut = rng.randint(1, len(token) - 1) if len(token) > 1 else 1
-        merges.append(f"{token[:cut]} {token[cut:]}")
-    return tokens, [1] * n_vocab, merges, None
-
-
 def write(path: Path, vocabulary, n_layers: int, n_embd: int, n_ff: int) -> None:
     if isinstance(vocabulary, str):
         tokens, token_types, merges, pre = real_vocabulary(vocabulary)
     else:
-        tokens, token_types, merges, pre = synthetic_vocabulary(*vocabulary)
+        tokens, token_types, merges, pre = real_vocabulary(*vocabulary)
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(path.stem)
     w.add_block_count(n_layers)

@@ -147,6 +147,10 @@ struct VocabShape {
 }
 
 const TOKENIZER_PRE_KEY: &str = "tokenizer.ggml.pre";
+/// The most the rank growth may stretch the text per token: 1.73 is the largest seen
+/// (Command-R's 256k tokens from the first 17k), and a first read that saw few tokens must not
+/// turn a vocabulary that does not grow into a read several times too long.
+const MAX_TEXT_GROWTH: f64 = 1.8;
 
 impl VocabShape {
     fn of(model: Option<&str>, pre: Option<&str>) -> VocabShape {
@@ -268,27 +272,33 @@ impl<'a> Parser<'a> {
         };
         let seen_average = at.saturating_sub(p.start) as f64 / p.done as f64;
         let min_item = p.min_item as f64;
-        let (array_end, after_vocab) = if p.is_vocab {
-            let shape = VocabShape::of(
-                self.tokenizer_model.as_deref(),
-                self.tokenizer_pre.as_deref(),
-            );
-            // Text bytes per token, over the whole vocabulary: later tokens are longer.
-            let seen_text = (seen_average - min_item).max(0.0);
-            let growth = (p.len as f64 / p.done as f64).powf(shape.text_growth);
-            let rest_text = seen_text * growth;
-            let done_bytes = at.saturating_sub(p.start) as f64;
-            let rest_items = p.len.saturating_sub(p.done) as f64;
-            let array_end = p.start as f64 + done_bytes + rest_items * (min_item + rest_text);
+        let shape = VocabShape::of(
+            self.tokenizer_model.as_deref(),
+            self.tokenizer_pre.as_deref(),
+        );
+        let done_bytes = at.saturating_sub(p.start) as f64;
+        let rest_items = p.len.saturating_sub(p.done) as f64;
+        // Tokens and merges come in rank order: the text per item of the rest is longer.
+        let seen_text = (seen_average - min_item).max(0.0);
+        let growth = if p.is_vocab || p.is_merges {
+            (p.len as f64 / p.done as f64)
+                .powf(shape.text_growth)
+                .min(MAX_TEXT_GROWTH)
+        } else {
+            1.0
+        };
+        let rest_text = seen_text * growth;
+        let array_end = p.start as f64 + done_bytes + rest_items * (min_item + rest_text);
+        let after_vocab = if p.is_vocab {
             let average_text = (seen_text * p.done as f64 + rest_text * rest_items) / p.len as f64;
             // Only as many of the following arrays as there are keys left to hold them.
             let per_token: f64 = shape
                 .following(min_item + average_text + 1.0)
                 .take(usize::try_from(self.kv_left).unwrap_or(usize::MAX))
                 .sum();
-            (array_end, per_token * p.len as f64)
+            per_token * p.len as f64
         } else {
-            (p.start as f64 + seen_average * p.len as f64, 0.0)
+            0.0
         };
         // f64 → u64 saturates; the sum of a file's worth of bytes is far below 2^53.
         ((array_end + after_vocab) as u64).saturating_add(rest_outside)

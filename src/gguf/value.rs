@@ -316,6 +316,7 @@ pub(crate) struct ValueContext<'k> {
 }
 
 /// The vocabulary key: llama.cpp writes its per-token arrays (types, scores) and merges after it.
+const MERGES_KEY: &str = "tokenizer.ggml.merges";
 pub(crate) const VOCAB_KEY: &str = "tokenizer.ggml.tokens";
 
 /// Where the outermost array read stands: used to predict how many bytes it still needs.
@@ -327,6 +328,8 @@ pub(crate) struct ArrayProgress {
     pub(crate) min_item: u64,
     /// True for `tokenizer.ggml.tokens`, whose length predicts the arrays that follow it.
     pub(crate) is_vocab: bool,
+    /// True for `tokenizer.ggml.merges`, which comes in rank order like the tokens.
+    pub(crate) is_merges: bool,
 }
 
 /// Reads a string's length and bytes; returns where the bytes start, and the bytes.
@@ -403,6 +406,7 @@ fn read_array(
             done: 0,
             min_item,
             is_vocab: ctx.key == VOCAB_KEY,
+            is_merges: ctx.key == MERGES_KEY,
         });
     }
     let mut index = Vec::new();
