@@ -87,6 +87,20 @@ fn load8(bytes: &[u8], at: usize) -> v128 {
     }
 }
 
+/// The four little-endian i16 at `bytes[at..at + 8]`, sign-extended to i32 lanes, or zeros when
+/// they are not all there.
+#[inline(always)]
+fn load_i16x4(bytes: &[u8], at: usize) -> v128 {
+    match bytes.get(at..at.saturating_add(8)) {
+        // SAFETY: `chunk` is an 8-byte subslice of `bytes` (checked by `get`), so the 8 bytes
+        // read are in bounds; i32x4_load_extend_i16x4 has no alignment requirement.
+        Some(chunk) if chunk.len() == 8 => unsafe {
+            i32x4_load_extend_i16x4(chunk.as_ptr().cast())
+        },
+        _ => u8x16_splat(0),
+    }
+}
+
 /// Stores four f32 lanes to `out[at..at + 4]`; does nothing when that is out of range.
 #[inline(always)]
 fn store(out: &mut [f32], at: usize, v: v128) {
