@@ -192,11 +192,47 @@ fn mul4_dq(s: v128, q: [v128; 4]) -> [v128; 4] {
     q.map(|q| f32x4_mul(s, q))
 }
 
+/// 2^-14, the smallest normal f16.
+const F16_MIN_NORMAL: f32 = 1.0 / 16_384.0;
+
+/// Four f16s (sign-extended into i32 lanes) to f32 bits exactly as the scalar
+/// `half::f16::to_f32`, with no f32 subnormal ever an operand or a result (those are slow on
+/// some CPUs):
+/// - `a`: the exponent and mantissa moved into f32 position and rebiased. Exact for normals;
+///   a subnormal `m · 2^-24` comes out as `2^-15 + m · 2^-25` instead, and `2a − 2^-14` is
+///   then its value (exact). For normals `2a − 2^-14 ≥ a`, for subnormals `≤ a`, so the smaller
+///   of the two is right in every lane.
+/// - infinities and NaNs (exponent 31) come out of `a` with exponent 143: adding 112 to it
+///   makes 255 with the mantissa (payload) kept; NaNs then get the quiet bit set.
+/// - the sign bit is copied over last.
+#[inline(always)]
+pub(super) fn f16x4_to_f32x4(h: v128) -> v128 {
+    let shifted = i32x4_shl(h, 13);
+    let em = v128_and(shifted, u32x4_splat(0x0FFF_E000));
+    let a = i32x4_add(em, u32x4_splat(0x3800_0000));
+    let twice_less = f32x4_sub(f32x4_add(a, a), f32x4_splat(F16_MIN_NORMAL));
+    let finite = f32x4_pmin(a, twice_less);
+    let inf_nan = f32x4_ge(a, f32x4_splat(65_536.0));
+    let nan = f32x4_gt(a, f32x4_splat(65_536.0));
+    let value = i32x4_add(finite, v128_and(inf_nan, u32x4_splat(0x3800_0000)));
+    let value = v128_or(value, v128_and(nan, u32x4_splat(0x0040_0000)));
+    v128_or(value, v128_and(h, u32x4_splat(0x8000_0000)))
+}
+
+/// The f16 at `bytes[at..at + 2]` as f32 in all four lanes (0 when out of range, which whole
+/// blocks never are).
+#[inline(always)]
+fn f16_splat(bytes: &[u8], at: usize) -> v128 {
+    let h = match bytes.get(at..at.saturating_add(2)) {
+        Some(&[a, b]) => i16::from_le_bytes([a, b]),
+        _ => 0,
+    };
+    f16x4_to_f32x4(i32x4_splat(i32::from(h)))
+}
+
 /// The f16 at `bytes[at..at + 2]` as f32 (0 when out of range, which whole blocks never are).
+/// Converted in a vector: no branches on the value, unlike the scalar conversion.
 #[inline(always)]
 fn f16_at(bytes: &[u8], at: usize) -> f32 {
-    match bytes.get(at..at.saturating_add(2)) {
-        Some(&[a, b]) => crate::quant::scalar::f16_to_f32(u16::from_le_bytes([a, b])),
-        _ => 0.0,
-    }
+    f32x4_extract_lane::<0>(f16_splat(bytes, at))
 }

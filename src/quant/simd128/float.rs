@@ -3,35 +3,8 @@
 
 use core::arch::wasm32::*;
 
-use super::{load, load_i16x4, store};
+use super::{f16x4_to_f32x4, load, load_i16x4, store};
 use crate::quant::scalar::{f16_to_f32, le_u16};
-
-/// 2^-14, the smallest normal f16.
-const F16_MIN_NORMAL: f32 = 1.0 / 16_384.0;
-
-/// Four f16s (sign-extended into i32 lanes) to f32 bits exactly as the scalar
-/// `half::f16::to_f32`, with no f32 subnormal ever an operand or a result (those are slow on
-/// some CPUs):
-/// - `a`: the exponent and mantissa moved into f32 position and rebiased. Exact for normals;
-///   a subnormal `m · 2^-24` comes out as `2^-15 + m · 2^-25` instead, and `2a − 2^-14` is
-///   then its value (exact). For normals `2a − 2^-14 ≥ a`, for subnormals `≤ a`, so the smaller
-///   of the two is right in every lane.
-/// - infinities and NaNs (exponent 31) come out of `a` with exponent 143: adding 112 to it
-///   makes 255 with the mantissa (payload) kept; NaNs then get the quiet bit set.
-/// - the sign bit is copied over last.
-#[inline(always)]
-fn f16x4_to_f32x4(h: v128) -> v128 {
-    let shifted = i32x4_shl(h, 13);
-    let em = v128_and(shifted, u32x4_splat(0x0FFF_E000));
-    let a = i32x4_add(em, u32x4_splat(0x3800_0000));
-    let twice_less = f32x4_sub(f32x4_add(a, a), f32x4_splat(F16_MIN_NORMAL));
-    let finite = f32x4_pmin(a, twice_less);
-    let inf_nan = f32x4_ge(a, f32x4_splat(65_536.0));
-    let nan = f32x4_gt(a, f32x4_splat(65_536.0));
-    let value = i32x4_add(finite, v128_and(inf_nan, u32x4_splat(0x3800_0000)));
-    let value = v128_or(value, v128_and(nan, u32x4_splat(0x0040_0000)));
-    v128_or(value, v128_and(h, u32x4_splat(0x8000_0000)))
-}
 
 /// Elements handled by the vector loop: whole steps of 8 that both slices hold.
 #[inline(always)]

@@ -2,7 +2,7 @@
 
 use core::arch::wasm32::*;
 
-use super::{f16_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, store16};
+use super::{f16_at, f16_splat, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, store16};
 use crate::quant::scalar::for_each_block;
 use crate::quant::scalar::grids::KVALUES_IQ4NL;
 
@@ -29,7 +29,7 @@ fn put_iq4(b: &[u8], at: usize, dl: v128, table: v128, y: &mut [f32], y_at: usiz
 pub(super) fn dequant_iq4_nl(blocks: &[u8], out: &mut [f32]) {
     let table = kvalues();
     for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 32]| {
-        put_iq4(b, 2, f32x4_splat(f16_at(b, 0)), table, y, 0);
+        put_iq4(b, 2, f16_splat(b, 0), table, y, 0);
     });
 }
 

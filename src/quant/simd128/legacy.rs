@@ -3,19 +3,10 @@
 use core::arch::wasm32::*;
 
 use super::{
-    bits_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4, mul_add4, store16, u8x16_to_f32,
+    bits_at, f16_splat, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4, mul_add4, store16,
+    u8x16_to_f32,
 };
-use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
-
-/// The f16 at `bytes[at..at + 2]` as f32, splatted.
-#[inline(always)]
-fn f16_splat(bytes: &[u8], at: usize) -> v128 {
-    let h = match bytes.get(at..at + 2) {
-        Some(&[a, b]) => le_u16([a, b]),
-        _ => 0,
-    };
-    f32x4_splat(f16_to_f32(h))
-}
+use crate::quant::scalar::for_each_block;
 
 /// Bit 4 of each byte set where Q5's `qh` (the u32 at `bytes[at..at + 4]`) has the bit of
 /// that element: values 0–15 in the first vector, 16–31 in the second.

@@ -2,7 +2,7 @@
 
 use core::arch::wasm32::*;
 
-use super::{bits_at, f16_at, i8x16_to_f32, load, mul4, store16};
+use super::{bits_at, f16_splat, i8x16_to_f32, load, mul4, store16};
 use crate::quant::scalar::for_each_block;
 
 /// The trits `((u8)(b·p)·3) >> 8`, minus 1, for the 16 bytes of `v` with per-lane multipliers
@@ -23,7 +23,7 @@ const POW3: [u16; 5] = [1, 3, 9, 27, 81];
 pub(super) fn dequant_tq1_0(blocks: &[u8], out: &mut [f32]) {
     // qs[48], qh[4], d
     for_each_block(blocks, out, |b: &[u8; 54], y: &mut [f32; 256]| {
-        let d = f32x4_splat(f16_at(b, 52));
+        let d = f16_splat(b, 52);
         let qs0 = load(b, 0);
         let qs1 = load(b, 16);
         let qs2 = load(b, 32);
@@ -48,7 +48,7 @@ pub(super) fn dequant_tq1_0(blocks: &[u8], out: &mut [f32]) {
 pub(super) fn dequant_tq2_0(blocks: &[u8], out: &mut [f32]) {
     // qs[64], d
     for_each_block(blocks, out, |b: &[u8; 66], y: &mut [f32; 256]| {
-        let d = f32x4_splat(f16_at(b, 64));
+        let d = f16_splat(b, 64);
         for c in 0..4 {
             // Bytes 16c..16c+16 give values 128·(c/2) + 32k + 16·(c%2) + l.
             let qs = load(b, 16 * c);
