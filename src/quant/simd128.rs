@@ -101,6 +101,28 @@ fn load_i16x4(bytes: &[u8], at: usize) -> v128 {
     }
 }
 
+/// The four f32 of `words[at..at + 4]`, or zeros when they are not all there.
+#[inline(always)]
+fn load_f32x4(words: &[f32], at: usize) -> v128 {
+    match words.get(at..at.saturating_add(4)) {
+        // SAFETY: `chunk` is a 4-element (16-byte) subslice of `words` (checked by `get`), so
+        // the 16 bytes read are in bounds; v128_load has no alignment requirement.
+        Some(chunk) if chunk.len() == 4 => unsafe { v128_load(chunk.as_ptr().cast()) },
+        _ => u32x4_splat(0),
+    }
+}
+
+/// The four u32 of `words[at..at + 4]`, or zeros when they are not all there.
+#[inline(always)]
+fn load_u32x4(words: &[u32], at: usize) -> v128 {
+    match words.get(at..at.saturating_add(4)) {
+        // SAFETY: `chunk` is a 4-element (16-byte) subslice of `words` (checked by `get`), so
+        // the 16 bytes read are in bounds; v128_load has no alignment requirement.
+        Some(chunk) if chunk.len() == 4 => unsafe { v128_load(chunk.as_ptr().cast()) },
+        _ => u32x4_splat(0),
+    }
+}
+
 /// Stores four f32 lanes to `out[at..at + 4]`; does nothing when that is out of range.
 #[inline(always)]
 fn store(out: &mut [f32], at: usize, v: v128) {
