@@ -144,30 +144,41 @@ fn store16(out: &mut [f32], at: usize, v: [v128; 4]) {
     }
 }
 
-/// The 16 signed bytes of `v` as four vectors of f32 (lanes 0–3, 4–7, 8–11, 12–15).
+/// 2^23: an f32 whose 23 mantissa bits hold any integer below 2^23 exactly.
+const MAGIC: f32 = 8_388_608.0;
+
+/// The 16 unsigned bytes of `u`, each plus `bias − 2^23`, as four vectors of f32 (lanes 0–3,
+/// 4–7, 8–11, 12–15). Each byte is interleaved into the low byte of an f32 whose other bytes
+/// make 2^23 (0x4B00_0000), which is 2^23 + byte exactly; subtracting `bias` is exact too.
+/// Interleaves are one instruction each in V8, where the sign or zero extensions and int
+/// conversions they replace take about 13 per 16 values.
+#[inline(always)]
+fn widen_biased(u: v128, bias: f32) -> [v128; 4] {
+    let zero = u8x16_splat(0);
+    let lo = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(u, zero);
+    let hi = u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(u, zero);
+    let exponent = u16x8_splat(0x4B00);
+    let bias = f32x4_splat(bias);
+    [
+        u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(lo, exponent),
+        u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(lo, exponent),
+        u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(hi, exponent),
+        u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(hi, exponent),
+    ]
+    .map(|f| f32x4_sub(f, bias))
+}
+
+/// The 16 signed bytes of `v` as four vectors of f32 (lanes 0–3, 4–7, 8–11, 12–15): flipping
+/// the top bit makes them unsigned `b + 128`, which the bias takes off again.
 #[inline(always)]
 fn i8x16_to_f32(v: v128) -> [v128; 4] {
-    let lo = i16x8_extend_low_i8x16(v);
-    let hi = i16x8_extend_high_i8x16(v);
-    [
-        f32x4_convert_i32x4(i32x4_extend_low_i16x8(lo)),
-        f32x4_convert_i32x4(i32x4_extend_high_i16x8(lo)),
-        f32x4_convert_i32x4(i32x4_extend_low_i16x8(hi)),
-        f32x4_convert_i32x4(i32x4_extend_high_i16x8(hi)),
-    ]
+    widen_biased(v128_xor(v, i8x16_splat(-128)), MAGIC + 128.0)
 }
 
 /// The 16 unsigned bytes of `v` as four vectors of f32.
 #[inline(always)]
 fn u8x16_to_f32(v: v128) -> [v128; 4] {
-    let lo = u16x8_extend_low_u8x16(v);
-    let hi = u16x8_extend_high_u8x16(v);
-    [
-        f32x4_convert_i32x4(u32x4_extend_low_u16x8(lo)),
-        f32x4_convert_i32x4(u32x4_extend_high_u16x8(lo)),
-        f32x4_convert_i32x4(u32x4_extend_low_u16x8(hi)),
-        f32x4_convert_i32x4(u32x4_extend_high_u16x8(hi)),
-    ]
+    widen_biased(v, MAGIC)
 }
 
 /// `q · d` for each vector, as the scalar `q as f32 * d`.
