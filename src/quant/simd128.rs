@@ -10,6 +10,8 @@
 //! from `for_each_block`, so every offset they pass is a constant inside a fixed-size block and
 //! the checks fold away.
 
+use std::sync::OnceLock;
+
 use core::arch::wasm32::*;
 
 use super::KernelFn;
@@ -62,6 +64,32 @@ pub(super) fn kernel_for(ty: GgmlType) -> Option<KernelFn> {
         GgmlType::IQ1_M => grid::dequant_iq1_m,
         _ => return None,
     })
+}
+
+/// Each byte `s` spread to eight sign-bit masks: lane j of entry `s` is 0x8000_0000 where bit
+/// j of `s` is set, else 0 (8 KiB, built on first use). XORed into f32 lanes they negate
+/// exactly the values whose bit is set. Kernels fetch the table once per call, then index it
+/// with [`bit_masks`].
+fn bit_mask_table() -> &'static BitMasks {
+    static MASKS: OnceLock<BitMasks> = OnceLock::new();
+    MASKS.get_or_init(|| {
+        let mut masks = [[0u32; 8]; 256];
+        for (s, lanes) in (0u32..).zip(masks.iter_mut()) {
+            for (j, lane) in (0u32..).zip(lanes.iter_mut()) {
+                *lane = ((s >> j) & 1) << 31;
+            }
+        }
+        masks
+    })
+}
+
+/// See [`bit_mask_table`].
+type BitMasks = [[u32; 8]; 256];
+
+/// The eight sign-bit masks of byte `s`.
+#[inline(always)]
+fn bit_masks(table: &BitMasks, s: u8) -> &[u32; 8] {
+    table.get(usize::from(s)).unwrap_or(&[0; 8])
 }
 
 /// The 16 bytes of `bytes` at `at..at + 16`, or zeros when they are not all there.

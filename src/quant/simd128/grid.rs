@@ -3,7 +3,7 @@
 //!
 //! IQ2 and IQ3 rows come from tables built once per process ([`tables`]): each grid row
 //! already as f32 (exact: the levels are small integers) and each sign byte as eight sign-bit
-//! masks, so a row of 8 values is four 16-byte loads, two multiplies and two XORs. (The
+//! masks ([`bit_mask_table`]), so a row of 8 values is four 16-byte loads, two multiplies and two XORs. (The
 //! byte-to-f32 widening and the sign-bit spreading they replace cost about 25 shuffles, shifts
 //! and conversions per 16 values in V8.) IQ1 rows (i8 levels plus a delta) are converted from
 //! the byte grid as before.
@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 
 use core::arch::wasm32::*;
 
-use super::{f16_at, i8x16_to_f32, load_f32x4, load_u32x4, store, store16};
+use super::{
+    bit_mask_table, bit_masks, f16_at, i8x16_to_f32, load_f32x4, load_u32x4, store, store16,
+};
 use crate::quant::scalar::for_each_block;
 use crate::quant::scalar::grids::{
     IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
@@ -46,8 +48,6 @@ struct Tables {
     iq2s: [[f32; 8]; 1024],
     iq3xxs: [[f32; 4]; 256],
     iq3s: [[f32; 4]; 512],
-    /// Entry `s`, lane j: 0x8000_0000 where bit j of `s` is set (value j negated), else 0.
-    signs: [[u32; 8]; 256],
 }
 
 /// Each byte of a grid row (`to_le_bytes` of the entry) as f32.
@@ -62,24 +62,15 @@ fn rows_f32<const N: usize, const W: usize>(grid: &[impl Copy + Into<u64>; N]) -
     out
 }
 
-/// The tables, built on first use (about 76 KiB, a few microseconds).
+/// The tables, built on first use (about 68 KiB, a few microseconds).
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
-    TABLES.get_or_init(|| {
-        let mut signs = [[0u32; 8]; 256];
-        for (s, masks) in (0u32..).zip(signs.iter_mut()) {
-            for (j, mask) in (0u32..).zip(masks.iter_mut()) {
-                *mask = ((s >> j) & 1) << 31;
-            }
-        }
-        Tables {
-            iq2xxs: rows_f32::<256, 8>(&IQ2XXS_GRID),
-            iq2xs: rows_f32::<512, 8>(&IQ2XS_GRID),
-            iq2s: rows_f32::<1024, 8>(&IQ2S_GRID),
-            iq3xxs: rows_f32::<256, 4>(&IQ3XXS_GRID),
-            iq3s: rows_f32::<512, 4>(&IQ3S_GRID),
-            signs,
-        }
+    TABLES.get_or_init(|| Tables {
+        iq2xxs: rows_f32::<256, 8>(&IQ2XXS_GRID),
+        iq2xs: rows_f32::<512, 8>(&IQ2XS_GRID),
+        iq2s: rows_f32::<1024, 8>(&IQ2S_GRID),
+        iq3xxs: rows_f32::<256, 4>(&IQ3XXS_GRID),
+        iq3s: rows_f32::<512, 4>(&IQ3S_GRID),
     })
 }
 
@@ -87,12 +78,6 @@ fn tables() -> &'static Tables {
 #[inline(always)]
 fn row<const W: usize, const N: usize>(table: &[[f32; W]; N], i: usize) -> &[f32; W] {
     table.get(i).unwrap_or(&[0.0; W])
-}
-
-/// The sign masks of sign byte `s`.
-#[inline(always)]
-fn sign_masks(t: &Tables, s: u8) -> &[u32; 8] {
-    t.signs.get(usize::from(s)).unwrap_or(&[0; 8])
 }
 
 /// Writes 8 values `±(scale · grid[j])` at `y[at..at + 8]` from the two 4-value halves of a
@@ -113,6 +98,7 @@ fn halves8(row: &[f32; 8]) -> [v128; 2] {
 
 pub(super) fn dequant_iq2_xxs(blocks: &[u8], out: &mut [f32]) {
     let t = tables();
+    let masks = bit_mask_table();
     // d, then per group of 32: 4 index bytes and a u32 of signs and scale.
     for_each_block(blocks, out, |b: &[u8; 66], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -123,7 +109,7 @@ pub(super) fn dequant_iq2_xxs(blocks: &[u8], out: &mut [f32]) {
             for k in 0..4 {
                 let grid = row(&t.iq2xxs, usize::from(byte(b, at + k)));
                 let sign = KSIGNS_IQ2XS[((aux >> (7 * k)) & 127) as usize];
-                put_signed8(y, 32 * g + 8 * k, db, halves8(grid), sign_masks(t, sign));
+                put_signed8(y, 32 * g + 8 * k, db, halves8(grid), bit_masks(masks, sign));
             }
         }
     });
@@ -131,6 +117,7 @@ pub(super) fn dequant_iq2_xxs(blocks: &[u8], out: &mut [f32]) {
 
 pub(super) fn dequant_iq2_xs(blocks: &[u8], out: &mut [f32]) {
     let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][4] (u16: 9-bit index, 7-bit sign index), scales[8]
     for_each_block(blocks, out, |b: &[u8; 74], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -143,7 +130,7 @@ pub(super) fn dequant_iq2_xs(blocks: &[u8], out: &mut [f32]) {
                     let grid = row(&t.iq2xs, usize::from(q & 0x1ff));
                     let sign = KSIGNS_IQ2XS[usize::from((q >> 9) & 127)];
                     let at = 32 * g + 16 * h + 8 * k;
-                    put_signed8(y, at, db, halves8(grid), sign_masks(t, sign));
+                    put_signed8(y, at, db, halves8(grid), bit_masks(masks, sign));
                 }
             }
         }
@@ -152,6 +139,7 @@ pub(super) fn dequant_iq2_xs(blocks: &[u8], out: &mut [f32]) {
 
 pub(super) fn dequant_iq2_s(blocks: &[u8], out: &mut [f32]) {
     let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][4], signs[8][4], qh[8], scales[8]
     for_each_block(blocks, out, |b: &[u8; 82], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -165,7 +153,7 @@ pub(super) fn dequant_iq2_s(blocks: &[u8], out: &mut [f32]) {
                         | (usize::from((qh >> (2 * k)) & 3) << 8);
                     let grid = row(&t.iq2s, index & 0x3ff);
                     let sign = byte(b, 34 + 4 * g + k);
-                    put_signed8(y, 32 * g + 8 * k, db, halves8(grid), sign_masks(t, sign));
+                    put_signed8(y, 32 * g + 8 * k, db, halves8(grid), bit_masks(masks, sign));
                 }
             }
         }
@@ -174,6 +162,7 @@ pub(super) fn dequant_iq2_s(blocks: &[u8], out: &mut [f32]) {
 
 pub(super) fn dequant_iq3_xxs(blocks: &[u8], out: &mut [f32]) {
     let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][8], scales_signs[8] (u32)
     for_each_block(blocks, out, |b: &[u8; 98], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -191,7 +180,7 @@ pub(super) fn dequant_iq3_xxs(blocks: &[u8], out: &mut [f32]) {
                     32 * g + 8 * m,
                     db,
                     [half(0), half(1)],
-                    sign_masks(t, sign),
+                    bit_masks(masks, sign),
                 );
             }
         }
@@ -200,6 +189,7 @@ pub(super) fn dequant_iq3_xxs(blocks: &[u8], out: &mut [f32]) {
 
 pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
     let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][8], qh[8], signs[8][4], scales[4]
     for_each_block(blocks, out, |b: &[u8; 110], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -219,7 +209,7 @@ pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
             for m in 0..4 {
                 let sign = byte(b, 74 + 4 * g + m);
                 let halves = [half(2 * m), half(2 * m + 1)];
-                put_signed8(y, 32 * g + 8 * m, db, halves, sign_masks(t, sign));
+                put_signed8(y, 32 * g + 8 * m, db, halves, bit_masks(masks, sign));
             }
         }
     });
