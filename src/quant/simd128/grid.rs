@@ -1,20 +1,17 @@
 //! Grid i-quants: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M. A sign flip is an
 //! XOR of the sign bit, as the scalar kernels' negation.
 //!
-//! IQ2 and IQ3 rows come from tables built once per process ([`tables`]): each grid row
-//! already as f32 (exact: the levels are small integers) and each sign byte as eight sign-bit
-//! masks ([`bit_mask_table`]), so a row of 8 values is four 16-byte loads, two multiplies and two XORs. (The
-//! byte-to-f32 widening and the sign-bit spreading they replace cost about 25 shuffles, shifts
-//! and conversions per 16 values in V8.) IQ1 rows (i8 levels plus a delta) are converted from
-//! the byte grid as before.
+//! Grid rows come from tables built once per process ([`tables`]), each row already as f32
+//! (exact: the levels are small integers), and IQ2/IQ3 sign bytes from eight sign-bit masks
+//! each ([`bit_mask_table`]), so a row of 8 values is four 16-byte loads, two multiplies and
+//! two XORs. (The byte-to-f32 widening and the sign-bit spreading they replace cost about 25
+//! shuffles, shifts and conversions per 16 values in V8.)
 
 use std::sync::OnceLock;
 
 use core::arch::wasm32::*;
 
-use super::{
-    bit_mask_table, bit_masks, f16_at, i8x16_to_f32, load_f32x4, load_u32x4, store, store16,
-};
+use super::{bit_mask_table, bit_masks, f16_at, load_f32x4, load_u32x4, store, store16};
 use crate::quant::scalar::for_each_block;
 use crate::quant::scalar::grids::{
     IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
@@ -48,29 +45,45 @@ struct Tables {
     iq2s: [[f32; 8]; 1024],
     iq3xxs: [[f32; 4]; 256],
     iq3s: [[f32; 4]; 512],
+    /// Signed levels (-1, 0, 1).
+    iq1s: [[f32; 8]; 2048],
 }
 
-/// Each byte of a grid row (`to_le_bytes` of the entry) as f32.
-fn rows_f32<const N: usize, const W: usize>(grid: &[impl Copy + Into<u64>; N]) -> [[f32; W]; N] {
+/// Each byte of a grid row (`to_le_bytes` of the entry) as f32, read by `level`.
+fn rows_f32<const N: usize, const W: usize>(
+    grid: &[impl Copy + Into<u64>; N],
+    level: fn(u8) -> f32,
+) -> [[f32; W]; N] {
     let mut out = [[0.0; W]; N];
     for (row, &entry) in out.iter_mut().zip(grid) {
         let bytes = entry.into().to_le_bytes();
-        for (x, &level) in row.iter_mut().zip(&bytes) {
-            *x = f32::from(level);
+        for (x, &byte) in row.iter_mut().zip(&bytes) {
+            *x = level(byte);
         }
     }
     out
 }
 
-/// The tables, built on first use (about 68 KiB, a few microseconds).
+/// A grid level stored as an unsigned byte.
+fn unsigned(byte: u8) -> f32 {
+    f32::from(byte)
+}
+
+/// A grid level stored as a signed byte.
+fn signed(byte: u8) -> f32 {
+    f32::from(i8::from_le_bytes([byte]))
+}
+
+/// The tables, built on first use (about 132 KiB, some microseconds).
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(|| Tables {
-        iq2xxs: rows_f32::<256, 8>(&IQ2XXS_GRID),
-        iq2xs: rows_f32::<512, 8>(&IQ2XS_GRID),
-        iq2s: rows_f32::<1024, 8>(&IQ2S_GRID),
-        iq3xxs: rows_f32::<256, 4>(&IQ3XXS_GRID),
-        iq3s: rows_f32::<512, 4>(&IQ3S_GRID),
+        iq2xxs: rows_f32::<256, 8>(&IQ2XXS_GRID, unsigned),
+        iq2xs: rows_f32::<512, 8>(&IQ2XS_GRID, unsigned),
+        iq2s: rows_f32::<1024, 8>(&IQ2S_GRID, unsigned),
+        iq3xxs: rows_f32::<256, 4>(&IQ3XXS_GRID, unsigned),
+        iq3s: rows_f32::<512, 4>(&IQ3S_GRID, unsigned),
+        iq1s: rows_f32::<2048, 8>(&IQ1S_GRID, signed),
     })
 }
 
@@ -218,9 +231,11 @@ pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
 /// Writes 16 values `dl · (grid[j] + delta)` (i8 levels) at `y[at..at + 16]`, the first 8 from
 /// `rows[0]` with `deltas[0]`, the last 8 from `rows[1]` with `deltas[1]`.
 #[inline(always)]
-fn put_iq1(y: &mut [f32], at: usize, dl: f32, rows: [u64; 2], deltas: [f32; 2]) {
+fn put_iq1(y: &mut [f32], at: usize, dl: f32, rows: [&[f32; 8]; 2], deltas: [f32; 2]) {
     let dl = f32x4_splat(dl);
-    let grid = i8x16_to_f32(u64x2(rows[0], rows[1]));
+    let [a, b] = halves8(rows[0]);
+    let [c, e] = halves8(rows[1]);
+    let grid = [a, b, c, e];
     let delta = [deltas[0], deltas[0], deltas[1], deltas[1]];
     let mut v = [u32x4_splat(0); 4];
     for k in 0..4 {
@@ -238,6 +253,7 @@ fn iq1_delta(flag: u8) -> f32 {
 }
 
 pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
     // d, qs[8][4], qh[8] (u16)
     for_each_block(blocks, out, |b: &[u8; 50], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -248,7 +264,7 @@ pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
             let row = |k: usize| {
                 let index =
                     usize::from(byte(b, 2 + 4 * g + k)) | (usize::from((qh >> (3 * k)) & 7) << 8);
-                IQ1S_GRID[index & 0x7ff]
+                row(&t.iq1s, index & 0x7ff)
             };
             put_iq1(y, 32 * g, dl, [row(0), row(1)], [delta, delta]);
             put_iq1(y, 32 * g + 16, dl, [row(2), row(3)], [delta, delta]);
@@ -257,6 +273,7 @@ pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
 }
 
 pub(super) fn dequant_iq1_m(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
     // qs[16][2], qh[16], scales[4] (u16; their top nibbles make the f16 d)
     for_each_block(blocks, out, |b: &[u8; 56], y: &mut [f32; 256]| {
         let s = [0, 1, 2, 3].map(|i| u16_at(b, 48 + 2 * i));
@@ -269,7 +286,7 @@ pub(super) fn dequant_iq1_m(blocks: &[u8], out: &mut [f32]) {
             let halves = [qh & 0x0F, qh >> 4];
             let row = |k: usize| {
                 let index = usize::from(byte(b, 2 * h + k)) | (usize::from(halves[k] & 7) << 8);
-                IQ1S_GRID[index & 0x7ff]
+                row(&t.iq1s, index & 0x7ff)
             };
             let deltas = halves.map(iq1_delta);
             put_iq1(y, 16 * h, dl, [row(0), row(1)], deltas);
