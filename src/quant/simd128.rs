@@ -3,10 +3,20 @@
 //! Every kernel equals its scalar counterpart bit for bit: integer work (unpacking, offsets)
 //! is exact in any order, and the float work is the scalar kernel's own operations in its own
 //! order, one `f32x4` op per scalar op (separate multiply and add, never relaxed-simd fused
-//! ones). Per-block scales are computed with the scalar helpers and splatted.
+//! ones). Per-block scales are the scalar kernels' products, computed in scalars or lane by
+//! lane in vectors, and splatted. Small integers become f32 exactly by interleaving them into
+//! the mantissa of 2^23 and subtracting (see [`widen_biased`]); f16 scales are converted in
+//! vectors ([`f16x4_to_f32x4`]), bit for bit as `half`.
 //!
-//! Memory is only touched through [`load`], [`load8`] and [`store`], which check their range
-//! against the slice and do nothing (or give zeros) outside it. Kernels work on whole blocks
+//! Shaped by how V8 lowers simd128 on x86: unsigned compares, `extend_high` (which LLVM may
+//! turn into a byte shuffle whose mask V8 rebuilds on every use), general shuffles and
+//! swizzles cost several instructions each, while interleaves with a vector (`punpck*`),
+//! `load16x4` extends, float compares and pseudo-min are one. f32 subnormal operands are
+//! avoided (slow on Intel).
+//!
+//! Memory is only touched through [`load`], [`load8`], [`load_i16x4`], [`load_f32x4`],
+//! [`load_u32x4`] and [`store`], which check their range against the slice and do nothing (or
+//! give zeros) outside it, and through `get` on lookup tables. Kernels work on whole blocks
 //! from `for_each_block`, so every offset they pass is a constant inside a fixed-size block and
 //! the checks fold away.
 
