@@ -3,30 +3,8 @@
 
 use core::arch::wasm32::*;
 
-use super::{load, store};
+use super::{f16x4_to_f32x4, load, load_i16x4, store};
 use crate::quant::scalar::{f16_to_f32, le_u16};
-
-/// 2^-24, the value of the smallest f16 subnormal.
-const F16_SUBNORMAL_UNIT: f32 = 1.0 / 16_777_216.0;
-
-/// Four f16s (in the low 16 bits of u32 lanes) to f32 bits exactly as the scalar
-/// `half::f16::to_f32`: normals by rebiasing the exponent, subnormals (and zero) as
-/// `mantissa · 2^-24` (exact), infinities exact, NaNs with their payload kept and the quiet bit
-/// set; the sign bit copied over in every case.
-#[inline(always)]
-fn f16x4_to_f32x4(h: v128) -> v128 {
-    let em = v128_and(h, u32x4_splat(0x7FFF));
-    let sign = i32x4_shl(v128_and(h, u32x4_splat(0x8000)), 16);
-    let shifted = i32x4_shl(em, 13);
-    let normal = i32x4_add(shifted, u32x4_splat(0x3800_0000));
-    let subnormal = f32x4_mul(f32x4_convert_i32x4(em), f32x4_splat(F16_SUBNORMAL_UNIT));
-    let quiet = v128_and(i32x4_gt(em, i32x4_splat(0x7C00)), u32x4_splat(0x0040_0000));
-    let inf_nan = v128_or(v128_or(shifted, u32x4_splat(0x7F80_0000)), quiet);
-    let is_subnormal = i32x4_lt(em, i32x4_splat(0x0400));
-    let is_inf_nan = i32x4_ge(em, i32x4_splat(0x7C00));
-    let value = v128_bitselect(subnormal, normal, is_subnormal);
-    v128_or(v128_bitselect(inf_nan, value, is_inf_nan), sign)
-}
 
 /// Elements handled by the vector loop: whole steps of 8 that both slices hold.
 #[inline(always)]
@@ -35,11 +13,18 @@ fn vector_elements(blocks: &[u8], out: &[f32]) -> usize {
 }
 
 pub(super) fn dequant_f16(blocks: &[u8], out: &mut [f32]) {
-    let n = vector_elements(blocks, out);
-    for (i, at) in (0..n).step_by(8).enumerate() {
-        let h = load(blocks, 16 * i);
-        store(out, at, f16x4_to_f32x4(u32x4_extend_low_u16x8(h)));
-        store(out, at + 4, f16x4_to_f32x4(u32x4_extend_high_u16x8(h)));
+    const STEP: usize = 16;
+    let n = (blocks.len() / (2 * STEP)).min(out.len() / STEP) * STEP;
+    let (Some(head), Some(out_head)) = (blocks.get(..2 * n), out.get_mut(..n)) else {
+        return;
+    };
+    for (b, y) in head
+        .chunks_exact(2 * STEP)
+        .zip(out_head.chunks_exact_mut(STEP))
+    {
+        for k in 0..STEP / 4 {
+            store(y, 4 * k, f16x4_to_f32x4(load_i16x4(b, 8 * k)));
+        }
     }
     let (Some(bytes), Some(out)) = (blocks.get(2 * n..), out.get_mut(n..)) else {
         return;

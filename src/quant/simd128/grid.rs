@@ -1,11 +1,17 @@
-//! Grid i-quants: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M. Grid rows are
-//! looked up with scalar loads (as the scalar kernels do) and put two 8-value rows per vector
-//! of 16 bytes; scales, conversion, products and sign flips are vector work. A sign flip is an
+//! Grid i-quants: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M. A sign flip is an
 //! XOR of the sign bit, as the scalar kernels' negation.
+//!
+//! Grid rows come from tables built once per process ([`tables`]), each row already as f32
+//! (exact: the levels are small integers), and IQ2/IQ3 sign bytes from eight sign-bit masks
+//! each ([`bit_mask_table`]), so a row of 8 values is four 16-byte loads, two multiplies and
+//! two XORs. (The byte-to-f32 widening and the sign-bit spreading they replace cost about 25
+//! shuffles, shifts and conversions per 16 values in V8.)
+
+use std::sync::OnceLock;
 
 use core::arch::wasm32::*;
 
-use super::{f16_at, i8x16_to_f32, store16, u8x16_to_f32};
+use super::{bit_mask_table, bit_masks, f16_at, load_f32x4, load_u32x4, store, store16};
 use crate::quant::scalar::for_each_block;
 use crate::quant::scalar::grids::{
     IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
@@ -32,81 +38,121 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
     ])
 }
 
-/// The 16 sign masks (0x8000_0000 where negative) of two 8-value rows with sign bytes `s0` and
-/// `s1`: bit j of the row's byte negates value j.
-#[inline(always)]
-fn sign_masks(s0: u8, s1: u8) -> [v128; 4] {
-    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
-    let signs = u8x16(
-        s0, s0, s0, s0, s0, s0, s0, s0, s1, s1, s1, s1, s1, s1, s1, s1,
-    );
-    let neg = i8x16_eq(v128_and(signs, bit), bit);
-    let lo = i16x8_extend_low_i8x16(neg);
-    let hi = i16x8_extend_high_i8x16(neg);
-    let sign_bit = u32x4_splat(0x8000_0000);
-    [
-        v128_and(i32x4_extend_low_i16x8(lo), sign_bit),
-        v128_and(i32x4_extend_high_i16x8(lo), sign_bit),
-        v128_and(i32x4_extend_low_i16x8(hi), sign_bit),
-        v128_and(i32x4_extend_high_i16x8(hi), sign_bit),
-    ]
+/// Grid rows as f32 and sign bytes as sign-bit masks.
+struct Tables {
+    iq2xxs: [[f32; 8]; 256],
+    iq2xs: [[f32; 8]; 512],
+    iq2s: [[f32; 8]; 1024],
+    iq3xxs: [[f32; 4]; 256],
+    iq3s: [[f32; 4]; 512],
+    /// Signed levels (-1, 0, 1).
+    iq1s: [[f32; 8]; 2048],
 }
 
-/// Writes 16 values `±(scale · grid[j])` at `y[at..at + 16]` from two 8-byte grid rows (u8
-/// levels) and their sign bytes.
-#[inline(always)]
-fn put_signed16(y: &mut [f32], at: usize, scale: f32, rows: [u64; 2], signs: [u8; 2]) {
-    let scale = f32x4_splat(scale);
-    let grid = u8x16_to_f32(u64x2(rows[0], rows[1]));
-    let masks = sign_masks(signs[0], signs[1]);
-    let mut v = [u32x4_splat(0); 4];
-    for k in 0..4 {
-        v[k] = v128_xor(f32x4_mul(scale, grid[k]), masks[k]);
+/// Each byte of a grid row (`to_le_bytes` of the entry) as f32, read by `level`.
+fn rows_f32<const N: usize, const W: usize>(
+    grid: &[impl Copy + Into<u64>; N],
+    level: fn(u8) -> f32,
+) -> [[f32; W]; N] {
+    let mut out = [[0.0; W]; N];
+    for (row, &entry) in out.iter_mut().zip(grid) {
+        let bytes = entry.into().to_le_bytes();
+        for (x, &byte) in row.iter_mut().zip(&bytes) {
+            *x = level(byte);
+        }
     }
-    store16(y, at, v);
+    out
 }
 
-/// Two 4-value IQ3 rows side by side, as one 8-value row.
+/// A grid level stored as an unsigned byte.
+fn unsigned(byte: u8) -> f32 {
+    f32::from(byte)
+}
+
+/// A grid level stored as a signed byte.
+fn signed(byte: u8) -> f32 {
+    f32::from(i8::from_le_bytes([byte]))
+}
+
+/// The tables, built on first use (about 132 KiB, some microseconds).
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| Tables {
+        iq2xxs: rows_f32::<256, 8>(&IQ2XXS_GRID, unsigned),
+        iq2xs: rows_f32::<512, 8>(&IQ2XS_GRID, unsigned),
+        iq2s: rows_f32::<1024, 8>(&IQ2S_GRID, unsigned),
+        iq3xxs: rows_f32::<256, 4>(&IQ3XXS_GRID, unsigned),
+        iq3s: rows_f32::<512, 4>(&IQ3S_GRID, unsigned),
+        iq1s: rows_f32::<2048, 8>(&IQ1S_GRID, signed),
+    })
+}
+
+/// Row `i` of `table` (zeros when out of range, which masked indices never are).
 #[inline(always)]
-fn iq3_row(first: u32, second: u32) -> u64 {
-    u64::from(first) | u64::from(second) << 32
+fn row<const W: usize, const N: usize>(table: &[[f32; W]; N], i: usize) -> &[f32; W] {
+    table.get(i).unwrap_or(&[0.0; W])
+}
+
+/// Writes 8 values `±(scale · grid[j])` at `y[at..at + 8]` from the two 4-value halves of a
+/// row and the row's sign masks.
+#[inline(always)]
+fn put_signed8(y: &mut [f32], at: usize, scale: v128, halves: [v128; 2], signs: &[u32; 8]) {
+    for (h, grid) in halves.into_iter().enumerate() {
+        let v = v128_xor(f32x4_mul(scale, grid), load_u32x4(signs, 4 * h));
+        store(y, at + 4 * h, v);
+    }
+}
+
+/// The two halves of an 8-value f32 row.
+#[inline(always)]
+fn halves8(row: &[f32; 8]) -> [v128; 2] {
+    [load_f32x4(row, 0), load_f32x4(row, 4)]
 }
 
 pub(super) fn dequant_iq2_xxs(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
+    let masks = bit_mask_table();
     // d, then per group of 32: 4 index bytes and a u32 of signs and scale.
     for_each_block(blocks, out, |b: &[u8; 66], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
         for g in 0..8 {
             let at = 2 + 8 * g;
             let aux = u32_at(b, at + 4);
-            let db = d * (0.5 + (aux >> 28) as f32) * 0.25;
-            let sign = |m: u32| KSIGNS_IQ2XS[((aux >> (7 * m)) & 127) as usize];
-            let row = |k: usize| IQ2XXS_GRID[usize::from(byte(b, at + k))];
-            put_signed16(y, 32 * g, db, [row(0), row(1)], [sign(0), sign(1)]);
-            put_signed16(y, 32 * g + 16, db, [row(2), row(3)], [sign(2), sign(3)]);
+            let db = f32x4_splat(d * (0.5 + (aux >> 28) as f32) * 0.25);
+            for k in 0..4 {
+                let grid = row(&t.iq2xxs, usize::from(byte(b, at + k)));
+                let sign = KSIGNS_IQ2XS[((aux >> (7 * k)) & 127) as usize];
+                put_signed8(y, 32 * g + 8 * k, db, halves8(grid), bit_masks(masks, sign));
+            }
         }
     });
 }
 
 pub(super) fn dequant_iq2_xs(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][4] (u16: 9-bit index, 7-bit sign index), scales[8]
     for_each_block(blocks, out, |b: &[u8; 74], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
         for g in 0..8 {
             let scales = byte(b, 66 + g);
             for (h, s) in [scales & 0x0F, scales >> 4].into_iter().enumerate() {
-                let db = d * (0.5 + f32::from(s)) * 0.25;
-                let q0 = u16_at(b, 2 + 8 * g + 4 * h);
-                let q1 = u16_at(b, 2 + 8 * g + 4 * h + 2);
-                let rows = [q0, q1].map(|q| IQ2XS_GRID[usize::from(q & 0x1ff)]);
-                let signs = [q0, q1].map(|q| KSIGNS_IQ2XS[usize::from((q >> 9) & 127)]);
-                put_signed16(y, 32 * g + 16 * h, db, rows, signs);
+                let db = f32x4_splat(d * (0.5 + f32::from(s)) * 0.25);
+                for k in 0..2 {
+                    let q = u16_at(b, 2 + 8 * g + 4 * h + 2 * k);
+                    let grid = row(&t.iq2xs, usize::from(q & 0x1ff));
+                    let sign = KSIGNS_IQ2XS[usize::from((q >> 9) & 127)];
+                    let at = 32 * g + 16 * h + 8 * k;
+                    put_signed8(y, at, db, halves8(grid), bit_masks(masks, sign));
+                }
             }
         }
     });
 }
 
 pub(super) fn dequant_iq2_s(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][4], signs[8][4], qh[8], scales[8]
     for_each_block(blocks, out, |b: &[u8; 82], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -114,46 +160,49 @@ pub(super) fn dequant_iq2_s(blocks: &[u8], out: &mut [f32]) {
             let qh = byte(b, 66 + g);
             let scales = byte(b, 74 + g);
             for (h, s) in [scales & 0x0F, scales >> 4].into_iter().enumerate() {
-                let db = d * (0.5 + f32::from(s)) * 0.25;
-                let row = |k: usize| {
+                let db = f32x4_splat(d * (0.5 + f32::from(s)) * 0.25);
+                for k in [2 * h, 2 * h + 1] {
                     let index = usize::from(byte(b, 2 + 4 * g + k))
                         | (usize::from((qh >> (2 * k)) & 3) << 8);
-                    IQ2S_GRID[index & 0x3ff]
-                };
-                let sign = |k: usize| byte(b, 34 + 4 * g + k);
-                let (k0, k1) = (2 * h, 2 * h + 1);
-                put_signed16(
-                    y,
-                    32 * g + 16 * h,
-                    db,
-                    [row(k0), row(k1)],
-                    [sign(k0), sign(k1)],
-                );
+                    let grid = row(&t.iq2s, index & 0x3ff);
+                    let sign = byte(b, 34 + 4 * g + k);
+                    put_signed8(y, 32 * g + 8 * k, db, halves8(grid), bit_masks(masks, sign));
+                }
             }
         }
     });
 }
 
 pub(super) fn dequant_iq3_xxs(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][8], scales_signs[8] (u32)
     for_each_block(blocks, out, |b: &[u8; 98], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
         for g in 0..8 {
             let aux = u32_at(b, 66 + 4 * g);
-            let db = d * (0.5 + (aux >> 28) as f32) * 0.5;
-            let row = |m: usize| {
-                let first = IQ3XXS_GRID[usize::from(byte(b, 2 + 8 * g + 2 * m))];
-                let second = IQ3XXS_GRID[usize::from(byte(b, 2 + 8 * g + 2 * m + 1))];
-                iq3_row(first, second)
-            };
-            let sign = |m: usize| KSIGNS_IQ2XS[((aux >> (7 * m)) & 127) as usize];
-            put_signed16(y, 32 * g, db, [row(0), row(1)], [sign(0), sign(1)]);
-            put_signed16(y, 32 * g + 16, db, [row(2), row(3)], [sign(2), sign(3)]);
+            let db = f32x4_splat(d * (0.5 + (aux >> 28) as f32) * 0.5);
+            for m in 0..4 {
+                let half = |k: usize| {
+                    let grid = row(&t.iq3xxs, usize::from(byte(b, 2 + 8 * g + 2 * m + k)));
+                    load_f32x4(grid, 0)
+                };
+                let sign = KSIGNS_IQ2XS[((aux >> (7 * m)) & 127) as usize];
+                put_signed8(
+                    y,
+                    32 * g + 8 * m,
+                    db,
+                    [half(0), half(1)],
+                    bit_masks(masks, sign),
+                );
+            }
         }
     });
 }
 
 pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
+    let masks = bit_mask_table();
     // d, qs[8][8], qh[8], signs[8][4], scales[4]
     for_each_block(blocks, out, |b: &[u8; 110], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -164,16 +213,17 @@ pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
             } else {
                 scales >> 4
             };
-            let db = d * f32::from(1 + 2 * s);
+            let db = f32x4_splat(d * f32::from(1 + 2 * s));
             let qh = byte(b, 66 + g);
-            let grid = |k: usize| {
+            let half = |k: usize| {
                 let index = usize::from(byte(b, 2 + 8 * g + k)) | (usize::from((qh >> k) & 1) << 8);
-                IQ3S_GRID[index & 0x1ff]
+                load_f32x4(row(&t.iq3s, index & 0x1ff), 0)
             };
-            let row = |m: usize| iq3_row(grid(2 * m), grid(2 * m + 1));
-            let sign = |m: usize| byte(b, 74 + 4 * g + m);
-            put_signed16(y, 32 * g, db, [row(0), row(1)], [sign(0), sign(1)]);
-            put_signed16(y, 32 * g + 16, db, [row(2), row(3)], [sign(2), sign(3)]);
+            for m in 0..4 {
+                let sign = byte(b, 74 + 4 * g + m);
+                let halves = [half(2 * m), half(2 * m + 1)];
+                put_signed8(y, 32 * g + 8 * m, db, halves, bit_masks(masks, sign));
+            }
         }
     });
 }
@@ -181,9 +231,11 @@ pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
 /// Writes 16 values `dl · (grid[j] + delta)` (i8 levels) at `y[at..at + 16]`, the first 8 from
 /// `rows[0]` with `deltas[0]`, the last 8 from `rows[1]` with `deltas[1]`.
 #[inline(always)]
-fn put_iq1(y: &mut [f32], at: usize, dl: f32, rows: [u64; 2], deltas: [f32; 2]) {
+fn put_iq1(y: &mut [f32], at: usize, dl: f32, rows: [&[f32; 8]; 2], deltas: [f32; 2]) {
     let dl = f32x4_splat(dl);
-    let grid = i8x16_to_f32(u64x2(rows[0], rows[1]));
+    let [a, b] = halves8(rows[0]);
+    let [c, e] = halves8(rows[1]);
+    let grid = [a, b, c, e];
     let delta = [deltas[0], deltas[0], deltas[1], deltas[1]];
     let mut v = [u32x4_splat(0); 4];
     for k in 0..4 {
@@ -201,6 +253,7 @@ fn iq1_delta(flag: u8) -> f32 {
 }
 
 pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
     // d, qs[8][4], qh[8] (u16)
     for_each_block(blocks, out, |b: &[u8; 50], y: &mut [f32; 256]| {
         let d = f16_at(b, 0);
@@ -211,7 +264,7 @@ pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
             let row = |k: usize| {
                 let index =
                     usize::from(byte(b, 2 + 4 * g + k)) | (usize::from((qh >> (3 * k)) & 7) << 8);
-                IQ1S_GRID[index & 0x7ff]
+                row(&t.iq1s, index & 0x7ff)
             };
             put_iq1(y, 32 * g, dl, [row(0), row(1)], [delta, delta]);
             put_iq1(y, 32 * g + 16, dl, [row(2), row(3)], [delta, delta]);
@@ -220,6 +273,7 @@ pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
 }
 
 pub(super) fn dequant_iq1_m(blocks: &[u8], out: &mut [f32]) {
+    let t = tables();
     // qs[16][2], qh[16], scales[4] (u16; their top nibbles make the f16 d)
     for_each_block(blocks, out, |b: &[u8; 56], y: &mut [f32; 256]| {
         let s = [0, 1, 2, 3].map(|i| u16_at(b, 48 + 2 * i));
@@ -232,7 +286,7 @@ pub(super) fn dequant_iq1_m(blocks: &[u8], out: &mut [f32]) {
             let halves = [qh & 0x0F, qh >> 4];
             let row = |k: usize| {
                 let index = usize::from(byte(b, 2 * h + k)) | (usize::from(halves[k] & 7) << 8);
-                IQ1S_GRID[index & 0x7ff]
+                row(&t.iq1s, index & 0x7ff)
             };
             let deltas = halves.map(iq1_delta);
             put_iq1(y, 16 * h, dl, [row(0), row(1)], deltas);

@@ -4,8 +4,8 @@
 use core::arch::wasm32::*;
 
 use super::{
-    bits_at, f16_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4, store16,
-    u8x16_to_f32,
+    bits_at, f16_at, f16_splat, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4,
+    store16, u8x16_to_f32,
 };
 use crate::quant::scalar::for_each_block;
 
@@ -57,18 +57,45 @@ fn has_bits(v: v128, mask: u8) -> v128 {
     i8x16_eq(v128_and(v, mask), mask)
 }
 
+/// Lane `L` of `v` in all four lanes.
+#[inline(always)]
+fn lane<const L: usize>(v: v128) -> v128 {
+    i32x4_shuffle::<L, L, L, L>(v, v)
+}
+
+/// The four scale vectors (sub-blocks `4k..4k + 4` in vector `k`) as lane splats, in order.
+#[inline(always)]
+fn lanes(v: v128) -> [v128; 4] {
+    [lane::<0>(v), lane::<1>(v), lane::<2>(v), lane::<3>(v)]
+}
+
 pub(super) fn dequant_q2_k(blocks: &[u8], out: &mut [f32]) {
     // scales[16], qs[64], d, dmin
     for_each_block(blocks, out, |b: &[u8; 84], y: &mut [f32; QK_K]| {
-        let d = f16_at(b, 80);
-        let min = f16_at(b, 82);
-        for (is, &sc) in b[..16].iter().enumerate() {
-            let dl = f32x4_splat(d * f32::from(sc & 0x0F));
-            let ml = f32x4_splat(min * f32::from(sc >> 4));
-            let shift = (2 * (is / 2 % 4)) as u32;
-            let start = 32 * (is / 8) + 16 * (is % 2);
-            let q = bits_at(load(b, 16 + start), shift, 3);
-            store16(y, 16 * is, mul_sub4(dl, u8x16_to_f32(q), ml));
+        let sc = load(b, 0);
+        // Sub-block `is` has d · (sc & 15) and dmin · (sc >> 4), as the scalar products.
+        let dls = mul4_dq(f16_splat(b, 80), u8x16_to_f32(low_nibbles(sc)));
+        let mls = mul4_dq(f16_splat(b, 82), u8x16_to_f32(high_nibbles(sc)));
+        for k in 0..4 {
+            // Sub-block is = 4k + m: bytes 16 + 32·(is / 8) + 16·(is % 2), bits at
+            // 2·((is / 2) % 4).
+            let qa = load(b, 16 + 32 * (k / 2));
+            let qb = load(b, 32 + 32 * (k / 2));
+            let shift = 4 * (k % 2) as u32;
+            let qs = [
+                bits_at(qa, shift, 3),
+                bits_at(qb, shift, 3),
+                bits_at(qa, shift + 2, 3),
+                bits_at(qb, shift + 2, 3),
+            ];
+            let (dl, ml) = (lanes(dls[k]), lanes(mls[k]));
+            for m in 0..4 {
+                store16(
+                    y,
+                    64 * k + 16 * m,
+                    mul_sub4(dl[m], u8x16_to_f32(qs[m]), ml[m]),
+                );
+            }
         }
     });
 }
@@ -76,18 +103,30 @@ pub(super) fn dequant_q2_k(blocks: &[u8], out: &mut [f32]) {
 pub(super) fn dequant_q3_k(blocks: &[u8], out: &mut [f32]) {
     // hmask[32], qs[64], scales[12], d
     for_each_block(blocks, out, |b: &[u8; 110], y: &mut [f32; QK_K]| {
-        let d_all = f16_at(b, 108);
-        let scales = unpack_q3_k_scales(&scale_bytes(b, 96));
-        for (is, &sc) in scales.iter().enumerate() {
-            let dl = f32x4_splat(d_all * sc as f32);
-            let shift = (2 * (is / 2 % 4)) as u32;
-            let start = 32 * (is / 8) + 16 * (is % 2);
-            let low = bits_at(load(b, 32 + start), shift, 3);
-            let high_set = has_bits(load(b, 16 * (is % 2)), 1 << (is / 2));
-            // 4 where the high bit is clear.
-            let four = v128_andnot(u8x16_splat(4), high_set);
-            let q = i8x16_sub(low, four);
-            store16(y, 16 * is, mul4_dq(dl, i8x16_to_f32(q)));
+        let scales = unpack_q3_k_scales(&scale_bytes(b, 96)).map(|s| s.to_le_bytes()[0]);
+        // d_all · scale for each sub-block, as the scalar products (scales are -32..=31).
+        let dls = mul4_dq(f16_splat(b, 108), i8x16_to_f32(load(&scales, 0)));
+        let hmask = [load(b, 0), load(b, 16)];
+        for (k, &dl) in dls.iter().enumerate() {
+            // Sub-block is = 4k + m: low bits as Q2_K's, the high bit in hmask[16·(is % 2)..]
+            // bit is / 2.
+            let qa = load(b, 32 + 32 * (k / 2));
+            let qb = load(b, 48 + 32 * (k / 2));
+            let shift = 4 * (k % 2) as u32;
+            let low = [
+                bits_at(qa, shift, 3),
+                bits_at(qb, shift, 3),
+                bits_at(qa, shift + 2, 3),
+                bits_at(qb, shift + 2, 3),
+            ];
+            let dl = lanes(dl);
+            for m in 0..4 {
+                let high_set = has_bits(hmask[m % 2], 1 << (2 * k + m / 2));
+                // 4 where the high bit is clear.
+                let four = v128_andnot(u8x16_splat(4), high_set);
+                let q = i8x16_sub(low[m], four);
+                store16(y, 64 * k + 16 * m, mul4_dq(dl[m], i8x16_to_f32(q)));
+            }
         }
     });
 }

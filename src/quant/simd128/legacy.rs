@@ -3,19 +3,10 @@
 use core::arch::wasm32::*;
 
 use super::{
-    bits_at, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4, mul_add4, store16, u8x16_to_f32,
+    bit_mask_table, bit_masks, bits_at, f16_splat, high_nibbles, i8x16_to_f32, load, load_u32x4,
+    low_nibbles, mul4, mul_add4, store, store16, u8x16_to_f32,
 };
-use crate::quant::scalar::{f16_to_f32, for_each_block, le_u16};
-
-/// The f16 at `bytes[at..at + 2]` as f32, splatted.
-#[inline(always)]
-fn f16_splat(bytes: &[u8], at: usize) -> v128 {
-    let h = match bytes.get(at..at + 2) {
-        Some(&[a, b]) => le_u16([a, b]),
-        _ => 0,
-    };
-    f32x4_splat(f16_to_f32(h))
-}
+use crate::quant::scalar::for_each_block;
 
 /// Bit 4 of each byte set where Q5's `qh` (the u32 at `bytes[at..at + 4]`) has the bit of
 /// that element: values 0–15 in the first vector, 16–31 in the second.
@@ -124,30 +115,17 @@ pub(super) fn dequant_q8_1(blocks: &[u8], out: &mut [f32]) {
 }
 
 pub(super) fn dequant_q1_0(blocks: &[u8], out: &mut [f32]) {
-    let bit = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
-    // d, qs[16]: bit j (LSB first) of byte i is value 8i + j.
+    let table = bit_mask_table();
+    // d, qs[16]: bit j (LSB first) of byte i is value 8i + j, +d when set, else -d.
     for_each_block(blocks, out, |b: &[u8; 18], y: &mut [f32; 128]| {
-        let d = f16_splat(b, 0);
-        // Negation only flips the sign bit, as the scalar `-d`.
-        let neg_d = v128_xor(d, f32x4_splat(-0.0));
-        let qs = load(b, 2);
-        for c in 0..8u8 {
-            let (i, j) = (2 * c, 2 * c + 1);
-            let bytes = u8x16_swizzle(qs, u8x16(i, i, i, i, i, i, i, i, j, j, j, j, j, j, j, j));
-            let set = i8x16_eq(v128_and(bytes, bit), bit);
-            let lo = i16x8_extend_low_i8x16(set);
-            let hi = i16x8_extend_high_i8x16(set);
-            let masks = [
-                i32x4_extend_low_i16x8(lo),
-                i32x4_extend_high_i16x8(lo),
-                i32x4_extend_low_i16x8(hi),
-                i32x4_extend_high_i16x8(hi),
-            ];
-            store16(
-                y,
-                16 * usize::from(c),
-                masks.map(|m| v128_bitselect(d, neg_d, m)),
-            );
+        // Negation only flips the sign bit, as the scalar `-d`; flipping it back where the
+        // bit is set gives +d there.
+        let neg_d = v128_xor(f16_splat(b, 0), f32x4_splat(-0.0));
+        for (i, &q) in b[2..].iter().enumerate() {
+            let masks = bit_masks(table, q);
+            for h in 0..2 {
+                store(y, 8 * i + 4 * h, v128_xor(neg_d, load_u32x4(masks, 4 * h)));
+            }
         }
     });
 }
