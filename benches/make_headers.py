@@ -6,7 +6,7 @@ The Qwen2.5-like and Llama-3-like vocabularies are the real ones: tokens, token 
 merges copied from llama.cpp's own vocabulary files (models/ggml-vocab-qwen2.gguf and
 ggml-vocab-llama-bpe.gguf in the llama-cpp-python 0.3.36 sdist, at $LLAMA_CPP_SDIST or
 fetched from PyPI into ~/.cache/gguf-lens). The >50 MB one repeats each text of Command-R's
-vocabulary 8 times (real length-by-rank shape, 8x the text bytes).
+vocabulary 10 times (real length-by-rank shape, 10x the text bytes).
 
 usage: python benches/make_headers.py OUT_DIR [NAME ...]
 """
@@ -27,8 +27,8 @@ SHAPES = {
     # name, or (name, times each text is repeated).
     "qwen-like": ("qwen2", 28, 3584, 18944),
     "llama3-like": ("llama-bpe", 32, 4096, 14336),
-    # A header over 50 MB: Command-R's 256,000 tokens and 253,333 merges, each text 8 times.
-    "huge-vocab": (("command-r", 8), 32, 4096, 14336),
+    # A header over 50 MB: Command-R's 256,000 tokens and 253,333 merges, each text 10 times.
+    "huge-vocab": (("command-r", 10), 32, 4096, 14336),
 }
 SDIST_VERSION = "0.3.36"
 

@@ -5,11 +5,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { startServer } from './server.mjs';
-import { REPO, DEQUANT, manifest } from './helpers.mjs';
+import { REPO, DEQUANT, manifest, CHROMIUM, launchChromium } from './helpers.mjs';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const haveChromium = fs.existsSync(CHROMIUM);
 const entries = manifest();
 const gptqCases = JSON.parse(fs.readFileSync(path.join(REPO, 'fixtures/gptq/manifest.json'), 'utf8')).cases;
@@ -61,12 +59,7 @@ before(async () => {
     for (const name of fs.readdirSync(path.join(gptq, c.case))) files[`/gptq/${c.case}/${name}`] = path.join(gptq, c.case, name);
   }
   server = await startServer({ files, staticRoot: root });
-  const { chromium } = createRequire(path.join(REPO, 'tools/package.json'))('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

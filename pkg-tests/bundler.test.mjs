@@ -9,9 +9,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { startServer } from './server.mjs';
-import { REPO, DEQUANT, manifest } from './helpers.mjs';
+import { REPO, DEQUANT, manifest, launchChromium } from './helpers.mjs';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const entries = manifest().filter((e) => ['Q4_K.gguf', 'IQ2_XXS.gguf', 'F16.gguf', 'MXFP4.gguf'].includes(e.file));
 
 const MAIN = `
@@ -50,12 +49,7 @@ before(async () => {
     files[`/fixtures/${e.expected}`] = path.join(DEQUANT, e.expected);
   }
   server = await startServer({ files, staticRoot: dist });
-  const { chromium } = require('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -1,11 +1,23 @@
 // Shared test helpers: fixture paths, the oracle manifest, a GGUF writer for big headers.
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 
 export const REPO = process.env.GGUF_LENS_REPO;
 if (!REPO) throw new Error('GGUF_LENS_REPO must point at the gguf-lens checkout (scripts/test-npm.sh sets it)');
 export const DEQUANT = path.join(REPO, 'fixtures/dequant');
 export const META = path.join(REPO, 'fixtures/meta');
+
+/** Debian's Chromium, headless, driven by playwright-core (which never downloads a browser). */
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export function launchChromium() {
+  const { chromium } = createRequire(path.join(REPO, 'tools/package.json'))('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
 
 export function manifest() {
   return JSON.parse(fs.readFileSync(path.join(DEQUANT, 'manifest.json'), 'utf8'));

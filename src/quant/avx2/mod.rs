@@ -292,6 +292,25 @@ mod tests {
     use super::*;
     use crate::quant::scalar;
 
+    /// Whether this CPU runs the AVX2 kernels (the tests below check nothing without it).
+    fn cpu_has_avx2() -> bool {
+        is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("f16c")
+    }
+
+    /// `len` bytes from a xorshift generator.
+    fn random_bytes(seed: &mut u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                (*seed >> 24) as u8
+            })
+            .collect()
+    }
+
     /// Where both the scale and the min are NaN (with different payloads and signs), the one
     /// that survives `d·q + m` / `d1·q − m1` must be the scalar kernel's.
     #[test]
@@ -303,10 +322,7 @@ mod tests {
             (GgmlType::Q4_K, 0, 2),
             (GgmlType::Q5_K, 0, 2),
         ];
-        if !is_x86_feature_detected!("avx2")
-            || !is_x86_feature_detected!("fma")
-            || !is_x86_feature_detected!("f16c")
-        {
+        if !cpu_has_avx2() {
             return;
         }
         for (ty, d_at, m_at) in cases {
@@ -330,10 +346,7 @@ mod tests {
     /// it (16-byte stores) give the same bits.
     #[test]
     fn every_store_mode_equals_scalar() {
-        if !is_x86_feature_detected!("avx2")
-            || !is_x86_feature_detected!("fma")
-            || !is_x86_feature_detected!("f16c")
-        {
+        if !cpu_has_avx2() {
             return;
         }
         let mut seed = 0x0F1E_2D3C_4B5A_6978u64;
@@ -343,14 +356,7 @@ mod tests {
             };
             let bs = ty.block_size() as usize;
             let n = 4 * bs.max(8);
-            let blocks: Vec<u8> = (0..n / bs * ty.type_size() as usize)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    (seed >> 24) as u8
-                })
-                .collect();
+            let blocks = random_bytes(&mut seed, n / bs * ty.type_size() as usize);
             let mut want = vec![0f32; n];
             scalar::kernel_for(ty)(&blocks, &mut want);
             let mut storage = vec![0f32; n + 16];
@@ -371,10 +377,7 @@ mod tests {
     /// Outputs large enough for non-temporal stores give the same bits.
     #[test]
     fn streaming_stores_equal_scalar() {
-        if !is_x86_feature_detected!("avx2")
-            || !is_x86_feature_detected!("fma")
-            || !is_x86_feature_detected!("f16c")
-        {
+        if !cpu_has_avx2() {
             return;
         }
         let mut seed = 0x1234_5678_9ABC_DEF1u64;
@@ -384,15 +387,7 @@ mod tests {
             };
             let bs = ty.block_size() as usize;
             let n = STREAM_MIN.div_ceil(bs) * bs;
-            let count = n / bs;
-            let blocks: Vec<u8> = (0..count * ty.type_size() as usize)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    (seed >> 24) as u8
-                })
-                .collect();
+            let blocks = random_bytes(&mut seed, n / bs * ty.type_size() as usize);
             let mut want = vec![0f32; n];
             scalar::kernel_for(ty)(&blocks, &mut want);
             let mut storage = vec![0f32; n + 4];
