@@ -5,7 +5,8 @@
 //! (exact: the levels are small integers), and IQ2/IQ3 sign bytes from eight sign-bit masks
 //! each ([`bit_mask_table`]), so a row of 8 values is four 16-byte loads, two multiplies and
 //! two XORs. (The byte-to-f32 widening and the sign-bit spreading they replace cost about 25
-//! shuffles, shifts and conversions per 16 values in V8.)
+//! shuffles, shifts and conversions per 16 values in V8.) IQ1 rows hold the level plus the
+//! delta for both delta signs, so a row of 8 values is two loads and two multiplies.
 
 use std::sync::OnceLock;
 
