@@ -14,6 +14,11 @@
 //! `load16x4` extends, float compares and pseudo-min are one. f32 subnormal operands are
 //! avoided (slow on Intel).
 //!
+//! LLVM leaves loops with large bodies rolled, and then per-iteration shift counts, masks and
+//! vector choices become run-time values (variable shifts, splats, spills to the stack and
+//! range checks): kernels whose shifts depend on the sub-block write the sub-blocks out as
+//! calls of an `#[inline(always)]` helper with constant arguments (see Q3_K).
+//!
 //! Memory is only touched through [`load`], [`load8`], [`load_i16x4`], [`load_f32x4`],
 //! [`load_u32x4`] and [`store`], which check their range against the slice and do nothing (or
 //! give zeros) outside it, and through `get` on lookup tables. Kernels work on whole blocks

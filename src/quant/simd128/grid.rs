@@ -5,13 +5,16 @@
 //! (exact: the levels are small integers), and IQ2/IQ3 sign bytes from eight sign-bit masks
 //! each ([`bit_mask_table`]), so a row of 8 values is four 16-byte loads, two multiplies and
 //! two XORs. (The byte-to-f32 widening and the sign-bit spreading they replace cost about 25
-//! shuffles, shifts and conversions per 16 values in V8.)
+//! shuffles, shifts and conversions per 16 values in V8.) IQ1 rows hold the level plus the
+//! delta for both delta signs, so a row of 8 values is two loads and two multiplies.
 
 use std::sync::OnceLock;
 
 use core::arch::wasm32::*;
 
-use super::{bit_mask_table, bit_masks, f16_at, load_f32x4, load_u32x4, store, store16};
+use super::{
+    bit_mask_table, bit_masks, f16_at, f16x4_to_f32x4, load_f32x4, load_u32x4, store, store16,
+};
 use crate::quant::scalar::for_each_block;
 use crate::quant::scalar::grids::{
     IQ1S_DELTA, IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
@@ -45,8 +48,9 @@ struct Tables {
     iq2s: [[f32; 8]; 1024],
     iq3xxs: [[f32; 4]; 256],
     iq3s: [[f32; 4]; 512],
-    /// Signed levels (-1, 0, 1).
-    iq1s: [[f32; 8]; 2048],
+    /// IQ1 rows with the delta added: row `r` is grid row `r & 0x7ff` (levels -1, 0, 1) plus
+    /// `IQ1S_DELTA`, negated when bit 11 of `r` is set.
+    iq1: [[f32; 8]; 4096],
 }
 
 /// Each byte of a grid row (`to_le_bytes` of the entry) as f32, read by `level`.
@@ -64,6 +68,20 @@ fn rows_f32<const N: usize, const W: usize>(
     out
 }
 
+/// [`Tables::iq1`]: each level plus the delta, the scalar kernels' `level as f32 + delta` (the
+/// same f32 addition, so the same bits).
+fn iq1_rows() -> [[f32; 8]; 4096] {
+    let mut out = [[0.0; 8]; 4096];
+    for (r, row) in out.iter_mut().enumerate() {
+        let delta = iq1_delta((r >> 8) as u8);
+        let levels = IQ1S_GRID.get(r & 0x7ff).copied().unwrap_or(0).to_le_bytes();
+        for (x, &level) in row.iter_mut().zip(&levels) {
+            *x = signed(level) + delta;
+        }
+    }
+    out
+}
+
 /// A grid level stored as an unsigned byte.
 fn unsigned(byte: u8) -> f32 {
     f32::from(byte)
@@ -74,7 +92,7 @@ fn signed(byte: u8) -> f32 {
     f32::from(i8::from_le_bytes([byte]))
 }
 
-/// The tables, built on first use (about 132 KiB, some microseconds).
+/// The tables, built on first use (about 196 KiB, some microseconds).
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(|| Tables {
@@ -83,7 +101,7 @@ fn tables() -> &'static Tables {
         iq2s: rows_f32::<1024, 8>(&IQ2S_GRID, unsigned),
         iq3xxs: rows_f32::<256, 4>(&IQ3XXS_GRID, unsigned),
         iq3s: rows_f32::<512, 4>(&IQ3S_GRID, unsigned),
-        iq1s: rows_f32::<2048, 8>(&IQ1S_GRID, signed),
+        iq1: iq1_rows(),
     })
 }
 
@@ -228,20 +246,13 @@ pub(super) fn dequant_iq3_s(blocks: &[u8], out: &mut [f32]) {
     });
 }
 
-/// Writes 16 values `dl · (grid[j] + delta)` (i8 levels) at `y[at..at + 16]`, the first 8 from
-/// `rows[0]` with `deltas[0]`, the last 8 from `rows[1]` with `deltas[1]`.
+/// Writes 16 values `dl · row[j]` at `y[at..at + 16]`, the first 8 from `rows[0]`, the last 8
+/// from `rows[1]` (rows of [`Tables::iq1`], the delta already added).
 #[inline(always)]
-fn put_iq1(y: &mut [f32], at: usize, dl: f32, rows: [&[f32; 8]; 2], deltas: [f32; 2]) {
-    let dl = f32x4_splat(dl);
+fn put_iq1(y: &mut [f32], at: usize, dl: v128, rows: [&[f32; 8]; 2]) {
     let [a, b] = halves8(rows[0]);
     let [c, e] = halves8(rows[1]);
-    let grid = [a, b, c, e];
-    let delta = [deltas[0], deltas[0], deltas[1], deltas[1]];
-    let mut v = [u32x4_splat(0); 4];
-    for k in 0..4 {
-        v[k] = f32x4_mul(dl, f32x4_add(grid[k], f32x4_splat(delta[k])));
-    }
-    store16(y, at, v);
+    store16(y, at, [a, b, c, e].map(|grid| f32x4_mul(dl, grid)));
 }
 
 /// IQ1 delta: `+IQ1S_DELTA`, or its negation when `flag` (bit 3 of a byte) is set. Made with
@@ -259,17 +270,40 @@ pub(super) fn dequant_iq1_s(blocks: &[u8], out: &mut [f32]) {
         let d = f16_at(b, 0);
         for g in 0..8 {
             let qh = u16_at(b, 34 + 2 * g);
-            let dl = d * f32::from(2 * ((qh >> 12) & 7) + 1);
-            let delta = iq1_delta((qh >> 12) as u8);
+            let dl = f32x4_splat(d * f32::from(2 * ((qh >> 12) & 7) + 1));
+            // Bit 15 (the delta's sign) to bit 11 of each row index.
+            let flag = usize::from(qh >> 15) << 11;
             let row = |k: usize| {
-                let index =
-                    usize::from(byte(b, 2 + 4 * g + k)) | (usize::from((qh >> (3 * k)) & 7) << 8);
-                row(&t.iq1s, index & 0x7ff)
+                let index = usize::from(byte(b, 2 + 4 * g + k))
+                    | (usize::from((qh >> (3 * k)) & 7) << 8)
+                    | flag;
+                row(&t.iq1, index & 0xfff)
             };
-            put_iq1(y, 32 * g, dl, [row(0), row(1)], [delta, delta]);
-            put_iq1(y, 32 * g + 16, dl, [row(2), row(3)], [delta, delta]);
+            put_iq1(y, 32 * g, dl, [row(0), row(1)]);
+            put_iq1(y, 32 * g + 16, dl, [row(2), row(3)]);
         }
     });
+}
+
+/// IQ1_M: 16 values per `put`, with the scale of half-group `h` in lane `h % 4` of `dls[h / 4]`.
+#[inline(always)]
+fn iq1_m_quarter(y: &mut [f32; 256], b: &[u8; 56], t: &Tables, i: usize, dls: v128) {
+    let dl = [
+        i32x4_shuffle::<0, 0, 0, 0>(dls, dls),
+        i32x4_shuffle::<1, 1, 1, 1>(dls, dls),
+        i32x4_shuffle::<2, 2, 2, 2>(dls, dls),
+        i32x4_shuffle::<3, 3, 3, 3>(dls, dls),
+    ];
+    for (j, dl) in dl.into_iter().enumerate() {
+        let h = 4 * i + j;
+        // A qh nibble: 3 high index bits and the delta's sign, bits 8..12 of the row index.
+        let qh = usize::from(byte(b, 32 + h));
+        let rows = [
+            row(&t.iq1, usize::from(byte(b, 2 * h)) | (qh & 0x0F) << 8),
+            row(&t.iq1, usize::from(byte(b, 2 * h + 1)) | (qh & 0xF0) << 4),
+        ];
+        put_iq1(y, 16 * h, dl, rows);
+    }
 }
 
 pub(super) fn dequant_iq1_m(blocks: &[u8], out: &mut [f32]) {
@@ -277,19 +311,19 @@ pub(super) fn dequant_iq1_m(blocks: &[u8], out: &mut [f32]) {
     // qs[16][2], qh[16], scales[4] (u16; their top nibbles make the f16 d)
     for_each_block(blocks, out, |b: &[u8; 56], y: &mut [f32; 256]| {
         let s = [0, 1, 2, 3].map(|i| u16_at(b, 48 + 2 * i));
-        let d = crate::quant::scalar::f16_to_f32(
-            (s[0] >> 12) | ((s[1] >> 8) & 0x00f0) | ((s[2] >> 4) & 0x0f00) | (s[3] & 0xf000),
-        );
-        for h in 0..16 {
-            let dl = d * f32::from(2 * ((s[h / 4] >> (3 * (h % 4))) & 7) + 1);
-            let qh = byte(b, 32 + h);
-            let halves = [qh & 0x0F, qh >> 4];
-            let row = |k: usize| {
-                let index = usize::from(byte(b, 2 * h + k)) | (usize::from(halves[k] & 7) << 8);
-                row(&t.iq1s, index & 0x7ff)
-            };
-            let deltas = halves.map(iq1_delta);
-            put_iq1(y, 16 * h, dl, [row(0), row(1)], deltas);
+        let d = (s[0] >> 12) | ((s[1] >> 8) & 0x00f0) | ((s[2] >> 4) & 0x0f00) | (s[3] & 0xf000);
+        let d = f16x4_to_f32x4(i32x4_splat(i32::from(d as i16)));
+        // Half-group h = 4i + j has the 3 bits at 3j of scales[i]: lane j of vector i after
+        // multiplying by 2^(9 − 3j) (a left shift) and shifting all lanes right by 9.
+        let dls = s.map(|s| {
+            let bits = i32x4_mul(u32x4_splat(u32::from(s)), u32x4(512, 64, 8, 1));
+            let bits = v128_and(u32x4_shr(bits, 9), u32x4_splat(7));
+            // d · (2·bits + 1), as the scalar product.
+            let odd = v128_or(i32x4_shl(bits, 1), u32x4_splat(1));
+            f32x4_mul(d, f32x4_convert_i32x4(odd))
+        });
+        for (i, dls) in dls.into_iter().enumerate() {
+            iq1_m_quarter(y, b, t, i, dls);
         }
     });
 }

@@ -5,7 +5,7 @@ use core::arch::wasm32::*;
 
 use super::{
     bits_at, f16_at, f16_splat, high_nibbles, i8x16_to_f32, load, low_nibbles, mul4_dq, mul_sub4,
-    store16, u8x16_to_f32,
+    store16, u8x16_to_f32, widen_biased, MAGIC,
 };
 use crate::quant::scalar::for_each_block;
 
@@ -19,20 +19,6 @@ fn scale_bytes(bytes: &[u8], at: usize) -> [u8; 12] {
         packed.copy_from_slice(src);
     }
     packed
-}
-
-/// Q3_K's sixteen 6-bit scales, minus 32 (as the scalar kernel unpacks them).
-#[inline(always)]
-fn unpack_q3_k_scales(packed: &[u8; 12]) -> [i32; 16] {
-    core::array::from_fn(|i| {
-        let low = if i < 8 {
-            packed[i] & 0x0F
-        } else {
-            packed[i - 8] >> 4
-        };
-        let high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
-        i32::from(low | high << 4) - 32
-    })
 }
 
 /// Q4_K/Q5_K's eight (scale, min) pairs of 6 bits (ggml's `get_scale_min_k4`).
@@ -100,34 +86,68 @@ pub(super) fn dequant_q2_k(blocks: &[u8], out: &mut [f32]) {
     });
 }
 
+/// Q3_K's sixteen 6-bit scales (unsigned, before the −32) as bytes 0..16. Scale i has its low
+/// nibble in byte i % 8 (bits 4·(i / 8)) and its top 2 bits in byte 8 + i % 4 (bits
+/// 2·(i / 4)) of the 12 packed bytes at 96..108: four scales per u32, in scalar arithmetic.
+#[inline(always)]
+fn q3_k_scales(b: &[u8; 110]) -> v128 {
+    let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let (a0, a1, top) = (word(96), word(100), word(104));
+    let (nibble, crumb) = (0x0F0F_0F0F, 0x0303_0303);
+    u32x4(
+        (a0 & nibble) | (top & crumb) << 4,
+        (a1 & nibble) | (top >> 2 & crumb) << 4,
+        (a0 >> 4 & nibble) | (top >> 4 & crumb) << 4,
+        (a1 >> 4 & nibble) | (top >> 6 & crumb) << 4,
+    )
+}
+
+/// Q3_K sub-block `is` (16 values): the 2 low bits from `qs` (the 64 quant bytes), the high bit
+/// from `hmask`, as the 3-bit `u` = low + 4·high, then `dl · (u − 4)`: the scalar
+/// `dl · (low − 4 if the high bit is clear)`. `is` is a constant at each call, so the choice of
+/// vectors and the shifts fold away.
+#[inline(always)]
+fn q3_k_sub_block(y: &mut [f32; QK_K], is: usize, qs: &[v128; 4], hmask: &[v128; 2], dl: v128) {
+    // Low bits: byte 32·(is / 8) + 16·(is % 2) + l, bits 2·((is / 2) % 4).
+    let low = bits_at(qs[2 * (is / 8) + is % 2], 2 * (is / 2 % 4) as u32, 3);
+    // High bit: bit is / 2 of hmask byte 16·(is % 2) + l, moved to bit 2 (16-bit shifts: the
+    // mask drops whatever crosses from the neighbouring byte).
+    let (h, bit) = (hmask[is % 2], is / 2);
+    let high = if bit < 2 {
+        v128_and(i16x8_shl(h, (2 - bit) as u32), u8x16_splat(4))
+    } else {
+        bits_at(h, (bit - 2) as u32, 4)
+    };
+    let q = widen_biased(v128_or(low, high), MAGIC + 4.0);
+    store16(y, 16 * is, mul4_dq(dl, q));
+}
+
+/// Q3_K sub-blocks `4k..4k + 4`, with their scales in the lanes of `dls`.
+#[inline(always)]
+fn q3_k_sub_blocks(y: &mut [f32; QK_K], k: usize, qs: &[v128; 4], hmask: &[v128; 2], dls: v128) {
+    let [d0, d1, d2, d3] = lanes(dls);
+    q3_k_sub_block(y, 4 * k, qs, hmask, d0);
+    q3_k_sub_block(y, 4 * k + 1, qs, hmask, d1);
+    q3_k_sub_block(y, 4 * k + 2, qs, hmask, d2);
+    q3_k_sub_block(y, 4 * k + 3, qs, hmask, d3);
+}
+
 pub(super) fn dequant_q3_k(blocks: &[u8], out: &mut [f32]) {
     // hmask[32], qs[64], scales[12], d
     for_each_block(blocks, out, |b: &[u8; 110], y: &mut [f32; QK_K]| {
-        let scales = unpack_q3_k_scales(&scale_bytes(b, 96)).map(|s| s.to_le_bytes()[0]);
         // d_all · scale for each sub-block, as the scalar products (scales are -32..=31).
-        let dls = mul4_dq(f16_splat(b, 108), i8x16_to_f32(load(&scales, 0)));
+        let dls = mul4_dq(
+            f16_splat(b, 108),
+            widen_biased(q3_k_scales(b), MAGIC + 32.0),
+        );
         let hmask = [load(b, 0), load(b, 16)];
-        for (k, &dl) in dls.iter().enumerate() {
-            // Sub-block is = 4k + m: low bits as Q2_K's, the high bit in hmask[16·(is % 2)..]
-            // bit is / 2.
-            let qa = load(b, 32 + 32 * (k / 2));
-            let qb = load(b, 48 + 32 * (k / 2));
-            let shift = 4 * (k % 2) as u32;
-            let low = [
-                bits_at(qa, shift, 3),
-                bits_at(qb, shift, 3),
-                bits_at(qa, shift + 2, 3),
-                bits_at(qb, shift + 2, 3),
-            ];
-            let dl = lanes(dl);
-            for m in 0..4 {
-                let high_set = has_bits(hmask[m % 2], 1 << (2 * k + m / 2));
-                // 4 where the high bit is clear.
-                let four = v128_andnot(u8x16_splat(4), high_set);
-                let q = i8x16_sub(low[m], four);
-                store16(y, 64 * k + 16 * m, mul4_dq(dl[m], i8x16_to_f32(q)));
-            }
-        }
+        let qs = [load(b, 32), load(b, 48), load(b, 64), load(b, 80)];
+        // Written out rather than looped: LLVM keeps a loop here rolled, with the shifts,
+        // masks and vector choices as run-time values.
+        q3_k_sub_blocks(y, 0, &qs, &hmask, dls[0]);
+        q3_k_sub_blocks(y, 1, &qs, &hmask, dls[1]);
+        q3_k_sub_blocks(y, 2, &qs, &hmask, dls[2]);
+        q3_k_sub_blocks(y, 3, &qs, &hmask, dls[3]);
     });
 }
 
