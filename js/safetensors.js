@@ -3,7 +3,7 @@
 // comes from the options or from quantize_config.json / config.json beside the file; tensor rows
 // and GPTQ layers are fetched on demand and converted / dequantized in wasm.
 import { loadWasm } from './wasm.js';
-import { toSource } from './sources.js';
+import { toSource, importNodeFs } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter } from './model.js';
 
@@ -98,7 +98,7 @@ function readHeader(wasmReady, source, options) {
 async function fetchText(where, options, { optional }) {
   const text = String(where);
   if (isNode && !/^(https?|blob|data):/i.test(text)) {
-    const { readFile } = await import('node:fs/promises');
+    const { readFile } = await importNodeFs();
     try {
       return await readFile(/^file:/i.test(text) ? new URL(text) : text, 'utf8');
     } catch (err) {

@@ -8,6 +8,13 @@
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
+/** Node's fs/promises, loaded only on Node paths. The specifier is a variable and the import
+ * marked ignored so that bundlers (webpack, Vite, esbuild) leave it alone in browser builds. */
+const NODE_FS = 'node:fs/promises';
+export function importNodeFs() {
+  return import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_FS);
+}
+
 /** Thrown for transport problems; `retryable` tells the retry loop whether to try again. */
 export class SourceError extends Error {
   constructor(message, { retryable = false, cause } = {}) {
@@ -144,7 +151,7 @@ function sliceableSource(object) {
 }
 
 async function nodeFileSource(path, _options) {
-  const fs = await import('node:fs/promises');
+  const fs = await importNodeFs();
   const handle = await fs.open(path, 'r');
   const { size } = await handle.stat();
   const source = {

@@ -1,13 +1,12 @@
-// The installed package through a bundler, as a web app would ship it: Vite 6 (tools/) builds a
-// page that imports 'gguf-lens' by its package name, and the built output alone (no
-// node_modules served) runs in headless Chromium: the wasm module is found and the oracle
-// tensors read over Range requests come out bit for bit.
+// The installed package through a bundler, as a web app would ship it: webpack 5 (tools/)
+// bundles a page that imports 'gguf-lens' by its package name, and the built output alone (no
+// node_modules served) runs in headless Chromium: the wasm module is emitted as an asset and
+// found, and the oracle tensors read over Range requests come out bit for bit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { startServer } from './server.mjs';
 import { REPO, DEQUANT, manifest, launchChromium } from './helpers.mjs';
 
@@ -36,13 +35,21 @@ before(async () => {
   // An app inside the temporary project, so 'gguf-lens' resolves to the installed tarball.
   const app = fs.mkdtempSync(path.join(process.cwd(), 'bundler-app-'));
   fs.writeFileSync(path.join(app, 'main.js'), MAIN);
-  fs.writeFileSync(path.join(app, 'index.html'), '<!doctype html><title>app</title><script type="module" src="./main.js"></script>');
-  const require = createRequire(path.join(REPO, 'tools/package.json'));
-  // Vite's ESM entry (require.resolve would give its deprecated CJS build).
-  const viteRoot = path.dirname(require.resolve('vite/package.json'));
-  const { build } = await import(pathToFileURL(path.join(viteRoot, 'dist/node/index.js')).href);
   dist = path.join(app, 'dist');
-  await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: dist, emptyOutDir: true } });
+  const webpack = createRequire(path.join(REPO, 'tools/package.json'))('webpack');
+  const compiler = webpack({
+    mode: 'production',
+    context: app,
+    entry: './main.js',
+    target: 'web',
+    output: { path: dist, filename: 'main.js', publicPath: '/' },
+    performance: { hints: false },
+  });
+  const stats = await new Promise((resolve, reject) => compiler.run((err, result) => (err ? reject(err) : resolve(result))));
+  assert.ok(!stats.hasErrors(), stats.toString('errors-only'));
+  assert.ok(!stats.hasWarnings(), stats.toString('errors-warnings'));
+  await new Promise((resolve) => compiler.close(resolve));
+  fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>app</title><script src="/main.js"></script>');
   const files = {};
   for (const e of entries) {
     files[`/fixtures/${e.file}`] = path.join(DEQUANT, e.file);
@@ -57,9 +64,9 @@ after(async () => {
   await server?.close();
 });
 
-test('Vite: the built app carries the wasm module and reads tensors bit for bit', async () => {
-  const assets = fs.readdirSync(path.join(dist, 'assets'));
-  assert.ok(assets.some((f) => f.endsWith('.wasm')), `no .wasm among ${assets.join(', ')}`);
+test('webpack: the bundled app carries the wasm module and reads tensors bit for bit', async () => {
+  const built = fs.readdirSync(dist);
+  assert.ok(built.some((f) => f.endsWith('.wasm')), `no .wasm among ${built.join(', ')}`);
   assert.ok(!fs.existsSync(path.join(dist, 'node_modules')));
   const page = await browser.newPage();
   const errors = [];

