@@ -69,13 +69,16 @@ function nameOf(input) {
 /** A source whose reads inside `prefix` (already read) are served from memory. */
 function primed(source, prefix) {
   const wrapper = Object.create(source);
-  wrapper.read = (start, end, signal, onBytes) => {
+  wrapper.read = (start, end, signal, onBytes, into) => {
     const stop = source.byteLength === undefined ? end : Math.min(end, source.byteLength);
     if (stop <= prefix.length) {
       onBytes?.(stop - start);
-      return Promise.resolve(prefix.subarray(start, stop));
+      const bytes = prefix.subarray(start, stop);
+      if (!into) return Promise.resolve(bytes);
+      into.set(bytes);
+      return Promise.resolve(into.subarray(0, bytes.length));
     }
-    return source.read(start, end, signal, onBytes);
+    return source.read(start, end, signal, onBytes, into);
   };
   return wrapper;
 }

@@ -50,7 +50,10 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what)
     }
     const grown = new Uint8Array(next);
     grown.set(prefix, 0);
-    const suffix = await source.read(prefix.length, next, signal, progress, grown.subarray(prefix.length));
+    const room = grown.subarray(prefix.length);
+    const suffix = await source.read(prefix.length, next, signal, progress, room);
+    // A source that ignores `into` (a user's own) returns its own bytes: copy them in.
+    if (suffix.buffer !== room.buffer || suffix.byteOffset !== room.byteOffset) room.set(suffix);
     prefix = grown.subarray(0, prefix.length + suffix.length);
   }
 }

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { open, openSafetensors, openGguf } from 'gguf-lens';
 import { startServer } from './server.mjs';
-import { REPO, bytesOf, sameBytes, DEQUANT } from './helpers.mjs';
+import { REPO, bytesOf, sameBytes, DEQUANT, makeBigHeader } from './helpers.mjs';
 
 const GPTQ = path.join(REPO, 'fixtures/gptq');
 const manifest = JSON.parse(fs.readFileSync(path.join(GPTQ, 'manifest.json'), 'utf8'));
@@ -216,6 +216,16 @@ test('open() dispatches by extension and by the first bytes', async () => {
   const direct = await openGguf(gguf);
   assert.deepEqual(g.tensors, direct.tensors);
   await assert.rejects(open(new Uint8Array(64)), /not a GGUF file/);
+});
+
+test('open() by the first bytes: a header longer than the first read grows from them', async () => {
+  const big = makeBigHeader({ nTokens: 60_000, nTensors: 50, bpe: true });
+  const byMagic = await open(new Uint8Array(big.bytes));
+  assert.equal(byMagic.dataOffset, big.dataOffset);
+  assert.equal(byMagic.get('tokenizer.ggml.merges').len, 60_000);
+  const direct = await openGguf(new Uint8Array(big.bytes));
+  assert.deepEqual(byMagic.tensors, direct.tensors);
+  assert.deepEqual(byMagic.get('tokenizer.ggml.tokens').items(59_990, 60_000), direct.get('tokenizer.ggml.tokens').items(59_990, 60_000));
 });
 
 test('a sharded checkpoint opens from its index, layers straddling shards included', async () => {

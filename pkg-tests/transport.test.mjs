@@ -50,6 +50,23 @@ test('a BPE vocabulary (tokens, types, merges) arrives in <= 2 requests and <= 1
   assert.equal(model.get('tokenizer.ggml.merges').len, 150_000);
 });
 
+test('a ready-made source whose read() ignores the destination buffer still grows the header', async () => {
+  const bytes = new Uint8Array(big.bytes);
+  const source = {
+    byteLength: bytes.length,
+    stats: { requests: 0, bytes: 0 },
+    async read(start, end) {
+      this.stats.requests++;
+      return bytes.slice(start, Math.min(end, bytes.length));
+    },
+    close() {},
+  };
+  const model = await openGguf(source);
+  assert.equal(model.dataOffset, big.dataOffset);
+  assert.equal(model.get('tokenizer.ggml.tokens').len, 150_000);
+  assert.ok(source.stats.requests >= 2);
+});
+
 test('a small header is one request', async () => {
   server.reset();
   const model = await openGguf(server.url('/small.gguf'));
