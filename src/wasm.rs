@@ -36,9 +36,11 @@ fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
 /// past the prefix: `needMore` is the least prefix length that can hold it, `estimate` a guess
 /// at its whole length. Throws on a malformed file.
 #[wasm_bindgen(js_name = parseHeader)]
-pub fn parse_header(prefix: &[u8], file_size: Option<f64>) -> Result<JsValue, JsError> {
+pub fn parse_header(prefix: Vec<u8>, file_size: Option<f64>) -> Result<JsValue, JsError> {
     let file_size = file_size.map(|size| size as u64);
-    match crate::gguf::parse(prefix, file_size).map_err(js_error)? {
+    // By value: wasm-bindgen copies the JS bytes into wasm memory either way, and owning that
+    // copy lets the header keep it, where a borrowed slice would be copied a second time.
+    match crate::gguf::parse_owned(prefix, file_size).map_err(js_error)? {
         ParseStatus::Complete(file) => Ok(GgufHeader { file }.into()),
         ParseStatus::NeedMore { at_least, estimate } => {
             let result = Object::new();

@@ -87,6 +87,8 @@ pub fn parse_owned(mut prefix: Vec<u8>, file_size: Option<u64>) -> Result<ParseS
     Ok(match parse_in_place(&prefix, file_size)? {
         Parsed::Complete(mut file, header_len) => {
             prefix.truncate(header_len);
+            // A prefix read past the header would otherwise stay held whole by the result.
+            prefix.shrink_to_fit();
             file.header = prefix;
             ParseStatus::Complete(file)
         }
@@ -670,5 +672,38 @@ mod tests {
         assert_eq!(file.header_len(), 24);
         assert_eq!(file.data_offset(), 32);
         assert_eq!(file.alignment(), 32);
+    }
+
+    fn minimal_header() -> Vec<u8> {
+        let mut bytes = b"GGUF".to_vec();
+        bytes.extend_from_slice(&3u32.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes.extend_from_slice(&0u64.to_le_bytes());
+        bytes
+    }
+
+    /// The wasm parseHeader hands its argument to `parse_owned`: the header must keep that very
+    /// buffer (a copy would hold a big header twice during the parse).
+    #[test]
+    fn parse_owned_keeps_the_buffer() {
+        let bytes = minimal_header();
+        let ptr = bytes.as_ptr();
+        let ParseStatus::Complete(file) = parse_owned(bytes, Some(1 << 20)).unwrap() else {
+            panic!("whole header given")
+        };
+        assert_eq!(file.header.as_ptr(), ptr);
+        assert_eq!(file.header.len(), 24);
+    }
+
+    /// A prefix read past the header is cut to the header and its capacity given back.
+    #[test]
+    fn parse_owned_releases_bytes_past_the_header() {
+        let mut bytes = minimal_header();
+        bytes.resize(1 << 20, 0);
+        let ParseStatus::Complete(file) = parse_owned(bytes, Some(1 << 30)).unwrap() else {
+            panic!("whole header given")
+        };
+        assert_eq!(file.header.len(), 24);
+        assert!(file.header.capacity() < 1024, "{}", file.header.capacity());
     }
 }
