@@ -108,7 +108,7 @@ test('compare from the file picker; cancel stops a compare-all run; a new first 
   await openCompare(page, 'file');
   assert.match(await page.$eval('#cmp-files', (e) => e.textContent), /B: tiny-llama-Q8_0\.gguf$/);
   // Every read of A (the sample, by URL) waits 400 ms: the run is still going when Cancel is hit.
-  await page.route('**/tiny-llama-Q4_K_M.gguf', async (route) => { await new Promise((r) => setTimeout(r, 400)); await route.continue(); });
+  await page.route('**/tiny-llama-Q4_K_M.gguf', async (route) => { await new Promise((r) => setTimeout(r, 400)); await route.continue().catch(() => {}); });
   await page.click('#cmp-all');
   await page.waitForFunction(() => /^1 of \d+/.test(document.querySelector('#cmp-progress-text').textContent));
   await page.click('#cmp-cancel');
@@ -125,5 +125,26 @@ test('compare from the file picker; cancel stops a compare-all run; a new first 
   await waitLoaded(page, 'tall f32');
   assert.equal(await page.$eval('#compare-tab', (e) => e.hidden), true);
   assert.equal(await page.$eval('#panel-compare', (e) => e.hidden), true);
+  assert.deepEqual(log.errors, []);
+});
+
+test('a file dropped while the "Compare with" bar is open is compared, not opened', async () => {
+  const { page, log } = await newPage(browser);
+  await page.goto(server.url);
+  await waitLoaded(page, expected.a.summary.name);
+  await page.click('#compare-start');
+  const bytes = [...(await import('node:fs')).readFileSync(path.join(ROOT, 'fixtures/sample/tiny-llama-Q8_0.gguf'))];
+  const dt = await page.evaluateHandle((b) => {
+    const t = new DataTransfer();
+    t.items.add(new File([new Uint8Array(b)], 'dropped-Q8_0.gguf'));
+    return t;
+  }, bytes);
+  await page.dispatchEvent('body', 'dragenter', { dataTransfer: dt });
+  assert.equal(await page.$eval('#drop-overlay', (e) => e.textContent), 'Drop a file to compare it with this one');
+  await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
+  await page.waitForSelector('#panel-compare:not([hidden]) #cmp-numeric tbody tr');
+  assert.match(await page.$eval('#cmp-files', (e) => e.textContent), /B: dropped-Q8_0\.gguf$/);
+  assert.equal((await page.$eval('[data-field="name"]', (e) => e.textContent)), expected.a.summary.name); // A stays open
+  assert.deepEqual(await listed(page, 'tensor-only-a'), expected.tensors.only_a);
   assert.deepEqual(log.errors, []);
 });
