@@ -96,7 +96,7 @@ export function setupCompare(ui) {
 
   function renderMetadata() {
     const d = b.diff.metadata;
-    $('#cmp-meta-note').textContent = `${fmt.int(d.same)} keys equal`;
+    $('#cmp-meta-note').textContent = `${fmt.int(d.same)} ${d.same === 1 ? 'key' : 'keys'} equal`;
     const one = (e) => el('li', { dataset: { key: e.key } }, el('code', { class: 'key' }, e.key), ' ', el('span', { class: 'tag' }, entryType(e)), ' ', el('span', { class: 'muted' }, entryText(e)));
     clear($('#cmp-meta')).append(
       section('Only in A', 'meta-only-a', d.onlyA, one),
@@ -147,6 +147,8 @@ export function setupCompare(ui) {
         el('td', { class: 'num mono', dataset: { metric: 'mismatches' } }),
         el('td', {}, btn)));
     }
+    if (!b.diff.tensors.matching.length) body.append(el('tr', {}, el('td', { colspan: 10, class: 'muted' }, 'No tensor has the same name and shape in both files.')));
+    $('#cmp-all').disabled = !b.diff.tensors.matching.length;
     setProgress(null);
   }
 

@@ -99,6 +99,8 @@ test('comparing with the malicious file: its key, name and tensor are shown as t
   assert.ok(await page.$eval('#cmp-meta', (e, url) => e.textContent.includes(url), P.url));
   const tensorsB = await page.$$eval('[data-diff="tensor-only-b"] li', (lis) => lis.map((li) => li.dataset.tensor));
   assert.deepEqual(tensorsB, [P.tensor]);
+  assert.equal(await page.$eval('#cmp-all', (e) => e.disabled), true); // no tensor in both
+  assert.equal(await page.$eval('#cmp-meta-note', (e) => e.textContent), '1 key equal');
   await page.waitForTimeout(300);
   assert.deepEqual(log.dialogs, []);
   assert.deepEqual(log.errors, []);
