@@ -147,6 +147,7 @@ window.addEventListener('unhandledrejection', (e) => showError((e.reason && e.re
 // ---------- state ----------
 let model = null; // result of the worker's open
 let sourceLabel = '';
+let sourceIsUrl = false; // the first file came from a URL: ?url= (and ?compare=) can reopen it
 let compare = null; // setupCompare's handle
 
 async function openSource(source, label) {
@@ -156,6 +157,7 @@ async function openSource(source, label) {
     m.summary.quantMix.sort((a, b) => b.bytes - a.bytes);
     model = m;
     sourceLabel = label;
+    sourceIsUrl = typeof source === 'string';
     compare.reset(); // the worker dropped the compared file with the old first file
     renderAll();
   } catch (err) {
@@ -172,10 +174,11 @@ function openUrl(url, { push = true } = {}) {
   if (push) {
     const q = new URLSearchParams(location.search);
     q.set('url', url);
+    q.delete('compare');
     history.replaceState(null, '', `?${q}`);
   }
   $('#url-input').value = url;
-  openSource(abs.href, abs.href === new URL(SAMPLE_URL, location.href).href ? 'the bundled sample' : abs.href);
+  return openSource(abs.href, abs.href === new URL(SAMPLE_URL, location.href).href ? 'the bundled sample' : abs.href);
 }
 
 function openFile(file) {
@@ -639,7 +642,7 @@ function init() {
   startWorker();
   compare = setupCompare({
     el, clear, request, longTask, showError, hideError, selectTab,
-    model: () => model, sourceLabel: () => sourceLabel,
+    model: () => model, sourceLabel: () => sourceLabel, sourceIsUrl: () => sourceIsUrl,
     fmt: { int: fmtInt, bytes: fmtBytes, count: fmtCount, num: fmtNum, pct, value: fmtValue, ftypeShort: (ft) => FTYPE_SHORT[ft & ~1024] ?? `type ${ft}`, ftypeLabel },
   });
   const tabs = $$('[role="tab"]');
@@ -697,9 +700,10 @@ function init() {
     else if (f) openFile(f);
   });
 
-  const url = new URLSearchParams(location.search).get('url');
-  if (url) openUrl(url, { push: false });
-  else openUrl(SAMPLE_URL, { push: false });
+  // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.
+  const params = new URLSearchParams(location.search);
+  const compareUrl = params.get('compare');
+  Promise.resolve(openUrl(params.get('url') || SAMPLE_URL, { push: false })).then(() => { if (compareUrl && model) compare.openUrl(compareUrl, { push: false }); });
 }
 
 init();

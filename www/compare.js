@@ -49,11 +49,26 @@ export function setupCompare(ui) {
     }
   }
 
-  function openUrl(url) {
+  /** The page's address names both files (?url= and ?compare=) when both came from URLs. */
+  function setCompareParam(url) {
+    const q = new URLSearchParams(location.search);
+    if (url && ui.sourceIsUrl()) q.set('compare', url); else q.delete('compare');
+    const search = q.toString();
+    history.replaceState(null, '', search ? `?${search}` : location.pathname);
+  }
+
+  function openUrl(url, { push = true } = {}) {
     let abs;
     try { abs = new URL(url, location.href); } catch { showError(`not a valid URL: ${url}`); return; }
     if (abs.protocol !== 'http:' && abs.protocol !== 'https:') { showError(`only http and https URLs can be opened (got ${abs.protocol})`); return; }
+    if (push) setCompareParam(url);
+    $('#compare-url').value = url;
     open(abs.href, abs.href);
+  }
+
+  function openFile(f) {
+    setCompareParam(null);
+    open(f, f.name);
   }
 
   // ----- summary side by side -----
@@ -219,7 +234,7 @@ export function setupCompare(ui) {
 
   $('#compare-start').addEventListener('click', () => { if (ui.model()) showBar($('#compare-form').hidden); });
   $('#compare-dismiss').addEventListener('click', () => showBar(false));
-  $('#compare-file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) open(f, f.name); e.target.value = ''; });
+  $('#compare-file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
   $('#compare-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('#compare-url').value.trim(); if (u) openUrl(u); });
   $('#cmp-all').addEventListener('click', () => { if (b) runTensors(b.diff.tensors.matching.map((t) => t.name)); });
   $('#cmp-cancel').addEventListener('click', stopRun);
@@ -228,6 +243,7 @@ export function setupCompare(ui) {
     reset,
     /** A drop goes to the comparison while the "Compare with" bar is open. */
     wantsDrop: () => !$('#compare-form').hidden,
-    openFile: (f) => open(f, f.name),
+    openFile,
+    openUrl,
   };
 }

@@ -148,3 +148,14 @@ test('a file dropped while the "Compare with" bar is open is compared, not opene
   assert.deepEqual(await listed(page, 'tensor-only-a'), expected.tensors.only_a);
   assert.deepEqual(log.errors, []);
 });
+
+test('?url= and ?compare= reopen both files; the address names B once it is opened by URL', async () => {
+  const { page, log } = await newPage(browser);
+  await openCompare(page, 'url');
+  assert.equal(new URL(page.url()).searchParams.get('compare'), B_URL);
+  const { page: again } = await newPage(browser);
+  await again.goto(`${server.url}?url=${encodeURIComponent('sample/tiny-llama-Q4_K_M.gguf')}&compare=${encodeURIComponent(B_URL)}`);
+  await again.waitForSelector('#panel-compare:not([hidden]) #cmp-numeric tbody tr');
+  assert.deepEqual(await listed(again, 'meta-changed'), expected.metadata.changed);
+  assert.deepEqual(log.errors, []);
+});
