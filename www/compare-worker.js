@@ -67,15 +67,16 @@ export function diffModels(a, b) {
  * Dequantizes `name` from both models in row chunks and compares them, in f64 accumulators:
  * over the pairs where both values are finite, RMSE, max and mean |a−b|, RMSE / RMS(a) and the
  * cosine similarity; over all pairs, NaN mismatches (NaN in one only) and Inf mismatches (an
- * Inf in either, a !== b). Progress is reported in rows.
+ * Inf in either, a !== b). Progress is reported in rows. Each read is at most `chunkElements`
+ * values per file (or one row, when a row is longer).
  */
-export async function compareTensor(a, b, name, { signal, onProgress } = {}) {
+export async function compareTensor(a, b, name, { signal, onProgress, chunkElements = CHUNK_ELEMENTS } = {}) {
   const x = a.tensors.find((t) => t.name === name), y = b.tensors.find((t) => t.name === name);
   if (!x || !y) throw new Error(`tensor ${name} is not in both files`);
   if (!sameShape(x, y)) throw new Error(`tensor ${name} has another shape in each file`);
   const rowLen = x.shape[0] || 1;
   const nRows = Math.max(1, x.nElements / rowLen);
-  const step = Math.max(1, Math.floor(CHUNK_ELEMENTS / rowLen));
+  const step = Math.max(1, Math.floor(chunkElements / rowLen));
   let n = 0, sumSq = 0, sumAbs = 0, maxAbs = 0, sumAA = 0, sumBB = 0, sumAB = 0, nanMismatch = 0, infMismatch = 0;
   for (let r = 0; r < nRows; r += step) {
     const rows = [r, Math.min(nRows, r + step)];

@@ -30,8 +30,15 @@ async function openCompare(page, how) {
 const listed = (page, diff) => page.$$eval(`[data-diff="${diff}"] li`, (lis) => lis.map((li) => li.dataset.key ?? li.dataset.tensor));
 
 test('compare by URL: summaries side by side, metadata and tensor differences equal gguf-py', async () => {
-  const { page, log } = await newPage(browser);
+  const { page, log, context } = await newPage(browser);
+  const ranges = [];
+  context.on('request', (r) => { if (r.url().endsWith(B_URL)) ranges.push(r.headers().range); });
   await openCompare(page, 'url');
+  // B is opened like A, over Range requests: its header only, not the whole file.
+  const size = expected.b.summary['file-size'];
+  assert.ok(ranges.length >= 1 && ranges.every((r) => /^bytes=\d+-\d+$/.test(r)), `ranges: ${ranges}`);
+  const read = ranges.reduce((n, r) => { const [a, b] = r.slice(6).split('-').map(Number); return n + b - a + 1; }, 0);
+  assert.ok(read < size / 2, `read ${read} of ${size} bytes to open B`);
   const rows = await page.$$eval('#cmp-summary tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.field, {
     differs: tr.dataset.differs === 'true', a: tr.querySelector('[data-side="a"]').dataset.value, b: tr.querySelector('[data-side="b"]').dataset.value,
   }])));
