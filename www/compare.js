@@ -109,6 +109,15 @@ export function setupCompare(ui) {
       items.length ? el('ul', { class: 'diff-list' }, items.map(row)) : el('p', { class: 'muted small' }, empty));
   }
 
+  /** Two long strings may share their previews: say where they part. */
+  function firstDifference(c) {
+    const x = c.a.value, y = c.b.value;
+    if (typeof x !== 'string' || typeof y !== 'string' || (x.length <= PREVIEW_CHARS && y.length <= PREVIEW_CHARS)) return null;
+    let i = 0;
+    while (i < x.length && i < y.length && x[i] === y[i]) i++;
+    return el('div', { class: 'ab muted' }, `first difference at character ${fmt.int(i)}`);
+  }
+
   function renderMetadata() {
     const d = b.diff.metadata;
     $('#cmp-meta-note').textContent = `${fmt.int(d.same)} ${d.same === 1 ? 'key' : 'keys'} equal`;
@@ -119,7 +128,8 @@ export function setupCompare(ui) {
       section('Changed', 'meta-changed', d.changed, (c) => el('li', { dataset: { key: c.key } },
         el('code', { class: 'key' }, c.key),
         el('div', { class: 'ab' }, el('span', { class: 'side' }, 'A'), el('span', { class: 'tag' }, entryType(c.a)), ' ', entryText(c.a)),
-        el('div', { class: 'ab' }, el('span', { class: 'side' }, 'B'), el('span', { class: 'tag' }, entryType(c.b)), ' ', entryText(c.b)))),
+        el('div', { class: 'ab' }, el('span', { class: 'side' }, 'B'), el('span', { class: 'tag' }, entryType(c.b)), ' ', entryText(c.b)),
+        firstDifference(c))),
       el('p', { class: 'muted small' }, 'Arrays are compared by item type, length and their first items.'));
   }
 
