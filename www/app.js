@@ -1,5 +1,7 @@
 // The page: UI only. All file access, parsing and dequantization happen in worker.js.
 // Every string from a file reaches the DOM as a text node (el() / textContent), never as HTML.
+// The Compare panel lives in compare.js (given this module's helpers through setupCompare).
+import { setupCompare } from './compare.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 const $ = (sel) => document.querySelector(sel);
@@ -145,6 +147,8 @@ window.addEventListener('unhandledrejection', (e) => showError((e.reason && e.re
 // ---------- state ----------
 let model = null; // result of the worker's open
 let sourceLabel = '';
+let sourceIsUrl = false; // the first file came from a URL: ?url= (and ?compare=) can reopen it
+let compare = null; // setupCompare's handle
 
 async function openSource(source, label) {
   hideError();
@@ -153,6 +157,8 @@ async function openSource(source, label) {
     m.summary.quantMix.sort((a, b) => b.bytes - a.bytes);
     model = m;
     sourceLabel = label;
+    sourceIsUrl = typeof source === 'string';
+    compare.reset(); // the worker dropped the compared file with the old first file
     renderAll();
   } catch (err) {
     if (err.name === 'AbortError') { showError(`opening ${label} was cancelled`); return; }
@@ -168,10 +174,11 @@ function openUrl(url, { push = true } = {}) {
   if (push) {
     const q = new URLSearchParams(location.search);
     q.set('url', url);
+    q.delete('compare');
     history.replaceState(null, '', `?${q}`);
   }
   $('#url-input').value = url;
-  openSource(abs.href, abs.href === new URL(SAMPLE_URL, location.href).href ? 'the bundled sample' : abs.href);
+  return openSource(abs.href, abs.href === new URL(SAMPLE_URL, location.href).href ? 'the bundled sample' : abs.href);
 }
 
 function openFile(file) {
@@ -633,13 +640,19 @@ function renderAll() {
 // ---------- wiring ----------
 function init() {
   startWorker();
+  compare = setupCompare({
+    el, clear, request, longTask, showError, hideError, selectTab,
+    model: () => model, sourceLabel: () => sourceLabel, sourceIsUrl: () => sourceIsUrl,
+    fmt: { int: fmtInt, bytes: fmtBytes, count: fmtCount, num: fmtNum, pct, value: fmtValue, ftypeShort: (ft) => FTYPE_SHORT[ft & ~1024] ?? `type ${ft}`, ftypeLabel },
+  });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {
     b.addEventListener('click', () => selectTab(b.dataset.tab));
     b.addEventListener('keydown', (e) => {
       const d = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
       if (!d) return;
-      const next = tabs[(tabs.indexOf(b) + d + tabs.length) % tabs.length];
+      const shown = tabs.filter((t) => !t.hidden);
+      const next = shown[(shown.indexOf(b) + d + shown.length) % shown.length];
       selectTab(next.dataset.tab);
       next.focus();
     });
@@ -671,19 +684,26 @@ function init() {
   let depth = 0;
   const overlay = $('#drop-overlay');
   const hasFiles = (e) => e.dataTransfer && [...e.dataTransfer.types].includes('Files');
-  window.addEventListener('dragenter', (e) => { if (!hasFiles(e)) return; e.preventDefault(); depth++; overlay.hidden = false; });
+  window.addEventListener('dragenter', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault(); depth++;
+    overlay.firstElementChild.textContent = compare.wantsDrop() ? 'Drop a file to compare it with this one' : 'Drop a .gguf file to open it';
+    overlay.hidden = false;
+  });
   window.addEventListener('dragover', (e) => { if (hasFiles(e)) e.preventDefault(); });
   window.addEventListener('dragleave', () => { depth = Math.max(0, depth - 1); if (!depth) overlay.hidden = true; });
   window.addEventListener('drop', (e) => {
     e.preventDefault();
     depth = 0; overlay.hidden = true;
     const f = e.dataTransfer && e.dataTransfer.files[0];
-    if (f) openFile(f);
+    if (f && compare.wantsDrop()) compare.openFile(f);
+    else if (f) openFile(f);
   });
 
-  const url = new URLSearchParams(location.search).get('url');
-  if (url) openUrl(url, { push: false });
-  else openUrl(SAMPLE_URL, { push: false });
+  // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.
+  const params = new URLSearchParams(location.search);
+  const compareUrl = params.get('compare');
+  Promise.resolve(openUrl(params.get('url') || SAMPLE_URL, { push: false })).then(() => { if (compareUrl && model) compare.openUrl(compareUrl, { push: false }); });
 }
 
 init();

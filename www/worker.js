@@ -2,9 +2,12 @@
 // answers {id, progress: {loaded, total}}* then exactly one {id, result} or {id, error: {name,
 // message}}. Float32Arrays are transferred. {op: 'cancel', args: {target}} aborts request
 // `target` (it then ends with an AbortError). Only source.js touches the gguf-lens package.
+// A second model (B, 'openCompare') can be open beside the first for the Compare panel.
 import { openModel } from './source.js';
+import { diffModels, compareTensor } from './compare-worker.js';
 
 let model = null;
+let modelB = null; // the file compared with `model`; dropped when another first file opens
 let tokenCache = null; // {tokens: string[], types: number[]|null, scores: number[]|null}
 const running = new Map(); // id -> AbortController
 
@@ -44,6 +47,7 @@ const ops = {
     const m = await openModel(source, ctx);
     if (ctx.signal.aborted) return null; // cancelled: keep the model that was open before
     model = m;
+    modelB = null;
     tokenCache = null;
     const md = m.metadata.map((e) => (e.type === 'array'
       ? { key: e.key, type: 'array', itemType: e.itemType, length: e.length, preview: m.metaRange(e.key, 0, Math.min(e.length, 8)).map(plain) }
@@ -85,6 +89,16 @@ const ops = {
     const hits = [];
     for (let i = 0; i < all.length; i++) if (!q || String(all[i]).toLowerCase().includes(q)) hits.push(i);
     return { total: hits.length, rows: hits.slice(start, start + limit).map((i) => ({ rank: i, text: String(all[i]) })) };
+  },
+  async openCompare({ source }, ctx) {
+    const m = await openModel(source, ctx);
+    if (ctx.signal.aborted) return null;
+    modelB = m;
+    return { info: m.info, summary: m.summary, tensorCount: m.tensors.length, diff: diffModels(model, m) };
+  },
+  async compareTensor({ name }, ctx) {
+    if (!modelB) throw new Error('no file to compare with is open');
+    return compareTensor(model, modelB, name, ctx);
   },
   async rows({ name, rows }, ctx) {
     const out = await model.readRows(name, rows, ctx);

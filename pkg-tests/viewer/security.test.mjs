@@ -84,3 +84,34 @@ test('malicious metadata, tokens, tensor names and template are shown as text, n
   await page.click('[data-tab="metadata"]');
   await page.screenshot({ path: path.join(ARTIFACTS, 'malicious-metadata.png'), fullPage: true });
 });
+
+test('comparing with the malicious file: its key, name and tensor are shown as text, never run', async () => {
+  const { page, log } = await newPage(browser);
+  await page.goto(server.url);
+  await waitLoaded(page, 'gguf-lens tiny sample');
+  await page.click('#compare-start');
+  await page.fill('#compare-url', '/fixtures/malicious.gguf');
+  await page.click('#compare-form button[type="submit"]');
+  await page.waitForSelector('#panel-compare:not([hidden]) [data-diff="meta-only-b"] li');
+  assert.equal(await page.$eval('#cmp-summary tr[data-field="name"] [data-side="b"]', (e) => e.textContent), P.name);
+  const onlyB = await page.$$eval('[data-diff="meta-only-b"] li', (lis) => lis.map((li) => li.dataset.key));
+  assert.ok(onlyB.includes(P.key));
+  assert.ok(await page.$eval('#cmp-meta', (e, url) => e.textContent.includes(url), P.url));
+  const tensorsB = await page.$$eval('[data-diff="tensor-only-b"] li', (lis) => lis.map((li) => li.dataset.tensor));
+  assert.deepEqual(tensorsB, [P.tensor]);
+  assert.equal(await page.$eval('#cmp-all', (e) => e.disabled), true); // no tensor in both
+  assert.equal(await page.$eval('#cmp-meta-note', (e) => e.textContent), '1 key equal');
+  await page.waitForTimeout(300);
+  assert.deepEqual(log.dialogs, []);
+  assert.deepEqual(log.errors, []);
+  assert.notEqual(await page.title(), 'pwned');
+  const injected = await page.evaluate(() => ({
+    img: document.querySelectorAll('img').length,
+    iframe: document.querySelectorAll('iframe').length,
+    anchors: document.querySelectorAll('a').length,
+    handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on'))).length,
+    bold: [...document.querySelectorAll('b')].filter((b) => b.textContent === 'bold').length,
+  }));
+  assert.deepEqual(injected, { img: 0, iframe: 0, anchors: 0, handlers: 0, bold: 0 });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'malicious-compare.png'), fullPage: true });
+});
