@@ -4,6 +4,22 @@
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
 
+/** Numbers per tensor in the header's tensorColumns(): typeId, nDims, 4 dims, then FIELDS. */
+const TENSOR_FIELDS = 13;
+const FIELDS = ['nElements', 'offset', 'relativeOffset', 'nBytes', 'rowLength', 'nRows', 'rowBytes'];
+
+/** Tensor infos `{ name, type, typeId, shape, nElements, offset, relativeOffset, nBytes,
+ * rowLength, nRows, rowBytes }` (shape innermost first) from the header's columns. */
+function tensorsOf(header) {
+  const [names, types, numbers] = header.tensorColumns();
+  return names.map((name, i) => {
+    const at = i * TENSOR_FIELDS;
+    const tensor = { name, type: types[i], typeId: numbers[at], shape: Array.from(numbers.subarray(at + 2, at + 2 + numbers[at + 1])) };
+    FIELDS.forEach((field, k) => { tensor[field] = numbers[at + 6 + k]; });
+    return tensor;
+  });
+}
+
 /** One GGUF file: header facts, metadata, tensors, and tensor reads. */
 export class GgufModel {
   constructor(wasm, header, source) {
@@ -23,7 +39,7 @@ export class GgufModel {
         : entry);
     this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
     /** @type {any[]} */
-    this.tensors = header.tensors();
+    this.tensors = tensorsOf(header);
     for (const t of this.tensors) t.shard = 0;
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
     this.shards = [this];

@@ -15,6 +15,9 @@ use crate::safetensors::Dtype;
 use crate::stats::Stats;
 use crate::summary::Summary;
 
+/// Numbers per tensor in `GgufHeader::tensor_columns`.
+const TENSOR_FIELDS: usize = 13;
+
 fn js_error(err: crate::Error) -> JsError {
     JsError::new(&err.to_string())
 }
@@ -133,30 +136,48 @@ impl GgufHeader {
             .collect())
     }
 
-    /// Tensor infos in file order: `{ name, type, typeId, shape, nElements, offset (absolute),
-    /// relativeOffset, nBytes, rowLength, nRows, rowBytes }`; shape is innermost first.
-    pub fn tensors(&self) -> JsValue {
-        let tensors: Vec<serde_json::Value> = self
-            .file
-            .tensors()
+    /// Tensor infos in file order, as columns (the wrapper makes the objects: building 300+
+    /// objects field by field across the wasm boundary costs more than the parse):
+    /// `[names, typeNames, numbers]`, `numbers` holding per tensor [`TENSOR_FIELDS`] values:
+    /// typeId, nDims, dims[0..4] (innermost first, 0 past nDims), nElements, offset (absolute),
+    /// relativeOffset, nBytes, rowLength, nRows, rowBytes.
+    #[wasm_bindgen(js_name = tensorColumns)]
+    pub fn tensor_columns(&self) -> Array {
+        let tensors = self.file.tensors();
+        let names: Array = tensors
             .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name(),
-                    "type": t.ggml_type().name(),
-                    "typeId": t.ggml_type().id(),
-                    "shape": t.dims(),
-                    "nElements": t.n_elements(),
-                    "offset": self.file.tensor_range(t).start,
-                    "relativeOffset": t.offset(),
-                    "nBytes": t.n_bytes(),
-                    "rowLength": t.row_len(),
-                    "nRows": t.n_rows(),
-                    "rowBytes": t.row_bytes(),
-                })
-            })
+            .map(|t| JsValue::from_str(t.name()))
             .collect();
-        to_js(&serde_json::Value::Array(tensors))
+        let types: Array = tensors
+            .iter()
+            .map(|t| JsValue::from_str(t.ggml_type().name()))
+            .collect();
+        let mut numbers = Vec::with_capacity(tensors.len() * TENSOR_FIELDS);
+        for t in tensors {
+            let dims = t.dims();
+            numbers.push(f64::from(t.ggml_type().id()));
+            numbers.push(dims.len() as f64);
+            numbers.extend((0..4).map(|i| dims.get(i).map_or(0.0, |&d| d as f64)));
+            numbers.extend(
+                [
+                    t.n_elements(),
+                    self.file.tensor_range(t).start,
+                    t.offset(),
+                    t.n_bytes(),
+                    t.row_len(),
+                    t.n_rows(),
+                    t.row_bytes(),
+                ]
+                .map(|v| v as f64),
+            );
+        }
+        [
+            JsValue::from(names),
+            JsValue::from(types),
+            Float64Array::from(numbers.as_slice()).into(),
+        ]
+        .into_iter()
+        .collect()
     }
 
     /// Architecture, name, parameter count, file type label, quant mix, bits per weight and
