@@ -5,14 +5,13 @@
 //   node npm-parse-bench.mjs HEADER.gguf...      (run by benches/bench-npm.sh)
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const WARMUP = 2;
 const REPO = process.env.GGUF_LENS_REPO;
 const HF = process.env.HF_GGUF;
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const { startServer } = await import(path.join(REPO, 'pkg-tests/server.mjs'));
+const { launchChromium, CHROMIUM } = await import(path.join(REPO, 'pkg-tests/helpers.mjs'));
 
 /** The header plus 8 MiB (as a range reader might hold it) and the whole file's size. */
 function headerBytes(file, dataOffset) {
@@ -89,12 +88,7 @@ fs.writeFileSync(path.join(root, 'index.html'),
 const served = Object.fromEntries(inputs.map((input) => ['/' + input.name, input.bytes]));
 const server = await startServer({ files: served, staticRoot: root });
 if (fs.existsSync(CHROMIUM)) {
-  const { chromium } = createRequire(path.join(REPO, 'tools/package.json'))('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const browser = await launchChromium();
   const page = await browser.newPage();
   await page.goto(server.url('/index.html'));
   const version = await browser.version();

@@ -20,9 +20,30 @@ function tensorsOf(header) {
   });
 }
 
+/** What GGUF and safetensors models share: `shards` (each with a `source`) and `_tensorIndex`. */
+export class ShardedModel {
+  /** Bytes and requests this model's sources have served so far. */
+  get ioStats() {
+    const total = { requests: 0, bytes: 0 };
+    for (const shard of this.shards) {
+      total.requests += shard.source.stats.requests;
+      total.bytes += shard.source.stats.bytes;
+    }
+    return total;
+  }
+
+  /** A tensor's info (throws if absent). */
+  tensor(name) {
+    const t = this._tensorIndex.get(name);
+    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
+    return t;
+  }
+}
+
 /** One GGUF file: header facts, metadata, tensors, and tensor reads. */
-export class GgufModel {
+export class GgufModel extends ShardedModel {
   constructor(wasm, header, source) {
+    super();
     this.wasm = wasm;
     this.header = header;
     this.source = source;
@@ -54,22 +75,6 @@ export class GgufModel {
   /** Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters. */
   summary() {
     return this.header.summary();
-  }
-
-  /** Bytes and requests this model's sources have served so far. */
-  get ioStats() {
-    const total = { requests: 0, bytes: 0 };
-    for (const shard of this.shards) {
-      total.requests += shard.source.stats.requests;
-      total.bytes += shard.source.stats.bytes;
-    }
-    return total;
-  }
-
-  tensor(name) {
-    const t = this._tensorIndex.get(name);
-    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
-    return t;
   }
 
   /** The raw bytes of rows [a, b) (default: all rows) of a tensor. */

@@ -1,7 +1,7 @@
 // openGguf: read a prefix, parse it in wasm, fetch only the missing suffix until the header is
 // whole, then wrap the parsed header and its source in a GgufModel.
 import { loadWasm } from './wasm.js';
-import { toSource } from './sources.js';
+import { toSource, deliver } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
 import { GgufModel, mergeShards } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
@@ -73,10 +73,7 @@ function primed(source, prefix) {
     const stop = source.byteLength === undefined ? end : Math.min(end, source.byteLength);
     if (stop <= prefix.length) {
       onBytes?.(stop - start);
-      const bytes = prefix.subarray(start, stop);
-      if (!into) return Promise.resolve(bytes);
-      into.set(bytes);
-      return Promise.resolve(into.subarray(0, bytes.length));
+      return Promise.resolve(deliver(prefix.subarray(start, stop), into));
     }
     return source.read(start, end, signal, onBytes, into);
   };

@@ -5,7 +5,7 @@
 import { loadWasm } from './wasm.js';
 import { toSource, importNodeFs } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { rowsOf, progressCounter } from './model.js';
+import { rowsOf, progressCounter, ShardedModel } from './model.js';
 
 /** First read of a safetensors file: most headers fit. */
 export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
@@ -142,8 +142,9 @@ function besideInput(input, fileName) {
 }
 
 /** A safetensors file: metadata, tensors, GPTQ layers, and reads of either as f32. */
-export class SafetensorsModel {
+export class SafetensorsModel extends ShardedModel {
   constructor(wasm, header, source, options = {}) {
+    super();
     this.wasm = wasm;
     this.header = header;
     this.source = source;
@@ -231,23 +232,6 @@ export class SafetensorsModel {
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
     this._setLayers();
-  }
-
-  /** Bytes and requests the source has served so far. */
-  get ioStats() {
-    const total = { requests: 0, bytes: 0 };
-    for (const shard of this.shards) {
-      total.requests += shard.source.stats.requests;
-      total.bytes += shard.source.stats.bytes;
-    }
-    return total;
-  }
-
-  /** A tensor's info (throws if absent). */
-  tensor(name) {
-    const t = this._tensorIndex.get(name);
-    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
-    return t;
   }
 
   /** A GPTQ layer by prefix, or undefined. */

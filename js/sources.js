@@ -78,7 +78,7 @@ function destination(into, length) {
 }
 
 /** `bytes`, copied into `into` when a destination is given. */
-function deliver(bytes, into) {
+export function deliver(bytes, into) {
   if (!into) return bytes;
   into.set(bytes);
   return into.subarray(0, bytes.byteLength);
