@@ -27,7 +27,8 @@ unsafe fn scale<const N: usize>(qs: [__m256; N], d: __m256) -> [__m256; N] {
 ///
 /// When both `q * d` and `m` are NaN, x86's `addss` (what the scalar code runs) returns its
 /// first operand's NaN. LLVM may swap the operands of a vector add, so that choice is made
-/// explicit: where the product is NaN, it is the result.
+/// explicit: where the product is NaN, it is the result. With one NaN operand (or none) the
+/// order does not matter, so blocks whose `m` is a number (all real ones) skip that blend.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn scale_min<const N: usize>(qs: [__m256; N], d: __m256, m: __m256) -> [__m256; N] {
@@ -37,6 +38,33 @@ unsafe fn scale_min<const N: usize>(qs: [__m256; N], d: __m256, m: __m256) -> [_
         let product_is_nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(product, product);
         _mm256_blendv_ps(sum, product, product_is_nan)
     })
+}
+
+/// [`scale_min`] for an `m` that is not NaN, where the add's operand order cannot matter.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn scale_add<const N: usize>(qs: [__m256; N], d: __m256, m: __m256) -> [__m256; N] {
+    qs.map(|q| _mm256_add_ps(_mm256_mul_ps(q, d), m))
+}
+
+/// Stores `q * d + m` for the 32 values (`q` as bytes) of a Q4_1/Q5_1 block.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn store_scaled_min<const ST: u8>(y: &mut [f32], q: __m256i, d: __m256, m: f32) {
+    if m.is_nan() {
+        store_scaled_nan_min::<ST>(y, q, d, m);
+    } else {
+        store_all::<ST>(y, 0, &scale_add(i8x32_ps(q), d, _mm256_set1_ps(m)));
+    }
+}
+
+/// [`store_scaled_min`]'s rare case, out of line so its NaN blend costs the common path no
+/// registers or stack stores.
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn store_scaled_nan_min<const ST: u8>(y: &mut [f32], q: __m256i, d: __m256, m: f32) {
+    store_all::<ST>(y, 0, &scale_min(i8x32_ps(q), d, _mm256_set1_ps(m)));
 }
 
 /// Q4/Q5 value order: the 16 low nibbles, then the 16 high nibbles, as one 32-byte vector.
@@ -130,10 +158,10 @@ unsafe fn q4_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
 unsafe fn q4_1<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(20).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
-        let m = f16_splat(b, 2);
+        let m = f16_to_f32(super::le_u16(b, 2));
         // SAFETY: a block is 20 bytes, quants at 4..20; y holds 32 values.
         let q = nibbles32(load16(b, 4));
-        store_all::<ST>(y, 0, &scale_min(i8x32_ps(q), d, m));
+        store_scaled_min::<ST>(y, q, d, m);
     }
 }
 
@@ -152,10 +180,10 @@ unsafe fn q5_0<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
 unsafe fn q5_1<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     for (b, y) in blocks.chunks_exact(24).zip(out.chunks_exact_mut(32)) {
         let d = f16_splat(b, 0);
-        let m = f16_splat(b, 2);
+        let m = f16_to_f32(super::le_u16(b, 2));
         // SAFETY: a block is 24 bytes, qh at 4..8, quants at 8..24; y holds 32 values.
         let q = with_fifth_bit(nibbles32(load16(b, 8)), le_u32(b, 4));
-        store_all::<ST>(y, 0, &scale_min(i8x32_ps(q), d, m));
+        store_scaled_min::<ST>(y, q, d, m);
     }
 }
 
