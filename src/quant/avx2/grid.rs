@@ -95,12 +95,15 @@ unsafe fn put_iq1<const ST: u8>(y: &mut [f32], at: usize, dl: __m256, index: usi
 
 /// IQ1 delta in every lane: `+IQ1S_DELTA`, or its negation where `flag` (a single bit, any
 /// position) is set — the scalar `iq1_delta`, made without a branch: the flags are data, so a
-/// branch (what LLVM makes of a select) is mispredicted half the time.
+/// branch (what LLVM makes of a select) is mispredicted half the time. One broadcast load
+/// from a two-entry table.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn iq1_delta(flag: u32) -> __m256 {
-    let sign = _mm256_slli_epi32::<31>(_mm256_set1_epi32(i32::from(flag != 0)));
-    _mm256_xor_ps(_mm256_set1_ps(IQ1S_DELTA), _mm256_castsi256_ps(sign))
+    static SIGNED: [f32; 2] = [IQ1S_DELTA, -IQ1S_DELTA];
+    let pick = usize::from(flag != 0);
+    // SAFETY: pick is 0 or 1, inside SIGNED.
+    _mm256_broadcast_ss(&*SIGNED.as_ptr().add(pick))
 }
 
 /// Calls `$body` with each whole block as `&[u8; $size]` and its 256 outputs.
