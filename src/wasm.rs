@@ -66,6 +66,20 @@ pub struct GgufHeader {
     file: GgufFile,
 }
 
+impl GgufHeader {
+    /// The array under `key`, or an error naming the key.
+    fn array(&self, key: &str) -> Result<ArrayView<'_>, JsError> {
+        let value = self
+            .file
+            .get(key)
+            .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
+        value
+            .as_array()
+            .cloned()
+            .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))
+    }
+}
+
 #[wasm_bindgen]
 impl GgufHeader {
     #[wasm_bindgen(getter)]
@@ -121,13 +135,7 @@ impl GgufHeader {
     /// come whole as `{ itemType, len, value }`.
     #[wasm_bindgen(js_name = arrayItems)]
     pub fn array_items(&self, key: &str, start: f64, end: f64) -> Result<Array, JsError> {
-        let value = self
-            .file
-            .get(key)
-            .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
-        let array = value
-            .as_array()
-            .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))?;
+        let array = self.array(key)?;
         let end = (end.max(0.0) as usize).min(array.len());
         let start = (start.max(0.0) as usize).min(end);
         Ok((start..end)
@@ -143,13 +151,7 @@ impl GgufHeader {
     /// `bytes`; `ends` is null for fixed-size items (each `bytes.length / len` long).
     #[wasm_bindgen(js_name = arrayPacked)]
     pub fn array_packed(&self, key: &str) -> Result<Object, JsError> {
-        let value = self
-            .file
-            .get(key)
-            .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
-        let array = value
-            .as_array()
-            .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))?;
+        let array = self.array(key)?;
         let fixed = array.item_type().fixed_size().is_some();
         let mut bytes = Vec::new();
         let mut ends = Vec::with_capacity(if fixed { 0 } else { array.len() });

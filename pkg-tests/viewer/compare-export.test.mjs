@@ -32,6 +32,23 @@ const itemsLines = (page) => page.$$eval('[data-diff="meta-changed"] li', (lis) 
   return [li.dataset.key, d ? { ...d.dataset, text: d.textContent } : null];
 })));
 
+/** Both files open, one tensor compared, then Export JSON: the download's name and parsed contents. */
+async function exportAfterOne(page, a, b, tensor) {
+  await openPair(page, a, b);
+  await page.click(`#cmp-numeric tr[data-tensor="${tensor}"] button`);
+  await page.waitForSelector(`#cmp-numeric tr[data-tensor="${tensor}"][data-done]`);
+  const { name, text } = await exported(page, '#cmp-export-json');
+  return { name, j: JSON.parse(text) };
+}
+
+function checkMetrics(got, want) {
+  assert.equal(got.compared, true);
+  assert.equal(got.count, want.count);
+  assert.equal(got.nanMismatch, want.nan_mismatch);
+  assert.equal(got.infMismatch, want.inf_mismatch);
+  for (const [k, o] of [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']]) assert.ok(close(got[k], want[o], 1e-9), `${k}: ${got[k]} vs ${want[o]}`);
+}
+
 function checkMix(got, want) {
   assert.deepEqual(Object.fromEntries(got.map((q) => [q.type, { tensors: q.tensors, bytes: q.bytes }])), want);
 }
@@ -55,12 +72,8 @@ test('arrays differing past item 8: the panel shows the differing count and firs
 
 test('Export JSON and Markdown of the arrays pair: every fact equals gguf-py', async () => {
   const { page, log } = await newPage(browser);
-  await openPair(page, '/fixtures/arrays-a.gguf', '/fixtures/arrays-b.gguf');
-  await page.click('#cmp-numeric tr[data-tensor="w"] button');
-  await page.waitForSelector('#cmp-numeric tr[data-tensor="w"][data-done]');
-  const { name, text } = await exported(page, '#cmp-export-json');
+  const { name, j } = await exportAfterOne(page, '/fixtures/arrays-a.gguf', '/fixtures/arrays-b.gguf', 'w');
   assert.equal(name, 'arrays-a-vs-arrays-b.compare.json');
-  const j = JSON.parse(text);
   assert.match(j.a.label, /arrays-a\.gguf$/);
   assert.match(j.b.label, /arrays-b\.gguf$/);
   const rows = Object.fromEntries(j.summary.map((r) => [r.field, r]));
@@ -87,10 +100,7 @@ test('Export JSON and Markdown of the arrays pair: every fact equals gguf-py', a
   checkMix(j.quantMix.a, arrays.a.mix);
   checkMix(j.quantMix.b, arrays.b.mix);
   assert.equal(j.numeric.compared, 1);
-  const w = j.numeric.tensors.find((t) => t.name === 'w'), want = arrays.numeric.w;
-  assert.equal(w.compared, true);
-  assert.equal(w.count, want.count);
-  for (const [k, o] of [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']]) assert.ok(close(w[k], want[o], 1e-9), `${k}: ${w[k]} vs ${want[o]}`);
+  checkMetrics(j.numeric.tensors.find((t) => t.name === 'w'), arrays.numeric.w);
 
   const md = await exported(page, '#cmp-export-md');
   assert.equal(md.name, 'arrays-a-vs-arrays-b.compare.md');
@@ -110,12 +120,8 @@ test('Export JSON and Markdown of the arrays pair: every fact equals gguf-py', a
 
 test('Export JSON of the sample pair after one tensor: compared metrics equal numpy, the rest marked not compared', async () => {
   const { page, log } = await newPage(browser);
-  await openPair(page, 'sample/tiny-llama-Q4_K_M.gguf', '/sample-fixtures/tiny-llama-Q8_0.gguf');
-  await page.click('#cmp-numeric tr[data-tensor="blk.0.attn_v.weight"] button');
-  await page.waitForSelector('#cmp-numeric tr[data-tensor="blk.0.attn_v.weight"][data-done]');
-  const { name, text } = await exported(page, '#cmp-export-json');
+  const { name, j } = await exportAfterOne(page, 'sample/tiny-llama-Q4_K_M.gguf', '/sample-fixtures/tiny-llama-Q8_0.gguf', 'blk.0.attn_v.weight');
   assert.equal(name, 'tiny-llama-Q4_K_M-vs-tiny-llama-Q8_0.compare.json');
-  const j = JSON.parse(text);
   assert.deepEqual(j.metadata.changed.map((c) => c.key), sample.metadata.changed);
   assert.deepEqual(j.tensors.typeChanges.map((c) => [c.name, c.a, c.b]), sample.tensors.type_changes);
   assert.deepEqual(j.tensors.shapeChanges.map((c) => c.name), sample.tensors.shape_changes.map((c) => c[0]));
@@ -125,9 +131,7 @@ test('Export JSON of the sample pair after one tensor: compared metrics equal nu
   assert.equal(j.summary.find((r) => r.field === 'file-type').differs, true);
   assert.deepEqual(j.numeric.tensors.map((t) => t.name), Object.keys(sample.numeric));
   assert.deepEqual(j.numeric.tensors.filter((t) => t.compared).map((t) => t.name), ['blk.0.attn_v.weight']);
-  const v = j.numeric.tensors.find((t) => t.compared), want = sample.numeric['blk.0.attn_v.weight'];
-  for (const [k, o] of [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']]) assert.ok(close(v[k], want[o], 1e-9), `${k}`);
-  assert.equal(v.nanMismatch, want.nan_mismatch);
+  checkMetrics(j.numeric.tensors.find((t) => t.compared), sample.numeric['blk.0.attn_v.weight']);
   assert.ok(j.numeric.tensors.filter((t) => !t.compared).every((t) => t.rmse === undefined));
   const md = await exported(page, '#cmp-export-md');
   assert.match(md.text, new RegExp(`^## Values \\(1 of ${Object.keys(sample.numeric).length} matching tensors compared\\)$`, 'm'));
