@@ -51,6 +51,12 @@ export interface ArrayEntry {
   len: number;
   /** Elements [start, end) decoded on demand (clamped to len). */
   items(start?: number, end?: number): MetadataValue[];
+  /**
+   * Every item at once as bytes, to compare whole arrays without one JS value per item: numbers
+   * little-endian, bools 0/1, strings raw (undecoded), nested arrays in a canonical form.
+   * `ends[i]` is where item i ends in `bytes`; null for fixed-size items (bytes.length / len each).
+   */
+  packed(): { bytes: Uint8Array; ends: Uint32Array | null };
 }
 
 export type MetadataEntry = ScalarEntry | ArrayEntry;

@@ -56,7 +56,7 @@ export class GgufModel extends ShardedModel {
     this.byteLength = source.byteLength;
     this.metadata = header.metadata().map((entry) =>
       entry.type === 'array'
-        ? { ...entry, items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end) }
+        ? { ...entry, items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end), packed: () => header.arrayPacked(entry.key) }
         : entry);
     this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
     /** @type {any[]} */

@@ -29,6 +29,20 @@ function norm(v) {
   return v;
 }
 
+/** An array entry's items read back from packed(): strings as UTF-8 slices, numbers little-endian. */
+function unpack(m) {
+  const { bytes, ends } = m.packed();
+  if (ends) return Array.from(ends, (end, i) => new TextDecoder().decode(bytes.subarray(i ? ends[i - 1] : 0, end)));
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const [size, get] = {
+    uint8: [1, (o) => dv.getUint8(o)], int8: [1, (o) => dv.getInt8(o)], uint16: [2, (o) => dv.getUint16(o, true)], int16: [2, (o) => dv.getInt16(o, true)],
+    uint32: [4, (o) => dv.getUint32(o, true)], int32: [4, (o) => dv.getInt32(o, true)], float32: [4, (o) => dv.getFloat32(o, true)], bool: [1, (o) => dv.getUint8(o) === 1],
+    uint64: [8, (o) => dv.getBigUint64(o, true)], int64: [8, (o) => dv.getBigInt64(o, true)], float64: [8, (o) => dv.getFloat64(o, true)],
+  }[m.itemType];
+  assert.equal(bytes.length, size * m.len);
+  return Array.from({ length: m.len }, (_, i) => get(i * size));
+}
+
 const cases = fs.readdirSync(META).filter((f) => f.endsWith('.gguf')).map((f) => path.join(META, f));
 cases.push(path.join(REPO, 'fixtures/real/ggml-vocab-bert-bge.gguf'));
 
@@ -48,6 +62,10 @@ for (const file of cases) {
       return norm(entry);
     });
     assert.deepEqual(ours, norm(expected.metadata));
+    // packed(): the same items as canonical bytes (what the viewer compares whole arrays on)
+    model.metadata.forEach((m, i) => {
+      if (m.type === 'array' && m.itemType !== 'array') assert.deepEqual(norm(unpack(m)), norm(expected.metadata[i].value), `${m.key} packed`);
+    });
     const tensors = model.tensors.map((t) => ({
       name: t.name, type: t.type, type_id: t.typeId, shape: t.shape, offset: t.relativeOffset,
       n_elements: t.nElements, n_bytes: t.nBytes,

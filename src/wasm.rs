@@ -4,7 +4,7 @@
 // wasm-bindgen's macros expand to code for its own MSRV (1.81); the core keeps 1.75.
 #![allow(clippy::incompatible_msrv)]
 
-use js_sys::{Array, BigInt, Float64Array, Object, Reflect};
+use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -66,6 +66,20 @@ pub struct GgufHeader {
     file: GgufFile,
 }
 
+impl GgufHeader {
+    /// The array under `key`, or an error naming the key.
+    fn array(&self, key: &str) -> Result<ArrayView<'_>, JsError> {
+        let value = self
+            .file
+            .get(key)
+            .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
+        value
+            .as_array()
+            .cloned()
+            .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))
+    }
+}
+
 #[wasm_bindgen]
 impl GgufHeader {
     #[wasm_bindgen(getter)]
@@ -121,19 +135,45 @@ impl GgufHeader {
     /// come whole as `{ itemType, len, value }`.
     #[wasm_bindgen(js_name = arrayItems)]
     pub fn array_items(&self, key: &str, start: f64, end: f64) -> Result<Array, JsError> {
-        let value = self
-            .file
-            .get(key)
-            .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
-        let array = value
-            .as_array()
-            .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))?;
+        let array = self.array(key)?;
         let end = (end.max(0.0) as usize).min(array.len());
         let start = (start.max(0.0) as usize).min(end);
         Ok((start..end)
             .filter_map(|i| array.get(i))
             .map(|v| value_to_js(&v))
             .collect())
+    }
+
+    /// The whole array under `key` as bytes, for comparing arrays of any length without one JS
+    /// value per item: `{ bytes, ends }`, every item's canonical bytes concatenated (numbers
+    /// little-endian whatever the file's byte order, bools as 0/1, strings raw, nested arrays
+    /// as item type id, length and length-prefixed items), `ends[i]` where item `i` ends in
+    /// `bytes`; `ends` is null for fixed-size items (each `bytes.length / len` long).
+    #[wasm_bindgen(js_name = arrayPacked)]
+    pub fn array_packed(&self, key: &str) -> Result<Object, JsError> {
+        let array = self.array(key)?;
+        let fixed = array.item_type().fixed_size().is_some();
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(if fixed { 0 } else { array.len() });
+        for item in array.iter() {
+            pack_item(&item, &mut bytes);
+            if !fixed {
+                // The header is at most 2 GiB and packing never grows it: offsets fit in u32.
+                ends.push(u32::try_from(bytes.len()).map_err(|_| JsError::new("array too large"))?);
+            }
+        }
+        let out = Object::new();
+        set(&out, "bytes", Uint8Array::from(&bytes[..]));
+        set(
+            &out,
+            "ends",
+            if fixed {
+                JsValue::NULL
+            } else {
+                Uint32Array::from(&ends[..]).into()
+            },
+        );
+        Ok(out)
     }
 
     /// Tensor infos in file order, as columns (the wrapper makes the objects: building 300+
@@ -297,6 +337,34 @@ fn value_to_js(value: &Value<'_>) -> JsValue {
         Value::Bool(v) => (*v).into(),
         Value::String(s) => s.to_string_lossy().as_ref().into(),
         Value::Array(array) => nested_array_to_js(array),
+    }
+}
+
+/// One item's canonical bytes for `GgufHeader::array_packed`.
+fn pack_item(value: &Value<'_>, out: &mut Vec<u8>) {
+    match value {
+        Value::U8(v) => out.push(*v),
+        Value::I8(v) => out.extend(v.to_le_bytes()),
+        Value::U16(v) => out.extend(v.to_le_bytes()),
+        Value::I16(v) => out.extend(v.to_le_bytes()),
+        Value::U32(v) => out.extend(v.to_le_bytes()),
+        Value::I32(v) => out.extend(v.to_le_bytes()),
+        Value::U64(v) => out.extend(v.to_le_bytes()),
+        Value::I64(v) => out.extend(v.to_le_bytes()),
+        Value::F32(v) => out.extend(v.to_le_bytes()),
+        Value::F64(v) => out.extend(v.to_le_bytes()),
+        Value::Bool(v) => out.push(u8::from(*v)),
+        Value::String(s) => out.extend_from_slice(s.as_bytes()),
+        Value::Array(array) => {
+            out.extend((array.item_type() as u32).to_le_bytes());
+            out.extend((array.len() as u64).to_le_bytes());
+            for item in array.iter() {
+                let mut one = Vec::new();
+                pack_item(&item, &mut one);
+                out.extend((one.len() as u64).to_le_bytes());
+                out.extend(one);
+            }
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 // Every string from a file reaches the DOM as a text node (el() / textContent), never as HTML.
 // The Compare panel lives in compare.js (given this module's helpers through setupCompare).
 import { setupCompare } from './compare.js';
+import { mdEscape, safeName, jsonText, download } from './export-util.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 const $ = (sel) => document.querySelector(sel);
@@ -148,6 +149,7 @@ window.addEventListener('unhandledrejection', (e) => showError((e.reason && e.re
 let model = null; // result of the worker's open
 let sourceLabel = '';
 let sourceIsUrl = false; // the first file came from a URL: ?url= (and ?compare=) can reopen it
+let sourceName = ''; // its URL or file name, for the names of comparison exports
 let compare = null; // setupCompare's handle
 
 async function openSource(source, label) {
@@ -158,6 +160,7 @@ async function openSource(source, label) {
     model = m;
     sourceLabel = label;
     sourceIsUrl = typeof source === 'string';
+    sourceName = sourceIsUrl ? source : source.name ?? label;
     compare.reset(); // the worker dropped the compared file with the old first file
     renderAll();
   } catch (err) {
@@ -592,7 +595,6 @@ function exportObject() {
     tensors: model.tensors,
   };
 }
-function mdEscape(s) { return String(s).replace(/[\\|`*_[\]<>]/g, (c) => `\\${c}`).replace(/\n/g, ' '); }
 function exportMarkdown() {
   const s = model.summary;
   const lines = [`# ${mdEscape(s.name || 'model')}`, '', '| field | value |', '|---|---|'];
@@ -606,17 +608,8 @@ function exportMarkdown() {
   for (const m of model.metadata) lines.push(`| ${mdEscape(m.key)} | ${m.type === 'array' ? `array<${m.itemType}>` : m.type} | ${mdEscape(m.type === 'array' ? `${m.length} items` : valueText(m).slice(0, 200))} |`);
   return lines.join('\n') + '\n';
 }
-function download(text, type, ext) {
-  const base = String(model.summary.name || 'model').replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'model';
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = `${base}.${ext}`;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
+/** The overview's export, named after the model. */
+function downloadModel(text, type, ext) { download(text, type, `${safeName(model.summary.name)}.${ext}`); }
 
 // ----- tabs -----
 function selectTab(name) {
@@ -642,7 +635,7 @@ function init() {
   startWorker();
   compare = setupCompare({
     el, clear, request, longTask, showError, hideError, selectTab,
-    model: () => model, sourceLabel: () => sourceLabel, sourceIsUrl: () => sourceIsUrl,
+    model: () => model, sourceLabel: () => sourceLabel, sourceName: () => sourceName, sourceIsUrl: () => sourceIsUrl,
     fmt: { int: fmtInt, bytes: fmtBytes, count: fmtCount, num: fmtNum, pct, value: fmtValue, ftypeShort: (ft) => FTYPE_SHORT[ft & ~1024] ?? `type ${ft}`, ftypeLabel },
   });
   const tabs = $$('[role="tab"]');
@@ -677,8 +670,8 @@ function init() {
   $('#mem-form').addEventListener('submit', (e) => e.preventDefault());
   $('#insp-run').addEventListener('click', guard(runInspector));
   $('#open-sample').addEventListener('click', () => openUrl(SAMPLE_URL));
-  $('#export-json').addEventListener('click', guard(() => download(JSON.stringify(exportObject(), (k, v) => (typeof v === 'bigint' ? v.toString() : v), 2), 'application/json', 'json')));
-  $('#export-md').addEventListener('click', guard(() => download(exportMarkdown(), 'text/markdown', 'md')));
+  $('#export-json').addEventListener('click', guard(() => downloadModel(jsonText(exportObject()), 'application/json', 'json')));
+  $('#export-md').addEventListener('click', guard(() => downloadModel(exportMarkdown(), 'text/markdown', 'md')));
 
   // drag and drop anywhere
   let depth = 0;

@@ -1,8 +1,8 @@
 // Worker side of the Compare panel: the differences between two open models (metadata keys,
-// tensors, quant mix) and the numeric comparison of one tensor read from both. Models follow
-// the contract in source.js; nothing here touches the package directly.
+// arrays compared in full, tensors, quant mix) and the numeric comparison of one tensor read
+// from both. Models follow the contract in source.js; nothing here touches the package directly.
 
-const PREVIEW = 8; // array items shown and compared (with item type and length)
+const PREVIEW = 8; // array items sent with each entry, for display
 const CHUNK_ELEMENTS = 1 << 20; // per file and read: bounded memory whatever the tensor's size
 
 function plainItem(v) {
@@ -11,21 +11,50 @@ function plainItem(v) {
   return String(v);
 }
 
-function sameItem(x, y) {
-  if (x && typeof x === 'object' && y && typeof y === 'object') return x.nested === y.nested && x.itemType === y.itemType && x.length === y.length;
-  return Object.is(x, y);
-}
-
 /** One metadata entry as sent to the page: scalars with their value, arrays with a preview. */
 function entryOf(m, e) {
   if (e.type !== 'array') return { key: e.key, type: e.type, value: e.value };
   return { key: e.key, type: 'array', itemType: e.itemType, length: e.length, preview: m.metaRange(e.key, 0, Math.min(e.length, PREVIEW)).map(plainItem) };
 }
 
-function sameEntry(x, y) {
-  if (x.type !== y.type) return false;
-  if (x.type !== 'array') return Object.is(x.value, y.value);
-  return x.itemType === y.itemType && x.length === y.length && x.preview.every((v, i) => sameItem(v, y.preview[i]));
+/** Whether items i of two packed arrays ({bytes, ends}, ends null: fixed `size` bytes) differ. */
+function itemDiffers(pa, pb, i, size) {
+  const sa = pa.ends ? (i ? pa.ends[i - 1] : 0) : i * size, ea = pa.ends ? pa.ends[i] : sa + size;
+  const sb = pb.ends ? (i ? pb.ends[i - 1] : 0) : i * size, eb = pb.ends ? pb.ends[i] : sb + size;
+  if (ea - sa !== eb - sb) return true;
+  const x = pa.bytes, y = pb.bytes;
+  for (let k = 0; k < ea - sa; k++) if (x[sa + k] !== y[sb + k]) return true;
+  return false;
+}
+
+/**
+ * Two arrays of one item type compared item by item over their common length, on bytes
+ * (metaPacked): no JS value per item, so a 256k-token vocabulary takes milliseconds. The first
+ * differing index is past the shorter array when the common items are all equal.
+ */
+export function arrayItemsDiff(a, b, key, lenA, lenB) {
+  const pa = a.metaPacked(key), pb = b.metaPacked(key);
+  const compared = Math.min(lenA, lenB);
+  const size = pa.ends ? 0 : pa.bytes.length / Math.max(1, lenA);
+  let differing = 0, first = -1;
+  for (let i = 0; i < compared; i++) {
+    if (itemDiffers(pa, pb, i, size)) { differing++; if (first < 0) first = i; }
+  }
+  if (first < 0 && lenA !== lenB) first = compared;
+  if (first < 0) return { compared, differing, firstIndex: null };
+  const at = (m, len) => (first < len ? plainItem(m.metaRange(key, first, first + 1)[0]) : null);
+  return { compared, differing, firstIndex: first, a: at(a, lenA), b: at(b, lenB) };
+}
+
+/** Scalars by value; arrays by item type, length and every item (`items` says where they part). */
+function changedEntry(a, b, key, ea, eb) {
+  const x = entryOf(a, ea), y = entryOf(b, eb);
+  if (x.type !== y.type) return { key, a: x, b: y };
+  if (x.type !== 'array') return Object.is(x.value, y.value) ? null : { key, a: x, b: y };
+  if (x.itemType !== y.itemType) return { key, a: x, b: y, items: null };
+  let items;
+  try { items = arrayItemsDiff(a, b, key, x.length, y.length); } catch (err) { return { key, a: x, b: y, items: { error: String(err.message || err) } }; }
+  return items.firstIndex === null ? null : { key, a: x, b: y, items };
 }
 
 function metadataDiff(a, b) {
@@ -34,8 +63,8 @@ function metadataDiff(a, b) {
   const onlyA = [], onlyB = [], changed = [];
   for (const [k, e] of ea) {
     if (!eb.has(k)) { onlyA.push(entryOf(a, e)); continue; }
-    const x = entryOf(a, e), y = entryOf(b, eb.get(k));
-    if (!sameEntry(x, y)) changed.push({ key: k, a: x, b: y });
+    const c = changedEntry(a, b, k, e, eb.get(k));
+    if (c) changed.push(c);
   }
   for (const [k, e] of eb) if (!ea.has(k)) onlyB.push(entryOf(b, e));
   return { onlyA, onlyB, changed, same: ea.size - onlyA.length - changed.length };

@@ -2,6 +2,9 @@
 // only. The worker computes the differences (compare-worker.js); this module renders them and
 // drives the per-tensor numeric comparison. app.js hands over its helpers through setupCompare.
 
+import { comparisonObject, comparisonMarkdown, exportName } from './compare-export.js';
+import { jsonText, download } from './export-util.js';
+
 const $ = (sel) => document.querySelector(sel);
 const PREVIEW_CHARS = 120;
 
@@ -10,6 +13,7 @@ export function setupCompare(ui) {
   let b = null; // B's open result: {info, summary, tensorCount, diff}
   let bLabel = '';
   let running = null; // the compare-all or single-tensor run: {cancel(), cancelled}
+  const results = new Map(); // tensor name → metrics, for the exports
 
   const short = (s) => (s.length > PREVIEW_CHARS ? `${s.slice(0, PREVIEW_CHARS)}… (${fmt.int(s.length)} chars)` : s);
   const entryText = (e) => (e.type === 'array'
@@ -40,6 +44,7 @@ export function setupCompare(ui) {
       if (!r) return;
       b = r;
       bLabel = label;
+      results.clear();
       showBar(false);
       render();
       $('#compare-tab').hidden = false;
@@ -72,6 +77,7 @@ export function setupCompare(ui) {
   }
 
   // ----- summary side by side -----
+  /** Rows {field, label, a, b, textA, textB, differs}: values raw and as shown. */
   function summaryRows() {
     const A = ui.model(), sa = A.summary, sb = b.summary;
     const ftype = (s) => (s.fileType === undefined ? undefined : `${fmt.ftypeShort(s.fileType)} (${fmt.ftypeLabel(s.fileType)})`);
@@ -86,19 +92,19 @@ export function setupCompare(ui) {
       ['block-count', 'Layers', sa.blockCount, sb.blockCount, fmt.int],
       ['vocab-size', 'Vocabulary', sa.vocabSize, sb.vocabSize, fmt.int],
       ['tensor-count', 'Tensors', A.tensors.length, b.tensorCount, fmt.int],
-    ];
+    ].map(([field, label, va, vb, format]) => {
+      const text = (v, s) => (v === undefined || v === null ? '—' : format ? format(v, s) : String(v));
+      return { field, label, a: va, b: vb, textA: text(va, sa), textB: text(vb, sb), differs: String(va) !== String(vb) };
+    });
   }
 
   function renderSummary() {
-    const A = ui.model();
     $('#cmp-files').textContent = `A: ${ui.sourceLabel()} · B: ${bLabel}`;
     const body = clear($('#cmp-summary tbody'));
-    for (const [key, label, va, vb, format] of summaryRows()) {
-      const cell = (v, s, side) => el('td', { class: 'mono', dataset: { side, value: v === undefined ? '' : String(v) } },
-        v === undefined || v === null ? '—' : format ? format(v, s) : String(v));
-      const differs = String(va) !== String(vb);
-      body.append(el('tr', { class: differs ? 'differs' : undefined, dataset: { field: key, differs: String(differs) } },
-        el('th', { scope: 'row' }, label), cell(va, A.summary, 'a'), cell(vb, b.summary, 'b')));
+    for (const r of summaryRows()) {
+      const cell = (v, text, side) => el('td', { class: 'mono', dataset: { side, value: v === undefined ? '' : String(v) } }, text);
+      body.append(el('tr', { class: r.differs ? 'differs' : undefined, dataset: { field: r.field, differs: String(r.differs) } },
+        el('th', { scope: 'row' }, r.label), cell(r.a, r.textA, 'a'), cell(r.b, r.textB, 'b')));
     }
   }
 
@@ -118,6 +124,16 @@ export function setupCompare(ui) {
     return el('div', { class: 'ab muted' }, `first difference at character ${fmt.int(i)}`);
   }
 
+  /** For two arrays: how many items differ and where the first difference is. */
+  function itemsLine(c) {
+    if (c.a.type !== 'array' || c.b.type !== 'array') return null;
+    const it = c.items;
+    const text = !it ? 'item types differ: items not compared'
+      : it.error ? `items not compared: ${it.error}`
+        : `${fmt.int(it.differing)} of ${fmt.int(it.compared)} common items differ; first at index ${fmt.int(it.firstIndex)}: A ${it.a === null ? '(none)' : short(fmt.value(it.a))} · B ${it.b === null ? '(none)' : short(fmt.value(it.b))}`;
+    return el('div', { class: 'ab muted', dataset: it && !it.error ? { differing: it.differing, firstIndex: it.firstIndex } : { notCompared: 'true' } }, text);
+  }
+
   function renderMetadata() {
     const d = b.diff.metadata;
     $('#cmp-meta-note').textContent = `${fmt.int(d.same)} ${d.same === 1 ? 'key' : 'keys'} equal`;
@@ -129,8 +145,8 @@ export function setupCompare(ui) {
         el('code', { class: 'key' }, c.key),
         el('div', { class: 'ab' }, el('span', { class: 'side' }, 'A'), el('span', { class: 'tag' }, entryType(c.a)), ' ', entryText(c.a)),
         el('div', { class: 'ab' }, el('span', { class: 'side' }, 'B'), el('span', { class: 'tag' }, entryType(c.b)), ' ', entryText(c.b)),
-        firstDifference(c))),
-      el('p', { class: 'muted small' }, 'Arrays are compared by item type, length and their first items.'));
+        firstDifference(c), itemsLine(c))),
+      el('p', { class: 'muted small' }, 'Arrays are compared in full, item by item; for arrays that differ, the count of differing items and the first differing index are shown.'));
   }
 
   function renderTensors() {
@@ -178,6 +194,7 @@ export function setupCompare(ui) {
   }
 
   function showResult(r) {
+    results.set(r.name, r);
     const row = [...document.querySelectorAll('#cmp-numeric tbody tr')].find((tr) => tr.dataset.tensor === r.name);
     if (!row) return;
     for (const [k, attr] of METRICS) {
@@ -248,6 +265,10 @@ export function setupCompare(ui) {
   $('#compare-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('#compare-url').value.trim(); if (u) openUrl(u); });
   $('#cmp-all').addEventListener('click', () => { if (b) runTensors(b.diff.tensors.matching.map((t) => t.name)); });
   $('#cmp-cancel').addEventListener('click', stopRun);
+  const exportState = () => ({ a: { label: ui.sourceLabel(), name: ui.sourceName(), info: ui.model().info, summary: ui.model().summary, tensorCount: ui.model().tensors.length },
+    b: { label: bLabel, name: bLabel, info: b.info, summary: b.summary, tensorCount: b.tensorCount }, rows: summaryRows(), diff: b.diff, results });
+  $('#cmp-export-json').addEventListener('click', () => { if (b) { const s = exportState(); download(jsonText(comparisonObject(s)), 'application/json', exportName(s, 'json')); } });
+  $('#cmp-export-md').addEventListener('click', () => { if (b) { const s = exportState(); download(comparisonMarkdown(s), 'text/markdown', exportName(s, 'md')); } });
 
   return {
     reset,

@@ -2,7 +2,7 @@
 // bounded reads and gives the chunk size's answer; NaN / Inf pairs are counted, not summed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareTensor, diffModels } from '../../www/compare-worker.js';
+import { compareTensor, diffModels, arrayItemsDiff } from '../../www/compare-worker.js';
 
 const ROW = 64, ROWS = 1000;
 
@@ -61,7 +61,7 @@ test('NaN and Inf: mismatches counted, pairs left out of the sums', async () => 
 });
 
 test('diffModels: tensors and metadata only in one, changed, shape and type changes', () => {
-  const model = (metadata, tensors) => ({ metadata, tensors, metaRange: (k, s, e) => ({ arr: [1, 2, 3], arr2: [1, 2, 4] }[k].slice(s, e)) });
+  const model = (metadata, tensors) => ({ metadata, tensors, metaRange: (k, s, e) => [1, 2, 3].slice(s, e), metaPacked: () => ({ bytes: new Uint8Array([1, 0, 2, 0, 3, 0]), ends: null }) });
   const A = model([{ key: 'x', type: 'u32', value: 1 }, { key: 'y', type: 'string', value: 's' }, { key: 'arr', type: 'array', itemType: 'u32', length: 3 }],
     [{ name: 'p', type: 'Q4_K', shape: [4, 2], nElements: 8 }, { name: 'q', type: 'F32', shape: [4], nElements: 4 }, { name: 'r', type: 'F16', shape: [2], nElements: 2 }]);
   const B = model([{ key: 'x', type: 'u32', value: 2 }, { key: 'z', type: 'string', value: 't' }, { key: 'arr', type: 'array', itemType: 'u32', length: 3 }],
@@ -76,4 +76,31 @@ test('diffModels: tensors and metadata only in one, changed, shape and type chan
   assert.deepEqual(d.tensors.shapeChanges, [{ name: 'q', a: [4], b: [8] }]);
   assert.deepEqual(d.tensors.typeChanges, [{ name: 'p', a: 'Q4_K', b: 'Q8_0' }]);
   assert.deepEqual(d.tensors.matching.map((t) => t.name), ['p']);
+});
+
+// Packed arrays as the package gives them: strings as bytes with end offsets, numbers fixed-size.
+function stringsModel(items) {
+  const enc = items.map((t) => new TextEncoder().encode(t));
+  const bytes = new Uint8Array(enc.reduce((n, e) => n + e.length, 0));
+  const ends = new Uint32Array(items.length);
+  let at = 0;
+  enc.forEach((e, i) => { bytes.set(e, at); at += e.length; ends[i] = at; });
+  return { metaPacked: () => ({ bytes, ends }), metaRange: (k, s, e) => items.slice(s, e) };
+}
+
+test('arrayItemsDiff: every item compared, not just the first; the first differing index and its items', () => {
+  const base = Array.from({ length: 300000 }, (_, i) => `t${i}`);
+  const other = base.slice();
+  other[150000] = 't150000x'; // longer
+  other[200000] = 'T200000'; // same length
+  const t0 = performance.now();
+  const r = arrayItemsDiff(stringsModel(base), stringsModel(other), 'k', base.length, other.length);
+  assert.ok(performance.now() - t0 < 1000);
+  assert.deepEqual(r, { compared: 300000, differing: 2, firstIndex: 150000, a: 't150000', b: 't150000x' });
+  assert.deepEqual(arrayItemsDiff(stringsModel(base), stringsModel(base), 'k', base.length, base.length), { compared: 300000, differing: 0, firstIndex: null });
+  // equal common items, B longer: the first difference is past A's end
+  assert.deepEqual(arrayItemsDiff(stringsModel(['a', 'b']), stringsModel(['a', 'b', 'c']), 'k', 2, 3), { compared: 2, differing: 0, firstIndex: 2, a: null, b: 'c' });
+  // fixed-size items (u16 here): the stride is bytes / length
+  const nums = (v) => ({ metaPacked: () => ({ bytes: new Uint8Array(new Uint16Array(v).buffer), ends: null }), metaRange: (k, s, e) => v.slice(s, e) });
+  assert.deepEqual(arrayItemsDiff(nums([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), nums([1, 2, 3, 4, 5, 6, 7, 8, 9, 11]), 'k', 10, 10), { compared: 10, differing: 1, firstIndex: 9, a: 10, b: 11 });
 });

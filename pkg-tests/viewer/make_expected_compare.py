@@ -1,16 +1,20 @@
-"""Expected values for the viewer's Compare panel, from gguf-py and numpy (never from gguf-lens):
-the sample (A, fixtures/sample/tiny-llama-Q4_K_M.gguf) against its Q8_0 requantization (B,
-fixtures/sample/tiny-llama-Q8_0.gguf, from `fixtures/make_sample.py --variant q8_0`).
+"""Expected values for the viewer's Compare panel, from gguf-py and numpy (never from gguf-lens), for
+two pairs: the sample (A, fixtures/sample/tiny-llama-Q4_K_M.gguf) against its Q8_0 requantization
+(B, fixtures/sample/tiny-llama-Q8_0.gguf, from `fixtures/make_sample.py --variant q8_0`), and
+arrays-a.gguf against arrays-b.gguf (make_compare_arrays.py: arrays that differ past item 8).
 
 Definitions (the viewer's): metadata keys only in A / only in B / changed (another type, another
-scalar value, or for arrays another item type, length or first 8 items); tensors only in A / only
-in B, shape and type changes; per-type counts and bytes; and for every tensor with the same shape
-in both, over the pairs where both values are finite, with a and b dequantized to f32 and
-accumulated in f64: RMSE, max |a-b|, mean |a-b|, RMSE / RMS(a), cosine similarity, plus the
-count of NaN mismatches (NaN in one only) and Inf mismatches (an Inf in either, a != b).
+scalar value, or for arrays another item type, length or any item); for arrays of one item type
+in both, over their common length, the number of differing items and the first differing index
+(past the shorter array when the common items are equal) with the items there (null when
+absent; 64-bit integers as decimal strings); tensors only in A / only in B, shape and type
+changes; per-type counts and bytes; and for every tensor with the same shape in both, over the
+pairs where both values are finite, with a and b dequantized to f32 and accumulated in f64:
+RMSE, max |a-b|, mean |a-b|, RMSE / RMS(a), cosine similarity, plus the count of NaN mismatches
+(NaN in one only) and Inf mismatches (an Inf in either, a != b).
 
 usage: .venv/bin/python pkg-tests/viewer/make_expected_compare.py
-       → pkg-tests/viewer/fixtures/expected-compare.json
+       → pkg-tests/viewer/fixtures/expected-compare.json, expected-compare-arrays.json
 """
 from __future__ import annotations
 
@@ -25,8 +29,8 @@ from gguf.quants import dequantize
 ROOT = Path(__file__).resolve().parents[2]
 A = ROOT / "fixtures" / "sample" / "tiny-llama-Q4_K_M.gguf"
 B = ROOT / "fixtures" / "sample" / "tiny-llama-Q8_0.gguf"
-OUT = Path(__file__).resolve().parent / "fixtures" / "expected-compare.json"
-PREVIEW = 8
+FIX = Path(__file__).resolve().parent / "fixtures"
+BIG = (GGUFValueType.UINT64, GGUFValueType.INT64)
 
 
 def fields(r: GGUFReader) -> dict:
@@ -35,11 +39,21 @@ def fields(r: GGUFReader) -> dict:
         if key.startswith("GGUF."):
             continue
         if f.types[0] == GGUFValueType.ARRAY:
-            n = len(f.data)
-            out[key] = ("array", f.types[-1].name, n, [f.contents(i) for i in range(min(n, PREVIEW))])
+            out[key] = ("array", f.types[-1].name, len(f.data), list(f.contents()))
         else:
             out[key] = (f.types[0].name, f.contents())
     return out
+
+
+def array_diff(x: tuple, y: tuple) -> dict:
+    """Item by item over the common length of two arrays of one item type."""
+    n = min(x[2], y[2])
+    diff = [i for i in range(n) if x[3][i] != y[3][i]]
+    first = diff[0] if diff else (n if x[2] != y[2] else None)
+    big = x[1] in (t.name for t in BIG)
+    item = lambda a: None if first is None or first >= a[2] else (str(a[3][first]) if big else a[3][first])  # noqa: E731
+    return {"item_type": x[1], "length_a": x[2], "length_b": y[2], "compared": n, "differing": len(diff),
+            "first_index": first, "a": item(x), "b": item(y)}
 
 
 def summary(r: GGUFReader, path: Path) -> dict:
@@ -81,20 +95,23 @@ def numeric(ta, tb) -> dict:
     }
 
 
-def main() -> None:
+def expected_pair(A: Path, B: Path, source: str) -> dict:
     ra, rb = GGUFReader(str(A)), GGUFReader(str(B))
     fa, fb = fields(ra), fields(rb)
     ta, tb = {t.name: t for t in ra.tensors}, {t.name: t for t in rb.tensors}
     shape = lambda t: [int(x) for x in t.shape]  # noqa: E731
     both = [n for n in ta if n in tb]
     expected = {
-        "source": "gguf-py GGUFReader + gguf.quants.dequantize + numpy (f64) on the two sample files",
-        "a": {"path": "fixtures/sample/" + A.name, "summary": summary(ra, A), "mix": mix(ra)},
-        "b": {"path": "fixtures/sample/" + B.name, "summary": summary(rb, B), "mix": mix(rb)},
+        "source": f"gguf-py GGUFReader + gguf.quants.dequantize + numpy (f64) on {source}",
+        "a": {"path": str(A.relative_to(ROOT)), "summary": summary(ra, A), "mix": mix(ra)},
+        "b": {"path": str(B.relative_to(ROOT)), "summary": summary(rb, B), "mix": mix(rb)},
         "metadata": {
             "only_a": [k for k in fa if k not in fb],
             "only_b": [k for k in fb if k not in fa],
             "changed": [k for k in fa if k in fb and fa[k] != fb[k]],
+            "arrays": {k: array_diff(fa[k], fb[k]) for k in fa if k in fb and fa[k][0] == fb[k][0] == "array"
+                       and fa[k][1] == fb[k][1] and fa[k] != fb[k]},
+            "retyped_arrays": [k for k in fa if k in fb and fa[k][0] == fb[k][0] == "array" and fa[k][1] != fb[k][1]],
         },
         "tensors": {
             "only_a": [n for n in ta if n not in tb],
@@ -105,8 +122,16 @@ def main() -> None:
         },
         "numeric": {n: numeric(ta[n], tb[n]) for n in both if shape(ta[n]) == shape(tb[n])},
     }
-    OUT.write_text(json.dumps(expected, indent=1) + "\n")
-    print(f"wrote {OUT}")
+    return expected
+
+
+def main() -> None:
+    for name, a, b, what in [
+        ("expected-compare.json", A, B, "the two sample files"),
+        ("expected-compare-arrays.json", FIX / "arrays-a.gguf", FIX / "arrays-b.gguf", "arrays-a/b.gguf"),
+    ]:
+        (FIX / name).write_text(json.dumps(expected_pair(a, b, what), indent=1) + "\n")
+        print(f"wrote {FIX / name}")
 
 
 if __name__ == "__main__":
