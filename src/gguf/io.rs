@@ -2,9 +2,12 @@
 //! start with a small prefix and grow it as the parser asks, as the range-request wrapper does.
 
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 
 use super::file::{parse, GgufFile, ParseStatus};
+use super::tensor::TensorInfo;
 use crate::error::{Error, ErrorKind, Result};
+use crate::quant::Kernel;
 
 /// The first read: enough for most headers without a big vocabulary.
 pub const FIRST_READ: u64 = 1 << 20;
@@ -89,4 +92,63 @@ pub fn read_range<R: Read + Seek>(reader: &mut R, range: std::ops::Range<u64>) -
         ));
     }
     Ok(buf)
+}
+
+/// Reads and dequantizes whole rows of one tensor, a chunk at a time, reusing its buffers: the
+/// streaming primitive of `dequant`, `stats` and `diff --values` (memory stays one chunk).
+pub struct RowReader<'f> {
+    file: &'f GgufFile,
+    tensor: &'f TensorInfo,
+    kernel: Kernel,
+    values: Vec<f32>,
+}
+
+impl<'f> RowReader<'f> {
+    /// A reader for `tensor` of `file`, dequantizing with `kernel`.
+    pub fn new(file: &'f GgufFile, tensor: &'f TensorInfo, kernel: Kernel) -> RowReader<'f> {
+        RowReader {
+            file,
+            tensor,
+            kernel,
+            values: Vec::new(),
+        }
+    }
+
+    /// Rows per chunk so that one chunk holds at most `max_elements` values (at least one row).
+    pub fn rows_per_chunk(&self, max_elements: u64) -> u64 {
+        (max_elements / self.tensor.row_len().max(1)).max(1)
+    }
+
+    /// Reads rows `rows` from `reader` (the file the header came from) and returns their values.
+    pub fn read<R: Read + Seek>(&mut self, reader: &mut R, rows: Range<u64>) -> Result<&[f32]> {
+        let range = self.file.rows_range(self.tensor, rows.clone())?;
+        let bytes = read_range(reader, range.clone())?;
+        let n = (rows.end - rows.start).saturating_mul(self.tensor.row_len());
+        let n = crate::cursor::to_usize(n, "row chunk elements", range.start)?;
+        self.values.clear();
+        self.values.try_reserve_exact(n).map_err(|e| {
+            Error::new(ErrorKind::Io {
+                message: e.to_string(),
+            })
+        })?;
+        self.values.resize(n, 0.0);
+        self.file
+            .dequantize_rows_with(self.kernel, self.tensor, &bytes, &mut self.values)?;
+        Ok(&self.values)
+    }
+}
+
+/// `rows` cut into consecutive ranges of at most `step` rows (`step` 0 counts as 1).
+pub fn row_chunks(rows: Range<u64>, step: u64) -> impl Iterator<Item = Range<u64>> {
+    let step = step.max(1);
+    let mut start = rows.start;
+    std::iter::from_fn(move || {
+        if start >= rows.end {
+            return None;
+        }
+        let end = rows.end.min(start.saturating_add(step));
+        let chunk = start..end;
+        start = end;
+        Some(chunk)
+    })
 }
