@@ -441,6 +441,16 @@ impl Report<'_> {
     fn change_text(&self, c: &KeyChange) -> String {
         let Some(a) = &c.array else {
             let shown = |f: &GgufFile| f.get(&c.key).map(|v| preview(&v)).unwrap_or_default();
+            if c.type_a != c.type_b {
+                return format!(
+                    "{}: {} {} -> {} {}",
+                    c.key,
+                    c.type_a.name(),
+                    shown(self.fa),
+                    c.type_b.name(),
+                    shown(self.fb)
+                );
+            }
             return format!("{}: {} -> {}", c.key, shown(self.fa), shown(self.fb));
         };
         let mut text = format!(
@@ -456,7 +466,7 @@ impl Report<'_> {
                 |f: &GgufFile| item(f, &c.key, Some(i)).map_or("-".to_string(), |v| preview(&v));
             let _ = write!(
                 text,
-                ", {n} items differ, first at index {i}: {} -> {}",
+                ", items differing: {n}, first at index {i}: {} -> {}",
                 at(self.fa),
                 at(self.fb)
             );
