@@ -28,6 +28,18 @@ fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs, asserts the exit code (showing stderr when it is not `code`) and parses stdout as JSON.
+fn run_json(args: &[&str], code: i32) -> Json {
+    let output = run(args);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout_json(&output)
+}
+
 fn stdout_json(output: &Output) -> Json {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
@@ -60,14 +72,7 @@ fn keys(entries: &Json, field: &str) -> Vec<Json> {
 
 fn check_pair(pair: &Json) {
     let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
-    let output = run(&["diff", a, b, "--json", "--values"]);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let doc = stdout_json(&output);
+    let doc = run_json(&["diff", a, b, "--json", "--values"], 1);
     assert_eq!(doc["identical"], false);
 
     // Summary fields, in order.
@@ -182,11 +187,10 @@ fn diff_tensor_option_compares_only_the_named_tensors() {
     let pair = &expected["pairs"][0];
     let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
     let names = ["blk.1.ffn_down.weight", "token_embd.weight"];
-    let output = run(&[
+    let args = [
         "diff", a, b, "--json", "--tensor", names[0], "--tensor", names[1],
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let doc = stdout_json(&output);
+    ];
+    let doc = run_json(&args, 1);
     let values = doc["values"].as_array().unwrap();
     assert_eq!(keys(&doc["values"], "name"), names.map(Json::from));
     for (got, name) in values.iter().zip(names) {
@@ -204,9 +208,7 @@ fn diff_tensor_option_compares_only_the_named_tensors() {
 fn diff_exit_status_is_0_when_identical_1_when_different() {
     let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
     let b = "fixtures/sample/tiny-llama-Q8_0.gguf";
-    let same = run(&["diff", a, a, "--values", "--json"]);
-    assert_eq!(same.status.code(), Some(0));
-    let doc = stdout_json(&same);
+    let doc = run_json(&["diff", a, a, "--values", "--json"], 0);
     assert_eq!(doc["identical"], true);
     for v in doc["values"].as_array().unwrap() {
         assert_eq!(v["rmse"], 0.0);
@@ -230,9 +232,7 @@ fn diff_exit_status_is_0_when_identical_1_when_different() {
     std::fs::write(&changed, bytes).unwrap();
     let changed = changed.to_str().unwrap();
     assert_eq!(run(&["diff", a, changed]).status.code(), Some(0));
-    let output = run(&["diff", a, changed, "--values", "--json"]);
-    assert_eq!(output.status.code(), Some(1));
-    let doc = stdout_json(&output);
+    let doc = run_json(&["diff", a, changed, "--values", "--json"], 1);
     let differing: Vec<&Json> = doc["values"]
         .as_array()
         .unwrap()
@@ -254,14 +254,7 @@ fn check_stats(case: &Json) {
             .iter()
             .map(|a| a.as_str().unwrap()),
     );
-    let output = run(&args);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let got = stdout_json(&output);
+    let got = run_json(&args, 0);
     let what = format!("{file} {tensor} {:?}", case["args"]);
     for field in [
         "type", "shape", "rows", "elements", "finite", "nan", "pos_inf", "neg_inf", "zeros", "min",

@@ -12,7 +12,8 @@ use gguf_lens::{GgufFile, Kernel};
 use serde_json::{json, Value as Json};
 
 use crate::CHUNK_ELEMENTS;
-use crate::{fatal, json::value_json, open_gguf, text::preview, write_stdout, Failure};
+use crate::{fatal, json::value_json, open_gguf, positional_arg, text::preview, two_args};
+use crate::{write_stdout, Failure};
 
 struct Options<'a> {
     a: &'a str,
@@ -37,15 +38,10 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
                     .ok_or_else(|| Failure::Usage("--tensor needs a NAME".into()))?
                     .as_str(),
             ),
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(Failure::Usage(format!("unknown option {flag:?}")))
-            }
-            _ => positional.push(arg.as_str()),
+            _ => positional_arg(arg, &mut positional)?,
         }
     }
-    let [a, b] = positional[..] else {
-        return Err(Failure::Usage("diff needs two files, A and B".to_string()));
-    };
+    let (a, b) = two_args(&positional, "diff needs two files, A and B")?;
     Ok(Options {
         a,
         b,
@@ -230,18 +226,10 @@ impl Report<'_> {
                 "value": value.map(|v| value_json(&v, warnings)),
             })
         };
-        let only_a: Vec<Json> = h
-            .metadata
-            .only_a
-            .iter()
-            .map(|k| entry(fa, k, warnings))
-            .collect();
-        let only_b: Vec<Json> = h
-            .metadata
-            .only_b
-            .iter()
-            .map(|k| entry(fb, k, warnings))
-            .collect();
+        let mut only =
+            [(&h.metadata.only_a, fa), (&h.metadata.only_b, fb)].map(|(keys, file)| -> Vec<Json> {
+                keys.iter().map(|k| entry(file, k, warnings)).collect()
+            });
         let changed: Vec<Json> = h
             .metadata
             .changed
@@ -260,8 +248,8 @@ impl Report<'_> {
                 "differs": f.differs(),
             })).collect::<Vec<_>>(),
             "metadata": {
-                "only_a": only_a,
-                "only_b": only_b,
+                "only_a": std::mem::take(&mut only[0]),
+                "only_b": std::mem::take(&mut only[1]),
                 "changed": changed,
                 "same": h.metadata.same,
             },

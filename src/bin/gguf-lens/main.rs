@@ -187,8 +187,26 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
         .map_err(|e| Failure::File(Error::from(e)))
 }
 
-/// Parses `A:B` into a row range.
-fn parse_rows(text: &str) -> Result<std::ops::Range<u64>, Failure> {
+/// Collects a positional argument; anything else that starts with `-` is an unknown option.
+fn positional_arg<'a>(arg: &'a str, positional: &mut Vec<&'a str>) -> Result<(), Failure> {
+    if arg.starts_with('-') && arg.len() > 1 {
+        return Err(Failure::Usage(format!("unknown option {arg:?}")));
+    }
+    positional.push(arg);
+    Ok(())
+}
+
+/// Exactly two positional arguments, or `message` as a usage error.
+fn two_args<'a>(positional: &[&'a str], message: &str) -> Result<(&'a str, &'a str), Failure> {
+    match positional {
+        [a, b] => Ok((a, b)),
+        _ => Err(Failure::Usage(message.to_string())),
+    }
+}
+
+/// Parses `--rows`' value `A:B` into a row range.
+fn parse_rows(text: Option<&String>) -> Result<std::ops::Range<u64>, Failure> {
+    let text = text.ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
     let bad = || Failure::Usage(format!("--rows takes A:B (two row numbers), got {text:?}"));
     let (a, b) = text.split_once(':').ok_or_else(bad)?;
     let start = a.parse().map_err(|_| bad())?;
@@ -205,12 +223,7 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "-o" | "--output" => output = iter.next().map(String::as_str),
-            "--rows" => {
-                let text = iter
-                    .next()
-                    .ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
-                rows = Some(parse_rows(text)?);
-            }
+            "--rows" => rows = Some(parse_rows(iter.next())?),
             "--v1-zeros" => {
                 v1 = Some(match iter.next().map(String::as_str) {
                     Some("unmasked") => V1Zeros::Unmasked,
@@ -222,17 +235,10 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
                     }
                 });
             }
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(Failure::Usage(format!("unknown option {flag:?}")))
-            }
-            _ => positional.push(arg.as_str()),
+            _ => positional_arg(arg, &mut positional)?,
         }
     }
-    let [path, name] = positional[..] else {
-        return Err(Failure::Usage(
-            "dequant needs FILE and TENSOR_NAME".to_string(),
-        ));
-    };
+    let (path, name) = two_args(&positional, "dequant needs FILE and TENSOR_NAME")?;
     let output = output.ok_or_else(|| Failure::Usage("dequant needs -o OUT".to_string()))?;
     if is_safetensors(path) {
         let checkpoint = Checkpoint::open(path)?;

@@ -10,7 +10,8 @@ use gguf_lens::stats::{Histogram, Stats};
 use gguf_lens::Kernel;
 use serde_json::{json, Value as Json};
 
-use crate::{fatal, open_gguf, parse_rows, write_stdout, Failure, CHUNK_ELEMENTS};
+use crate::CHUNK_ELEMENTS;
+use crate::{fatal, open_gguf, parse_rows, positional_arg, two_args, write_stdout, Failure};
 
 const DEFAULT_BINS: usize = 32;
 /// Most bins accepted: the histogram is printed whole.
@@ -35,12 +36,7 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--json" => json = true,
-            "--rows" => {
-                let text = iter
-                    .next()
-                    .ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
-                rows = Some(parse_rows(text)?);
-            }
+            "--rows" => rows = Some(parse_rows(iter.next())?),
             "--bins" => {
                 let text = iter.next().map(String::as_str).unwrap_or("");
                 bins = text
@@ -53,17 +49,10 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
                         ))
                     })?;
             }
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(Failure::Usage(format!("unknown option {flag:?}")))
-            }
-            _ => positional.push(arg.as_str()),
+            _ => positional_arg(arg, &mut positional)?,
         }
     }
-    let [path, name] = positional[..] else {
-        return Err(Failure::Usage(
-            "stats needs FILE and TENSOR_NAME".to_string(),
-        ));
-    };
+    let (path, name) = two_args(&positional, "stats needs FILE and TENSOR_NAME")?;
     Ok(Options {
         path,
         name,
