@@ -17,7 +17,7 @@ pub struct Stats {
     min: f32,
     max: f32,
     mean: f64,
-    /// Sum of squared deviations from the mean (Welford).
+    /// Sum of squared deviations from the mean (merged chunk by chunk).
     m2: f64,
     hist_start: f64,
     hist_width: f64,
@@ -47,11 +47,14 @@ impl Stats {
 
     /// Adds a chunk of values.
     pub fn add(&mut self, values: &[f32]) {
-        if self.hist_width == 0.0 {
+        if self.hist_width == 0.0 && !self.bins.is_empty() {
             self.start_histogram(values);
         }
+        self.count += values.len() as u64;
+        // The chunk's own counts, range and sum, then its squared deviations from its mean, merged
+        // into the totals with Chan et al.'s pairwise update: no division per value.
+        let (mut finite, mut sum) = (0u64, 0f64);
         for &v in values {
-            self.count += 1;
             if v.is_nan() {
                 self.nan += 1;
                 continue;
@@ -61,17 +64,40 @@ impl Stats {
                 self.neg_infinite += u64::from(v < 0.0);
                 continue;
             }
-            if v == 0.0 {
-                self.zero += 1;
-            }
-            self.finite += 1;
+            self.zero += u64::from(v == 0.0);
+            finite += 1;
             self.min = self.min.min(v);
             self.max = self.max.max(v);
-            let x = f64::from(v);
-            let delta = x - self.mean;
-            self.mean += delta / self.finite as f64;
-            self.m2 += delta * (x - self.mean);
-            self.count_in_histogram(x);
+            sum += f64::from(v);
+        }
+        if finite == 0 {
+            return;
+        }
+        let n_b = finite as f64;
+        let mean_b = sum / n_b;
+        let finite_values = values.iter().copied().filter(|v| v.is_finite());
+        let m2_b: f64 = finite_values
+            .clone()
+            .map(|v| (f64::from(v) - mean_b).powi(2))
+            .sum();
+        let n_a = self.finite as f64;
+        let n = n_a + n_b;
+        let delta = mean_b - self.mean;
+        self.mean += delta * (n_b / n);
+        self.m2 += m2_b + delta * delta * (n_a * n_b / n);
+        self.finite += finite;
+        if !self.bins.is_empty() {
+            for v in finite_values {
+                self.count_in_histogram(f64::from(v));
+            }
+        }
+    }
+
+    /// An empty accumulator without a histogram (moments and counts only; `bins()` is empty).
+    pub fn without_histogram() -> Stats {
+        Stats {
+            bins: Vec::new(),
+            ..Stats::new(2)
         }
     }
 
@@ -284,6 +310,29 @@ mod tests {
         assert_eq!(s.bins().iter().sum::<u64>(), 5);
         let edges = s.bin_edges();
         assert!(edges[0] <= -50.0 && *edges.last().unwrap() > 100.0);
+    }
+
+    #[test]
+    fn moments_merge_across_chunks_like_one_pass() {
+        let values: Vec<f32> = (0..1000).map(|i| 1e4 + (i as f32 * 0.7).sin()).collect();
+        let mut one = Stats::without_histogram();
+        one.add(&values);
+        let mut many = Stats::new(8);
+        for c in values.chunks(7) {
+            many.add(c);
+        }
+        let mean = values.iter().map(|&v| f64::from(v)).sum::<f64>() / 1000.0;
+        let var = values
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / 1000.0;
+        for s in [&one, &many] {
+            assert!((s.mean().unwrap() - mean).abs() < 1e-9);
+            assert!((s.std_dev().unwrap() - var.sqrt()).abs() < 1e-9);
+        }
+        assert!(one.bins().is_empty());
+        assert_eq!(many.bins().iter().sum::<u64>(), 1000);
     }
 
     #[test]

@@ -68,19 +68,30 @@ fn read_prefix<R: Read + Seek>(reader: &mut R, prefix: &mut Vec<u8>, want: u64) 
 
 /// Reads `range` of the file into a new buffer.
 pub fn read_range<R: Read + Seek>(reader: &mut R, range: std::ops::Range<u64>) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_range_into(reader, range, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads `range` of the file into `buf` (replacing its contents, reusing its allocation).
+fn read_range_into<R: Read + Seek>(
+    reader: &mut R,
+    range: std::ops::Range<u64>,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
     let len = crate::cursor::to_usize(
         range.end.saturating_sub(range.start),
         "read size",
         range.start,
     )?;
-    let mut buf = Vec::new();
+    buf.clear();
     buf.try_reserve_exact(len).map_err(|e| {
         Error::new(ErrorKind::Io {
             message: e.to_string(),
         })
     })?;
     reader.seek(SeekFrom::Start(range.start))?;
-    reader.take(len as u64).read_to_end(&mut buf)?;
+    reader.take(len as u64).read_to_end(buf)?;
     if buf.len() != len {
         return Err(Error::at(
             ErrorKind::Truncated {
@@ -91,7 +102,7 @@ pub fn read_range<R: Read + Seek>(reader: &mut R, range: std::ops::Range<u64>) -
             range.start,
         ));
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// Reads and dequantizes whole rows of one tensor, a chunk at a time, reusing its buffers: the
@@ -100,6 +111,7 @@ pub struct RowReader<'f> {
     file: &'f GgufFile,
     tensor: &'f TensorInfo,
     kernel: Kernel,
+    bytes: Vec<u8>,
     values: Vec<f32>,
 }
 
@@ -110,6 +122,7 @@ impl<'f> RowReader<'f> {
             file,
             tensor,
             kernel,
+            bytes: Vec::new(),
             values: Vec::new(),
         }
     }
@@ -122,18 +135,21 @@ impl<'f> RowReader<'f> {
     /// Reads rows `rows` from `reader` (the file the header came from) and returns their values.
     pub fn read<R: Read + Seek>(&mut self, reader: &mut R, rows: Range<u64>) -> Result<&[f32]> {
         let range = self.file.rows_range(self.tensor, rows.clone())?;
-        let bytes = read_range(reader, range.clone())?;
+        read_range_into(reader, range.clone(), &mut self.bytes)?;
         let n = (rows.end - rows.start).saturating_mul(self.tensor.row_len());
         let n = crate::cursor::to_usize(n, "row chunk elements", range.start)?;
-        self.values.clear();
-        self.values.try_reserve_exact(n).map_err(|e| {
-            Error::new(ErrorKind::Io {
-                message: e.to_string(),
-            })
-        })?;
+        // Every value is overwritten: only a longer chunk than before zero-fills the new part.
+        self.values.truncate(n);
+        self.values
+            .try_reserve_exact(n - self.values.len())
+            .map_err(|e| {
+                Error::new(ErrorKind::Io {
+                    message: e.to_string(),
+                })
+            })?;
         self.values.resize(n, 0.0);
         self.file
-            .dequantize_rows_with(self.kernel, self.tensor, &bytes, &mut self.values)?;
+            .dequantize_rows_with(self.kernel, self.tensor, &self.bytes, &mut self.values)?;
         Ok(&self.values)
     }
 }

@@ -72,7 +72,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     file.rows_range(tensor, rows.clone()).map_err(fatal(path))?;
     let mut rows_reader = RowReader::new(&file, tensor, kernel);
     let step = rows_reader.rows_per_chunk(CHUNK_ELEMENTS);
-    let mut stats = Stats::new(2);
+    let mut stats = Stats::without_histogram();
     for chunk in row_chunks(rows.clone(), step) {
         stats.add(rows_reader.read(&mut reader, chunk).map_err(fatal(path))?);
     }
