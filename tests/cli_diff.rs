@@ -401,3 +401,25 @@ fn bad_input_exits_2_with_a_clear_error() {
     assert_fails(&["diff", a], &["diff needs two files"]);
     assert_fails(&["diff", a, b, "--frobnicate"], &["unknown option"]);
 }
+
+/// A write error on stdout is an error too: exit 2, not the "files differ" 1.
+#[test]
+fn output_write_error_exits_2() {
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        return; // no /dev/full here
+    };
+    let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    for args in [
+        &["diff", a, "fixtures/sample/tiny-llama-Q8_0.gguf"][..],
+        &["stats", a, "token_embd.weight"],
+    ] {
+        let output = common::gguf_lens_command()
+            .current_dir(root())
+            .args(args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: standard output"));
+    }
+}

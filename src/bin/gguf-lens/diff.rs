@@ -12,8 +12,8 @@ use gguf_lens::{GgufFile, Kernel};
 use serde_json::{json, Value as Json};
 
 use crate::CHUNK_ELEMENTS;
+use crate::{exit_2, write_stdout, Failure};
 use crate::{fatal, json::value_json, open_gguf, positional_arg, text::preview, two_args};
-use crate::{write_stdout, Failure};
 
 struct Options<'a> {
     a: &'a str,
@@ -126,7 +126,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     } else {
         report.text()
     };
-    write_stdout(text.as_bytes())?;
+    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
     if identical {
         Ok(())
     } else {

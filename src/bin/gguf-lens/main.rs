@@ -64,12 +64,17 @@ fn fatal(path: &str) -> impl Fn(Error) -> Failure + '_ {
     move |err| Failure::Fatal(format!("{path}: {err}"))
 }
 
-/// Opens `path` and reads its GGUF header; errors name the file (exit 2).
-fn open_gguf(path: &str) -> Result<(File, GgufFile), Failure> {
-    let (mut reader, size) = open(path).map_err(|f| match f {
+/// For `stats` and `diff`: a file error becomes an exit-2 error naming `path`.
+fn exit_2(path: &str) -> impl Fn(Failure) -> Failure + '_ {
+    move |failure| match failure {
         Failure::File(err) => fatal(path)(err),
         other => other,
-    })?;
+    }
+}
+
+/// Opens `path` and reads its GGUF header; errors name the file (exit 2).
+fn open_gguf(path: &str) -> Result<(File, GgufFile), Failure> {
+    let (mut reader, size) = open(path).map_err(exit_2(path))?;
     let file = read_header(&mut reader, size).map_err(fatal(path))?;
     Ok((reader, file))
 }

@@ -11,7 +11,9 @@ use gguf_lens::Kernel;
 use serde_json::{json, Value as Json};
 
 use crate::CHUNK_ELEMENTS;
-use crate::{fatal, open_gguf, parse_rows, positional_arg, two_args, write_stdout, Failure};
+use crate::{
+    exit_2, fatal, open_gguf, parse_rows, positional_arg, two_args, write_stdout, Failure,
+};
 
 const DEFAULT_BINS: usize = 32;
 /// Most bins accepted: the histogram is printed whole.
@@ -100,7 +102,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     } else {
         report.text()
     };
-    write_stdout(text.as_bytes())
+    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))
 }
 
 struct Report<'a> {
