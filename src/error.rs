@@ -135,6 +135,12 @@ pub enum ErrorKind {
     },
     /// GPTQ tensors whose shapes, dtypes or group indices do not fit together.
     GptqLayout { layer: String, message: String },
+    /// Two tensors compared value by value that do not have the same shape.
+    ShapesDiffer {
+        name: String,
+        a: Vec<u64>,
+        b: Vec<u64>,
+    },
 }
 
 impl Error {
@@ -257,6 +263,10 @@ impl fmt::Display for ErrorKind {
                 "tensor {name} has {n_bytes} bytes of data, its shape and dtype need {expected}"
             ),
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
+            ShapesDiffer { name, a, b } => write!(
+                f,
+                "tensor {name} has shape {a:?} in A and {b:?} in B: values are compared only for the same shape"
+            ),
         }
     }
 }

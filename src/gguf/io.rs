@@ -2,9 +2,12 @@
 //! start with a small prefix and grow it as the parser asks, as the range-request wrapper does.
 
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 
 use super::file::{parse, GgufFile, ParseStatus};
+use super::tensor::TensorInfo;
 use crate::error::{Error, ErrorKind, Result};
+use crate::quant::Kernel;
 
 /// The first read: enough for most headers without a big vocabulary.
 pub const FIRST_READ: u64 = 1 << 20;
@@ -65,19 +68,30 @@ fn read_prefix<R: Read + Seek>(reader: &mut R, prefix: &mut Vec<u8>, want: u64) 
 
 /// Reads `range` of the file into a new buffer.
 pub fn read_range<R: Read + Seek>(reader: &mut R, range: std::ops::Range<u64>) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_range_into(reader, range, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads `range` of the file into `buf` (replacing its contents, reusing its allocation).
+fn read_range_into<R: Read + Seek>(
+    reader: &mut R,
+    range: std::ops::Range<u64>,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
     let len = crate::cursor::to_usize(
         range.end.saturating_sub(range.start),
         "read size",
         range.start,
     )?;
-    let mut buf = Vec::new();
+    buf.clear();
     buf.try_reserve_exact(len).map_err(|e| {
         Error::new(ErrorKind::Io {
             message: e.to_string(),
         })
     })?;
     reader.seek(SeekFrom::Start(range.start))?;
-    reader.take(len as u64).read_to_end(&mut buf)?;
+    reader.take(len as u64).read_to_end(buf)?;
     if buf.len() != len {
         return Err(Error::at(
             ErrorKind::Truncated {
@@ -88,5 +102,69 @@ pub fn read_range<R: Read + Seek>(reader: &mut R, range: std::ops::Range<u64>) -
             range.start,
         ));
     }
-    Ok(buf)
+    Ok(())
+}
+
+/// Reads and dequantizes whole rows of one tensor, a chunk at a time, reusing its buffers: the
+/// streaming primitive of `dequant`, `stats` and `diff --values` (memory stays one chunk).
+pub struct RowReader<'f> {
+    file: &'f GgufFile,
+    tensor: &'f TensorInfo,
+    kernel: Kernel,
+    bytes: Vec<u8>,
+    values: Vec<f32>,
+}
+
+impl<'f> RowReader<'f> {
+    /// A reader for `tensor` of `file`, dequantizing with `kernel`.
+    pub fn new(file: &'f GgufFile, tensor: &'f TensorInfo, kernel: Kernel) -> RowReader<'f> {
+        RowReader {
+            file,
+            tensor,
+            kernel,
+            bytes: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Rows per chunk so that one chunk holds at most `max_elements` values (at least one row).
+    pub fn rows_per_chunk(&self, max_elements: u64) -> u64 {
+        (max_elements / self.tensor.row_len().max(1)).max(1)
+    }
+
+    /// Reads rows `rows` from `reader` (the file the header came from) and returns their values.
+    pub fn read<R: Read + Seek>(&mut self, reader: &mut R, rows: Range<u64>) -> Result<&[f32]> {
+        let range = self.file.rows_range(self.tensor, rows.clone())?;
+        read_range_into(reader, range.clone(), &mut self.bytes)?;
+        let n = (rows.end - rows.start).saturating_mul(self.tensor.row_len());
+        let n = crate::cursor::to_usize(n, "row chunk elements", range.start)?;
+        // Every value is overwritten: only a longer chunk than before zero-fills the new part.
+        self.values.truncate(n);
+        self.values
+            .try_reserve_exact(n - self.values.len())
+            .map_err(|e| {
+                Error::new(ErrorKind::Io {
+                    message: e.to_string(),
+                })
+            })?;
+        self.values.resize(n, 0.0);
+        self.file
+            .dequantize_rows_with(self.kernel, self.tensor, &self.bytes, &mut self.values)?;
+        Ok(&self.values)
+    }
+}
+
+/// `rows` cut into consecutive ranges of at most `step` rows (`step` 0 counts as 1).
+pub fn row_chunks(rows: Range<u64>, step: u64) -> impl Iterator<Item = Range<u64>> {
+    let step = step.max(1);
+    let mut start = rows.start;
+    std::iter::from_fn(move || {
+        if start >= rows.end {
+            return None;
+        }
+        let end = rows.end.min(start.saturating_add(step));
+        let chunk = start..end;
+        start = end;
+        Some(chunk)
+    })
 }

@@ -11,7 +11,7 @@ mod tensor;
 mod value;
 
 pub use file::{parse, parse_owned, Endian, GgufFile, ParseStatus, DEFAULT_ALIGNMENT};
-pub use io::{read_header, read_range, FIRST_READ};
+pub use io::{read_header, read_range, row_chunks, RowReader, FIRST_READ};
 pub use tensor::TensorInfo;
 pub use value::{ArrayView, GgufStr, Value, ValueType};
 

@@ -56,7 +56,7 @@ fn float_json(value: f64) -> Json {
     }
 }
 
-fn value_json(value: &Value<'_>, warnings: &mut Vec<String>) -> Json {
+pub fn value_json(value: &Value<'_>, warnings: &mut Vec<String>) -> Json {
     match value {
         Value::U8(v) => Json::from(*v),
         Value::I8(v) => Json::from(*v),

@@ -1,18 +1,23 @@
 //! The `gguf-lens` command: `inspect FILE [--json]` and `dequant FILE TENSOR -o OUT [--rows A:B]`,
-//! for GGUF files and safetensors checkpoints (plain or GPTQ).
-//! Exit 0 on success, 1 with one `error:` line on a bad file, 2 on bad usage.
+//! for GGUF files and safetensors checkpoints (plain or GPTQ); `stats FILE TENSOR` and
+//! `diff A B` for GGUF files.
+//! `inspect` and `dequant` exit 0 on success, 1 with one `error:` line on a bad file, 2 on bad
+//! usage; `stats` exits 0 or 2 (any error), `diff` 0 when identical, 1 when the files differ,
+//! 2 on any error, as `cmp` does.
 
 mod checkpoint;
+mod diff;
 mod json;
 mod st_dequant;
 mod st_inspect;
+mod stats;
 mod text;
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 
-use gguf_lens::gguf::{read_header, read_range};
+use gguf_lens::gguf::{read_header, row_chunks, GgufFile, RowReader};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::{Error, Kernel};
 
@@ -21,6 +26,8 @@ use checkpoint::Checkpoint;
 const USAGE: &str = "usage:
   gguf-lens inspect FILE [--json]
   gguf-lens dequant FILE TENSOR_NAME -o OUT [--rows A:B] [--v1-zeros unmasked|wrapping]
+  gguf-lens stats FILE.gguf TENSOR_NAME [--rows A:B] [--bins N] [--json]
+  gguf-lens diff A.gguf B.gguf [--values] [--tensor NAME]... [--json]
 
 FILE: a .gguf, a .safetensors or a model.safetensors.index.json (shards beside it). For
 safetensors, TENSOR_NAME is a tensor or a GPTQ layer (e.g. model.layers.0.self_attn.q_proj),
@@ -28,14 +35,48 @@ dequantized to f32 [out_features, in_features]; quantize_config.json or config.j
 file gives the GPTQ config. --v1-zeros: how a v1 stored zero of 2^bits-1 is read (unmasked:
 2^bits, as llama.cpp; wrapping: 0, as GPTQModel).
 
+stats: min, max, mean, std (population, of the finite values), NaN/+Inf/-Inf/zero counts and a
+histogram of N bins (default 32) over [min, max] of the finite values (numpy's rule: bin i holds
+edge_i <= x < edge_i+1, the last bin also max). Exit 0, or 2 on any error.
+
+diff: summary fields, metadata keys (arrays compared in full), tensors (only in A/B, shape and
+type changes) and quant mix of both. --values compares the values of every tensor with the same
+name and shape (--tensor NAME: only those): RMSE, max and mean |a-b|, RMSE/RMS(a) and cosine
+over the pairs where both are finite, NaN and Inf mismatches. Exit 0 when identical, 1 when
+the files differ, 2 on any error.
+
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
-/// Rows dequantized per step: bounds memory for huge tensors.
-const CHUNK_BYTES: u64 = 16 << 20;
+/// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
+const CHUNK_ELEMENTS: u64 = 4 << 20;
 
 enum Failure {
     Usage(String),
     File(Error),
+    /// Any error of `stats` and `diff`, already naming its file: exit 2.
+    Fatal(String),
+    /// `diff` found differences: exit 1, nothing on stderr.
+    Differ,
+}
+
+/// For `stats` and `diff`: an error of `path`, as one line naming the file.
+fn fatal(path: &str) -> impl Fn(Error) -> Failure + '_ {
+    move |err| Failure::Fatal(format!("{path}: {err}"))
+}
+
+/// For `stats` and `diff`: a file error becomes an exit-2 error naming `path`.
+fn exit_2(path: &str) -> impl Fn(Failure) -> Failure + '_ {
+    move |failure| match failure {
+        Failure::File(err) => fatal(path)(err),
+        other => other,
+    }
+}
+
+/// Opens `path` and reads its GGUF header; errors name the file (exit 2).
+fn open_gguf(path: &str) -> Result<(File, GgufFile), Failure> {
+    let (mut reader, size) = open(path).map_err(exit_2(path))?;
+    let file = read_header(&mut reader, size).map_err(fatal(path))?;
+    Ok((reader, file))
 }
 
 impl From<Error> for Failure {
@@ -56,6 +97,11 @@ fn main() -> ExitCode {
             eprintln!("error: {err}");
             ExitCode::from(1)
         }
+        Err(Failure::Fatal(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Differ) => ExitCode::from(1),
     }
 }
 
@@ -63,6 +109,8 @@ fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("inspect") => inspect(&args[1..]),
         Some("dequant") => dequant(&args[1..]),
+        Some("stats") => stats::run(&args[1..]),
+        Some("diff") => diff::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -144,8 +192,26 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
         .map_err(|e| Failure::File(Error::from(e)))
 }
 
-/// Parses `A:B` into a row range.
-fn parse_rows(text: &str) -> Result<std::ops::Range<u64>, Failure> {
+/// Collects a positional argument; anything else that starts with `-` is an unknown option.
+fn positional_arg<'a>(arg: &'a str, positional: &mut Vec<&'a str>) -> Result<(), Failure> {
+    if arg.starts_with('-') && arg.len() > 1 {
+        return Err(Failure::Usage(format!("unknown option {arg:?}")));
+    }
+    positional.push(arg);
+    Ok(())
+}
+
+/// Exactly two positional arguments, or `message` as a usage error.
+fn two_args<'a>(positional: &[&'a str], message: &str) -> Result<(&'a str, &'a str), Failure> {
+    match positional {
+        [a, b] => Ok((a, b)),
+        _ => Err(Failure::Usage(message.to_string())),
+    }
+}
+
+/// Parses `--rows`' value `A:B` into a row range.
+fn parse_rows(text: Option<&String>) -> Result<std::ops::Range<u64>, Failure> {
+    let text = text.ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
     let bad = || Failure::Usage(format!("--rows takes A:B (two row numbers), got {text:?}"));
     let (a, b) = text.split_once(':').ok_or_else(bad)?;
     let start = a.parse().map_err(|_| bad())?;
@@ -162,12 +228,7 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "-o" | "--output" => output = iter.next().map(String::as_str),
-            "--rows" => {
-                let text = iter
-                    .next()
-                    .ok_or_else(|| Failure::Usage("--rows needs A:B".into()))?;
-                rows = Some(parse_rows(text)?);
-            }
+            "--rows" => rows = Some(parse_rows(iter.next())?),
             "--v1-zeros" => {
                 v1 = Some(match iter.next().map(String::as_str) {
                     Some("unmasked") => V1Zeros::Unmasked,
@@ -179,17 +240,10 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
                     }
                 });
             }
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(Failure::Usage(format!("unknown option {flag:?}")))
-            }
-            _ => positional.push(arg.as_str()),
+            _ => positional_arg(arg, &mut positional)?,
         }
     }
-    let [path, name] = positional[..] else {
-        return Err(Failure::Usage(
-            "dequant needs FILE and TENSOR_NAME".to_string(),
-        ));
-    };
+    let (path, name) = two_args(&positional, "dequant needs FILE and TENSOR_NAME")?;
     let output = output.ok_or_else(|| Failure::Usage("dequant needs -o OUT".to_string()))?;
     if is_safetensors(path) {
         let checkpoint = Checkpoint::open(path)?;
@@ -210,22 +264,12 @@ fn dequant(args: &[String]) -> Result<(), Failure> {
     file.rows_range(tensor, rows.clone())?;
     let out_file = File::create(output).map_err(|e| Failure::File(Error::from(e)))?;
     let mut out = BufWriter::new(out_file);
-    let rows_per_chunk = (CHUNK_BYTES / tensor.row_bytes().max(1)).max(1);
-    let row_len = usize::try_from(tensor.row_len()).unwrap_or(usize::MAX);
-    let mut values = Vec::new();
-    let mut start = rows.start;
-    while start < rows.end {
-        let end = rows.end.min(start.saturating_add(rows_per_chunk));
-        let bytes = read_range(&mut reader, file.rows_range(tensor, start..end)?)?;
-        let n_rows = usize::try_from(end - start).unwrap_or(usize::MAX);
-        values.clear();
-        values.resize(n_rows.saturating_mul(row_len), 0f32);
-        file.dequantize_rows_with(kernel, tensor, &bytes, &mut values)?;
-        for v in &values {
+    let mut rows_reader = RowReader::new(&file, tensor, kernel);
+    for chunk in row_chunks(rows, rows_reader.rows_per_chunk(CHUNK_ELEMENTS)) {
+        for v in rows_reader.read(&mut reader, chunk)? {
             out.write_all(&v.to_le_bytes())
                 .map_err(|e| Failure::File(Error::from(e)))?;
         }
-        start = end;
     }
     out.flush().map_err(|e| Failure::File(Error::from(e)))
 }

@@ -69,7 +69,7 @@ pub fn inspect_text(file: &GgufFile, file_size: u64) -> String {
     out
 }
 
-fn preview(value: &Value<'_>) -> String {
+pub fn preview(value: &Value<'_>) -> String {
     let text = match value {
         Value::String(s) => format!("{:?}", s.to_string_lossy()),
         Value::Array(array) => {

@@ -1,0 +1,471 @@
+//! `diff A B [--values] [--tensor NAME]... [--json]`: formats the core's `compare` results.
+//! Exit 0 when identical, 1 when the files differ, 2 on any error.
+
+use std::fmt::Write;
+
+use gguf_lens::compare::{
+    compare_tensor, CompareError, FieldValue, HeaderDiff, KeyChange, Metrics, Side, TensorSource,
+};
+use gguf_lens::gguf::Value;
+use gguf_lens::summary::{file_type_label, Summary};
+use gguf_lens::{GgufFile, Kernel};
+use serde_json::{json, Value as Json};
+
+use crate::CHUNK_ELEMENTS;
+use crate::{exit_2, write_stdout, Failure};
+use crate::{fatal, json::value_json, open_gguf, positional_arg, text::preview, two_args};
+
+struct Options<'a> {
+    a: &'a str,
+    b: &'a str,
+    values: bool,
+    tensors: Vec<&'a str>,
+    json: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
+    let mut positional = Vec::new();
+    let mut values = false;
+    let mut tensors = Vec::new();
+    let mut json = false;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--json" => json = true,
+            "--values" => values = true,
+            "--tensor" => tensors.push(
+                iter.next()
+                    .ok_or_else(|| Failure::Usage("--tensor needs a NAME".into()))?
+                    .as_str(),
+            ),
+            _ => positional_arg(arg, &mut positional)?,
+        }
+    }
+    let (a, b) = two_args(&positional, "diff needs two files, A and B")?;
+    Ok(Options {
+        a,
+        b,
+        values,
+        tensors,
+        json,
+    })
+}
+
+/// One compared tensor.
+struct Compared {
+    name: String,
+    type_a: &'static str,
+    type_b: &'static str,
+    shape: Vec<u64>,
+    metrics: Metrics,
+}
+
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let opts = parse_args(args)?;
+    let (mut ra, fa) = open_gguf(opts.a)?;
+    let (mut rb, fb) = open_gguf(opts.b)?;
+    let header = HeaderDiff::of(&fa, &fb);
+    let names: Vec<&str> = if !opts.tensors.is_empty() {
+        opts.tensors.clone()
+    } else if opts.values {
+        header.tensors.matching.iter().map(String::as_str).collect()
+    } else {
+        Vec::new()
+    };
+    let mut compared = Vec::new();
+    if !names.is_empty() {
+        let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+        for name in names {
+            let ta = fa.tensor(name).map_err(fatal(opts.a))?;
+            let tb = fb.tensor(name).map_err(fatal(opts.b))?;
+            let metrics = compare_tensor(
+                TensorSource {
+                    reader: &mut ra,
+                    file: &fa,
+                    tensor: ta,
+                },
+                TensorSource {
+                    reader: &mut rb,
+                    file: &fb,
+                    tensor: tb,
+                },
+                kernel,
+                CHUNK_ELEMENTS,
+            )
+            .map_err(|e: CompareError| match e.side {
+                Some(Side::A) => fatal(opts.a)(e.error),
+                Some(Side::B) => fatal(opts.b)(e.error),
+                None => Failure::Fatal(format!("{} vs {}: {}", opts.a, opts.b, e.error)),
+            })?;
+            compared.push(Compared {
+                name: name.to_string(),
+                type_a: ta.ggml_type().name(),
+                type_b: tb.ggml_type().name(),
+                shape: ta.dims().to_vec(),
+                metrics,
+            });
+        }
+    }
+    let identical = header.is_identical() && compared.iter().all(|c| c.metrics.is_identical());
+    let report = Report {
+        opts: &opts,
+        fa: &fa,
+        fb: &fb,
+        header: &header,
+        compared: &compared,
+        identical,
+    };
+    let text = if opts.json {
+        let mut warnings = Vec::new();
+        let mut text = report.json(&mut warnings).to_string();
+        for warning in warnings {
+            eprintln!("warning: {warning}");
+        }
+        text.push('\n');
+        text
+    } else {
+        report.text()
+    };
+    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
+    if identical {
+        Ok(())
+    } else {
+        Err(Failure::Differ)
+    }
+}
+
+struct Report<'a> {
+    opts: &'a Options<'a>,
+    fa: &'a GgufFile,
+    fb: &'a GgufFile,
+    header: &'a HeaderDiff,
+    compared: &'a [Compared],
+    identical: bool,
+}
+
+fn field_json(v: &FieldValue) -> Json {
+    match v {
+        FieldValue::Absent => Json::Null,
+        FieldValue::Text(s) => Json::from(s.as_str()),
+        FieldValue::Int(n) => Json::from(*n),
+        FieldValue::Float(x) => Json::from(*x),
+    }
+}
+
+fn field_text(name: &str, v: &FieldValue) -> String {
+    match v {
+        FieldValue::Absent => "-".to_string(),
+        FieldValue::Text(s) => s.clone(),
+        FieldValue::Int(n) if name == "file_type" => match file_type_label(*n) {
+            Some(label) => format!("{n} ({label})"),
+            None => n.to_string(),
+        },
+        FieldValue::Int(n) => n.to_string(),
+        FieldValue::Float(x) => format!("{x:.4}"),
+    }
+}
+
+fn mix_json(file: &GgufFile) -> Json {
+    Summary::of(file)
+        .quant_mix
+        .iter()
+        .map(|m| {
+            json!({
+                "type": m.ggml_type.name(),
+                "tensors": m.tensors,
+                "elements": m.elements,
+                "bytes": m.bytes,
+                "byte_share": m.byte_share,
+            })
+        })
+        .collect()
+}
+
+fn tensor_ref_json(file: &GgufFile, name: &str) -> Json {
+    match file.tensor(name) {
+        Ok(t) => json!({"name": name, "type": t.ggml_type().name(), "shape": t.dims()}),
+        Err(_) => json!({ "name": name }),
+    }
+}
+
+fn metrics_json(c: &Compared) -> Json {
+    let m = &c.metrics;
+    json!({
+        "name": c.name,
+        "type_a": c.type_a,
+        "type_b": c.type_b,
+        "shape": c.shape,
+        "elements": m.elements,
+        "count": m.count,
+        "rmse": m.rmse,
+        "max_abs": m.max_abs,
+        "mean_abs": m.mean_abs,
+        "rel_rmse": m.rel_rmse,
+        "cosine": m.cosine,
+        "nan_mismatch": m.nan_mismatch,
+        "inf_mismatch": m.inf_mismatch,
+        "identical": m.is_identical(),
+    })
+}
+
+/// Item `i` of the array under `key`, if there is one.
+fn item<'f>(file: &'f GgufFile, key: &str, i: Option<u64>) -> Option<Value<'f>> {
+    let i = usize::try_from(i?).ok()?;
+    file.get(key)?.as_array()?.get(i)
+}
+
+impl Report<'_> {
+    fn json(&self, warnings: &mut Vec<String>) -> Json {
+        let (fa, fb) = (self.fa, self.fb);
+        let h = self.header;
+        let entry = |file: &GgufFile, key: &str, warnings: &mut Vec<String>| {
+            let value = file.get(key);
+            json!({
+                "key": key,
+                "type": value.as_ref().map(|v| v.value_type().name()),
+                "value": value.map(|v| value_json(&v, warnings)),
+            })
+        };
+        let mut only =
+            [(&h.metadata.only_a, fa), (&h.metadata.only_b, fb)].map(|(keys, file)| -> Vec<Json> {
+                keys.iter().map(|k| entry(file, k, warnings)).collect()
+            });
+        let changed: Vec<Json> = h
+            .metadata
+            .changed
+            .iter()
+            .map(|c| self.change_json(c, warnings))
+            .collect();
+        let t = &h.tensors;
+        let mut doc = json!({
+            "a": {"path": self.opts.a, "quant_mix": mix_json(fa)},
+            "b": {"path": self.opts.b, "quant_mix": mix_json(fb)},
+            "identical": self.identical,
+            "summary": h.summary.iter().map(|f| json!({
+                "field": f.name,
+                "a": field_json(&f.a),
+                "b": field_json(&f.b),
+                "differs": f.differs(),
+            })).collect::<Vec<_>>(),
+            "metadata": {
+                "only_a": std::mem::take(&mut only[0]),
+                "only_b": std::mem::take(&mut only[1]),
+                "changed": changed,
+                "same": h.metadata.same,
+            },
+            "tensors": {
+                "only_a": t.only_a.iter().map(|n| tensor_ref_json(fa, n)).collect::<Vec<_>>(),
+                "only_b": t.only_b.iter().map(|n| tensor_ref_json(fb, n)).collect::<Vec<_>>(),
+                "shape_changes": t.shape_changes.iter().map(|s| json!({
+                    "name": s.name, "a": s.a, "b": s.b,
+                })).collect::<Vec<_>>(),
+                "type_changes": t.type_changes.iter().map(|c| json!({
+                    "name": c.name, "a": c.a.name(), "b": c.b.name(),
+                })).collect::<Vec<_>>(),
+                "transitions": t.transitions.iter().map(|c| json!({
+                    "a": c.a.name(), "b": c.b.name(), "tensors": c.tensors,
+                })).collect::<Vec<_>>(),
+                "matching": t.matching.len(),
+            },
+        });
+        if !self.compared.is_empty() || self.opts.values {
+            doc["values"] = self.compared.iter().map(metrics_json).collect();
+        }
+        doc
+    }
+
+    fn change_json(&self, c: &KeyChange, warnings: &mut Vec<String>) -> Json {
+        let mut out = json!({
+            "key": c.key,
+            "type_a": c.type_a.name(),
+            "type_b": c.type_b.name(),
+        });
+        match &c.array {
+            None => {
+                let value =
+                    |f: &GgufFile, w: &mut Vec<String>| f.get(&c.key).map(|v| value_json(&v, w));
+                out["a"] = value(self.fa, warnings).into();
+                out["b"] = value(self.fb, warnings).into();
+            }
+            Some(a) => {
+                out["item_type_a"] = a.item_type_a.name().into();
+                out["item_type_b"] = a.item_type_b.name().into();
+                out["len_a"] = a.len_a.into();
+                out["len_b"] = a.len_b.into();
+                out["differing_items"] = a.differing_items.into();
+                out["first_difference"] = a.first_difference.into();
+                let at = |f: &GgufFile, w: &mut Vec<String>| {
+                    item(f, &c.key, a.first_difference).map(|v| value_json(&v, w))
+                };
+                out["item_a"] = at(self.fa, warnings).into();
+                out["item_b"] = at(self.fb, warnings).into();
+            }
+        }
+        out
+    }
+
+    fn text(&self) -> String {
+        let (fa, fb) = (self.fa, self.fb);
+        let h = self.header;
+        let mut out = String::new();
+        let _ = writeln!(out, "A: {}\nB: {}", self.opts.a, self.opts.b);
+        let _ = writeln!(out, "\nsummary (* differs):");
+        for f in &h.summary {
+            let mark = if f.differs() { '*' } else { ' ' };
+            let _ = writeln!(
+                out,
+                "{mark} {:<18} {:<30} {}",
+                f.name,
+                field_text(f.name, &f.a),
+                field_text(f.name, &f.b)
+            );
+        }
+        let m = &h.metadata;
+        let _ = writeln!(
+            out,
+            "\nmetadata: {} same, {} changed, {} only in A, {} only in B",
+            m.same,
+            m.changed.len(),
+            m.only_a.len(),
+            m.only_b.len()
+        );
+        for key in &m.only_a {
+            let shown = fa.get(key).map(|v| preview(&v)).unwrap_or_default();
+            let _ = writeln!(out, "  only in A  {key} = {shown}");
+        }
+        for key in &m.only_b {
+            let shown = fb.get(key).map(|v| preview(&v)).unwrap_or_default();
+            let _ = writeln!(out, "  only in B  {key} = {shown}");
+        }
+        for c in &m.changed {
+            let _ = writeln!(out, "  changed    {}", self.change_text(c));
+        }
+        let t = &h.tensors;
+        let _ = writeln!(
+            out,
+            "\ntensors: {} matching (same name and shape), {} only in A, {} only in B, {} shape changes, {} type changes",
+            t.matching.len(),
+            t.only_a.len(),
+            t.only_b.len(),
+            t.shape_changes.len(),
+            t.type_changes.len()
+        );
+        for (label, names, file) in [("only in A", &t.only_a, fa), ("only in B", &t.only_b, fb)] {
+            for name in names {
+                let _ = writeln!(out, "  {label}  {}", tensor_text(file, name));
+            }
+        }
+        for s in &t.shape_changes {
+            let _ = writeln!(out, "  shape      {} {:?} -> {:?}", s.name, s.a, s.b);
+        }
+        for c in &t.transitions {
+            let _ = writeln!(
+                out,
+                "  type       {} -> {}: {} tensors",
+                c.a.name(),
+                c.b.name(),
+                c.tensors
+            );
+        }
+        let _ = writeln!(out, "\nquant mix:");
+        for (label, file) in [("A", fa), ("B", fb)] {
+            let s = Summary::of(file);
+            let mix: Vec<String> = s
+                .quant_mix
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{} {} ({:.1}%)",
+                        m.ggml_type.name(),
+                        m.tensors,
+                        100.0 * m.byte_share
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  {label}  {}", mix.join(", "));
+        }
+        if !self.compared.is_empty() {
+            let _ = writeln!(out, "\nvalues (over pairs where both are finite):");
+            let _ = writeln!(
+                out,
+                "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
+                "tensor",
+                "types",
+                "rmse",
+                "max|a-b|",
+                "mean|a-b|",
+                "rmse/rms(a)",
+                "cosine",
+                "NaN≠",
+                "Inf≠"
+            );
+            for c in self.compared {
+                let m = &c.metrics;
+                let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4e}"));
+                let _ = writeln!(
+                    out,
+                    "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
+                    c.name,
+                    format!("{}/{}", c.type_a, c.type_b),
+                    num(m.rmse),
+                    num(m.max_abs),
+                    num(m.mean_abs),
+                    num(m.rel_rmse),
+                    m.cosine.map_or("-".to_string(), |v| format!("{v:.9}")),
+                    m.nan_mismatch,
+                    m.inf_mismatch
+                );
+            }
+        }
+        let verdict = if self.identical {
+            "identical"
+        } else {
+            "files differ"
+        };
+        let _ = writeln!(out, "\n{verdict}");
+        out
+    }
+
+    fn change_text(&self, c: &KeyChange) -> String {
+        let Some(a) = &c.array else {
+            let shown = |f: &GgufFile| f.get(&c.key).map(|v| preview(&v)).unwrap_or_default();
+            if c.type_a != c.type_b {
+                return format!(
+                    "{}: {} {} -> {} {}",
+                    c.key,
+                    c.type_a.name(),
+                    shown(self.fa),
+                    c.type_b.name(),
+                    shown(self.fb)
+                );
+            }
+            return format!("{}: {} -> {}", c.key, shown(self.fa), shown(self.fb));
+        };
+        let mut text = format!(
+            "{}: {}[{}] -> {}[{}]",
+            c.key,
+            a.item_type_a.name(),
+            a.len_a,
+            a.item_type_b.name(),
+            a.len_b
+        );
+        if let (Some(n), Some(i)) = (a.differing_items, a.first_difference) {
+            let at =
+                |f: &GgufFile| item(f, &c.key, Some(i)).map_or("-".to_string(), |v| preview(&v));
+            let _ = write!(
+                text,
+                ", items differing: {n}, first at index {i}: {} -> {}",
+                at(self.fa),
+                at(self.fb)
+            );
+        }
+        text
+    }
+}
+
+fn tensor_text(file: &GgufFile, name: &str) -> String {
+    match file.tensor(name) {
+        Ok(t) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
+        Err(_) => name.to_string(),
+    }
+}

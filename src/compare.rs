@@ -1,0 +1,692 @@
+//! Comparing two GGUF files: the summary fields side by side, the metadata and tensor
+//! differences of their headers, and numeric metrics over two dequantized tensors fed chunk by
+//! chunk. Plain Rust (no I/O but [`compare_tensor`]'s generic readers), so the CLI and the
+//! wasm binding can share it.
+//!
+//! Definitions:
+//! - Metadata values are equal when they have the same type and the same value; floats are
+//!   compared by their bits (NaN equals the same NaN, 0 differs from -0), strings by their bytes,
+//!   arrays item by item in full (same item type and length, every item equal).
+//! - For a changed array with the same item type in both files, `differing_items` counts the
+//!   indices below the shorter length whose items differ, and `first_difference` is the first
+//!   such index, or the shorter length when the common part matches but the lengths differ.
+//! - Tensors match when they have the same name and shape; a type change is reported whatever
+//!   the shapes.
+//! - Numeric metrics ([`ValueDiff`]): over the pairs where both values are finite, with the f32
+//!   values widened to f64 and every sum in f64: RMSE, max |a−b|, mean |a−b|, RMSE / RMS(a) and
+//!   the cosine similarity Σab / √(Σa²·Σb²); over all pairs, NaN mismatches (NaN in one only)
+//!   and Inf mismatches (an infinity in either and a ≠ b).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{Read, Seek};
+use std::ops::Range;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::gguf::{row_chunks, ArrayView, GgufFile, RowReader, TensorInfo, Value, ValueType};
+use crate::quant::Kernel;
+use crate::summary::Summary;
+use crate::types::GgmlType;
+
+/// One summary field of both files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryField {
+    /// Field name, snake_case (`architecture`, `parameters`, `file_type`, ...).
+    pub name: &'static str,
+    pub a: FieldValue,
+    pub b: FieldValue,
+}
+
+impl SummaryField {
+    /// Whether the two files differ on this field.
+    pub fn differs(&self) -> bool {
+        self.a != self.b
+    }
+}
+
+/// A summary field's value in one file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldValue {
+    /// The file does not say (its key is absent).
+    Absent,
+    Text(String),
+    Int(u64),
+    Float(f64),
+}
+
+impl From<Option<String>> for FieldValue {
+    fn from(v: Option<String>) -> FieldValue {
+        v.map_or(FieldValue::Absent, FieldValue::Text)
+    }
+}
+
+impl From<Option<u64>> for FieldValue {
+    fn from(v: Option<u64>) -> FieldValue {
+        v.map_or(FieldValue::Absent, FieldValue::Int)
+    }
+}
+
+/// The summary fields people compare first, in display order: architecture, name, parameters,
+/// file_type (`general.file_type`), bits_per_weight, file_size, context_length, block_count
+/// (layers), embedding_length, vocab_size, tensor_count.
+pub fn summary_fields(a: &GgufFile, b: &GgufFile) -> Vec<SummaryField> {
+    let (sa, sb) = (Summary::of(a), Summary::of(b));
+    let fields = |file: &GgufFile, s: Summary| -> Vec<(&'static str, FieldValue)> {
+        vec![
+            ("architecture", s.architecture.into()),
+            ("name", s.name.into()),
+            ("parameters", FieldValue::Int(s.parameter_count)),
+            ("file_type", s.file_type.into()),
+            ("bits_per_weight", FieldValue::Float(s.bits_per_weight)),
+            ("file_size", file.file_size().into()),
+            ("context_length", s.context_length.into()),
+            ("block_count", s.block_count.into()),
+            ("embedding_length", s.embedding_length.into()),
+            ("vocab_size", s.vocab_size.into()),
+            ("tensor_count", FieldValue::Int(file.tensors().len() as u64)),
+        ]
+    };
+    fields(a, sa)
+        .into_iter()
+        .zip(fields(b, sb))
+        .map(|((name, a), (_, b))| SummaryField { name, a, b })
+        .collect()
+}
+
+/// A metadata key present in both files with another value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyChange {
+    pub key: String,
+    pub type_a: ValueType,
+    pub type_b: ValueType,
+    /// When both values are arrays.
+    pub array: Option<ArrayChange>,
+}
+
+/// How two arrays under the same key differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayChange {
+    pub item_type_a: ValueType,
+    pub item_type_b: ValueType,
+    pub len_a: u64,
+    pub len_b: u64,
+    /// Indices below the shorter length whose items differ (None when the item types differ).
+    pub differing_items: Option<u64>,
+    /// The first differing index, or the shorter length when only the lengths differ (None
+    /// when the item types differ).
+    pub first_difference: Option<u64>,
+}
+
+/// Metadata differences, keys in file order (A's, then B's for `only_b`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetadataDiff {
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+    pub changed: Vec<KeyChange>,
+    /// Keys with the same value in both.
+    pub same: u64,
+}
+
+/// A tensor whose shape differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeChange {
+    pub name: String,
+    pub a: Vec<u64>,
+    pub b: Vec<u64>,
+}
+
+/// A tensor whose type differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeChange {
+    pub name: String,
+    pub a: GgmlType,
+    pub b: GgmlType,
+}
+
+/// How many tensors went from type `a` to type `b`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    pub a: GgmlType,
+    pub b: GgmlType,
+    pub tensors: u64,
+}
+
+/// Tensor differences, in file order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TensorDiff {
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+    pub shape_changes: Vec<ShapeChange>,
+    pub type_changes: Vec<TypeChange>,
+    /// Type changes counted per (A type, B type), in type id order.
+    pub transitions: Vec<Transition>,
+    /// Tensors in both with the same shape (the ones whose values can be compared), A's order.
+    pub matching: Vec<String>,
+}
+
+/// Everything that differs between two headers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeaderDiff {
+    pub summary: Vec<SummaryField>,
+    pub metadata: MetadataDiff,
+    pub tensors: TensorDiff,
+}
+
+impl HeaderDiff {
+    /// Compares two parsed headers.
+    pub fn of(a: &GgufFile, b: &GgufFile) -> HeaderDiff {
+        HeaderDiff {
+            summary: summary_fields(a, b),
+            metadata: metadata_diff(a, b),
+            tensors: tensor_diff(a, b),
+        }
+    }
+
+    /// No summary field, metadata key or tensor info differs.
+    pub fn is_identical(&self) -> bool {
+        let m = &self.metadata;
+        let t = &self.tensors;
+        !self.summary.iter().any(SummaryField::differs)
+            && m.only_a.is_empty()
+            && m.only_b.is_empty()
+            && m.changed.is_empty()
+            && t.only_a.is_empty()
+            && t.only_b.is_empty()
+            && t.shape_changes.is_empty()
+            && t.type_changes.is_empty()
+    }
+}
+
+/// The metadata keys only in A, only in B, and changed.
+pub fn metadata_diff(a: &GgufFile, b: &GgufFile) -> MetadataDiff {
+    let mut diff = MetadataDiff::default();
+    for (key, va) in a.metadata() {
+        let Some(vb) = b.get(key) else {
+            diff.only_a.push(key.to_string());
+            continue;
+        };
+        if values_equal(&va, &vb) {
+            diff.same += 1;
+            continue;
+        }
+        let array = match (&va, &vb) {
+            (Value::Array(x), Value::Array(y)) => Some(array_change(x, y)),
+            _ => None,
+        };
+        diff.changed.push(KeyChange {
+            key: key.to_string(),
+            type_a: va.value_type(),
+            type_b: vb.value_type(),
+            array,
+        });
+    }
+    diff.only_b = b
+        .metadata()
+        .filter(|(key, _)| a.get(key).is_none())
+        .map(|(key, _)| key.to_string())
+        .collect();
+    diff
+}
+
+fn array_change(x: &ArrayView<'_>, y: &ArrayView<'_>) -> ArrayChange {
+    let (item_type_a, item_type_b) = (x.item_type(), y.item_type());
+    let mut change = ArrayChange {
+        item_type_a,
+        item_type_b,
+        len_a: x.len() as u64,
+        len_b: y.len() as u64,
+        differing_items: None,
+        first_difference: None,
+    };
+    if item_type_a != item_type_b {
+        return change;
+    }
+    let mut differing = 0u64;
+    let mut first = None;
+    for (i, (p, q)) in x.iter().zip(y.iter()).enumerate() {
+        if !values_equal(&p, &q) {
+            differing += 1;
+            first.get_or_insert(i as u64);
+        }
+    }
+    change.differing_items = Some(differing);
+    change.first_difference =
+        first.or_else(|| (change.len_a != change.len_b).then_some(change.len_a.min(change.len_b)));
+    change
+}
+
+/// Same type and value; floats by bits, strings by bytes, arrays in full.
+pub fn values_equal(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a, b) {
+        (Value::U8(x), Value::U8(y)) => x == y,
+        (Value::I8(x), Value::I8(y)) => x == y,
+        (Value::U16(x), Value::U16(y)) => x == y,
+        (Value::I16(x), Value::I16(y)) => x == y,
+        (Value::U32(x), Value::U32(y)) => x == y,
+        (Value::I32(x), Value::I32(y)) => x == y,
+        (Value::U64(x), Value::U64(y)) => x == y,
+        (Value::I64(x), Value::I64(y)) => x == y,
+        (Value::F32(x), Value::F32(y)) => x.to_bits() == y.to_bits(),
+        (Value::F64(x), Value::F64(y)) => x.to_bits() == y.to_bits(),
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x.as_bytes() == y.as_bytes(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.item_type() == y.item_type()
+                && x.len() == y.len()
+                && x.iter().zip(y.iter()).all(|(p, q)| values_equal(&p, &q))
+        }
+        _ => false,
+    }
+}
+
+/// The tensors only in A, only in B, with another shape or type.
+pub fn tensor_diff(a: &GgufFile, b: &GgufFile) -> TensorDiff {
+    let mut diff = TensorDiff::default();
+    let mut transitions: BTreeMap<(GgmlType, GgmlType), u64> = BTreeMap::new();
+    for x in a.tensors() {
+        let Ok(y) = b.tensor(x.name()) else {
+            diff.only_a.push(x.name().to_string());
+            continue;
+        };
+        if x.dims() == y.dims() {
+            diff.matching.push(x.name().to_string());
+        } else {
+            diff.shape_changes.push(ShapeChange {
+                name: x.name().to_string(),
+                a: x.dims().to_vec(),
+                b: y.dims().to_vec(),
+            });
+        }
+        if x.ggml_type() != y.ggml_type() {
+            diff.type_changes.push(TypeChange {
+                name: x.name().to_string(),
+                a: x.ggml_type(),
+                b: y.ggml_type(),
+            });
+            *transitions
+                .entry((x.ggml_type(), y.ggml_type()))
+                .or_default() += 1;
+        }
+    }
+    diff.only_b = b
+        .tensors()
+        .iter()
+        .filter(|y| a.tensor(y.name()).is_err())
+        .map(|y| y.name().to_string())
+        .collect();
+    diff.transitions = transitions
+        .into_iter()
+        .map(|((a, b), tensors)| Transition { a, b, tensors })
+        .collect();
+    diff
+}
+
+/// Accumulates the numeric comparison of two tensors fed as aligned chunks.
+#[derive(Debug, Clone, Default)]
+pub struct ValueDiff {
+    elements: u64,
+    count: u64,
+    sum_sq: f64,
+    sum_abs: f64,
+    max_abs: f64,
+    sum_aa: f64,
+    sum_bb: f64,
+    sum_ab: f64,
+    nan_mismatch: u64,
+    inf_mismatch: u64,
+}
+
+/// Pairs per block of [`ValueDiff::add`]'s fast path.
+const LANES: usize = 8;
+
+/// Partial sums of [`ValueDiff::add`], one per lane.
+#[derive(Default)]
+struct Lanes {
+    sum_sq: [f64; LANES],
+    sum_abs: [f64; LANES],
+    max_abs: [f64; LANES],
+    sum_aa: [f64; LANES],
+    sum_bb: [f64; LANES],
+    sum_ab: [f64; LANES],
+}
+
+impl Lanes {
+    #[inline(always)]
+    fn add(&mut self, k: usize, x: f64, y: f64) {
+        let d = x - y;
+        self.sum_sq[k] += d * d;
+        self.sum_abs[k] += d.abs();
+        self.max_abs[k] = self.max_abs[k].max(d.abs());
+        self.sum_aa[k] += x * x;
+        self.sum_bb[k] += y * y;
+        self.sum_ab[k] += x * y;
+    }
+}
+
+/// The metrics of a [`ValueDiff`]. Metrics over finite pairs are None when there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metrics {
+    /// Pairs seen.
+    pub elements: u64,
+    /// Pairs where both values are finite.
+    pub count: u64,
+    pub rmse: Option<f64>,
+    pub max_abs: Option<f64>,
+    pub mean_abs: Option<f64>,
+    /// RMSE / RMS(a): 0 when RMSE is 0, None when RMS(a) is 0 and RMSE is not.
+    pub rel_rmse: Option<f64>,
+    /// Σab / √(Σa²·Σb²): 1 when both are all zeros (they are equal), 0 when only one is.
+    pub cosine: Option<f64>,
+    /// Pairs with a NaN in one value only.
+    pub nan_mismatch: u64,
+    /// Pairs with an infinity in either value and a ≠ b.
+    pub inf_mismatch: u64,
+}
+
+impl Metrics {
+    /// Every finite pair equal (max |a−b| = 0) and no NaN or Inf mismatch.
+    pub fn is_identical(&self) -> bool {
+        self.nan_mismatch == 0 && self.inf_mismatch == 0 && self.max_abs.unwrap_or(0.0) == 0.0
+    }
+}
+
+impl ValueDiff {
+    /// An empty accumulator.
+    pub fn new() -> ValueDiff {
+        ValueDiff::default()
+    }
+
+    /// Adds aligned chunks of both tensors: `a[i]` is compared with `b[i]`.
+    pub fn add(&mut self, a: &[f32], b: &[f32]) -> Result<()> {
+        if a.len() != b.len() {
+            return Err(Error::new(ErrorKind::BadLength {
+                what: "second chunk compared".to_string(),
+                len: b.len() as u64,
+                expected: a.len() as u64,
+            }));
+        }
+        self.elements += a.len() as u64;
+        // Four independent partial sums per quantity (instruction-level parallelism) over blocks
+        // of four pairs that are all finite; other blocks go pair by pair.
+        let mut lanes = Lanes::default();
+        let blocks_a = a.chunks_exact(LANES);
+        let blocks_b = b.chunks_exact(LANES);
+        let (rest_a, rest_b) = (blocks_a.remainder(), blocks_b.remainder());
+        for (pa, pb) in blocks_a.zip(blocks_b) {
+            let all_finite = pa.iter().chain(pb).all(|v| v.is_finite());
+            if all_finite {
+                for k in 0..LANES {
+                    lanes.add(k, f64::from(pa[k]), f64::from(pb[k]));
+                }
+                self.count += LANES as u64;
+            } else {
+                self.add_pairs(pa, pb);
+            }
+        }
+        self.add_pairs(rest_a, rest_b);
+        self.sum_sq += lanes.sum_sq.iter().sum::<f64>();
+        self.sum_abs += lanes.sum_abs.iter().sum::<f64>();
+        self.max_abs = lanes.max_abs.iter().fold(self.max_abs, |m, &x| m.max(x));
+        self.sum_aa += lanes.sum_aa.iter().sum::<f64>();
+        self.sum_bb += lanes.sum_bb.iter().sum::<f64>();
+        self.sum_ab += lanes.sum_ab.iter().sum::<f64>();
+        Ok(())
+    }
+
+    /// Pair by pair, any values.
+    fn add_pairs(&mut self, a: &[f32], b: &[f32]) {
+        for (&p, &q) in a.iter().zip(b) {
+            if p.is_finite() && q.is_finite() {
+                let (x, y) = (f64::from(p), f64::from(q));
+                let d = x - y;
+                let ad = d.abs();
+                self.count += 1;
+                self.sum_sq += d * d;
+                self.sum_abs += ad;
+                self.max_abs = self.max_abs.max(ad);
+                self.sum_aa += x * x;
+                self.sum_bb += y * y;
+                self.sum_ab += x * y;
+                continue;
+            }
+            if p.is_nan() != q.is_nan() {
+                self.nan_mismatch += 1;
+            }
+            if (p.is_infinite() || q.is_infinite()) && p != q {
+                self.inf_mismatch += 1;
+            }
+        }
+    }
+
+    /// The metrics of everything added so far.
+    pub fn metrics(&self) -> Metrics {
+        let n = self.count as f64;
+        let finite = |v: f64| (self.count > 0).then_some(v);
+        let rmse = (self.sum_sq / n).sqrt();
+        let rms_a = (self.sum_aa / n).sqrt();
+        let rel_rmse = if rmse == 0.0 {
+            Some(0.0)
+        } else if rms_a > 0.0 {
+            Some(rmse / rms_a)
+        } else {
+            None
+        };
+        let cosine = match (self.sum_aa > 0.0, self.sum_bb > 0.0) {
+            (true, true) => self.sum_ab / (self.sum_aa * self.sum_bb).sqrt(),
+            (false, false) => 1.0,
+            _ => 0.0,
+        };
+        Metrics {
+            elements: self.elements,
+            count: self.count,
+            rmse: finite(rmse),
+            max_abs: finite(self.max_abs),
+            mean_abs: finite(self.sum_abs / n),
+            rel_rmse: rel_rmse.filter(|_| self.count > 0),
+            cosine: finite(cosine),
+            nan_mismatch: self.nan_mismatch,
+            inf_mismatch: self.inf_mismatch,
+        }
+    }
+}
+
+/// Which file of the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+/// An error of [`compare_tensor`], with the file it concerns when it concerns one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompareError {
+    pub side: Option<Side>,
+    pub error: Error,
+}
+
+impl fmt::Display for CompareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.side {
+            Some(Side::A) => write!(f, "A: {}", self.error),
+            Some(Side::B) => write!(f, "B: {}", self.error),
+            None => write!(f, "{}", self.error),
+        }
+    }
+}
+
+impl std::error::Error for CompareError {}
+
+/// One side of a tensor comparison: the open file, its header and the tensor in it.
+pub struct TensorSource<'a, R> {
+    pub reader: &'a mut R,
+    pub file: &'a GgufFile,
+    pub tensor: &'a TensorInfo,
+}
+
+/// Compares the values of two tensors of the same shape, reading and dequantizing both in row
+/// chunks of at most `chunk_elements` values each (at least one row): memory stays two chunks.
+pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
+    a: TensorSource<'_, RA>,
+    b: TensorSource<'_, RB>,
+    kernel: Kernel,
+    chunk_elements: u64,
+) -> std::result::Result<Metrics, CompareError> {
+    if a.tensor.dims() != b.tensor.dims() {
+        return Err(CompareError {
+            side: None,
+            error: Error::new(ErrorKind::ShapesDiffer {
+                name: a.tensor.name().to_string(),
+                a: a.tensor.dims().to_vec(),
+                b: b.tensor.dims().to_vec(),
+            }),
+        });
+    }
+    let tag = |side| {
+        move |error| CompareError {
+            side: Some(side),
+            error,
+        }
+    };
+    let mut ra = RowReader::new(a.file, a.tensor, kernel);
+    let mut rb = RowReader::new(b.file, b.tensor, kernel);
+    let rows: Range<u64> = 0..a.tensor.n_rows();
+    let mut diff = ValueDiff::new();
+    for chunk in row_chunks(rows, ra.rows_per_chunk(chunk_elements)) {
+        let va = ra.read(a.reader, chunk.clone()).map_err(tag(Side::A))?;
+        let vb = rb.read(b.reader, chunk).map_err(tag(Side::B))?;
+        diff.add(va, vb).map_err(tag(Side::B))?;
+    }
+    Ok(diff.metrics())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(x: Option<f64>, want: f64) -> bool {
+        x.is_some_and(|x| (x - want).abs() <= 1e-12 * want.abs().max(1.0))
+    }
+
+    #[test]
+    fn empty_has_no_finite_metrics() {
+        let m = ValueDiff::new().metrics();
+        assert_eq!(m.elements, 0);
+        assert_eq!(m.count, 0);
+        assert_eq!(m.rmse, None);
+        assert_eq!(m.max_abs, None);
+        assert_eq!(m.mean_abs, None);
+        assert_eq!(m.rel_rmse, None);
+        assert_eq!(m.cosine, None);
+        assert!(m.is_identical());
+    }
+
+    #[test]
+    fn all_nan_counts_mismatches_only() {
+        let mut d = ValueDiff::new();
+        d.add(&[f32::NAN, f32::NAN, 1.0], &[f32::NAN, 2.0, f32::NAN])
+            .unwrap();
+        let m = d.metrics();
+        assert_eq!((m.elements, m.count), (3, 0));
+        assert_eq!(m.nan_mismatch, 2);
+        assert_eq!(m.inf_mismatch, 0);
+        assert_eq!(m.rmse, None);
+        assert!(!m.is_identical());
+        let mut same = ValueDiff::new();
+        same.add(&[f32::NAN; 4], &[f32::NAN; 4]).unwrap();
+        assert!(same.metrics().is_identical());
+    }
+
+    #[test]
+    fn infinities_mismatch_unless_equal() {
+        let mut d = ValueDiff::new();
+        let inf = f32::INFINITY;
+        d.add(
+            &[inf, inf, -inf, inf, 1.0],
+            &[inf, -inf, 3.0, f32::NAN, 1.0],
+        )
+        .unwrap();
+        let m = d.metrics();
+        assert_eq!(m.inf_mismatch, 3);
+        assert_eq!(m.nan_mismatch, 1);
+        assert_eq!(m.count, 1);
+        assert_eq!(m.rmse, Some(0.0));
+    }
+
+    #[test]
+    fn identical_values_give_zero_error_and_cosine_one() {
+        let v: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.37).sin()).collect();
+        let mut d = ValueDiff::new();
+        for c in v.chunks(64) {
+            d.add(c, c).unwrap();
+        }
+        let m = d.metrics();
+        assert_eq!(m.rmse, Some(0.0));
+        assert_eq!(m.max_abs, Some(0.0));
+        assert_eq!(m.rel_rmse, Some(0.0));
+        assert!(close(m.cosine, 1.0));
+        assert!(m.is_identical());
+    }
+
+    #[test]
+    fn zero_vectors_have_a_defined_cosine() {
+        let mut both = ValueDiff::new();
+        both.add(&[0.0, -0.0], &[0.0, 0.0]).unwrap();
+        let m = both.metrics();
+        assert_eq!(m.cosine, Some(1.0));
+        assert_eq!(m.rel_rmse, Some(0.0));
+        assert!(m.is_identical());
+        let mut one = ValueDiff::new();
+        one.add(&[0.0, 0.0], &[3.0, 4.0]).unwrap();
+        let m = one.metrics();
+        assert_eq!(m.cosine, Some(0.0));
+        assert_eq!(m.rel_rmse, None);
+        assert!(close(m.rmse, (12.5f64).sqrt()));
+    }
+
+    /// The blocked fast path and the pair-by-pair path agree with a plain loop, whatever the
+    /// chunking and wherever the non-finite values fall.
+    #[test]
+    fn blocked_sums_equal_a_plain_loop() {
+        let a: Vec<f32> = (0..1003).map(|i| (i as f32 * 0.37).sin()).collect();
+        let mut b: Vec<f32> = a.iter().map(|x| x * 0.9 + 0.01).collect();
+        b[5] = f32::NAN;
+        b[77] = f32::INFINITY;
+        b[1001] = f32::NEG_INFINITY;
+        let (mut n, mut sq, mut ab, mut mx) = (0u64, 0f64, 0f64, 0f64);
+        for (&p, &q) in a.iter().zip(&b) {
+            if p.is_finite() && q.is_finite() {
+                let d = f64::from(p) - f64::from(q);
+                n += 1;
+                sq += d * d;
+                ab += f64::from(p) * f64::from(q);
+                mx = mx.max(d.abs());
+            }
+        }
+        for chunk in [1, 3, 8, 64, 1003] {
+            let mut d = ValueDiff::new();
+            for (ca, cb) in a.chunks(chunk).zip(b.chunks(chunk)) {
+                d.add(ca, cb).unwrap();
+            }
+            let m = d.metrics();
+            assert_eq!((m.count, m.nan_mismatch, m.inf_mismatch), (n, 1, 2));
+            assert!(close(m.rmse, (sq / n as f64).sqrt()), "{chunk}");
+            assert_eq!(m.max_abs, Some(mx));
+            assert!((d.sum_ab - ab).abs() < 1e-12 * ab.abs());
+        }
+    }
+
+    #[test]
+    fn metrics_by_hand() {
+        // a = [1, 2, 3], b = [1, 0, 4]: d = [0, 2, -1]
+        let mut d = ValueDiff::new();
+        d.add(&[1.0, 2.0], &[1.0, 0.0]).unwrap();
+        d.add(&[3.0], &[4.0]).unwrap();
+        let m = d.metrics();
+        assert!(close(m.rmse, (5.0f64 / 3.0).sqrt()));
+        assert_eq!(m.max_abs, Some(2.0));
+        assert!(close(m.mean_abs, 1.0));
+        assert!(close(m.rel_rmse, (5.0f64 / 14.0).sqrt()));
+        assert!(close(m.cosine, 13.0 / (14.0f64 * 17.0).sqrt()));
+        assert!(d.add(&[1.0], &[]).is_err());
+    }
+}

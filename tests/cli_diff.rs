@@ -1,0 +1,425 @@
+//! `gguf-lens diff` and `gguf-lens stats` against fixtures/diff/expected.json, which
+//! fixtures/make_diff.py computes with gguf-py and numpy (never with gguf-lens); plus exit codes
+//! and errors on bad input.
+// Spawns the gguf-lens binary, which WASI cannot do.
+#![cfg(not(target_os = "wasi"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value as Json;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn expected() -> Json {
+    let text = std::fs::read(root().join("fixtures/diff/expected.json")).unwrap();
+    serde_json::from_slice(&text).unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    common::gguf_lens_command()
+        .current_dir(root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Runs, asserts the exit code (showing stderr when it is not `code`) and parses stdout as JSON.
+fn run_json(args: &[&str], code: i32) -> Json {
+    let output = run(args);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout_json(&output)
+}
+
+fn stdout_json(output: &Output) -> Json {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// `got` within `rel` of `want` relative to `scale` (or to |want| when larger); null == null.
+fn assert_close(got: &Json, want: &Json, rel: f64, scale: f64, what: &str) {
+    if want.is_null() {
+        assert!(got.is_null(), "{what}: got {got}, want null");
+        return;
+    }
+    let (g, w) = (got.as_f64().unwrap(), want.as_f64().unwrap());
+    let tol = rel * w.abs().max(scale);
+    assert!((g - w).abs() <= tol, "{what}: got {g:e}, want {w:e}");
+}
+
+fn keys(entries: &Json, field: &str) -> Vec<Json> {
+    entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[field].clone())
+        .collect()
+}
+
+fn check_pair(pair: &Json) {
+    let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+    let doc = run_json(&["diff", a, b, "--json", "--values"], 1);
+    assert_eq!(doc["identical"], false);
+
+    // Summary fields, in order.
+    let fields = doc["summary"].as_array().unwrap();
+    let want_fields = pair["summary"].as_array().unwrap();
+    assert_eq!(fields.len(), want_fields.len());
+    for (got, want) in fields.iter().zip(want_fields) {
+        let what = format!("{a}: summary {}", want["field"]);
+        assert_eq!(got["field"], want["field"], "{what}");
+        assert_eq!(got["differs"], want["differs"], "{what}");
+        if want["field"] == "bits_per_weight" {
+            assert_close(&got["a"], &want["a"], 1e-12, 0.0, &what);
+            assert_close(&got["b"], &want["b"], 1e-12, 0.0, &what);
+        } else {
+            assert_eq!((&got["a"], &got["b"]), (&want["a"], &want["b"]), "{what}");
+        }
+    }
+
+    // Metadata.
+    let (m, wm) = (&doc["metadata"], &pair["metadata"]);
+    assert_eq!(
+        keys(&m["only_a"], "key"),
+        wm["only_a"].as_array().unwrap()[..]
+    );
+    assert_eq!(
+        keys(&m["only_b"], "key"),
+        wm["only_b"].as_array().unwrap()[..]
+    );
+    assert_eq!(m["same"], wm["same"]);
+    let changed = m["changed"].as_array().unwrap();
+    let want_changed = wm["changed"].as_array().unwrap();
+    assert_eq!(keys(&m["changed"], "key"), keys(&wm["changed"], "key"));
+    for (got, want) in changed.iter().zip(want_changed) {
+        for (field, value) in want.as_object().unwrap() {
+            assert_eq!(&got[field], value, "{a}: metadata {} {field}", want["key"]);
+        }
+    }
+
+    // Tensors.
+    let (t, wt) = (&doc["tensors"], &pair["tensors"]);
+    for field in [
+        "only_a",
+        "only_b",
+        "shape_changes",
+        "type_changes",
+        "transitions",
+        "matching",
+    ] {
+        assert_eq!(t[field], wt[field], "{a}: tensors {field}");
+    }
+
+    // Quant mix of both.
+    for (side, want) in [("a", &pair["quant_mix_a"]), ("b", &pair["quant_mix_b"])] {
+        let got = doc[side]["quant_mix"].as_array().unwrap();
+        let want = want.as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{a}: quant mix {side}");
+        for (g, w) in got.iter().zip(want) {
+            for field in ["type", "tensors", "elements", "bytes"] {
+                assert_eq!(g[field], w[field], "{a}: quant mix {side} {field}");
+            }
+            assert_close(&g["byte_share"], &w["byte_share"], 1e-12, 0.0, "byte_share");
+        }
+    }
+
+    // Values of every matching tensor.
+    let values = doc["values"].as_array().unwrap();
+    let want_values = pair["values"].as_array().unwrap();
+    assert_eq!(keys(&doc["values"], "name"), keys(&pair["values"], "name"));
+    assert!(!values.is_empty());
+    for (got, want) in values.iter().zip(want_values) {
+        check_metrics(got, want, &format!("{a}: {}", want["name"]));
+    }
+}
+
+fn check_metrics(got: &Json, want: &Json, what: &str) {
+    for field in [
+        "type_a",
+        "type_b",
+        "shape",
+        "elements",
+        "count",
+        "nan_mismatch",
+        "inf_mismatch",
+    ] {
+        assert_eq!(got[field], want[field], "{what} {field}");
+    }
+    for field in ["rmse", "max_abs", "mean_abs", "rel_rmse", "cosine"] {
+        // Exact zeros (identical tensors) must come out exactly zero.
+        assert_close(
+            &got[field],
+            &want[field],
+            1e-9,
+            0.0,
+            &format!("{what} {field}"),
+        );
+    }
+}
+
+#[test]
+fn diff_json_values_matches_gguf_py_and_numpy() {
+    let expected = expected();
+    let pairs = expected["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2);
+    for pair in pairs {
+        check_pair(pair);
+    }
+}
+
+#[test]
+fn diff_tensor_option_compares_only_the_named_tensors() {
+    let expected = expected();
+    let pair = &expected["pairs"][0];
+    let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+    let names = ["blk.1.ffn_down.weight", "token_embd.weight"];
+    let args = [
+        "diff", a, b, "--json", "--tensor", names[0], "--tensor", names[1],
+    ];
+    let doc = run_json(&args, 1);
+    let values = doc["values"].as_array().unwrap();
+    assert_eq!(keys(&doc["values"], "name"), names.map(Json::from));
+    for (got, name) in values.iter().zip(names) {
+        let want = pair["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap();
+        check_metrics(got, want, name);
+    }
+}
+
+#[test]
+fn diff_exit_status_is_0_when_identical_1_when_different() {
+    let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    let b = "fixtures/sample/tiny-llama-Q8_0.gguf";
+    let doc = run_json(&["diff", a, a, "--values", "--json"], 0);
+    assert_eq!(doc["identical"], true);
+    for v in doc["values"].as_array().unwrap() {
+        assert_eq!(v["rmse"], 0.0);
+        assert_eq!(v["cosine"], 1.0);
+    }
+    let text = run(&["diff", a, a]);
+    assert_eq!(text.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("identical"));
+    let differ = run(&["diff", a, b]);
+    assert_eq!(differ.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&differ.stdout);
+    assert!(text.contains("Q4_K -> Q8_0: 12 tensors"), "{text}");
+    assert!(text.contains("files differ"), "{text}");
+    assert!(differ.stderr.is_empty());
+    // Same headers but values that differ: only --values can tell.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(root().join(a)).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    let changed = dir.path().join("changed.gguf");
+    std::fs::write(&changed, bytes).unwrap();
+    let changed = changed.to_str().unwrap();
+    assert_eq!(run(&["diff", a, changed]).status.code(), Some(0));
+    let doc = run_json(&["diff", a, changed, "--values", "--json"], 1);
+    let differing: Vec<&Json> = doc["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["identical"] == false)
+        .map(|v| &v["name"])
+        .collect();
+    assert_eq!(differing.len(), 1, "{differing:?}");
+}
+
+fn check_stats(case: &Json) {
+    let file = case["file"].as_str().unwrap();
+    let tensor = case["tensor"].as_str().unwrap();
+    let mut args = vec!["stats", file, tensor, "--json"];
+    args.extend(
+        case["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap()),
+    );
+    let got = run_json(&args, 0);
+    let what = format!("{file} {tensor} {:?}", case["args"]);
+    for field in [
+        "type", "shape", "rows", "elements", "finite", "nan", "pos_inf", "neg_inf", "zeros", "min",
+        "max",
+    ] {
+        assert_eq!(got[field], case[field], "{what} {field}");
+    }
+    let std = case["std"].as_f64().unwrap_or(0.0);
+    assert_close(
+        &got["mean"],
+        &case["mean"],
+        1e-9,
+        std,
+        &format!("{what} mean"),
+    );
+    assert_close(&got["std"], &case["std"], 1e-9, 0.0, &format!("{what} std"));
+    let (h, wh) = (&got["histogram"], &case["histogram"]);
+    if wh.is_null() {
+        assert!(h.is_null(), "{what}");
+        return;
+    }
+    assert_eq!(h["bins"], wh["bins"], "{what}");
+    assert_eq!(h["counts"], wh["counts"], "{what} counts");
+    let edges = h["edges"].as_array().unwrap();
+    let want_edges = wh["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), want_edges.len());
+    for (g, w) in edges.iter().zip(want_edges) {
+        assert_close(g, w, 1e-12, 1e-300, &format!("{what} edge"));
+    }
+}
+
+#[test]
+fn stats_json_matches_numpy() {
+    let expected = expected();
+    let cases = expected["stats"].as_array().unwrap();
+    assert!(cases.iter().any(|c| c["nan"].as_u64() > Some(0)));
+    assert!(cases.iter().any(|c| c["neg_inf"].as_u64() > Some(0)));
+    for case in cases {
+        check_stats(case);
+    }
+}
+
+#[test]
+fn stats_text_has_counts_and_bars() {
+    let output = run(&[
+        "stats",
+        "fixtures/dequant/F32.gguf",
+        "special",
+        "--bins",
+        "4",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("NaN 7  +Inf 1  -Inf 1"), "{text}");
+    assert!(text.contains("histogram (4 bins"), "{text}");
+    assert!(text.contains('█'), "{text}");
+}
+
+/// Exit 2 with exactly one stderr line starting `error:` that contains every `expect`.
+fn assert_fails(args: &[&str], expect: &[&str]) {
+    let output = run(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    let first = stderr.lines().next().unwrap_or("");
+    assert!(first.starts_with("error: "), "{args:?}: {stderr}");
+    for e in expect {
+        assert!(first.contains(e), "{args:?}: expected {e:?} in {first}");
+    }
+    assert!(output.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_error() {
+    let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    let b = "fixtures/sample/tiny-llama-Q8_0.gguf";
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(root().join(a)).unwrap();
+    let truncated = dir.path().join("truncated.gguf");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let truncated = truncated.to_str().unwrap();
+    let header_cut = dir.path().join("header-cut.gguf");
+    std::fs::write(&header_cut, &bytes[..100]).unwrap();
+    let header_cut = header_cut.to_str().unwrap();
+
+    // stats
+    assert_fails(
+        &["stats", a, "no.such"],
+        &[a, "no tensor named \"no.such\""],
+    );
+    assert_fails(
+        &["stats", a, "token_embd.weight", "--rows", "5:999"],
+        &[
+            a,
+            "rows 5..999 are outside tensor token_embd.weight (256 rows)",
+        ],
+    );
+    assert_fails(
+        &["stats", a, "token_embd.weight", "--rows", "9:3"],
+        &["rows 9..3"],
+    );
+    assert_fails(
+        &["stats", a, "token_embd.weight", "--rows", "x"],
+        &["--rows"],
+    );
+    assert_fails(
+        &["stats", a, "token_embd.weight", "--bins", "0"],
+        &["--bins"],
+    );
+    assert_fails(&["stats", a], &["stats needs FILE and TENSOR_NAME"]);
+    assert_fails(
+        &["stats", truncated, "token_embd.weight"],
+        &[truncated, "extends past end of file", "at byte"],
+    );
+    assert_fails(&["stats", header_cut, "x"], &[header_cut, "at byte"]);
+    assert_fails(
+        &["stats", "/nonexistent.gguf", "x"],
+        &["/nonexistent.gguf", "read failed"],
+    );
+
+    // diff
+    assert_fails(
+        &["diff", a, truncated],
+        &[truncated, "extends past end of file", "at byte"],
+    );
+    assert_fails(&["diff", header_cut, b], &[header_cut, "at byte"]);
+    assert_fails(
+        &["diff", a, b, "--tensor", "output.weight"],
+        &[b, "no tensor named"],
+    );
+    assert_fails(
+        &["diff", b, a, "--tensor", "output.weight"],
+        &[b, "no tensor named"],
+    );
+    assert_fails(
+        &[
+            "diff",
+            "fixtures/diff/arrays-a.gguf",
+            "fixtures/diff/arrays-b.gguf",
+            "--tensor",
+            "s",
+        ],
+        &["tensor s has shape [8, 4] in A and [4, 8] in B"],
+    );
+    assert_fails(&["diff", a], &["diff needs two files"]);
+    assert_fails(&["diff", a, b, "--frobnicate"], &["unknown option"]);
+}
+
+/// A write error on stdout is an error too: exit 2, not the "files differ" 1.
+#[test]
+fn output_write_error_exits_2() {
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        return; // no /dev/full here
+    };
+    let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    for args in [
+        &["diff", a, "fixtures/sample/tiny-llama-Q8_0.gguf"][..],
+        &["stats", a, "token_embd.weight"],
+    ] {
+        let output = common::gguf_lens_command()
+            .current_dir(root())
+            .args(args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: standard output"));
+    }
+}
