@@ -8,6 +8,7 @@ use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Arr
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
+use crate::compare::{self, FieldValue, HeaderDiff};
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
@@ -271,10 +272,8 @@ impl GgufHeader {
 
     /// Dequantizes `bytes`, whole rows of tensor `name`, into a new Float32Array.
     pub fn dequantize(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
-        let mut out = vec![0f32; (rows * tensor.row_len()) as usize];
-        self.dequantize_to(tensor, bytes, &mut out)?;
+        let mut out = Vec::new();
+        self.dequantize_reusing(name, bytes, &mut out)?;
         Ok(out)
     }
 
@@ -300,6 +299,19 @@ impl GgufHeader {
 }
 
 impl GgufHeader {
+    /// Dequantizes `bytes`, whole rows of tensor `name`, into `out` resized to their length.
+    fn dequantize_reusing(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        out: &mut Vec<f32>,
+    ) -> Result<(), JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
+        out.resize((rows * tensor.row_len()) as usize, 0.0);
+        self.dequantize_to(tensor, bytes, out)
+    }
+
     fn dequantize_to(
         &self,
         tensor: &crate::TensorInfo,
@@ -411,6 +423,161 @@ impl StatsAccumulator {
             "infCount": s.infinite_count(),
             "zeroCount": s.zero_count(),
             "histogram": { "edges": s.bin_edges(), "counts": s.bins() },
+        }))
+    }
+}
+
+/// The differences between two GGUF headers, as `gguf-lens diff` finds them (the core's
+/// `compare` module and its definitions): `{ summary: [{ name, a, b, differs }], metadata: {
+/// onlyA: [key], onlyB: [key], changed: [{ key, typeA, typeB, array }], same }, tensors: {
+/// onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name, a, b }], typeChanges: [{ name,
+/// a, b }], transitions: [{ a, b, tensors }], matching: [{ name, typeA, typeB, shape,
+/// nElements }] } }`. `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB, lenA,
+/// lenB, differingItems, firstDifference }`, the last two null when the item types differ.
+/// Summary values are null when absent; shapes innermost first.
+#[wasm_bindgen(js_name = compareHeaders)]
+pub fn compare_headers(a: &GgufHeader, b: &GgufHeader) -> JsValue {
+    let (fa, fb) = (&a.file, &b.file);
+    let d = HeaderDiff::of(fa, fb);
+    let field = |v: &FieldValue| match v {
+        FieldValue::Absent => serde_json::Value::Null,
+        FieldValue::Text(s) => json!(s),
+        FieldValue::Int(n) => json!(n),
+        FieldValue::Float(x) => json!(x),
+    };
+    let summary: Vec<serde_json::Value> = d
+        .summary
+        .iter()
+        .map(|f| json!({ "name": f.name, "a": field(&f.a), "b": field(&f.b), "differs": f.differs() }))
+        .collect();
+    let m = &d.metadata;
+    let changed: Vec<serde_json::Value> = m
+        .changed
+        .iter()
+        .map(|c| {
+            let array = c.array.as_ref().map(|x| {
+                json!({
+                    "itemTypeA": x.item_type_a.name(),
+                    "itemTypeB": x.item_type_b.name(),
+                    "lenA": x.len_a,
+                    "lenB": x.len_b,
+                    "differingItems": x.differing_items,
+                    "firstDifference": x.first_difference,
+                })
+            });
+            json!({ "key": c.key, "typeA": c.type_a.name(), "typeB": c.type_b.name(), "array": array })
+        })
+        .collect();
+    let t = &d.tensors;
+    let infos = |file: &GgufFile, names: &[String]| -> Vec<serde_json::Value> {
+        names
+            .iter()
+            .filter_map(|n| file.tensor(n).ok())
+            .map(|x| json!({ "name": x.name(), "type": x.ggml_type().name(), "shape": x.dims() }))
+            .collect()
+    };
+    let matching: Vec<serde_json::Value> = t
+        .matching
+        .iter()
+        .filter_map(|n| Some((fa.tensor(n).ok()?, fb.tensor(n).ok()?)))
+        .map(|(x, y)| {
+            json!({
+                "name": x.name(),
+                "typeA": x.ggml_type().name(),
+                "typeB": y.ggml_type().name(),
+                "shape": x.dims(),
+                "nElements": x.n_elements(),
+            })
+        })
+        .collect();
+    let shape_changes: Vec<serde_json::Value> = t
+        .shape_changes
+        .iter()
+        .map(|c| json!({ "name": c.name, "a": c.a, "b": c.b }))
+        .collect();
+    let type_changes: Vec<serde_json::Value> = t
+        .type_changes
+        .iter()
+        .map(|c| json!({ "name": c.name, "a": c.a.name(), "b": c.b.name() }))
+        .collect();
+    let transitions: Vec<serde_json::Value> = t
+        .transitions
+        .iter()
+        .map(|c| json!({ "a": c.a.name(), "b": c.b.name(), "tensors": c.tensors }))
+        .collect();
+    to_js(&json!({
+        "summary": summary,
+        "metadata": { "onlyA": m.only_a, "onlyB": m.only_b, "changed": changed, "same": m.same },
+        "tensors": {
+            "onlyA": infos(fa, &t.only_a),
+            "onlyB": infos(fb, &t.only_b),
+            "shapeChanges": shape_changes,
+            "typeChanges": type_changes,
+            "transitions": transitions,
+            "matching": matching,
+        },
+    }))
+}
+
+/// The numeric comparison of two tensors fed as aligned chunks (the core's `ValueDiff`): feed
+/// with `add` (or `addRows`, which dequantizes in wasm), read with `result`.
+#[wasm_bindgen]
+pub struct ValueDiff {
+    diff: compare::ValueDiff,
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+#[wasm_bindgen]
+impl ValueDiff {
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> ValueDiff {
+        ValueDiff {
+            diff: compare::ValueDiff::new(),
+            a: Vec::new(),
+            b: Vec::new(),
+        }
+    }
+
+    /// Adds aligned chunks: `a[i]` is compared with `b[i]` (throws when the lengths differ).
+    pub fn add(&mut self, a: &[f32], b: &[f32]) -> Result<(), JsError> {
+        self.diff.add(a, b).map_err(js_error)
+    }
+
+    /// Dequantizes `bytes_a`, whole rows of tensor `name` of `header_a`, and `bytes_b`, the same
+    /// rows of `name` in `header_b`, and adds them: no values cross into JS.
+    #[wasm_bindgen(js_name = addRows)]
+    pub fn add_rows(
+        &mut self,
+        name: &str,
+        header_a: &GgufHeader,
+        bytes_a: &[u8],
+        header_b: &GgufHeader,
+        bytes_b: &[u8],
+    ) -> Result<(), JsError> {
+        header_a.dequantize_reusing(name, bytes_a, &mut self.a)?;
+        header_b.dequantize_reusing(name, bytes_b, &mut self.b)?;
+        self.diff.add(&self.a, &self.b).map_err(js_error)
+    }
+
+    /// `{ elements, count, rmse, maxAbs, meanAbs, relRmse, cosine, nanMismatch, infMismatch,
+    /// identical }`: metrics over the finite pairs (null when there is none; `relRmse` also null
+    /// when RMS(a) is 0 and RMSE is not; `cosine` 1 for two zero vectors, 0 for one), NaN and
+    /// Inf mismatches over all pairs, `identical` when nothing differs.
+    pub fn result(&self) -> JsValue {
+        let m = self.diff.metrics();
+        to_js(&json!({
+            "elements": m.elements,
+            "count": m.count,
+            "rmse": m.rmse,
+            "maxAbs": m.max_abs,
+            "meanAbs": m.mean_abs,
+            "relRmse": m.rel_rmse,
+            "cosine": m.cosine,
+            "nanMismatch": m.nan_mismatch,
+            "infMismatch": m.inf_mismatch,
+            "identical": m.is_identical(),
         }))
     }
 }
