@@ -1,0 +1,52 @@
+// compareModels / compareTensor through the installed package equal gguf-py + numpy's facts for
+// `gguf-lens diff` (fixtures/diff/expected.json, fixtures/make_diff.py): one definition, the core's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { openGguf, openSafetensors, compareModels, compareTensor } from 'gguf-lens';
+import { REPO } from './helpers.mjs';
+
+const expected = JSON.parse(fs.readFileSync(path.join(REPO, 'fixtures/diff/expected.json'), 'utf8'));
+const close = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) || Math.abs(a - b) < 1e-15;
+
+for (const pair of expected.pairs) {
+  test(`compareModels and compareTensor: ${path.basename(pair.a)} vs ${path.basename(pair.b)}`, async () => {
+    const a = await openGguf(path.join(REPO, pair.a)), b = await openGguf(path.join(REPO, pair.b));
+    try {
+      const d = compareModels(a, b);
+      assert.deepEqual(d.summary.map((f) => [f.name, f.a, f.b, f.differs]), pair.summary.map((f) => [f.field, f.a, f.b, f.differs]));
+      assert.deepEqual(d.metadata.onlyA, pair.metadata.only_a);
+      assert.deepEqual(d.metadata.onlyB, pair.metadata.only_b);
+      assert.equal(d.metadata.same, pair.metadata.same);
+      assert.deepEqual(d.metadata.changed.map((c) => [c.key, c.typeA, c.typeB, c.array && [c.array.itemTypeA, c.array.itemTypeB, c.array.lenA, c.array.lenB, c.array.differingItems, c.array.firstDifference]]),
+        pair.metadata.changed.map((c) => [c.key, c.type_a, c.type_b, c.item_type_a ? [c.item_type_a, c.item_type_b, c.len_a, c.len_b, c.differing_items, c.first_difference] : null]));
+      const t = pair.tensors;
+      assert.deepEqual(d.tensors.onlyA, t.only_a);
+      assert.deepEqual(d.tensors.onlyB, t.only_b);
+      assert.deepEqual(d.tensors.shapeChanges, t.shape_changes);
+      assert.deepEqual(d.tensors.typeChanges, t.type_changes);
+      if (t.transitions) assert.deepEqual(d.tensors.transitions, t.transitions);
+      assert.deepEqual(d.tensors.matching.map((m) => m.name), pair.values.map((v) => v.name));
+      for (const v of pair.values) {
+        const m = await compareTensor(a, b, v.name, { chunkElements: 7 });
+        assert.deepEqual([m.elements, m.count, m.nanMismatch, m.infMismatch], [v.elements, v.count, v.nan_mismatch, v.inf_mismatch], v.name);
+        for (const [k, o] of [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']]) {
+          assert.ok(v[o] === null ? m[k] === null : close(m[k], v[o]), `${v.name} ${k}: ${m[k]} vs ${v[o]}`);
+        }
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+}
+
+test('compareModels takes single-file GGUF models only', async () => {
+  const a = await openGguf(path.join(REPO, expected.pairs[0].a));
+  const s = await openSafetensors(path.join(REPO, 'fixtures/gptq/b4_g32_v1/model.safetensors'), { findConfig: false });
+  assert.throws(() => compareModels(a, s), /compares GGUF models \(B is safetensors\)/);
+  await s.close();
+  assert.throws(() => compareModels(a, {}), /compares GGUF models/);
+  await a.close();
+});
