@@ -1,8 +1,9 @@
 // Comparing two models with the core's definitions (src/compare.rs, as `gguf-lens diff`): the
 // header diff computed in wasm, and the numeric metrics of one tensor read from both in row
 // chunks and accumulated in wasm (f64 sums).
+import { CHUNK_BYTES } from './model.js';
 
-/** Values per file and read in compareTensor (at least one row). */
+/** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
 export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
 
 function ggufHeader(m, side) {
@@ -24,14 +25,18 @@ const sameShape = (x, y) => x.nRows === y.nRows && x.rowLength === y.rowLength;
 /**
  * Reads tensor `name` from both models in row chunks (reads of A and B in parallel, the next
  * chunk fetched while one is compared) and compares them: metrics over the finite pairs, NaN
- * and Inf mismatches over all (ValueDiff's definitions). Progress is reported in rows.
+ * and Inf mismatches over all (ValueDiff's definitions). Progress is reported in rows. Two GGUF
+ * files are read in chunks of at most CHUNK_BYTES per file and dequantized in wasm a slice at a
+ * time (no values cross into JS); other models as f32 in chunks of `chunkElements` values.
  */
 export async function compareTensor(a, b, name, options = {}) {
   const x = infoOf(a, name), y = infoOf(b, name);
   if (!sameShape(x, y)) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
   const { signal, onProgress } = options;
-  const step = Math.max(1, Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));
   const gguf = a.format === 'gguf' && b.format === 'gguf';
+  const step = Math.max(1, gguf && options.chunkElements === undefined
+    ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes, y.rowBytes))
+    : Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));
   const read = (m, rows) => (gguf ? m.readTensorBytes(name, { rows, signal }) : m.readTensor(name, { rows, signal }));
   const fetchChunk = (first) => {
     const rows = [first, Math.min(x.nRows, first + step)];

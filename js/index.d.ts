@@ -249,12 +249,13 @@ export interface ValueMetrics {
  * (throws for other models). */
 export declare function compareModels(a: GgufModel, b: GgufModel): ModelDiff;
 
-/** Values per file and read in compareTensor (default chunk). */
+/** Values per file and read in compareTensor when a model is not GGUF (default chunkElements). */
 export declare const COMPARE_CHUNK_ELEMENTS: number;
 
 /**
  * Reads a tensor (the same name and shape in both) from both models in row chunks and compares
- * the values, a[i] with b[i], summed in f64 in wasm. Progress is in rows.
+ * the values, a[i] with b[i], summed in f64 in wasm. Progress is in rows. Two GGUF models are
+ * read in chunks of at most CHUNK_BYTES per file unless `chunkElements` is given.
  */
 export declare function compareTensor(
   a: GgufModel | SafetensorsModel,

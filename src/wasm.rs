@@ -4,6 +4,8 @@
 // wasm-bindgen's macros expand to code for its own MSRV (1.81); the core keeps 1.75.
 #![allow(clippy::incompatible_msrv)]
 
+use std::ops::Range;
+
 use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -15,6 +17,9 @@ use crate::quant::Kernel;
 use crate::safetensors::Dtype;
 use crate::stats::Stats;
 use crate::summary::Summary;
+
+/// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
+const SLICE_ELEMENTS: u64 = 1 << 16;
 
 /// Numbers per tensor in `GgufHeader::tensor_columns`.
 const TENSOR_FIELDS: usize = 13;
@@ -272,8 +277,10 @@ impl GgufHeader {
 
     /// Dequantizes `bytes`, whole rows of tensor `name`, into a new Float32Array.
     pub fn dequantize(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
+        let tensor = self.file.tensor(name).map_err(js_error)?;
+        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
         let mut out = Vec::new();
-        self.dequantize_reusing(name, bytes, &mut out)?;
+        self.dequantize_slice(tensor, bytes, 0..rows, &mut out)?;
         Ok(out)
     }
 
@@ -299,16 +306,17 @@ impl GgufHeader {
 }
 
 impl GgufHeader {
-    /// Dequantizes `bytes`, whole rows of tensor `name`, into `out` resized to their length.
-    fn dequantize_reusing(
+    /// Dequantizes rows `rows` of `bytes` (whole rows of `tensor`) into `out`, resized to them.
+    fn dequantize_slice(
         &self,
-        name: &str,
+        tensor: &crate::TensorInfo,
         bytes: &[u8],
+        rows: Range<u64>,
         out: &mut Vec<f32>,
     ) -> Result<(), JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
-        out.resize((rows * tensor.row_len()) as usize, 0.0);
+        let row_bytes = tensor.row_bytes() as usize;
+        out.resize(((rows.end - rows.start) * tensor.row_len()) as usize, 0.0);
+        let bytes = &bytes[rows.start as usize * row_bytes..rows.end as usize * row_bytes];
         self.dequantize_to(tensor, bytes, out)
     }
 
@@ -556,9 +564,26 @@ impl ValueDiff {
         header_b: &GgufHeader,
         bytes_b: &[u8],
     ) -> Result<(), JsError> {
-        header_a.dequantize_reusing(name, bytes_a, &mut self.a)?;
-        header_b.dequantize_reusing(name, bytes_b, &mut self.b)?;
-        self.diff.add(&self.a, &self.b).map_err(js_error)
+        let ta = header_a.file.tensor(name).map_err(js_error)?;
+        let tb = header_b.file.tensor(name).map_err(js_error)?;
+        let rows = whole_rows(name, ta.row_bytes(), bytes_a.len())?;
+        if ta.row_len() != tb.row_len() || whole_rows(name, tb.row_bytes(), bytes_b.len())? != rows
+        {
+            return Err(JsError::new(&format!(
+                "{name}: the chunks of A and B hold other rows"
+            )));
+        }
+        // A slice at a time: the buffers stay small (in cache) whatever the chunk read.
+        let step = (SLICE_ELEMENTS / ta.row_len().max(1)).max(1);
+        let mut first = 0;
+        while first < rows {
+            let end = rows.min(first + step);
+            header_a.dequantize_slice(ta, bytes_a, first..end, &mut self.a)?;
+            header_b.dequantize_slice(tb, bytes_b, first..end, &mut self.b)?;
+            self.diff.add(&self.a, &self.b).map_err(js_error)?;
+            first = end;
+        }
+        Ok(())
     }
 
     /// `{ elements, count, rmse, maxAbs, meanAbs, relRmse, cosine, nanMismatch, infMismatch,
