@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import gguf
 
+from make_compare_arrays import finish
+
 HERE = Path(__file__).resolve().parent
 SHAPE = (4, 8)
 NAN, INF = np.float32("nan"), np.float32("inf")
@@ -58,10 +60,7 @@ def write(side: str) -> None:
     w.add_vocab_size(8)
     for name, t in tensors(b).items():
         w.add_tensor(name, t)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
 
 
 if __name__ == "__main__":
