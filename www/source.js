@@ -13,8 +13,6 @@
 //              keyLength, valueLength, vocabSize, tokenizerModel,
 //              quantMix: [{type, tensors, elements, bytes, share}]}
 //   metaRange(key, start, end)               → array elements start..end (end exclusive)
-//   metaPacked(key)                          → the whole array as {bytes: Uint8Array, ends: Uint32Array|null}
-//                                              (package's ArrayEntry.packed(): canonical item bytes)
 //   readRows(name, [a, b], {signal, onProgress})   → Float32Array of rows a..b
 //   stats(name, {bins, rows, signal, onProgress}) → over rows [a, b) (default all):
 //                                              {count, min, max, mean, std, nan, inf, zero,
@@ -110,11 +108,6 @@ function ggufModel(f) {
       if (!m) throw new Error(`no array metadata key ${key}`);
       return m.items(start, end);
     },
-    metaPacked: (key) => {
-      const m = arrays.get(key);
-      if (!m) throw new Error(`no array metadata key ${key}`);
-      return m.packed();
-    },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
   };
@@ -167,7 +160,6 @@ function safetensorsModel(f, source) {
       quantMix: s.dtypeMix.map((m) => ({ type: m.type, tensors: m.tensors, elements: m.elements, bytes: m.bytes, share: m.share })),
     },
     metaRange: (key) => { throw new Error(`no array metadata key ${key}`); },
-    metaPacked: (key) => { throw new Error(`no array metadata key ${key}`); },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
   };
