@@ -20,7 +20,10 @@ export function compareModels(a, b) {
 /** A tensor's (or GPTQ layer's) rows: {nRows, rowLength, shape}. */
 const infoOf = (m, name) => m.gptqLayer?.(name) ?? m.tensor(name);
 
-const sameShape = (x, y) => x.nRows === y.nRows && x.rowLength === y.rowLength;
+/** GGUF tensors by their whole shape (as `gguf-lens diff`), others by rows and row length. */
+const sameShape = (x, y, gguf) => (gguf
+  ? x.shape.length === y.shape.length && x.shape.every((d, i) => d === y.shape[i])
+  : x.nRows === y.nRows && x.rowLength === y.rowLength);
 
 /**
  * Reads tensor `name` from both models in row chunks (reads of A and B in parallel, the next
@@ -31,9 +34,9 @@ const sameShape = (x, y) => x.nRows === y.nRows && x.rowLength === y.rowLength;
  */
 export async function compareTensor(a, b, name, options = {}) {
   const x = infoOf(a, name), y = infoOf(b, name);
-  if (!sameShape(x, y)) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
-  const { signal, onProgress } = options;
   const gguf = a.format === 'gguf' && b.format === 'gguf';
+  if (!sameShape(x, y, gguf)) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
+  const { signal, onProgress } = options;
   const step = Math.max(1, gguf && options.chunkElements === undefined
     ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes, y.rowBytes))
     : Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));

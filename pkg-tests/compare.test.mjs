@@ -42,7 +42,13 @@ for (const pair of expected.pairs) {
   });
 }
 
-test('compareModels takes single-file GGUF models only', async () => {
+test('compareTensor refuses tensors of another shape; compareModels takes single-file GGUF models only', async () => {
+  const [pair] = expected.pairs.filter((p) => p.tensors.shape_changes.length);
+  const a2 = await openGguf(path.join(REPO, pair.a)), b2 = await openGguf(path.join(REPO, pair.b));
+  await assert.rejects(compareTensor(a2, b2, pair.tensors.shape_changes[0].name), /has another shape in each file/);
+  await a2.close();
+  await b2.close();
+
   const a = await openGguf(path.join(REPO, expected.pairs[0].a));
   const s = await openSafetensors(path.join(REPO, 'fixtures/gptq/b4_g32_v1/model.safetensors'), { findConfig: false });
   assert.throws(() => compareModels(a, s), /compares GGUF models \(B is safetensors\)/);

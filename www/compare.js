@@ -1,6 +1,7 @@
 // The Compare panel: a second file (B) opened beside the first (A) in the worker, shown as text
 // only. The worker computes the differences (compare-worker.js: the core's definitions, as
-// `gguf-lens diff`); this module renders them and drives the per-tensor numeric comparison. app.js hands over its helpers through setupCompare.
+// `gguf-lens diff`); this module renders them and drives the per-tensor numeric comparison.
+// app.js hands over its helpers through setupCompare.
 
 import { comparisonObject, comparisonMarkdown, exportName } from './compare-export.js';
 import { jsonText, download } from './export-util.js';
