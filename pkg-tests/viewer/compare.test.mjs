@@ -191,4 +191,6 @@ test('edge cases (zero tensors, NaN / Inf in every pair): the core\'s definition
     [0, null, null, edges.numeric.nonfinite.nan_mismatch, edges.numeric.nonfinite.inf_mismatch]);
   assert.deepEqual([got.zero_a.relRmse, got.zero_a.cosine, got.zeros.cosine, got.zeros.relRmse], [null, 0, 1, 0]);
   assert.deepEqual(log.errors, []);
+  await page.$eval('#cmp-numeric', (e) => e.scrollIntoView());
+  await page.screenshot({ path: path.join(ARTIFACTS, 'compare-edges.png') });
 });
