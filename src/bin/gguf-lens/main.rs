@@ -8,6 +8,7 @@
 mod checkpoint;
 mod diff;
 mod json;
+mod model;
 mod st_dequant;
 mod st_inspect;
 mod stats;
