@@ -423,3 +423,179 @@ fn output_write_error_exits_2() {
         assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: standard output"));
     }
 }
+
+/// Whether a cross-format expected pair is identical: no tensor or metadata difference and every
+/// compared value equal.
+fn cross_identical(pair: &Json) -> bool {
+    let t = &pair["tensors"];
+    let empty = |v: &Json| v.as_array().is_some_and(Vec::is_empty);
+    let tensors_same = ["only_a", "only_b", "shape_changes", "type_changes"]
+        .iter()
+        .all(|f| empty(&t[*f]));
+    let m = &pair["metadata"];
+    let metadata_same = m.is_null()
+        || ["only_a", "only_b", "changed"]
+            .iter()
+            .all(|f| empty(&m[*f]));
+    let values_same = pair["values"].as_array().unwrap().iter().all(|v| {
+        v["max_abs"].as_f64().unwrap_or(0.0) == 0.0
+            && v["nan_mismatch"] == 0
+            && v["inf_mismatch"] == 0
+    });
+    tensors_same && metadata_same && values_same
+}
+
+#[test]
+fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
+    let expected = expected();
+    let pairs = expected["cross_pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 5);
+    assert!(pairs.iter().any(cross_identical));
+    assert!(!pairs.iter().all(cross_identical));
+    for pair in pairs {
+        let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+        let identical = cross_identical(pair);
+        let doc = run_json(
+            &["diff", a, b, "--json", "--values"],
+            if identical { 0 } else { 1 },
+        );
+        assert_eq!(doc["identical"], identical, "{a} {b}");
+        assert_eq!(doc["a"]["format"], pair["formats"][0], "{a}");
+        assert_eq!(doc["b"]["format"], pair["formats"][1], "{b}");
+        assert_eq!(doc["metadata"], pair["metadata"], "{a} {b}: metadata");
+        for field in [
+            "only_a",
+            "only_b",
+            "shape_changes",
+            "type_changes",
+            "transitions",
+            "matching",
+        ] {
+            assert_eq!(
+                doc["tensors"][field], pair["tensors"][field],
+                "{a} {b}: tensors {field}"
+            );
+        }
+        assert_eq!(keys(&doc["values"], "name"), keys(&pair["values"], "name"));
+        let want_values = pair["values"].as_array().unwrap();
+        assert!(!want_values.is_empty());
+        for (got, want) in doc["values"].as_array().unwrap().iter().zip(want_values) {
+            check_metrics(got, want, &format!("{a} {b}: {}", want["name"]));
+        }
+    }
+}
+
+#[test]
+fn diff_across_formats_text_says_what_is_compared() {
+    let gguf = "fixtures/diff/arrays-b.gguf";
+    let st = "fixtures/diff/arrays-a.safetensors";
+    let output = run(&["diff", st, gguf, "--tensor", "w"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8(output.stdout).unwrap();
+    for want in [
+        "A: fixtures/diff/arrays-a.safetensors (safetensors)",
+        "B: fixtures/diff/arrays-b.gguf (gguf)",
+        "metadata: not compared",
+        "logical row-major shapes",
+        "shape      s [4, 8] -> [8, 4]",
+        "type       F16 -> F32: 1 tensors",
+        "  w ",
+        "files differ",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let output = run(&["diff", st, "fixtures/diff/arrays-b.safetensors"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("metadata (__metadata__): 1 same, 1 changed, 1 only in A, 1 only in B"),
+        "{text}"
+    );
+    assert!(
+        text.contains("changed    source: \"arrays-a\" -> \"arrays-b\""),
+        "{text}"
+    );
+    // A safetensors file against itself, and a shard index against its single-file twin.
+    let single = "fixtures/gptq/b4_g32_v1/model.safetensors";
+    let sharded = "fixtures/gptq/sharded/model.safetensors.index.json";
+    let doc = run_json(&["diff", single, sharded, "--values", "--json"], 0);
+    assert_eq!(doc["tensors"]["matching"], 5);
+    assert_eq!(doc["values"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn stats_on_safetensors_matches_numpy_and_torch() {
+    let expected = expected();
+    let cases = expected["st_stats"].as_array().unwrap();
+    assert!(cases.iter().any(|c| c["type"] == "GPTQ-4bit"));
+    assert!(cases.iter().any(|c| c["histogram"].is_null()));
+    for case in cases {
+        check_stats(case);
+    }
+    let doc = run_json(
+        &["stats", "fixtures/diff/arrays-a.safetensors", "w", "--json"],
+        0,
+    );
+    assert_eq!(doc["format"], "safetensors");
+    let doc = run_json(&["stats", "fixtures/diff/arrays-a.gguf", "w", "--json"], 0);
+    assert_eq!(doc["format"], "gguf");
+}
+
+#[test]
+fn safetensors_errors_exit_2_with_one_line() {
+    let st = "fixtures/diff/arrays-a.safetensors";
+    let gptq = "fixtures/gptq/b4_g32_v1/model.safetensors";
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(root().join(st)).unwrap();
+    let truncated = dir.path().join("truncated.safetensors");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+    let truncated = truncated.to_str().unwrap();
+
+    assert_fails(&["stats", st, "nope"], &[st, "no tensor named \"nope\""]);
+    assert_fails(&["stats", truncated, "w"], &[truncated]);
+    assert_fails(
+        &[
+            "stats",
+            gptq,
+            "model.layers.0.self_attn.q_proj",
+            "--rows",
+            "5:33",
+        ],
+        &[gptq, "rows 5..33 are outside", "(32 rows)"],
+    );
+    assert_fails(&["diff", st, truncated], &[truncated]);
+    assert_fails(
+        &["diff", truncated, "fixtures/diff/arrays-b.gguf"],
+        &[truncated],
+    );
+    assert_fails(
+        &["diff", st, "fixtures/diff/arrays-b.gguf", "--tensor", "s"],
+        &[
+            "tensor s has shape [4, 8] in A and [8, 4] in B",
+            "row-major",
+        ],
+    );
+    assert_fails(
+        &[
+            "diff",
+            st,
+            "fixtures/diff/arrays-b.gguf",
+            "--tensor",
+            "x_only_a",
+        ],
+        &[
+            "fixtures/diff/arrays-b.gguf",
+            "no tensor named \"x_only_a\"",
+        ],
+    );
+    assert_fails(
+        &[
+            "diff",
+            "fixtures/diff/arrays-b.gguf",
+            st,
+            "--tensor",
+            "y_only_b",
+        ],
+        &[st, "no tensor named \"y_only_b\""],
+    );
+}

@@ -11,16 +11,17 @@ use gguf_lens::summary::{file_type_label, Summary};
 use gguf_lens::{GgufFile, Kernel};
 use serde_json::{json, Value as Json};
 
+use crate::model::Model;
 use crate::CHUNK_ELEMENTS;
-use crate::{exit_2, write_stdout, Failure};
-use crate::{fatal, json::value_json, open_gguf, positional_arg, text::preview, two_args};
+use crate::{diff_cross, exit_2, write_stdout, Failure};
+use crate::{fatal, json::value_json, positional_arg, text::preview, two_args};
 
-struct Options<'a> {
-    a: &'a str,
-    b: &'a str,
-    values: bool,
-    tensors: Vec<&'a str>,
-    json: bool,
+pub struct Options<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+    pub values: bool,
+    pub tensors: Vec<&'a str>,
+    pub json: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
@@ -52,18 +53,31 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
 }
 
 /// One compared tensor.
-struct Compared {
-    name: String,
-    type_a: &'static str,
-    type_b: &'static str,
-    shape: Vec<u64>,
-    metrics: Metrics,
+pub struct Compared {
+    pub name: String,
+    pub type_a: String,
+    pub type_b: String,
+    pub shape: Vec<u64>,
+    pub metrics: Metrics,
 }
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let opts = parse_args(args)?;
-    let (mut ra, fa) = open_gguf(opts.a)?;
-    let (mut rb, fb) = open_gguf(opts.b)?;
+    let model_a = Model::open(opts.a)?;
+    let model_b = Model::open(opts.b)?;
+    let (mut ra, fa, mut rb, fb) = match (model_a, model_b) {
+        (
+            Model::Gguf {
+                reader: ra,
+                file: fa,
+            },
+            Model::Gguf {
+                reader: rb,
+                file: fb,
+            },
+        ) => (ra, fa, rb, fb),
+        (model_a, model_b) => return diff_cross::run(&opts, model_a, model_b),
+    };
     let header = HeaderDiff::of(&fa, &fb);
     let names: Vec<&str> = if !opts.tensors.is_empty() {
         opts.tensors.clone()
@@ -99,8 +113,8 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             })?;
             compared.push(Compared {
                 name: name.to_string(),
-                type_a: ta.ggml_type().name(),
-                type_b: tb.ggml_type().name(),
+                type_a: ta.ggml_type().name().to_string(),
+                type_b: tb.ggml_type().name().to_string(),
                 shape: ta.dims().to_vec(),
                 metrics,
             });
@@ -126,6 +140,11 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     } else {
         report.text()
     };
+    finish(&text, identical)
+}
+
+/// Prints the report; exit 0 when identical, else 1 ("files differ").
+pub fn finish(text: &str, identical: bool) -> Result<(), Failure> {
     write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
     if identical {
         Ok(())
@@ -188,7 +207,7 @@ fn tensor_ref_json(file: &GgufFile, name: &str) -> Json {
     }
 }
 
-fn metrics_json(c: &Compared) -> Json {
+pub fn metrics_json(c: &Compared) -> Json {
     let m = &c.metrics;
     json!({
         "name": c.name,
@@ -384,45 +403,8 @@ impl Report<'_> {
                 .collect();
             let _ = writeln!(out, "  {label}  {}", mix.join(", "));
         }
-        if !self.compared.is_empty() {
-            let _ = writeln!(out, "\nvalues (over pairs where both are finite):");
-            let _ = writeln!(
-                out,
-                "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
-                "tensor",
-                "types",
-                "rmse",
-                "max|a-b|",
-                "mean|a-b|",
-                "rmse/rms(a)",
-                "cosine",
-                "NaN≠",
-                "Inf≠"
-            );
-            for c in self.compared {
-                let m = &c.metrics;
-                let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4e}"));
-                let _ = writeln!(
-                    out,
-                    "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
-                    c.name,
-                    format!("{}/{}", c.type_a, c.type_b),
-                    num(m.rmse),
-                    num(m.max_abs),
-                    num(m.mean_abs),
-                    num(m.rel_rmse),
-                    m.cosine.map_or("-".to_string(), |v| format!("{v:.9}")),
-                    m.nan_mismatch,
-                    m.inf_mismatch
-                );
-            }
-        }
-        let verdict = if self.identical {
-            "identical"
-        } else {
-            "files differ"
-        };
-        let _ = writeln!(out, "\n{verdict}");
+        values_text(&mut out, self.compared);
+        verdict_text(&mut out, self.identical);
         out
     }
 
@@ -468,4 +450,44 @@ fn tensor_text(file: &GgufFile, name: &str) -> String {
         Ok(t) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
         Err(_) => name.to_string(),
     }
+}
+
+/// The values table of `diff --values`.
+pub fn values_text(out: &mut String, compared: &[Compared]) {
+    if compared.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nvalues (over pairs where both are finite):");
+    let _ = writeln!(
+        out,
+        "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
+        "tensor", "types", "rmse", "max|a-b|", "mean|a-b|", "rmse/rms(a)", "cosine", "NaN≠", "Inf≠"
+    );
+    for c in compared {
+        let m = &c.metrics;
+        let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4e}"));
+        let _ = writeln!(
+            out,
+            "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
+            c.name,
+            format!("{}/{}", c.type_a, c.type_b),
+            num(m.rmse),
+            num(m.max_abs),
+            num(m.mean_abs),
+            num(m.rel_rmse),
+            m.cosine.map_or("-".to_string(), |v| format!("{v:.9}")),
+            m.nan_mismatch,
+            m.inf_mismatch
+        );
+    }
+}
+
+/// The last line: `identical` or `files differ`.
+pub fn verdict_text(out: &mut String, identical: bool) {
+    let verdict = if identical {
+        "identical"
+    } else {
+        "files differ"
+    };
+    let _ = writeln!(out, "\n{verdict}");
 }

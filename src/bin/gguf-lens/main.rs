@@ -7,6 +7,7 @@
 
 mod checkpoint;
 mod diff;
+mod diff_cross;
 mod json;
 mod model;
 mod st_dequant;
@@ -18,7 +19,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 
-use gguf_lens::gguf::{read_header, row_chunks, GgufFile, RowReader};
+use gguf_lens::gguf::{read_header, row_chunks, RowReader};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::{Error, Kernel};
 
@@ -71,13 +72,6 @@ fn exit_2(path: &str) -> impl Fn(Failure) -> Failure + '_ {
         Failure::File(err) => fatal(path)(err),
         other => other,
     }
-}
-
-/// Opens `path` and reads its GGUF header; errors name the file (exit 2).
-fn open_gguf(path: &str) -> Result<(File, GgufFile), Failure> {
-    let (mut reader, size) = open(path).map_err(exit_2(path))?;
-    let file = read_header(&mut reader, size).map_err(fatal(path))?;
-    Ok((reader, file))
 }
 
 impl From<Error> for Failure {

@@ -8,7 +8,8 @@
 //!
 //! A checkpoint's tensors are its plain tensors plus one `<layer>.weight` of logical shape
 //! `[out_features, in_features]` and type `GPTQ-<bits>bit` per GPTQ layer, in place of the
-//! layer's `qweight`, `qzeros`, `scales` and `g_idx` (resolved as `dequant` resolves names).
+//! layer's `qweight`, `qzeros`, `scales` and `g_idx` (resolved as `dequant` resolves names),
+//! sorted by name.
 
 use std::fs::File;
 use std::ops::Range;
@@ -57,7 +58,8 @@ impl Model {
         }
     }
 
-    /// Every tensor in file order (shards in index order), with its logical shape.
+    /// Every tensor with its logical shape: a GGUF file's in file order, a checkpoint's sorted
+    /// by name (header order is a JSON object's, and shards split it).
     pub fn tensors(&self) -> Vec<Entry> {
         match self {
             Model::Gguf { file, .. } => file
@@ -95,6 +97,7 @@ impl Model {
                         });
                     }
                 }
+                out.sort_by(|x, y| x.name.cmp(&y.name));
                 out
             }
         }
@@ -207,7 +210,9 @@ impl Rows<'_> {
     /// The values of rows `rows`.
     pub fn read(&mut self, rows: Range<u64>) -> Result<&[f32]> {
         match &mut self.inner {
-            Inner::Gguf { reader, rows: r, .. } => r.read(*reader, rows),
+            Inner::Gguf {
+                reader, rows: r, ..
+            } => r.read(*reader, rows),
             Inner::St { tensor, values } => {
                 tensor.read_rows(rows, values)?;
                 Ok(values)

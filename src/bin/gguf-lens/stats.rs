@@ -11,8 +11,8 @@ use gguf_lens::stats::{Histogram, Stats};
 use gguf_lens::Kernel;
 use serde_json::{json, Value as Json};
 
-use crate::CHUNK_ELEMENTS;
 use crate::model::Model;
+use crate::CHUNK_ELEMENTS;
 use crate::{exit_2, fatal, parse_rows, positional_arg, two_args, write_stdout, Failure};
 
 const DEFAULT_BINS: usize = 32;
