@@ -449,16 +449,23 @@ fn cross_identical(pair: &Json) -> bool {
 fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
     let expected = expected();
     let pairs = expected["cross_pairs"].as_array().unwrap();
-    assert_eq!(pairs.len(), 5);
+    assert_eq!(pairs.len(), 6);
     assert!(pairs.iter().any(cross_identical));
     assert!(!pairs.iter().all(cross_identical));
+    assert!(pairs.iter().any(|p| p["skipped"] != Json::Array(vec![])));
     for pair in pairs {
         let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
         let identical = cross_identical(pair);
-        let doc = run_json(
-            &["diff", a, b, "--json", "--values"],
-            if identical { 0 } else { 1 },
+        let mut args = vec!["diff", a, b, "--json", "--values"];
+        args.extend(
+            pair["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap()),
         );
+        let doc = run_json(&args, if identical { 0 } else { 1 });
+        assert_eq!(doc["skipped"], pair["skipped"], "{a} {b}");
         assert_eq!(doc["identical"], identical, "{a} {b}");
         assert_eq!(doc["a"]["format"], pair["formats"][0], "{a}");
         assert_eq!(doc["b"]["format"], pair["formats"][1], "{b}");
@@ -478,7 +485,6 @@ fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
         }
         assert_eq!(keys(&doc["values"], "name"), keys(&pair["values"], "name"));
         let want_values = pair["values"].as_array().unwrap();
-        assert!(!want_values.is_empty());
         for (got, want) in doc["values"].as_array().unwrap().iter().zip(want_values) {
             check_metrics(got, want, &format!("{a} {b}: {}", want["name"]));
         }
@@ -521,6 +527,25 @@ fn diff_across_formats_text_says_what_is_compared() {
     let doc = run_json(&["diff", single, sharded, "--values", "--json"], 0);
     assert_eq!(doc["tensors"]["matching"], 5);
     assert_eq!(doc["values"].as_array().unwrap().len(), 5);
+    // --llama-names: GGUF names, Q/K skipped with the reason.
+    let gguf = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    let hf = "fixtures/diff/sample-hf.safetensors";
+    let output = run(&["diff", hf, gguf, "--llama-names", "--values"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8(output.stdout).unwrap();
+    for want in [
+        "only in A  model.layers.0.self_attn.rotary_emb.inv_freq F32 [4]",
+        "  blk.0.attn_v.weight              F16/Q6_K",
+        "skipped    blk.0.attn_k.weight: llama.cpp permutes its rows",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let doc = run_json(&["diff", hf, gguf, "--llama-names", "--json"], 1);
+    assert_eq!(doc["tensors"]["matching"], 3);
+    assert_eq!(
+        doc["tensors"]["type_changes"][0]["name"],
+        "blk.0.attn_k.weight"
+    );
 }
 
 #[test]

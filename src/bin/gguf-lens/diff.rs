@@ -22,6 +22,8 @@ pub struct Options<'a> {
     pub values: bool,
     pub tensors: Vec<&'a str>,
     pub json: bool,
+    /// Hugging Face llama names of the safetensors side read as GGUF names.
+    pub llama_names: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
@@ -29,11 +31,13 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
     let mut values = false;
     let mut tensors = Vec::new();
     let mut json = false;
+    let mut llama_names = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--json" => json = true,
             "--values" => values = true,
+            "--llama-names" => llama_names = true,
             "--tensor" => tensors.push(
                 iter.next()
                     .ok_or_else(|| Failure::Usage("--tensor needs a NAME".into()))?
@@ -49,6 +53,7 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
         values,
         tensors,
         json,
+        llama_names,
     })
 }
 
@@ -78,6 +83,9 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         ) => (ra, fa, rb, fb),
         (model_a, model_b) => return diff_cross::run(&opts, model_a, model_b),
     };
+    if opts.llama_names {
+        return Err(diff_cross::llama_names_usage());
+    }
     let header = HeaderDiff::of(&fa, &fb);
     let names: Vec<&str> = if !opts.tensors.is_empty() {
         opts.tensors.clone()

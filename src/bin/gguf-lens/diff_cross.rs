@@ -10,7 +10,11 @@
 //!   `model.rs`), a GPTQ layer as `<layer>.weight` `[out, in]`; a type change compares type
 //!   names (ggml's F32/F16/BF16/F64/I8..I64 are spelled as the safetensors dtypes);
 //! - `--values`: the tensors with the same name and logical shape, row chunk by row chunk, both
-//!   dequantized to f32, with the core's `ValueDiff` (the metrics of GGUF vs GGUF).
+//!   dequantized to f32, with the core's `ValueDiff` (the metrics of GGUF vs GGUF);
+//! - `--llama-names` (one GGUF file, one checkpoint): the checkpoint's Hugging Face llama names
+//!   are read as their GGUF names (`llama_names.rs`) before matching; `attn_q` / `attn_k` are
+//!   listed as skipped instead of compared (llama.cpp permutes their rows), and skipped tensors
+//!   do not count as differences.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -21,6 +25,7 @@ use gguf_lens::{Error, ErrorKind, Kernel};
 use serde_json::{json, Value as Json};
 
 use crate::diff::{finish, metrics_json, values_text, verdict_text, Compared, Options};
+use crate::llama_names::{gguf_name, rows_permuted};
 use crate::model::{Entry, Model};
 use crate::{fatal, Failure, CHUNK_ELEMENTS};
 
@@ -116,16 +121,42 @@ impl TensorDiff {
     }
 }
 
+/// The name of `name` in the file (another with `--llama-names`).
+fn file_name<'e>(entries: &'e [Entry], name: &'e str) -> &'e str {
+    entries
+        .iter()
+        .find(|e| e.name == name)
+        .and_then(|e| e.file_name.as_deref())
+        .unwrap_or(name)
+}
+
+pub fn llama_names_usage() -> Failure {
+    Failure::Usage("--llama-names needs one GGUF file and one safetensors checkpoint".into())
+}
+
+/// Renames Hugging Face llama names to GGUF names, keeping the file's name.
+fn rename_llama(entries: &mut [Entry]) {
+    for e in entries {
+        if let Some(name) = gguf_name(&e.name) {
+            e.file_name = Some(std::mem::replace(&mut e.name, name));
+        }
+    }
+}
+
 /// Compares the values of `name` in both, row chunk by row chunk.
 fn compare_values(
     opts: &Options,
-    ma: &mut Model,
-    mb: &mut Model,
+    (ma, ta): (&mut Model, &[Entry]),
+    (mb, tb): (&mut Model, &[Entry]),
     name: &str,
     kernel: Kernel,
 ) -> Result<Compared, Failure> {
-    let mut ra = ma.rows(name, kernel).map_err(fatal(opts.a))?;
-    let mut rb = mb.rows(name, kernel).map_err(fatal(opts.b))?;
+    let mut ra = ma
+        .rows(file_name(ta, name), kernel)
+        .map_err(fatal(opts.a))?;
+    let mut rb = mb
+        .rows(file_name(tb, name), kernel)
+        .map_err(fatal(opts.b))?;
     let shape = ra.shape();
     if shape != rb.shape() {
         let error = Error::new(ErrorKind::ShapesDiffer {
@@ -154,7 +185,14 @@ fn compare_values(
 }
 
 pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> {
-    let (ta, tb) = (ma.tensors(), mb.tensors());
+    let (mut ta, mut tb) = (ma.tensors(), mb.tensors());
+    if opts.llama_names {
+        match (ma.format(), mb.format()) {
+            ("gguf", "safetensors") => rename_llama(&mut tb),
+            ("safetensors", "gguf") => rename_llama(&mut ta),
+            _ => return Err(llama_names_usage()),
+        }
+    }
     let tensors = TensorDiff::of(&ta, &tb);
     let metadata = match (ma.st_metadata(), mb.st_metadata()) {
         (Some(a), Some(b)) => Some(MetadataDiff::of(&a, &b)),
@@ -167,11 +205,16 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
     } else {
         Vec::new()
     };
+    let (skipped, names): (Vec<&str>, Vec<&str>) = names
+        .into_iter()
+        .partition(|n| opts.llama_names && rows_permuted(n));
     let mut compared = Vec::new();
     if !names.is_empty() {
         let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
         for name in names {
-            compared.push(compare_values(opts, &mut ma, &mut mb, name, kernel)?);
+            let a = (&mut ma, &ta[..]);
+            let b = (&mut mb, &tb[..]);
+            compared.push(compare_values(opts, a, b, name, kernel)?);
         }
     }
     let identical = tensors.is_identical()
@@ -188,6 +231,7 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
         metadata: metadata.as_ref(),
         tensors: &tensors,
         compared: &compared,
+        skipped: &skipped,
         identical,
     };
     let text = if opts.json {
@@ -213,11 +257,25 @@ struct Report<'a> {
     metadata: Option<&'a MetadataDiff>,
     tensors: &'a TensorDiff,
     compared: &'a [Compared],
+    /// Not compared: rows permuted by llama.cpp.
+    skipped: &'a [&'a str],
     identical: bool,
 }
 
 fn entry_json(e: &Entry) -> Json {
-    json!({"name": e.name, "type": e.type_name, "shape": e.shape})
+    let mut out = json!({"name": e.name, "type": e.type_name, "shape": e.shape});
+    if let Some(name) = &e.file_name {
+        out["file_name"] = name.as_str().into();
+    }
+    out
+}
+
+fn entry_text(e: &Entry) -> String {
+    let renamed = e
+        .file_name
+        .as_ref()
+        .map_or(String::new(), |n| format!(" (in the file: {n})"));
+    format!("{}{renamed} {} {:?}", e.name, e.type_name, e.shape)
 }
 
 impl Report<'_> {
@@ -275,6 +333,7 @@ impl Report<'_> {
         if !self.compared.is_empty() || self.opts.values {
             doc["values"] = self.compared.iter().map(metrics_json).collect();
         }
+        doc["skipped"] = json!(self.skipped);
         doc
     }
 
@@ -333,7 +392,7 @@ impl Report<'_> {
         );
         for (label, list) in [("only in A", &t.only_a), ("only in B", &t.only_b)] {
             for e in list {
-                let _ = writeln!(out, "  {label}  {} {} {:?}", e.name, e.type_name, e.shape);
+                let _ = writeln!(out, "  {label}  {}", entry_text(e));
             }
         }
         for (name, a, b) in &t.shape_changes {
@@ -343,6 +402,12 @@ impl Report<'_> {
             let _ = writeln!(out, "  type       {a} -> {b}: {n} tensors");
         }
         values_text(&mut out, self.compared);
+        for name in self.skipped {
+            let _ = writeln!(
+                out,
+                "  skipped    {name}: llama.cpp permutes its rows per head, values not comparable elementwise"
+            );
+        }
         verdict_text(&mut out, self.identical);
         out
     }

@@ -9,6 +9,7 @@ mod checkpoint;
 mod diff;
 mod diff_cross;
 mod json;
+mod llama_names;
 mod model;
 mod st_dequant;
 mod st_inspect;

@@ -34,6 +34,8 @@ pub struct Entry {
     pub type_name: String,
     /// Row-major, outermost first (see the module's doc).
     pub shape: Vec<u64>,
+    /// The name in the file when `name` is another (`diff --llama-names`).
+    pub file_name: Option<String>,
 }
 
 /// The GPTQ parts listed under their layer's `<layer>.weight` instead.
@@ -69,6 +71,7 @@ impl Model {
                     name: t.name().to_string(),
                     type_name: t.ggml_type().name().to_string(),
                     shape: t.dims().iter().rev().copied().collect(),
+                    file_name: None,
                 })
                 .collect(),
             Model::Safetensors(c) => {
@@ -88,12 +91,14 @@ impl Model {
                             name: format!("{}.weight", layer.name),
                             type_name: gptq_type_name(layer),
                             shape: vec![layer.out_features, layer.in_features],
+                            file_name: None,
                         });
                     } else if !is_part(t.name()) {
                         out.push(Entry {
                             name: t.name().to_string(),
                             type_name: t.dtype().name().to_string(),
                             shape: t.shape().to_vec(),
+                            file_name: None,
                         });
                     }
                 }
