@@ -111,18 +111,7 @@ fn check_pair(pair: &Json) {
         }
     }
 
-    // Tensors.
-    let (t, wt) = (&doc["tensors"], &pair["tensors"]);
-    for field in [
-        "only_a",
-        "only_b",
-        "shape_changes",
-        "type_changes",
-        "transitions",
-        "matching",
-    ] {
-        assert_eq!(t[field], wt[field], "{a}: tensors {field}");
-    }
+    check_tensors(&doc, pair, a);
 
     // Quant mix of both.
     for (side, want) in [("a", &pair["quant_mix_a"]), ("b", &pair["quant_mix_b"])] {
@@ -138,12 +127,33 @@ fn check_pair(pair: &Json) {
     }
 
     // Values of every matching tensor.
-    let values = doc["values"].as_array().unwrap();
-    let want_values = pair["values"].as_array().unwrap();
+    assert!(!doc["values"].as_array().unwrap().is_empty());
+    check_values(&doc, pair, a);
+}
+
+/// The tensor diff of a `diff --json` document against the expected pair.
+fn check_tensors(doc: &Json, pair: &Json, what: &str) {
+    for field in [
+        "only_a",
+        "only_b",
+        "shape_changes",
+        "type_changes",
+        "transitions",
+        "matching",
+    ] {
+        assert_eq!(
+            doc["tensors"][field], pair["tensors"][field],
+            "{what}: tensors {field}"
+        );
+    }
+}
+
+/// The value metrics of a `diff --json --values` document against the expected pair.
+fn check_values(doc: &Json, pair: &Json, what: &str) {
     assert_eq!(keys(&doc["values"], "name"), keys(&pair["values"], "name"));
-    assert!(!values.is_empty());
-    for (got, want) in values.iter().zip(want_values) {
-        check_metrics(got, want, &format!("{a}: {}", want["name"]));
+    let want_values = pair["values"].as_array().unwrap();
+    for (got, want) in doc["values"].as_array().unwrap().iter().zip(want_values) {
+        check_metrics(got, want, &format!("{what}: {}", want["name"]));
     }
 }
 
@@ -470,24 +480,19 @@ fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
         assert_eq!(doc["a"]["format"], pair["formats"][0], "{a}");
         assert_eq!(doc["b"]["format"], pair["formats"][1], "{b}");
         assert_eq!(doc["metadata"], pair["metadata"], "{a} {b}: metadata");
-        for field in [
-            "only_a",
-            "only_b",
-            "shape_changes",
-            "type_changes",
-            "transitions",
-            "matching",
-        ] {
-            assert_eq!(
-                doc["tensors"][field], pair["tensors"][field],
-                "{a} {b}: tensors {field}"
-            );
-        }
-        assert_eq!(keys(&doc["values"], "name"), keys(&pair["values"], "name"));
-        let want_values = pair["values"].as_array().unwrap();
-        for (got, want) in doc["values"].as_array().unwrap().iter().zip(want_values) {
-            check_metrics(got, want, &format!("{a} {b}: {}", want["name"]));
-        }
+        let what = format!("{a} {b}");
+        check_tensors(&doc, pair, &what);
+        check_values(&doc, pair, &what);
+    }
+}
+
+/// Runs, asserts the exit code and that stdout contains every `want`.
+fn assert_text(args: &[&str], code: i32, wants: &[&str]) {
+    let output = run(args);
+    assert_eq!(output.status.code(), Some(code), "{args:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    for want in wants {
+        assert!(text.contains(want), "{want:?} in\n{text}");
     }
 }
 
@@ -495,57 +500,55 @@ fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
 fn diff_across_formats_text_says_what_is_compared() {
     let gguf = "fixtures/diff/arrays-b.gguf";
     let st = "fixtures/diff/arrays-a.safetensors";
-    let output = run(&["diff", st, gguf, "--tensor", "w"]);
-    assert_eq!(output.status.code(), Some(1));
-    let text = String::from_utf8(output.stdout).unwrap();
-    for want in [
-        "A: fixtures/diff/arrays-a.safetensors (safetensors)",
-        "B: fixtures/diff/arrays-b.gguf (gguf)",
-        "metadata: not compared",
-        "logical row-major shapes",
-        "shape      s [4, 8] -> [8, 4]",
-        "type       F16 -> F32: 1 tensors",
-        "  w ",
-        "files differ",
-    ] {
-        assert!(text.contains(want), "{want:?} in\n{text}");
-    }
-    let output = run(&["diff", st, "fixtures/diff/arrays-b.safetensors"]);
-    assert_eq!(output.status.code(), Some(1));
-    let text = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        text.contains("metadata (__metadata__): 1 same, 1 changed, 1 only in A, 1 only in B"),
-        "{text}"
-    );
-    assert!(
-        text.contains("changed    source: \"arrays-a\" -> \"arrays-b\""),
-        "{text}"
-    );
-    // A safetensors file against itself, and a shard index against its single-file twin.
-    let single = "fixtures/gptq/b4_g32_v1/model.safetensors";
-    let sharded = "fixtures/gptq/sharded/model.safetensors.index.json";
-    let doc = run_json(&["diff", single, sharded, "--values", "--json"], 0);
-    assert_eq!(doc["tensors"]["matching"], 5);
-    assert_eq!(doc["values"].as_array().unwrap().len(), 5);
-    // --llama-names: GGUF names, Q/K skipped with the reason.
-    let gguf = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    let sample = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
     let hf = "fixtures/diff/sample-hf.safetensors";
-    let output = run(&["diff", hf, gguf, "--llama-names", "--values"]);
-    assert_eq!(output.status.code(), Some(1));
-    let text = String::from_utf8(output.stdout).unwrap();
-    for want in [
-        "only in A  model.layers.0.self_attn.rotary_emb.inv_freq F32 [4]",
-        "  blk.0.attn_v.weight              F16/Q6_K",
-        "skipped    blk.0.attn_k.weight: llama.cpp permutes its rows",
-    ] {
-        assert!(text.contains(want), "{want:?} in\n{text}");
+    // (arguments, lines expected in the text); all exit 1 (the files differ).
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["diff", st, gguf, "--tensor", "w"],
+            &[
+                "A: fixtures/diff/arrays-a.safetensors (safetensors)",
+                "B: fixtures/diff/arrays-b.gguf (gguf)",
+                "metadata: not compared",
+                "logical row-major shapes",
+                "shape      s [4, 8] -> [8, 4]",
+                "type       F16 -> F32: 1 tensors",
+                "  w ",
+                "files differ",
+            ],
+        ),
+        (
+            &["diff", st, "fixtures/diff/arrays-b.safetensors"],
+            &[
+                "metadata (__metadata__): 1 same, 1 changed, 1 only in A, 1 only in B",
+                "changed    source: \"arrays-a\" -> \"arrays-b\"",
+            ],
+        ),
+        // --llama-names: GGUF names, Q/K skipped with the reason.
+        (
+            &["diff", hf, sample, "--llama-names", "--values"],
+            &[
+                "only in A  model.layers.0.self_attn.rotary_emb.inv_freq F32 [4]",
+                "  blk.0.attn_v.weight              F16/Q6_K",
+                "skipped    blk.0.attn_k.weight: llama.cpp permutes its rows",
+            ],
+        ),
+    ];
+    for (args, wants) in cases {
+        assert_text(args, 1, wants);
     }
-    let doc = run_json(&["diff", hf, gguf, "--llama-names", "--json"], 1);
+    let doc = run_json(&["diff", hf, sample, "--llama-names", "--json"], 1);
     assert_eq!(doc["tensors"]["matching"], 3);
     assert_eq!(
         doc["tensors"]["type_changes"][0]["name"],
         "blk.0.attn_k.weight"
     );
+    // A shard index against its single-file twin.
+    let single = "fixtures/gptq/b4_g32_v1/model.safetensors";
+    let sharded = "fixtures/gptq/sharded/model.safetensors.index.json";
+    let doc = run_json(&["diff", single, sharded, "--values", "--json"], 0);
+    assert_eq!(doc["tensors"]["matching"], 5);
+    assert_eq!(doc["values"].as_array().unwrap().len(), 5);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use serde_json::{json, Value as Json};
 
 use crate::model::Model;
 use crate::CHUNK_ELEMENTS;
-use crate::{diff_cross, exit_2, write_stdout, Failure};
+use crate::{diff_cross, exit_2, json_line, write_stdout, Failure};
 use crate::{fatal, json::value_json, positional_arg, text::preview, two_args};
 
 pub struct Options<'a> {
@@ -139,11 +139,10 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     };
     let text = if opts.json {
         let mut warnings = Vec::new();
-        let mut text = report.json(&mut warnings).to_string();
+        let text = json_line(&report.json(&mut warnings));
         for warning in warnings {
             eprintln!("warning: {warning}");
         }
-        text.push('\n');
         text
     } else {
         report.text()
@@ -348,14 +347,8 @@ impl Report<'_> {
             );
         }
         let m = &h.metadata;
-        let _ = writeln!(
-            out,
-            "\nmetadata: {} same, {} changed, {} only in A, {} only in B",
-            m.same,
-            m.changed.len(),
-            m.only_a.len(),
-            m.only_b.len()
-        );
+        let counts = [m.changed.len(), m.only_a.len(), m.only_b.len()];
+        metadata_line(&mut out, "metadata", m.same, counts);
         for key in &m.only_a {
             let shown = fa.get(key).map(|v| preview(&v)).unwrap_or_default();
             let _ = writeln!(out, "  only in A  {key} = {shown}");
@@ -368,15 +361,9 @@ impl Report<'_> {
             let _ = writeln!(out, "  changed    {}", self.change_text(c));
         }
         let t = &h.tensors;
-        let _ = writeln!(
-            out,
-            "\ntensors: {} matching (same name and shape), {} only in A, {} only in B, {} shape changes, {} type changes",
-            t.matching.len(),
-            t.only_a.len(),
-            t.only_b.len(),
-            t.shape_changes.len(),
-            t.type_changes.len()
-        );
+        let counts = [&t.matching, &t.only_a, &t.only_b].map(Vec::len);
+        let changes = [t.shape_changes.len(), t.type_changes.len()];
+        tensors_line(&mut out, "tensors", counts, changes);
         for (label, names, file) in [("only in A", &t.only_a, fa), ("only in B", &t.only_b, fb)] {
             for name in names {
                 let _ = writeln!(out, "  {label}  {}", tensor_text(file, name));
@@ -458,6 +445,28 @@ fn tensor_text(file: &GgufFile, name: &str) -> String {
         Ok(t) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
         Err(_) => name.to_string(),
     }
+}
+
+/// `<heading>: N same, N changed, N only in A, N only in B`.
+pub fn metadata_line(out: &mut String, heading: &str, same: u64, [changed, a, b]: [usize; 3]) {
+    let _ = writeln!(
+        out,
+        "\n{heading}: {same} same, {changed} changed, {a} only in A, {b} only in B"
+    );
+}
+
+/// `<heading>: N matching (same name and shape), N only in A, N only in B, N shape changes, N
+/// type changes`.
+pub fn tensors_line(
+    out: &mut String,
+    heading: &str,
+    [matching, only_a, only_b]: [usize; 3],
+    [shapes, types]: [usize; 2],
+) {
+    let _ = writeln!(
+        out,
+        "\n{heading}: {matching} matching (same name and shape), {only_a} only in A, {only_b} only in B, {shapes} shape changes, {types} type changes",
+    );
 }
 
 /// The values table of `diff --values`.

@@ -24,10 +24,12 @@ use gguf_lens::gguf::row_chunks;
 use gguf_lens::{Error, ErrorKind, Kernel};
 use serde_json::{json, Value as Json};
 
-use crate::diff::{finish, metrics_json, values_text, verdict_text, Compared, Options};
+use crate::diff::{
+    finish, metadata_line, metrics_json, tensors_line, values_text, verdict_text, Compared, Options,
+};
 use crate::llama_names::{gguf_name, rows_permuted};
 use crate::model::{Entry, Model};
-use crate::{fatal, Failure, CHUNK_ELEMENTS};
+use crate::{fatal, json_line, Failure, CHUNK_ELEMENTS};
 
 /// `__metadata__` differences, keys in A's order (B's for `only_b`).
 #[derive(Default)]
@@ -235,9 +237,7 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
         identical,
     };
     let text = if opts.json {
-        let mut text = report.json().to_string();
-        text.push('\n');
-        text
+        json_line(&report.json())
     } else {
         report.text()
     };
@@ -361,14 +361,8 @@ impl Report<'_> {
                 );
             }
             Some(m) => {
-                let _ = writeln!(
-                    out,
-                    "\nmetadata (__metadata__): {} same, {} changed, {} only in A, {} only in B",
-                    m.same,
-                    m.changed.len(),
-                    m.only_a.len(),
-                    m.only_b.len()
-                );
+                let counts = [m.changed.len(), m.only_a.len(), m.only_b.len()];
+                metadata_line(&mut out, "metadata (__metadata__)", m.same, counts);
                 for (k, v) in &m.only_a {
                     let _ = writeln!(out, "  only in A  {k} = {v:?}");
                 }
@@ -381,15 +375,10 @@ impl Report<'_> {
             }
         }
         let t = self.tensors;
-        let _ = writeln!(
-            out,
-            "\ntensors (by name; logical row-major shapes, GGUF dims reversed): {} matching (same name and shape), {} only in A, {} only in B, {} shape changes, {} type changes",
-            t.matching.len(),
-            t.only_a.len(),
-            t.only_b.len(),
-            t.shape_changes.len(),
-            t.type_changes.len()
-        );
+        let counts = [t.matching.len(), t.only_a.len(), t.only_b.len()];
+        let changes = [t.shape_changes.len(), t.type_changes.len()];
+        let heading = "tensors (by name; logical row-major shapes, GGUF dims reversed)";
+        tensors_line(&mut out, heading, counts, changes);
         for (label, list) in [("only in A", &t.only_a), ("only in B", &t.only_b)] {
             for e in list {
                 let _ = writeln!(out, "  {label}  {}", entry_text(e));

@@ -140,6 +140,13 @@ fn is_safetensors(path: &str) -> bool {
     checkpoint::is_safetensors(path, &head)
 }
 
+/// A JSON document as one line of output.
+fn json_line(doc: &serde_json::Value) -> String {
+    let mut text = doc.to_string();
+    text.push('\n');
+    text
+}
+
 fn write_stdout(text: &[u8]) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -165,9 +172,7 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
     if is_safetensors(path) {
         let checkpoint = Checkpoint::open(path)?;
         let text = if as_json {
-            let mut text = st_inspect::inspect_json(&checkpoint).to_string();
-            text.push('\n');
-            text
+            json_line(&st_inspect::inspect_json(&checkpoint))
         } else {
             st_inspect::inspect_text(&checkpoint)
         };

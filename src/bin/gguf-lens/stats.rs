@@ -13,7 +13,9 @@ use serde_json::{json, Value as Json};
 
 use crate::model::Model;
 use crate::CHUNK_ELEMENTS;
-use crate::{exit_2, fatal, parse_rows, positional_arg, two_args, write_stdout, Failure};
+use crate::{
+    exit_2, fatal, json_line, parse_rows, positional_arg, two_args, write_stdout, Failure,
+};
 
 const DEFAULT_BINS: usize = 32;
 /// Most bins accepted: the histogram is printed whole.
@@ -97,9 +99,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         histogram: histogram.as_ref(),
     };
     let text = if opts.json {
-        let mut text = report.json().to_string();
-        text.push('\n');
-        text
+        json_line(&report.json())
     } else {
         report.text()
     };
