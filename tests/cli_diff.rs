@@ -475,7 +475,11 @@ fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
                 .map(|v| v.as_str().unwrap()),
         );
         let doc = run_json(&args, if identical { 0 } else { 1 });
-        assert_eq!(doc["skipped"], pair["skipped"], "{a} {b}");
+        assert_eq!(
+            keys(&doc["skipped"], "name"),
+            pair["skipped"].as_array().unwrap()[..],
+            "{a} {b}"
+        );
         assert_eq!(doc["identical"], identical, "{a} {b}");
         assert_eq!(doc["a"]["format"], pair["formats"][0], "{a}");
         assert_eq!(doc["b"]["format"], pair["formats"][1], "{b}");
@@ -626,4 +630,25 @@ fn safetensors_errors_exit_2_with_one_line() {
         ],
         &[st, "no tensor named \"y_only_b\""],
     );
+}
+
+/// A dtype without an f32 conversion: `diff --values` lists it as skipped, `stats` refuses it.
+#[test]
+fn unconvertible_dtypes_are_skipped_by_diff_and_refused_by_stats() {
+    let header = br#"{"c":{"dtype":"C64","shape":[2],"data_offsets":[0,16]},"x":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    bytes.extend((0..24u8).map(|i| i * 7));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c64.safetensors");
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.to_str().unwrap();
+    let doc = run_json(&["diff", path, path, "--values", "--json"], 0);
+    assert_eq!(keys(&doc["values"], "name"), ["x"]);
+    assert_eq!(doc["skipped"][0]["name"], "c");
+    assert_eq!(
+        doc["skipped"][0]["reason"],
+        "dtype C64 has no f32 conversion"
+    );
+    assert_fails(&["stats", path, "c"], &[path, "C64"]);
 }

@@ -13,14 +13,16 @@
 //!   dequantized to f32, with the core's `ValueDiff` (the metrics of GGUF vs GGUF);
 //! - `--llama-names` (one GGUF file, one checkpoint): the checkpoint's Hugging Face llama names
 //!   are read as their GGUF names (`llama_names.rs`) before matching; `attn_q` / `attn_k` are
-//!   listed as skipped instead of compared (llama.cpp permutes their rows), and skipped tensors
-//!   do not count as differences.
+//!   listed as skipped instead of compared (llama.cpp permutes their rows);
+//! - skipped too: tensors of a safetensors dtype without an f32 conversion (F4, F6, F8_E8M0,
+//!   C64). Skipped tensors are listed with the reason and do not count as differences.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use gguf_lens::compare::ValueDiff;
 use gguf_lens::gguf::row_chunks;
+use gguf_lens::safetensors::Dtype;
 use gguf_lens::{Error, ErrorKind, Kernel};
 use serde_json::{json, Value as Json};
 
@@ -145,6 +147,21 @@ fn rename_llama(entries: &mut [Entry]) {
     }
 }
 
+/// Why the values of `name` are not compared, when they are not: rows permuted by llama.cpp
+/// (`--llama-names`' attn_q / attn_k), or a safetensors dtype without an f32 conversion.
+fn skip_reason(opts: &Options, name: &str, lists: [&[Entry]; 2]) -> Option<String> {
+    if opts.llama_names && rows_permuted(name) {
+        return Some(
+            "llama.cpp permutes its rows per head, values not comparable elementwise".to_string(),
+        );
+    }
+    lists
+        .iter()
+        .flat_map(|list| list.iter().find(|e| e.name == name))
+        .find(|e| Dtype::from_name(&e.type_name).is_some_and(|d| !d.is_plain()))
+        .map(|e| format!("dtype {} has no f32 conversion", e.type_name))
+}
+
 /// Compares the values of `name` in both, row chunk by row chunk.
 fn compare_values(
     opts: &Options,
@@ -207,9 +224,17 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
     } else {
         Vec::new()
     };
-    let (skipped, names): (Vec<&str>, Vec<&str>) = names
+    let mut skipped = Vec::new();
+    let names: Vec<&str> = names
         .into_iter()
-        .partition(|n| opts.llama_names && rows_permuted(n));
+        .filter(|&name| match skip_reason(opts, name, [&ta, &tb]) {
+            Some(reason) => {
+                skipped.push((name.to_string(), reason));
+                false
+            }
+            None => true,
+        })
+        .collect();
     let mut compared = Vec::new();
     if !names.is_empty() {
         let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
@@ -257,8 +282,8 @@ struct Report<'a> {
     metadata: Option<&'a MetadataDiff>,
     tensors: &'a TensorDiff,
     compared: &'a [Compared],
-    /// Not compared: rows permuted by llama.cpp.
-    skipped: &'a [&'a str],
+    /// Not compared, and why.
+    skipped: &'a [(String, String)],
     identical: bool,
 }
 
@@ -333,7 +358,11 @@ impl Report<'_> {
         if !self.compared.is_empty() || self.opts.values {
             doc["values"] = self.compared.iter().map(metrics_json).collect();
         }
-        doc["skipped"] = json!(self.skipped);
+        doc["skipped"] = self
+            .skipped
+            .iter()
+            .map(|(name, reason)| json!({"name": name, "reason": reason}))
+            .collect();
         doc
     }
 
@@ -391,11 +420,8 @@ impl Report<'_> {
             let _ = writeln!(out, "  type       {a} -> {b}: {n} tensors");
         }
         values_text(&mut out, self.compared);
-        for name in self.skipped {
-            let _ = writeln!(
-                out,
-                "  skipped    {name}: llama.cpp permutes its rows per head, values not comparable elementwise"
-            );
+        for (name, reason) in self.skipped {
+            let _ = writeln!(out, "  skipped    {name}: {reason}");
         }
         verdict_text(&mut out, self.identical);
         out
