@@ -484,6 +484,21 @@ fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
         assert_eq!(doc["a"]["format"], pair["formats"][0], "{a}");
         assert_eq!(doc["b"]["format"], pair["formats"][1], "{b}");
         assert_eq!(doc["metadata"], pair["metadata"], "{a} {b}: metadata");
+        assert_eq!(doc["summary"].as_array().map(Vec::len), Some(3));
+        for (got, want) in doc["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(pair["summary"].as_array().unwrap())
+        {
+            for field in ["field", "a", "b"] {
+                assert_eq!(
+                    got[field], want[field],
+                    "{a} {b}: summary {}",
+                    want["field"]
+                );
+            }
+        }
         let what = format!("{a} {b}");
         check_tensors(&doc, pair, &what);
         check_values(&doc, pair, &what);

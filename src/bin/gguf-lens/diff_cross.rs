@@ -247,7 +247,7 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
     let identical = tensors.is_identical()
         && metadata.as_ref().map_or(true, MetadataDiff::is_identical)
         && compared.iter().all(|c| c.metrics.is_identical());
-    let summary = [("a", &ma, &ta), ("b", &mb, &tb)].map(|(_, m, t)| Side {
+    let summary = [(&ma, &ta), (&mb, &tb)].map(|(m, t)| Side {
         format: m.format(),
         tensors: t.len() as u64,
         parameters: t.iter().map(|e| e.shape.iter().product::<u64>()).sum(),
