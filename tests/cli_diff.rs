@@ -111,18 +111,7 @@ fn check_pair(pair: &Json) {
         }
     }
 
-    // Tensors.
-    let (t, wt) = (&doc["tensors"], &pair["tensors"]);
-    for field in [
-        "only_a",
-        "only_b",
-        "shape_changes",
-        "type_changes",
-        "transitions",
-        "matching",
-    ] {
-        assert_eq!(t[field], wt[field], "{a}: tensors {field}");
-    }
+    check_tensors(&doc, pair, a);
 
     // Quant mix of both.
     for (side, want) in [("a", &pair["quant_mix_a"]), ("b", &pair["quant_mix_b"])] {
@@ -138,12 +127,33 @@ fn check_pair(pair: &Json) {
     }
 
     // Values of every matching tensor.
-    let values = doc["values"].as_array().unwrap();
-    let want_values = pair["values"].as_array().unwrap();
+    assert!(!doc["values"].as_array().unwrap().is_empty());
+    check_values(&doc, pair, a);
+}
+
+/// The tensor diff of a `diff --json` document against the expected pair.
+fn check_tensors(doc: &Json, pair: &Json, what: &str) {
+    for field in [
+        "only_a",
+        "only_b",
+        "shape_changes",
+        "type_changes",
+        "transitions",
+        "matching",
+    ] {
+        assert_eq!(
+            doc["tensors"][field], pair["tensors"][field],
+            "{what}: tensors {field}"
+        );
+    }
+}
+
+/// The value metrics of a `diff --json --values` document against the expected pair.
+fn check_values(doc: &Json, pair: &Json, what: &str) {
     assert_eq!(keys(&doc["values"], "name"), keys(&pair["values"], "name"));
-    assert!(!values.is_empty());
-    for (got, want) in values.iter().zip(want_values) {
-        check_metrics(got, want, &format!("{a}: {}", want["name"]));
+    let want_values = pair["values"].as_array().unwrap();
+    for (got, want) in doc["values"].as_array().unwrap().iter().zip(want_values) {
+        check_metrics(got, want, &format!("{what}: {}", want["name"]));
     }
 }
 
@@ -422,4 +432,238 @@ fn output_write_error_exits_2() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: standard output"));
     }
+}
+
+/// Whether a cross-format expected pair is identical: no tensor or metadata difference and every
+/// compared value equal.
+fn cross_identical(pair: &Json) -> bool {
+    let t = &pair["tensors"];
+    let empty = |v: &Json| v.as_array().is_some_and(Vec::is_empty);
+    let tensors_same = ["only_a", "only_b", "shape_changes", "type_changes"]
+        .iter()
+        .all(|f| empty(&t[*f]));
+    let m = &pair["metadata"];
+    let metadata_same = m.is_null()
+        || ["only_a", "only_b", "changed"]
+            .iter()
+            .all(|f| empty(&m[*f]));
+    let values_same = pair["values"].as_array().unwrap().iter().all(|v| {
+        v["max_abs"].as_f64().unwrap_or(0.0) == 0.0
+            && v["nan_mismatch"] == 0
+            && v["inf_mismatch"] == 0
+    });
+    tensors_same && metadata_same && values_same
+}
+
+#[test]
+fn diff_across_formats_matches_safetensors_gguf_py_and_numpy() {
+    let expected = expected();
+    let pairs = expected["cross_pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 6);
+    assert!(pairs.iter().any(cross_identical));
+    assert!(!pairs.iter().all(cross_identical));
+    assert!(pairs.iter().any(|p| p["skipped"] != Json::Array(vec![])));
+    for pair in pairs {
+        let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+        let identical = cross_identical(pair);
+        let mut args = vec!["diff", a, b, "--json", "--values"];
+        args.extend(
+            pair["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap()),
+        );
+        let doc = run_json(&args, if identical { 0 } else { 1 });
+        assert_eq!(
+            keys(&doc["skipped"], "name"),
+            pair["skipped"].as_array().unwrap()[..],
+            "{a} {b}"
+        );
+        assert_eq!(doc["identical"], identical, "{a} {b}");
+        assert_eq!(doc["a"]["format"], pair["formats"][0], "{a}");
+        assert_eq!(doc["b"]["format"], pair["formats"][1], "{b}");
+        assert_eq!(doc["metadata"], pair["metadata"], "{a} {b}: metadata");
+        assert_eq!(doc["summary"].as_array().map(Vec::len), Some(3));
+        for (got, want) in doc["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(pair["summary"].as_array().unwrap())
+        {
+            for field in ["field", "a", "b"] {
+                assert_eq!(
+                    got[field], want[field],
+                    "{a} {b}: summary {}",
+                    want["field"]
+                );
+            }
+        }
+        let what = format!("{a} {b}");
+        check_tensors(&doc, pair, &what);
+        check_values(&doc, pair, &what);
+    }
+}
+
+/// Runs, asserts the exit code and that stdout contains every `want`.
+fn assert_text(args: &[&str], code: i32, wants: &[&str]) {
+    let output = run(args);
+    assert_eq!(output.status.code(), Some(code), "{args:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    for want in wants {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+}
+
+#[test]
+fn diff_across_formats_text_says_what_is_compared() {
+    let gguf = "fixtures/diff/arrays-b.gguf";
+    let st = "fixtures/diff/arrays-a.safetensors";
+    let sample = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    let hf = "fixtures/diff/sample-hf.safetensors";
+    // (arguments, lines expected in the text); all exit 1 (the files differ).
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["diff", st, gguf, "--tensor", "w"],
+            &[
+                "A: fixtures/diff/arrays-a.safetensors (safetensors)",
+                "B: fixtures/diff/arrays-b.gguf (gguf)",
+                "metadata: not compared",
+                "logical row-major shapes",
+                "shape      s [4, 8] -> [8, 4]",
+                "type       F16 -> F32: 1 tensors",
+                "  w ",
+                "files differ",
+            ],
+        ),
+        (
+            &["diff", st, "fixtures/diff/arrays-b.safetensors"],
+            &[
+                "metadata (__metadata__): 1 same, 1 changed, 1 only in A, 1 only in B",
+                "changed    source: \"arrays-a\" -> \"arrays-b\"",
+            ],
+        ),
+        // --llama-names: GGUF names, Q/K skipped with the reason.
+        (
+            &["diff", hf, sample, "--llama-names", "--values"],
+            &[
+                "only in A  model.layers.0.self_attn.rotary_emb.inv_freq F32 [4]",
+                "  blk.0.attn_v.weight              F16/Q6_K",
+                "skipped    blk.0.attn_k.weight: llama.cpp permutes its rows",
+            ],
+        ),
+    ];
+    for (args, wants) in cases {
+        assert_text(args, 1, wants);
+    }
+    let doc = run_json(&["diff", hf, sample, "--llama-names", "--json"], 1);
+    assert_eq!(doc["tensors"]["matching"], 3);
+    assert_eq!(
+        doc["tensors"]["type_changes"][0]["name"],
+        "blk.0.attn_k.weight"
+    );
+    // A shard index against its single-file twin.
+    let single = "fixtures/gptq/b4_g32_v1/model.safetensors";
+    let sharded = "fixtures/gptq/sharded/model.safetensors.index.json";
+    let doc = run_json(&["diff", single, sharded, "--values", "--json"], 0);
+    assert_eq!(doc["tensors"]["matching"], 5);
+    assert_eq!(doc["values"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn stats_on_safetensors_matches_numpy_and_torch() {
+    let expected = expected();
+    let cases = expected["st_stats"].as_array().unwrap();
+    assert!(cases.iter().any(|c| c["type"] == "GPTQ-4bit"));
+    assert!(cases.iter().any(|c| c["histogram"].is_null()));
+    for case in cases {
+        check_stats(case);
+    }
+    let doc = run_json(
+        &["stats", "fixtures/diff/arrays-a.safetensors", "w", "--json"],
+        0,
+    );
+    assert_eq!(doc["format"], "safetensors");
+    let doc = run_json(&["stats", "fixtures/diff/arrays-a.gguf", "w", "--json"], 0);
+    assert_eq!(doc["format"], "gguf");
+}
+
+#[test]
+fn safetensors_errors_exit_2_with_one_line() {
+    let st = "fixtures/diff/arrays-a.safetensors";
+    let gptq = "fixtures/gptq/b4_g32_v1/model.safetensors";
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(root().join(st)).unwrap();
+    let truncated = dir.path().join("truncated.safetensors");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+    let truncated = truncated.to_str().unwrap();
+
+    assert_fails(&["stats", st, "nope"], &[st, "no tensor named \"nope\""]);
+    assert_fails(&["stats", truncated, "w"], &[truncated]);
+    assert_fails(
+        &[
+            "stats",
+            gptq,
+            "model.layers.0.self_attn.q_proj",
+            "--rows",
+            "5:33",
+        ],
+        &[gptq, "rows 5..33 are outside", "(32 rows)"],
+    );
+    assert_fails(&["diff", st, truncated], &[truncated]);
+    assert_fails(
+        &["diff", truncated, "fixtures/diff/arrays-b.gguf"],
+        &[truncated],
+    );
+    assert_fails(
+        &["diff", st, "fixtures/diff/arrays-b.gguf", "--tensor", "s"],
+        &[
+            "tensor s has shape [4, 8] in A and [8, 4] in B",
+            "row-major",
+        ],
+    );
+    assert_fails(
+        &[
+            "diff",
+            st,
+            "fixtures/diff/arrays-b.gguf",
+            "--tensor",
+            "x_only_a",
+        ],
+        &[
+            "fixtures/diff/arrays-b.gguf",
+            "no tensor named \"x_only_a\"",
+        ],
+    );
+    assert_fails(
+        &[
+            "diff",
+            "fixtures/diff/arrays-b.gguf",
+            st,
+            "--tensor",
+            "y_only_b",
+        ],
+        &[st, "no tensor named \"y_only_b\""],
+    );
+}
+
+/// A dtype without an f32 conversion: `diff --values` lists it as skipped, `stats` refuses it.
+#[test]
+fn unconvertible_dtypes_are_skipped_by_diff_and_refused_by_stats() {
+    let header = br#"{"c":{"dtype":"C64","shape":[2],"data_offsets":[0,16]},"x":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    bytes.extend((0..24u8).map(|i| i * 7));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c64.safetensors");
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.to_str().unwrap();
+    let doc = run_json(&["diff", path, path, "--values", "--json"], 0);
+    assert_eq!(keys(&doc["values"], "name"), ["x"]);
+    assert_eq!(doc["skipped"][0]["name"], "c");
+    assert_eq!(
+        doc["skipped"][0]["reason"],
+        "dtype C64 has no f32 conversion"
+    );
+    assert_fails(&["stats", path, "c"], &[path, "C64"]);
 }

@@ -11,16 +11,19 @@ use gguf_lens::summary::{file_type_label, Summary};
 use gguf_lens::{GgufFile, Kernel};
 use serde_json::{json, Value as Json};
 
+use crate::model::Model;
 use crate::CHUNK_ELEMENTS;
-use crate::{exit_2, write_stdout, Failure};
-use crate::{fatal, json::value_json, open_gguf, positional_arg, text::preview, two_args};
+use crate::{diff_cross, exit_2, json_line, write_stdout, Failure};
+use crate::{fatal, json::value_json, positional_arg, text::preview, two_args};
 
-struct Options<'a> {
-    a: &'a str,
-    b: &'a str,
-    values: bool,
-    tensors: Vec<&'a str>,
-    json: bool,
+pub struct Options<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+    pub values: bool,
+    pub tensors: Vec<&'a str>,
+    pub json: bool,
+    /// Hugging Face llama names of the safetensors side read as GGUF names.
+    pub llama_names: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
@@ -28,11 +31,13 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
     let mut values = false;
     let mut tensors = Vec::new();
     let mut json = false;
+    let mut llama_names = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--json" => json = true,
             "--values" => values = true,
+            "--llama-names" => llama_names = true,
             "--tensor" => tensors.push(
                 iter.next()
                     .ok_or_else(|| Failure::Usage("--tensor needs a NAME".into()))?
@@ -48,22 +53,39 @@ fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
         values,
         tensors,
         json,
+        llama_names,
     })
 }
 
 /// One compared tensor.
-struct Compared {
-    name: String,
-    type_a: &'static str,
-    type_b: &'static str,
-    shape: Vec<u64>,
-    metrics: Metrics,
+pub struct Compared {
+    pub name: String,
+    pub type_a: String,
+    pub type_b: String,
+    pub shape: Vec<u64>,
+    pub metrics: Metrics,
 }
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let opts = parse_args(args)?;
-    let (mut ra, fa) = open_gguf(opts.a)?;
-    let (mut rb, fb) = open_gguf(opts.b)?;
+    let model_a = Model::open(opts.a)?;
+    let model_b = Model::open(opts.b)?;
+    let (mut ra, fa, mut rb, fb) = match (model_a, model_b) {
+        (
+            Model::Gguf {
+                reader: ra,
+                file: fa,
+            },
+            Model::Gguf {
+                reader: rb,
+                file: fb,
+            },
+        ) => (ra, fa, rb, fb),
+        (model_a, model_b) => return diff_cross::run(&opts, model_a, model_b),
+    };
+    if opts.llama_names {
+        return Err(diff_cross::llama_names_usage());
+    }
     let header = HeaderDiff::of(&fa, &fb);
     let names: Vec<&str> = if !opts.tensors.is_empty() {
         opts.tensors.clone()
@@ -99,8 +121,8 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             })?;
             compared.push(Compared {
                 name: name.to_string(),
-                type_a: ta.ggml_type().name(),
-                type_b: tb.ggml_type().name(),
+                type_a: ta.ggml_type().name().to_string(),
+                type_b: tb.ggml_type().name().to_string(),
                 shape: ta.dims().to_vec(),
                 metrics,
             });
@@ -117,15 +139,19 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     };
     let text = if opts.json {
         let mut warnings = Vec::new();
-        let mut text = report.json(&mut warnings).to_string();
+        let text = json_line(&report.json(&mut warnings));
         for warning in warnings {
             eprintln!("warning: {warning}");
         }
-        text.push('\n');
         text
     } else {
         report.text()
     };
+    finish(&text, identical)
+}
+
+/// Prints the report; exit 0 when identical, else 1 ("files differ").
+pub fn finish(text: &str, identical: bool) -> Result<(), Failure> {
     write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
     if identical {
         Ok(())
@@ -188,7 +214,7 @@ fn tensor_ref_json(file: &GgufFile, name: &str) -> Json {
     }
 }
 
-fn metrics_json(c: &Compared) -> Json {
+pub fn metrics_json(c: &Compared) -> Json {
     let m = &c.metrics;
     json!({
         "name": c.name,
@@ -321,14 +347,8 @@ impl Report<'_> {
             );
         }
         let m = &h.metadata;
-        let _ = writeln!(
-            out,
-            "\nmetadata: {} same, {} changed, {} only in A, {} only in B",
-            m.same,
-            m.changed.len(),
-            m.only_a.len(),
-            m.only_b.len()
-        );
+        let counts = [m.changed.len(), m.only_a.len(), m.only_b.len()];
+        metadata_line(&mut out, "metadata", m.same, counts);
         for key in &m.only_a {
             let shown = fa.get(key).map(|v| preview(&v)).unwrap_or_default();
             let _ = writeln!(out, "  only in A  {key} = {shown}");
@@ -341,15 +361,9 @@ impl Report<'_> {
             let _ = writeln!(out, "  changed    {}", self.change_text(c));
         }
         let t = &h.tensors;
-        let _ = writeln!(
-            out,
-            "\ntensors: {} matching (same name and shape), {} only in A, {} only in B, {} shape changes, {} type changes",
-            t.matching.len(),
-            t.only_a.len(),
-            t.only_b.len(),
-            t.shape_changes.len(),
-            t.type_changes.len()
-        );
+        let counts = [&t.matching, &t.only_a, &t.only_b].map(Vec::len);
+        let changes = [t.shape_changes.len(), t.type_changes.len()];
+        tensors_line(&mut out, "tensors", counts, changes);
         for (label, names, file) in [("only in A", &t.only_a, fa), ("only in B", &t.only_b, fb)] {
             for name in names {
                 let _ = writeln!(out, "  {label}  {}", tensor_text(file, name));
@@ -384,45 +398,8 @@ impl Report<'_> {
                 .collect();
             let _ = writeln!(out, "  {label}  {}", mix.join(", "));
         }
-        if !self.compared.is_empty() {
-            let _ = writeln!(out, "\nvalues (over pairs where both are finite):");
-            let _ = writeln!(
-                out,
-                "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
-                "tensor",
-                "types",
-                "rmse",
-                "max|a-b|",
-                "mean|a-b|",
-                "rmse/rms(a)",
-                "cosine",
-                "NaN≠",
-                "Inf≠"
-            );
-            for c in self.compared {
-                let m = &c.metrics;
-                let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4e}"));
-                let _ = writeln!(
-                    out,
-                    "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
-                    c.name,
-                    format!("{}/{}", c.type_a, c.type_b),
-                    num(m.rmse),
-                    num(m.max_abs),
-                    num(m.mean_abs),
-                    num(m.rel_rmse),
-                    m.cosine.map_or("-".to_string(), |v| format!("{v:.9}")),
-                    m.nan_mismatch,
-                    m.inf_mismatch
-                );
-            }
-        }
-        let verdict = if self.identical {
-            "identical"
-        } else {
-            "files differ"
-        };
-        let _ = writeln!(out, "\n{verdict}");
+        values_text(&mut out, self.compared);
+        verdict_text(&mut out, self.identical);
         out
     }
 
@@ -468,4 +445,66 @@ fn tensor_text(file: &GgufFile, name: &str) -> String {
         Ok(t) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
         Err(_) => name.to_string(),
     }
+}
+
+/// `<heading>: N same, N changed, N only in A, N only in B`.
+pub fn metadata_line(out: &mut String, heading: &str, same: u64, [changed, a, b]: [usize; 3]) {
+    let _ = writeln!(
+        out,
+        "\n{heading}: {same} same, {changed} changed, {a} only in A, {b} only in B"
+    );
+}
+
+/// `<heading>: N matching (same name and shape), N only in A, N only in B, N shape changes, N
+/// type changes`.
+pub fn tensors_line(
+    out: &mut String,
+    heading: &str,
+    [matching, only_a, only_b]: [usize; 3],
+    [shapes, types]: [usize; 2],
+) {
+    let _ = writeln!(
+        out,
+        "\n{heading}: {matching} matching (same name and shape), {only_a} only in A, {only_b} only in B, {shapes} shape changes, {types} type changes",
+    );
+}
+
+/// The values table of `diff --values`.
+pub fn values_text(out: &mut String, compared: &[Compared]) {
+    if compared.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nvalues (over pairs where both are finite):");
+    let _ = writeln!(
+        out,
+        "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
+        "tensor", "types", "rmse", "max|a-b|", "mean|a-b|", "rmse/rms(a)", "cosine", "NaN≠", "Inf≠"
+    );
+    for c in compared {
+        let m = &c.metrics;
+        let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4e}"));
+        let _ = writeln!(
+            out,
+            "  {:<32} {:<13} {:>11} {:>11} {:>11} {:>11} {:>12} {:>5} {:>5}",
+            c.name,
+            format!("{}/{}", c.type_a, c.type_b),
+            num(m.rmse),
+            num(m.max_abs),
+            num(m.mean_abs),
+            num(m.rel_rmse),
+            m.cosine.map_or("-".to_string(), |v| format!("{v:.9}")),
+            m.nan_mismatch,
+            m.inf_mismatch
+        );
+    }
+}
+
+/// The last line: `identical` or `files differ`.
+pub fn verdict_text(out: &mut String, identical: bool) {
+    let verdict = if identical {
+        "identical"
+    } else {
+        "files differ"
+    };
+    let _ = writeln!(out, "\n{verdict}");
 }

@@ -1,13 +1,16 @@
-//! The `gguf-lens` command: `inspect FILE [--json]` and `dequant FILE TENSOR -o OUT [--rows A:B]`,
-//! for GGUF files and safetensors checkpoints (plain or GPTQ); `stats FILE TENSOR` and
-//! `diff A B` for GGUF files.
+//! The `gguf-lens` command: `inspect FILE [--json]`, `dequant FILE TENSOR -o OUT [--rows A:B]`,
+//! `stats FILE TENSOR` and `diff A B`, for GGUF files and safetensors checkpoints (plain or
+//! GPTQ; `diff` also one of each).
 //! `inspect` and `dequant` exit 0 on success, 1 with one `error:` line on a bad file, 2 on bad
 //! usage; `stats` exits 0 or 2 (any error), `diff` 0 when identical, 1 when the files differ,
 //! 2 on any error, as `cmp` does.
 
 mod checkpoint;
 mod diff;
+mod diff_cross;
 mod json;
+mod llama_names;
+mod model;
 mod st_dequant;
 mod st_inspect;
 mod stats;
@@ -17,7 +20,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 
-use gguf_lens::gguf::{read_header, row_chunks, GgufFile, RowReader};
+use gguf_lens::gguf::{read_header, row_chunks, RowReader};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::{Error, Kernel};
 
@@ -26,14 +29,14 @@ use checkpoint::Checkpoint;
 const USAGE: &str = "usage:
   gguf-lens inspect FILE [--json]
   gguf-lens dequant FILE TENSOR_NAME -o OUT [--rows A:B] [--v1-zeros unmasked|wrapping]
-  gguf-lens stats FILE.gguf TENSOR_NAME [--rows A:B] [--bins N] [--json]
-  gguf-lens diff A.gguf B.gguf [--values] [--tensor NAME]... [--json]
+  gguf-lens stats FILE TENSOR_NAME [--rows A:B] [--bins N] [--json]
+  gguf-lens diff A B [--values] [--tensor NAME]... [--llama-names] [--json]
 
-FILE: a .gguf, a .safetensors or a model.safetensors.index.json (shards beside it). For
+FILE, A, B: a .gguf, a .safetensors or a model.safetensors.index.json (shards beside it). For
 safetensors, TENSOR_NAME is a tensor or a GPTQ layer (e.g. model.layers.0.self_attn.q_proj),
 dequantized to f32 [out_features, in_features]; quantize_config.json or config.json beside the
 file gives the GPTQ config. --v1-zeros: how a v1 stored zero of 2^bits-1 is read (unmasked:
-2^bits, as llama.cpp; wrapping: 0, as GPTQModel).
+2^bits, as llama.cpp; wrapping: 0, as GPTQModel); stats and diff read them unmasked.
 
 stats: min, max, mean, std (population, of the finite values), NaN/+Inf/-Inf/zero counts and a
 histogram of N bins (default 32) over [min, max] of the finite values (numpy's rule: bin i holds
@@ -44,6 +47,12 @@ type changes) and quant mix of both. --values compares the values of every tenso
 name and shape (--tensor NAME: only those): RMSE, max and mean |a-b|, RMSE/RMS(a) and cosine
 over the pairs where both are finite, NaN and Inf mismatches. Exit 0 when identical, 1 when
 the files differ, 2 on any error.
+With safetensors on either side: metadata is compared only between two checkpoints (their
+__metadata__ strings; not GGUF vs safetensors), tensors by name with logical row-major shapes
+(GGUF dims reversed), a GPTQ layer as <layer>.weight [out, in]; format, tensor count and
+parameters are shown, not counted. --llama-names (one GGUF, one checkpoint): Hugging Face llama
+names read as GGUF names (model.layers.N.self_attn.q_proj.weight -> blk.N.attn_q.weight);
+attn_q/attn_k are skipped, not compared (llama.cpp permutes their rows).
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -70,13 +79,6 @@ fn exit_2(path: &str) -> impl Fn(Failure) -> Failure + '_ {
         Failure::File(err) => fatal(path)(err),
         other => other,
     }
-}
-
-/// Opens `path` and reads its GGUF header; errors name the file (exit 2).
-fn open_gguf(path: &str) -> Result<(File, GgufFile), Failure> {
-    let (mut reader, size) = open(path).map_err(exit_2(path))?;
-    let file = read_header(&mut reader, size).map_err(fatal(path))?;
-    Ok((reader, file))
 }
 
 impl From<Error> for Failure {
@@ -138,6 +140,13 @@ fn is_safetensors(path: &str) -> bool {
     checkpoint::is_safetensors(path, &head)
 }
 
+/// A JSON document as one line of output.
+fn json_line(doc: &serde_json::Value) -> String {
+    let mut text = doc.to_string();
+    text.push('\n');
+    text
+}
+
 fn write_stdout(text: &[u8]) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -163,9 +172,7 @@ fn inspect(args: &[String]) -> Result<(), Failure> {
     if is_safetensors(path) {
         let checkpoint = Checkpoint::open(path)?;
         let text = if as_json {
-            let mut text = st_inspect::inspect_json(&checkpoint).to_string();
-            text.push('\n');
-            text
+            json_line(&st_inspect::inspect_json(&checkpoint))
         } else {
             st_inspect::inspect_text(&checkpoint)
         };

@@ -1,32 +1,168 @@
 //! `dequant` for safetensors: a GPTQ layer (by its prefix or `<prefix>.weight`) or a plain
 //! tensor, to raw little-endian f32, rows being output features / the last dimension.
+//! [`StTensor`] is that name resolution and row reader, shared with `stats` and `diff`.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::ops::Range;
 
-use gguf_lens::gptq::{dequantize_rows, CheckpointFormat, LayerParts, V1Zeros};
-use gguf_lens::safetensors::to_f32;
+use gguf_lens::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
+use gguf_lens::safetensors::{to_f32, Tensor};
 use gguf_lens::{Error, ErrorKind, Result};
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, Shard};
 
-/// Rows converted per step for plain tensors.
+/// Rows converted per step.
 const CHUNK_ELEMENTS: u64 = 4 << 20;
 
-fn write_f32(out: &mut impl Write, values: &[f32]) -> Result<()> {
-    for v in values {
-        out.write_all(&v.to_le_bytes())?;
+/// The parts of a GPTQ layer, read whole.
+struct GptqParts {
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+    format: CheckpointFormat,
+    v1: V1Zeros,
+}
+
+enum Source<'c> {
+    Plain(&'c Shard, &'c Tensor),
+    Gptq(&'c GptqLayer, GptqParts),
+}
+
+/// A tensor of a checkpoint as f32 rows: a plain tensor by its name (rows: the last dimension)
+/// or a GPTQ layer by its prefix or `<prefix>.weight` (rows: output features, f32 `[out, in]`).
+pub struct StTensor<'c> {
+    checkpoint: &'c Checkpoint,
+    source: Source<'c>,
+}
+
+/// The type name shown for a GPTQ layer, e.g. `GPTQ-4bit`.
+pub fn gptq_type_name(layer: &GptqLayer) -> String {
+    format!("GPTQ-{}bit", layer.bits)
+}
+
+impl<'c> StTensor<'c> {
+    /// Resolves `name`: a plain tensor first, else a GPTQ layer (whose parts are read here).
+    pub fn resolve(c: &'c Checkpoint, name: &str, v1: V1Zeros) -> Result<StTensor<'c>> {
+        if let Some((shard, t)) = c.find(name) {
+            return Ok(StTensor {
+                checkpoint: c,
+                source: Source::Plain(shard, t),
+            });
+        }
+        let layer = c.layer(name).ok_or_else(|| {
+            Error::new(ErrorKind::NoSuchTensor {
+                name: name.to_string(),
+            })
+        })?;
+        let parts = GptqParts {
+            qweight: c.read_tensor(&layer.part("qweight"))?,
+            qzeros: c.read_tensor(&layer.part("qzeros"))?,
+            scales: c.read_tensor(&layer.part("scales"))?,
+            g_idx: match layer.has_g_idx {
+                true => Some(c.read_tensor(&layer.part("g_idx"))?),
+                false => None,
+            },
+            format: c
+                .config
+                .as_ref()
+                .map_or(CheckpointFormat::V1, |(_, q)| q.checkpoint_format),
+            v1,
+        };
+        Ok(StTensor {
+            checkpoint: c,
+            source: Source::Gptq(layer, parts),
+        })
     }
-    Ok(())
+
+    /// The dtype name, or `GPTQ-<bits>bit` for a layer.
+    pub fn type_name(&self) -> String {
+        match &self.source {
+            Source::Plain(_, t) => t.dtype().name().to_string(),
+            Source::Gptq(layer, _) => gptq_type_name(layer),
+        }
+    }
+
+    /// The shape, row-major: the tensor's, or `[out_features, in_features]` for a layer.
+    pub fn shape(&self) -> Vec<u64> {
+        match &self.source {
+            Source::Plain(_, t) => t.shape().to_vec(),
+            Source::Gptq(layer, _) => vec![layer.out_features, layer.in_features],
+        }
+    }
+
+    pub fn n_rows(&self) -> u64 {
+        match &self.source {
+            Source::Plain(_, t) => t.n_rows(),
+            Source::Gptq(layer, _) => layer.out_features,
+        }
+    }
+
+    pub fn row_len(&self) -> u64 {
+        match &self.source {
+            Source::Plain(_, t) => t.row_len(),
+            Source::Gptq(layer, _) => layer.in_features,
+        }
+    }
+
+    /// Rows per chunk of at most `max_elements` values (at least one row).
+    pub fn rows_per_chunk(&self, max_elements: u64) -> u64 {
+        (max_elements / self.row_len().max(1)).max(1)
+    }
+
+    /// Checks that `rows` can be read: in range, and a dtype that converts to f32.
+    pub fn check_rows(&self, rows: Range<u64>) -> Result<()> {
+        match &self.source {
+            Source::Plain(shard, t) => {
+                shard.file.rows_range(t, rows)?;
+                if !t.dtype().is_plain() {
+                    return Err(Error::new(ErrorKind::UnsupportedDtype {
+                        name: t.name().to_string(),
+                        dtype: t.dtype().name(),
+                    }));
+                }
+            }
+            Source::Gptq(layer, _) => {
+                if rows.start > rows.end || rows.end > layer.out_features {
+                    return Err(Error::new(ErrorKind::BadRowRange {
+                        name: layer.name.clone(),
+                        start: rows.start,
+                        end: rows.end,
+                        rows: layer.out_features,
+                    }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads rows `rows` as f32 into `out` (resized to fit).
+    pub fn read_rows(&self, rows: Range<u64>, out: &mut Vec<f32>) -> Result<()> {
+        out.clear();
+        out.resize(((rows.end - rows.start) * self.row_len()) as usize, 0f32);
+        match &self.source {
+            Source::Plain(shard, t) => {
+                let bytes = self
+                    .checkpoint
+                    .read(shard, shard.file.rows_range(t, rows)?)?;
+                to_f32(t.dtype(), t.name(), &bytes, out)
+            }
+            Source::Gptq(layer, p) => {
+                let parts = LayerParts {
+                    qweight: &p.qweight,
+                    qzeros: &p.qzeros,
+                    scales: &p.scales,
+                    g_idx: p.g_idx.as_deref(),
+                };
+                dequantize_rows(layer, &parts, p.format, p.v1, rows, out)
+            }
+        }
+    }
 }
 
-/// Creates the output file only once the request is known to be valid.
-fn create(output: &str) -> Result<BufWriter<File>> {
-    Ok(BufWriter::new(File::create(output)?))
-}
-
-/// Writes rows `rows` (all when None) of `name` to the file `output`.
+/// Writes rows `rows` (all when None) of `name` to the file `output`, created only once the
+/// request is known to be valid.
 pub fn dequant(
     c: &Checkpoint,
     name: &str,
@@ -34,72 +170,16 @@ pub fn dequant(
     v1: V1Zeros,
     output: &str,
 ) -> Result<()> {
-    if let Some((shard, t)) = c.find(name) {
-        let rows = rows.unwrap_or(0..t.n_rows());
-        shard.file.rows_range(t, rows.clone())?;
-        if !t.dtype().is_plain() {
-            return Err(Error::new(ErrorKind::UnsupportedDtype {
-                name: name.to_string(),
-                dtype: t.dtype().name(),
-            }));
-        }
-        let out = &mut create(output)?;
-        let per_chunk = (CHUNK_ELEMENTS / t.row_len().max(1)).max(1);
-        let mut start = rows.start;
-        let mut values = Vec::new();
-        while start < rows.end {
-            let end = rows.end.min(start + per_chunk);
-            let bytes = c.read(shard, shard.file.rows_range(t, start..end)?)?;
-            values.clear();
-            values.resize(((end - start) * t.row_len()) as usize, 0f32);
-            to_f32(t.dtype(), t.name(), &bytes, &mut values)?;
-            write_f32(out, &values)?;
-            start = end;
-        }
-        return Ok(out.flush()?);
-    }
-    let layer = c.layer(name).ok_or_else(|| {
-        Error::new(ErrorKind::NoSuchTensor {
-            name: name.to_string(),
-        })
-    })?;
-    let rows = rows.unwrap_or(0..layer.out_features);
-    let qweight = c.read_tensor(&layer.part("qweight"))?;
-    let qzeros = c.read_tensor(&layer.part("qzeros"))?;
-    let scales = c.read_tensor(&layer.part("scales"))?;
-    let g_idx = match layer.has_g_idx {
-        true => Some(c.read_tensor(&layer.part("g_idx"))?),
-        false => None,
-    };
-    let parts = LayerParts {
-        qweight: &qweight,
-        qzeros: &qzeros,
-        scales: &scales,
-        g_idx: g_idx.as_deref(),
-    };
-    let format = c
-        .config
-        .as_ref()
-        .map_or(CheckpointFormat::V1, |(_, q)| q.checkpoint_format);
-    if rows.start > rows.end || rows.end > layer.out_features {
-        return Err(Error::new(ErrorKind::BadRowRange {
-            name: layer.name.clone(),
-            start: rows.start,
-            end: rows.end,
-            rows: layer.out_features,
-        }));
-    }
-    let out = &mut create(output)?;
-    let per_chunk = (CHUNK_ELEMENTS / layer.in_features.max(1)).max(1);
+    let tensor = StTensor::resolve(c, name, v1)?;
+    let rows = rows.unwrap_or(0..tensor.n_rows());
+    tensor.check_rows(rows.clone())?;
+    let mut out = BufWriter::new(File::create(output)?);
     let mut values = Vec::new();
-    let mut start = rows.start;
-    while start < rows.end {
-        let end = rows.end.min(start + per_chunk);
-        values.clear();
-        values.resize(((end - start) * layer.in_features) as usize, 0f32);
-        dequantize_rows(layer, &parts, format, v1, start..end, &mut values)?;
-        write_f32(out, &values)?;
-        start = end;
+    for chunk in gguf_lens::gguf::row_chunks(rows, tensor.rows_per_chunk(CHUNK_ELEMENTS)) {
+        tensor.read_rows(chunk, &mut values)?;
+        for v in &values {
+            out.write_all(&v.to_le_bytes())?;
+        }
     }
     Ok(out.flush()?)
 }

@@ -1,18 +1,20 @@
-//! `stats FILE TENSOR [--rows A:B] [--bins N] [--json]`: two streaming passes over the rows, the
+//! `stats FILE TENSOR [--rows A:B] [--bins N] [--json]`, FILE a GGUF file or a safetensors
+//! checkpoint (TENSOR resolved as `dequant` does): two streaming passes over the rows, the
 //! first for the moments and counts (the core's `Stats`), the second for a histogram over
 //! exactly [min, max] of the finite values (the core's `Histogram`, numpy's bin rule).
 
 use std::fmt::Write;
 use std::ops::Range;
 
-use gguf_lens::gguf::{row_chunks, RowReader};
+use gguf_lens::gguf::row_chunks;
 use gguf_lens::stats::{Histogram, Stats};
 use gguf_lens::Kernel;
 use serde_json::{json, Value as Json};
 
+use crate::model::Model;
 use crate::CHUNK_ELEMENTS;
 use crate::{
-    exit_2, fatal, open_gguf, parse_rows, positional_arg, two_args, write_stdout, Failure,
+    exit_2, fatal, json_line, parse_rows, positional_arg, two_args, write_stdout, Failure,
 };
 
 const DEFAULT_BINS: usize = 32;
@@ -68,15 +70,15 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let opts = parse_args(args)?;
     let path = opts.path;
     let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
-    let (mut reader, file) = open_gguf(path)?;
-    let tensor = file.tensor(opts.name).map_err(fatal(path))?;
+    let mut model = Model::open(path)?;
+    let format = model.format();
+    let mut tensor = model.rows(opts.name, kernel).map_err(fatal(path))?;
     let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
-    file.rows_range(tensor, rows.clone()).map_err(fatal(path))?;
-    let mut rows_reader = RowReader::new(&file, tensor, kernel);
-    let step = rows_reader.rows_per_chunk(CHUNK_ELEMENTS);
+    tensor.check_rows(rows.clone()).map_err(fatal(path))?;
+    let step = tensor.rows_per_chunk(CHUNK_ELEMENTS);
     let mut stats = Stats::without_histogram();
     for chunk in row_chunks(rows.clone(), step) {
-        stats.add(rows_reader.read(&mut reader, chunk).map_err(fatal(path))?);
+        stats.add(tensor.read(chunk).map_err(fatal(path))?);
     }
     let mut histogram = match (stats.min(), stats.max()) {
         (Some(lo), Some(hi)) => Histogram::new(opts.bins, lo.into(), hi.into()),
@@ -84,21 +86,20 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     };
     if let Some(h) = histogram.as_mut() {
         for chunk in row_chunks(rows.clone(), step) {
-            h.add(rows_reader.read(&mut reader, chunk).map_err(fatal(path))?);
+            h.add(tensor.read(chunk).map_err(fatal(path))?);
         }
     }
     let report = Report {
         opts: &opts,
-        type_name: tensor.ggml_type().name(),
-        shape: tensor.dims(),
+        format,
+        type_name: &tensor.type_name(),
+        shape: &tensor.file_shape(),
         rows,
         stats: &stats,
         histogram: histogram.as_ref(),
     };
     let text = if opts.json {
-        let mut text = report.json().to_string();
-        text.push('\n');
-        text
+        json_line(&report.json())
     } else {
         report.text()
     };
@@ -107,6 +108,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
 
 struct Report<'a> {
     opts: &'a Options<'a>,
+    format: &'static str,
     type_name: &'a str,
     shape: &'a [u64],
     rows: Range<u64>,
@@ -127,6 +129,7 @@ impl Report<'_> {
         json!({
             "file": self.opts.path,
             "tensor": self.opts.name,
+            "format": self.format,
             "type": self.type_name,
             "shape": self.shape,
             "rows": [self.rows.start, self.rows.end],
