@@ -6,24 +6,53 @@ import { CHUNK_BYTES } from './model.js';
 /** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
 export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
 
-function ggufHeader(m, side) {
-  if (m?.format !== 'gguf') throw new TypeError(`gguf-lens: compareModels compares GGUF models (${side} is ${m?.format ?? 'not a model'})`);
-  if (m.shards.length > 1) throw new TypeError(`gguf-lens: compareModels compares single-file GGUF models (${side} has ${m.shards.length} shards)`);
-  return m.header;
+/** The core's CompareSide of a model: every shard's header (and a sharded checkpoint's GPTQ layers). */
+function sideOf(m, label) {
+  if (m?.format !== 'gguf' && m?.format !== 'safetensors') {
+    throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is ${m?.format ?? 'not a model'})`);
+  }
+  const side = new m.wasm.CompareSide();
+  try {
+    for (const shard of m.shards) {
+      if (m.format === 'gguf') side.addGguf(shard.header);
+      else side.addSafetensors(shard.header);
+    }
+    if (m._across) side.setGptqLayersAcross(m._across, m._config.text, m._config.kind);
+    return side;
+  } catch (err) {
+    side.free();
+    throw err;
+  }
 }
 
-/** Summary fields side by side, metadata and tensor differences of two GGUF models. */
+/**
+ * Summary fields side by side, metadata and tensor differences of two models: GGUF (single or
+ * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. Two GGUF models
+ * are compared as stored (ggml types, shapes innermost first); other pairs with logical
+ * row-major shapes and type names (`layout: 'logical'`), a GPTQ layer as `<layer>.weight`.
+ */
 export function compareModels(a, b) {
-  return a.wasm.compareHeaders(ggufHeader(a, 'A'), ggufHeader(b, 'B'));
+  const sa = sideOf(a, 'A');
+  let sb;
+  try {
+    sb = sideOf(b, 'B');
+    return a.wasm.compareSides(sa, sb);
+  } finally {
+    sa.free();
+    sb?.free();
+  }
 }
 
-/** A tensor's (or GPTQ layer's) rows: {nRows, rowLength, shape}. */
-const infoOf = (m, name) => m.gptqLayer?.(name) ?? m.tensor(name);
+/** What is read for `name`: a tensor, or the GPTQ layer a `<layer>.weight` name stands for. */
+function resolve(m, name) {
+  const layer = m.gptqLayer?.(name) ?? (!m._tensorIndex?.has(name) && name.endsWith('.weight') ? m.gptqLayer?.(name.slice(0, -'.weight'.length)) : undefined);
+  return layer ? { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] } : { info: m.tensor(name), read: name };
+}
 
-/** GGUF tensors by their whole shape (as `gguf-lens diff`), others by rows and row length. */
-const sameShape = (x, y, gguf) => (gguf
-  ? x.shape.length === y.shape.length && x.shape.every((d, i) => d === y.shape[i])
-  : x.nRows === y.nRows && x.rowLength === y.rowLength);
+/** Row-major logical shape (GGUF dims reversed; a GPTQ layer [out, in]). */
+const logicalShape = (m, r) => r.shape ?? (m.format === 'gguf' ? [...r.info.shape].reverse() : r.info.shape);
+
+const sameDims = (p, q) => p.length === q.length && p.every((d, i) => Number(d) === Number(q[i]));
 
 /**
  * Reads tensor `name` from both models in row chunks (reads of A and B in parallel, the next
@@ -33,14 +62,15 @@ const sameShape = (x, y, gguf) => (gguf
  * time (no values cross into JS); other models as f32 in chunks of `chunkElements` values.
  */
 export async function compareTensor(a, b, name, options = {}) {
-  const x = infoOf(a, name), y = infoOf(b, name);
+  const ra = resolve(a, name), rb = resolve(b, name);
+  const x = ra.info, y = rb.info;
   const gguf = a.format === 'gguf' && b.format === 'gguf';
-  if (!sameShape(x, y, gguf)) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
+  if (!sameDims(logicalShape(a, ra), logicalShape(b, rb))) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
   const { signal, onProgress } = options;
   const step = Math.max(1, gguf && options.chunkElements === undefined
     ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes, y.rowBytes))
     : Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));
-  const read = (m, rows) => (gguf ? m.readTensorBytes(name, { rows, signal }) : m.readTensor(name, { rows, signal }));
+  const read = (m, rows) => (gguf ? m.readTensorBytes(name, { rows, signal }) : m.readTensor((m === a ? ra : rb).read, { rows, signal }));
   const fetchChunk = (first) => {
     const rows = [first, Math.min(x.nRows, first + step)];
     return Promise.all([read(a, rows), read(b, rows)]).then(([va, vb]) => ({ rows, va, vb }));

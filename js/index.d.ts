@@ -202,6 +202,13 @@ export interface KeyChange {
 }
 
 export interface ModelDiff {
+  /** Each model's format. */
+  formats: ['gguf' | 'safetensors', 'gguf' | 'safetensors'];
+  /** 'gguf' for two GGUF models (ggml types, shapes innermost first, as stored); 'logical'
+   * otherwise (type names, row-major shapes outermost first with GGUF dims reversed, a GPTQ
+   * layer as `<layer>.weight` [out, in] of type `GPTQ-<bits>bit`). */
+  layout: 'gguf' | 'logical';
+  /** Fields by name; null on a side whose format has no such field. */
   summary: SummaryFieldDiff[];
   metadata: {
     /** Keys in file order. Values are equal when of the same type and value: floats by bits,
@@ -218,7 +225,7 @@ export interface ModelDiff {
     shapeChanges: { name: string; a: number[]; b: number[] }[];
     /** Whatever the shapes. */
     typeChanges: { name: string; a: string; b: string }[];
-    /** Type changes counted per (A type, B type), in type id order. */
+    /** Type changes counted per (A type, B type), in type id order (by name in the logical layout). */
     transitions: { a: string; b: string; tensors: number }[];
     /** Same name and shape in both (the ones compareTensor takes), A's order. */
     matching: { name: string; typeA: string; typeB: string; shape: number[]; nElements: number }[];
@@ -245,9 +252,11 @@ export interface ValueMetrics {
   identical: boolean;
 }
 
-/** Summary fields side by side, metadata and tensor differences of two single-file GGUF models
- * (throws for other models). */
-export declare function compareModels(a: GgufModel, b: GgufModel): ModelDiff;
+/** Summary fields side by side, metadata and tensor differences of two models: GGUF (single or
+ * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. A split GGUF
+ * model's metadata is its first shard's, its tensors every shard's; a checkpoint's metadata is
+ * `__metadata__` (a key's first value across shards). */
+export declare function compareModels(a: GgufModel | SafetensorsModel, b: GgufModel | SafetensorsModel): ModelDiff;
 
 /** Values per file and read in compareTensor when a model is not GGUF (default chunkElements). */
 export declare const COMPARE_CHUNK_ELEMENTS: number;

@@ -10,7 +10,7 @@ use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Arr
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
-use crate::compare::{self, FieldValue, HeaderDiff};
+use crate::compare::{self, FieldValue, HeaderDiff, Layout, ModelView};
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
@@ -435,18 +435,108 @@ impl StatsAccumulator {
     }
 }
 
-/// The differences between two GGUF headers, as `gguf-lens diff` finds them (the core's
-/// `compare` module and its definitions): `{ summary: [{ name, a, b, differs }], metadata: {
-/// onlyA: [key], onlyB: [key], changed: [{ key, typeA, typeB, array }], same }, tensors: {
-/// onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name, a, b }], typeChanges: [{ name,
-/// a, b }], transitions: [{ a, b, tensors }], matching: [{ name, typeA, typeB, shape,
-/// nElements }] } }`. `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB, lenA,
-/// lenB, differingItems, firstDifference }`, the last two null when the item types differ.
-/// Summary values are null when absent; shapes innermost first.
+/// The differences between two GGUF headers, as `gguf-lens diff` finds them: `compareSides`
+/// of two single-file GGUF sides.
 #[wasm_bindgen(js_name = compareHeaders)]
 pub fn compare_headers(a: &GgufHeader, b: &GgufHeader) -> JsValue {
-    let (fa, fb) = (&a.file, &b.file);
-    let d = HeaderDiff::of(fa, fb);
+    let (va, vb) = (
+        ModelView::gguf(&[&a.file], Layout::Gguf),
+        ModelView::gguf(&[&b.file], Layout::Gguf),
+    );
+    diff_to_js(&va, &vb)
+}
+
+/// One model to compare: the shards of a GGUF model, or of a safetensors checkpoint with its
+/// GPTQ layers (add shards in order; one format per side).
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct CompareSide {
+    gguf: Vec<GgufFile>,
+    safetensors: Vec<crate::safetensors::SafetensorsFile>,
+    layers: Vec<GptqLayer>,
+}
+
+#[wasm_bindgen]
+impl CompareSide {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> CompareSide {
+        CompareSide::default()
+    }
+
+    /// Adds the next shard of a GGUF model (a copy of its header).
+    #[wasm_bindgen(js_name = addGguf)]
+    pub fn add_gguf(&mut self, header: &GgufHeader) -> Result<(), JsError> {
+        if !self.safetensors.is_empty() {
+            return Err(JsError::new("a compare side holds one format"));
+        }
+        self.gguf.push(header.file.clone());
+        Ok(())
+    }
+
+    /// Adds the next shard of a safetensors checkpoint (a copy of its header) with the GPTQ
+    /// layers found in it.
+    #[wasm_bindgen(js_name = addSafetensors)]
+    pub fn add_safetensors(&mut self, header: &SafetensorsHeader) -> Result<(), JsError> {
+        if !self.gguf.is_empty() {
+            return Err(JsError::new("a compare side holds one format"));
+        }
+        self.safetensors.push(header.file.clone());
+        self.layers.extend(header.layers.iter().cloned());
+        Ok(())
+    }
+
+    /// Sets the GPTQ layers of a sharded checkpoint (arguments as `gptqLayersAcross`), in place
+    /// of the ones found shard by shard.
+    #[wasm_bindgen(js_name = setGptqLayersAcross)]
+    pub fn set_gptq_layers_across(
+        &mut self,
+        tensors_json: &str,
+        config_text: Option<String>,
+        kind: &str,
+    ) -> Result<(), JsError> {
+        let shapes = shapes_of(tensors_json)?;
+        let config = parse_config(config_text, kind)?;
+        self.layers = layers_across(&shapes, config.as_ref()).0;
+        Ok(())
+    }
+}
+
+impl CompareSide {
+    fn view(&self, layout: Layout) -> ModelView<'_> {
+        if self.gguf.is_empty() {
+            let shards: Vec<_> = self.safetensors.iter().collect();
+            ModelView::safetensors(&shards, &self.layers)
+        } else {
+            let shards: Vec<_> = self.gguf.iter().collect();
+            ModelView::gguf(&shards, layout)
+        }
+    }
+}
+
+/// The differences between two models of any format (the core's `compare` module and its
+/// definitions, as `gguf-lens diff` finds them): `{ formats: [a, b], layout, summary: [{ name,
+/// a, b, differs }], metadata: { onlyA: [key], onlyB: [key], changed: [{ key, typeA, typeB,
+/// array }], same }, tensors: { onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name,
+/// a, b }], typeChanges: [{ name, a, b }], transitions: [{ a, b, tensors }], matching: [{ name,
+/// typeA, typeB, shape, nElements }] } }`. `layout` is `gguf` for two GGUF models (ggml
+/// types, shapes innermost first as stored), else `logical` (type names, row-major shapes
+/// outermost first, GGUF dims reversed; a GPTQ layer is `<layer>.weight` `[out, in]` of type
+/// `GPTQ-<bits>bit`). `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB,
+/// lenA, lenB, differingItems, firstDifference }`, the last two null when the item types
+/// differ. Summary values are null when absent (a field the other format has).
+#[wasm_bindgen(js_name = compareSides)]
+pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
+    let both_gguf = !a.gguf.is_empty() && !b.gguf.is_empty();
+    let layout = if both_gguf {
+        Layout::Gguf
+    } else {
+        Layout::Logical
+    };
+    diff_to_js(&a.view(layout), &b.view(layout))
+}
+
+fn diff_to_js(va: &ModelView<'_>, vb: &ModelView<'_>) -> JsValue {
+    let d = HeaderDiff::between(va, vb);
     let field = |v: &FieldValue| match v {
         FieldValue::Absent => serde_json::Value::Null,
         FieldValue::Text(s) => json!(s),
@@ -477,24 +567,24 @@ pub fn compare_headers(a: &GgufHeader, b: &GgufHeader) -> JsValue {
         })
         .collect();
     let t = &d.tensors;
-    let infos = |file: &GgufFile, names: &[String]| -> Vec<serde_json::Value> {
+    let infos = |view: &ModelView<'_>, names: &[String]| -> Vec<serde_json::Value> {
         names
             .iter()
-            .filter_map(|n| file.tensor(n).ok())
-            .map(|x| json!({ "name": x.name(), "type": x.ggml_type().name(), "shape": x.dims() }))
+            .filter_map(|n| view.tensor(n))
+            .map(|x| json!({ "name": x.name, "type": x.ty.name(), "shape": x.shape }))
             .collect()
     };
     let matching: Vec<serde_json::Value> = t
         .matching
         .iter()
-        .filter_map(|n| Some((fa.tensor(n).ok()?, fb.tensor(n).ok()?)))
+        .filter_map(|n| Some((va.tensor(n)?, vb.tensor(n)?)))
         .map(|(x, y)| {
             json!({
-                "name": x.name(),
-                "typeA": x.ggml_type().name(),
-                "typeB": y.ggml_type().name(),
-                "shape": x.dims(),
-                "nElements": x.n_elements(),
+                "name": x.name,
+                "typeA": x.ty.name(),
+                "typeB": y.ty.name(),
+                "shape": x.shape,
+                "nElements": x.shape.iter().product::<u64>(),
             })
         })
         .collect();
@@ -513,12 +603,15 @@ pub fn compare_headers(a: &GgufHeader, b: &GgufHeader) -> JsValue {
         .iter()
         .map(|c| json!({ "a": c.a.name(), "b": c.b.name(), "tensors": c.tensors }))
         .collect();
+    let both_gguf = va.format == "gguf" && vb.format == "gguf";
     to_js(&json!({
+        "formats": [va.format, vb.format],
+        "layout": if both_gguf { "gguf" } else { "logical" },
         "summary": summary,
         "metadata": { "onlyA": m.only_a, "onlyB": m.only_b, "changed": changed, "same": m.same },
         "tensors": {
-            "onlyA": infos(fa, &t.only_a),
-            "onlyB": infos(fb, &t.only_b),
+            "onlyA": infos(va, &t.only_a),
+            "onlyB": infos(vb, &t.only_b),
             "shapeChanges": shape_changes,
             "typeChanges": type_changes,
             "transitions": transitions,

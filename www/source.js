@@ -25,8 +25,8 @@
 // read dequantized); summary {format, name (the file's name), parameterCount, tensorBytes,
 // bitsPerWeight, quantMix (dtypes and GPTQ layers), gptq: {layers, bits, groupSize, descAct,
 // sym, checkpointFormat, configSource} | null}.
-// compareModels(a, b) → the core's diff of two GGUF models (package compareModels: summary
-//   fields, metadata keys and array items, tensors; see js/index.d.ts ModelDiff); throws for others.
+// compareModels(a, b) → the core's diff of two models, GGUF or safetensors (package compareModels: summary
+//   fields, metadata keys and array items, tensors; see js/index.d.ts ModelDiff).
 // compareTensor(a, b, name, {signal, onProgress}) → the core's metrics of one tensor read from both
 //   (package compareTensor: ValueMetrics, nulls where undefined), progress in rows.
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
