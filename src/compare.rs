@@ -446,7 +446,10 @@ pub fn metadata_diff(a: &GgufFile, b: &GgufFile) -> MetadataDiff {
 
 /// The metadata keys only in A, only in B, and changed.
 pub fn metadata_diff_of(a: &[(&str, MetaValue<'_>)], b: &[(&str, MetaValue<'_>)]) -> MetadataDiff {
-    let index: HashMap<&str, &MetaValue<'_>> = b.iter().map(|(k, v)| (*k, v)).collect();
+    let mut index: HashMap<&str, &MetaValue<'_>> = HashMap::new();
+    for (k, v) in b {
+        index.entry(*k).or_insert(v);
+    }
     let in_a: HashSet<&str> = a.iter().map(|(k, _)| *k).collect();
     let mut diff = MetadataDiff::default();
     for (key, va) in a {
@@ -542,7 +545,10 @@ pub fn tensor_diff(a: &GgufFile, b: &GgufFile) -> TensorDiff {
 /// The tensors only in A, only in B, with another shape or type. Tensors match when they have
 /// the same name and shape; a type change is reported whatever the shapes.
 pub fn tensor_diff_of(a: &[TensorEntry], b: &[TensorEntry]) -> TensorDiff {
-    let index: HashMap<&str, &TensorEntry> = b.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut index: HashMap<&str, &TensorEntry> = HashMap::new();
+    for t in b {
+        index.entry(t.name.as_str()).or_insert(t);
+    }
     let in_a: HashSet<&str> = a.iter().map(|t| t.name.as_str()).collect();
     let mut diff = TensorDiff::default();
     let mut transitions: BTreeMap<(TensorType, TensorType), u64> = BTreeMap::new();
