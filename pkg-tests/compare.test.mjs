@@ -49,6 +49,16 @@ const metricsMatch = (m, v) => {
   }
 };
 
+/** The tensor part of a diff against make_diff.py's facts. */
+function assertTensorDiff(d, t) {
+  assert.deepEqual(d.tensors.onlyA, t.only_a);
+  assert.deepEqual(d.tensors.onlyB, t.only_b);
+  assert.deepEqual(d.tensors.shapeChanges, t.shape_changes);
+  assert.deepEqual(d.tensors.typeChanges, t.type_changes);
+  assert.deepEqual(d.tensors.transitions, t.transitions);
+  assert.equal(d.tensors.matching.length, t.matching);
+}
+
 const openAny = (p) => (p.endsWith('.gguf') ? openGguf(path.join(REPO, p)) : openSafetensors(path.join(REPO, p)));
 
 // Safetensors vs safetensors (plain, GPTQ layers as <layer>.weight) and GGUF vs safetensors:
@@ -71,13 +81,7 @@ for (const pair of expected.cross_pairs.filter((p) => !p.args.length)) {
         assert.deepEqual(d.metadata.changed.map((c) => [c.key, c.typeA, c.typeB]), pair.metadata.changed.map((c) => [c.key, 'string', 'string']));
         assert.equal(d.metadata.same, pair.metadata.same);
       }
-      const t = pair.tensors;
-      assert.deepEqual(d.tensors.onlyA, t.only_a);
-      assert.deepEqual(d.tensors.onlyB, t.only_b);
-      assert.deepEqual(d.tensors.shapeChanges, t.shape_changes);
-      assert.deepEqual(d.tensors.typeChanges, t.type_changes);
-      assert.deepEqual(d.tensors.transitions, t.transitions);
-      assert.equal(d.tensors.matching.length, t.matching);
+      assertTensorDiff(d, pair.tensors);
       for (const v of pair.values) {
         const m = d.tensors.matching.find((x) => x.name === v.name);
         assert.deepEqual([m.typeA, m.typeB, m.shape], [v.type_a, v.type_b, v.shape], v.name);
@@ -110,12 +114,7 @@ test('compareModels and compareTensor: split GGUF models (2 shards vs 3)', async
     assert.deepEqual(d.metadata.onlyB, pair.metadata.only_b);
     assert.deepEqual(d.metadata.changed.map((c) => [c.key, c.typeA, c.typeB]), pair.metadata.changed.map((c) => [c.key, c.type_a, c.type_b]));
     assert.equal(d.metadata.same, pair.metadata.same);
-    const t = pair.tensors;
-    assert.deepEqual(d.tensors.onlyA, t.only_a);
-    assert.deepEqual(d.tensors.onlyB, t.only_b);
-    assert.deepEqual(d.tensors.shapeChanges, t.shape_changes);
-    assert.deepEqual(d.tensors.typeChanges, t.type_changes);
-    assert.deepEqual(d.tensors.transitions, t.transitions);
+    assertTensorDiff(d, pair.tensors);
     assert.deepEqual(d.tensors.matching.map((m) => m.name), pair.values.map((v) => v.name));
     for (const v of pair.values) {
       metricsMatch(await compareTensor(a, b, v.name), v);
