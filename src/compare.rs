@@ -1,17 +1,24 @@
-//! Comparing two GGUF files: the summary fields side by side, the metadata and tensor
-//! differences of their headers, and numeric metrics over two dequantized tensors fed chunk by
-//! chunk. Plain Rust (no I/O but [`compare_tensor`]'s generic readers), so the CLI and the
-//! wasm binding can share it.
+//! Comparing two models: the summary fields side by side, the metadata and tensor differences
+//! of their headers, and numeric metrics over two dequantized tensors fed chunk by chunk. Plain
+//! Rust (no I/O but [`compare_tensor`]'s generic readers), so the CLI and the wasm binding can
+//! share it.
+//!
+//! A model is described by a [`ModelView`], whatever its format: a GGUF file or split model
+//! (metadata of the first shard, tensors of every shard), or a safetensors checkpoint
+//! (`__metadata__`; plain tensors and GPTQ layers as `<layer>.weight`). [`HeaderDiff::between`]
+//! compares two views; [`HeaderDiff::of`] two GGUF files as stored.
 //!
 //! Definitions:
 //! - Metadata values are equal when they have the same type and the same value; floats are
 //!   compared by their bits (NaN equals the same NaN, 0 differs from -0), strings by their bytes,
-//!   arrays item by item in full (same item type and length, every item equal).
+//!   arrays item by item in full (same item type and length, every item equal); a safetensors
+//!   `__metadata__` value is a string.
 //! - For a changed array with the same item type in both files, `differing_items` counts the
 //!   indices below the shorter length whose items differ, and `first_difference` is the first
 //!   such index, or the shorter length when the common part matches but the lengths differ.
 //! - Tensors match when they have the same name and shape; a type change is reported whatever
-//!   the shapes.
+//!   the shapes. Two GGUF models compare ggml types and dims as stored ([`Layout::Gguf`]);
+//!   other pairs type names and logical row-major shapes ([`Layout::Logical`]).
 //! - Numeric metrics ([`ValueDiff`]): over the pairs where both values are finite, with the f32
 //!   values widened to f64 and every sum in f64: RMSE, max |a−b|, mean |a−b|, RMSE / RMS(a) and
 //!   the cosine similarity Σab / √(Σa²·Σb²); over all pairs, NaN mismatches (NaN in one only)
@@ -828,6 +835,76 @@ pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn safetensors(header: &str, data_len: usize) -> SafetensorsFile {
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.resize(bytes.len() + data_len, 0);
+        match crate::safetensors::parse(&bytes, Some(bytes.len() as u64)).unwrap() {
+            crate::safetensors::ParseStatus::Complete(f) => f,
+            _ => panic!("incomplete"),
+        }
+    }
+
+    #[test]
+    fn safetensors_view_lists_gptq_layers_as_weight_and_sorts_by_name() {
+        let st = safetensors(
+            r#"{"__metadata__":{"format":"pt","k":"v"},
+                "z":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]},
+                "l.qweight":{"dtype":"I32","shape":[1,8],"data_offsets":[12,44]},
+                "l.scales":{"dtype":"F16","shape":[1,8],"data_offsets":[44,60]},
+                "a":{"dtype":"F32","shape":[1],"data_offsets":[60,64]}}"#,
+            64,
+        );
+        let layer = GptqLayer {
+            name: "l".into(),
+            bits: 4,
+            in_features: 8,
+            out_features: 8,
+            n_groups: 1,
+            group_size: 8,
+            has_g_idx: false,
+            scales_dtype: crate::safetensors::Dtype::F16,
+        };
+        let view = ModelView::safetensors(&[&st], &[layer]);
+        let listed: Vec<_> = view
+            .tensors
+            .iter()
+            .map(|t| (t.name.as_str(), t.ty.name(), t.shape.clone()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("a", "F32", vec![1]),
+                ("l.weight", "GPTQ-4bit", vec![8, 8]),
+                ("z", "F16", vec![2, 3]),
+            ]
+        );
+        let keys: Vec<_> = view.metadata.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["format", "k"]);
+        assert_eq!(view.summary[0], ("parameters", FieldValue::Int(71)));
+
+        let other = safetensors(
+            r#"{"__metadata__":{"format":"pt","k":"w"},
+                "z":{"dtype":"F16","shape":[3,2],"data_offsets":[0,12]}}"#,
+            12,
+        );
+        let d = HeaderDiff::between(&view, &ModelView::safetensors(&[&other], &[]));
+        assert_eq!(d.metadata.same, 1);
+        assert_eq!(d.metadata.changed.len(), 1);
+        assert_eq!(d.metadata.changed[0].key, "k");
+        assert_eq!(d.tensors.only_a, ["a", "l.weight"]);
+        assert_eq!(d.tensors.shape_changes[0].b, [3, 2]);
+        assert!(d.tensors.matching.is_empty());
+        assert!(!d.is_identical());
+    }
+
+    #[test]
+    fn text_metadata_equals_gguf_strings_by_bytes() {
+        assert!(MetaValue::Text("x").equals(&MetaValue::Text("x")));
+        assert!(!MetaValue::Text("x").equals(&MetaValue::Text("y")));
+        assert!(!MetaValue::Text("1").equals(&MetaValue::Gguf(Value::U32(1))));
+    }
 
     fn close(x: Option<f64>, want: f64) -> bool {
         x.is_some_and(|x| (x - want).abs() <= 1e-12 * want.abs().max(1.0))
