@@ -172,6 +172,107 @@ export declare const SAFETENSORS_FIRST_READ_BYTES: number;
 export declare const CHUNK_BYTES: number;
 export declare function toSource(input: GgufInput, options?: OpenOptions): Promise<unknown>;
 
+// ---------- comparing two models (the definitions of `gguf-lens diff`, src/compare.rs) ----------
+
+export interface SummaryFieldDiff {
+  /** architecture, name, parameters, file_type, bits_per_weight, file_size, context_length,
+   * block_count, embedding_length, vocab_size, tensor_count. */
+  name: string;
+  /** null when the file does not say. */
+  a: string | number | null;
+  b: string | number | null;
+  differs: boolean;
+}
+
+export interface KeyChange {
+  key: string;
+  typeA: string;
+  typeB: string;
+  /** When both values are arrays. */
+  array: {
+    itemTypeA: string;
+    itemTypeB: string;
+    lenA: number;
+    lenB: number;
+    /** Indices below the shorter length whose items differ (null when the item types differ). */
+    differingItems: number | null;
+    /** The first differing index, or the shorter length when only the lengths differ (null when the item types differ). */
+    firstDifference: number | null;
+  } | null;
+}
+
+export interface ModelDiff {
+  /** Each model's format. */
+  formats: ['gguf' | 'safetensors', 'gguf' | 'safetensors'];
+  /** 'gguf' for two GGUF models (ggml types, shapes innermost first, as stored); 'logical'
+   * otherwise (type names, row-major shapes outermost first with GGUF dims reversed, a GPTQ
+   * layer as `<layer>.weight` [out, in] of type `GPTQ-<bits>bit`). */
+  layout: 'gguf' | 'logical';
+  /** Fields by name; null on a side whose format has no such field. */
+  summary: SummaryFieldDiff[];
+  metadata: {
+    /** Keys in file order. Values are equal when of the same type and value: floats by bits,
+     * strings by bytes, arrays item by item in full. */
+    onlyA: string[];
+    onlyB: string[];
+    changed: KeyChange[];
+    /** Keys with the same value in both. */
+    same: number;
+  };
+  tensors: {
+    onlyA: { name: string; type: string; shape: number[] }[];
+    onlyB: { name: string; type: string; shape: number[] }[];
+    shapeChanges: { name: string; a: number[]; b: number[] }[];
+    /** Whatever the shapes. */
+    typeChanges: { name: string; a: string; b: string }[];
+    /** Type changes counted per (A type, B type), in type id order (by name in the logical layout). */
+    transitions: { a: string; b: string; tensors: number }[];
+    /** Same name and shape in both (the ones compareTensor takes), A's order. */
+    matching: { name: string; typeA: string; typeB: string; shape: number[]; nElements: number }[];
+  };
+}
+
+export interface ValueMetrics {
+  /** Pairs seen. */
+  elements: number;
+  /** Pairs where both values are finite; the metrics below are over those, null when there is none. */
+  count: number;
+  rmse: number | null;
+  maxAbs: number | null;
+  meanAbs: number | null;
+  /** RMSE / RMS(a): 0 when RMSE is 0, null when RMS(a) is 0 and RMSE is not. */
+  relRmse: number | null;
+  /** Σab / √(Σa²·Σb²): 1 when both are all zeros, 0 when only one is. */
+  cosine: number | null;
+  /** Pairs with a NaN in one value only. */
+  nanMismatch: number;
+  /** Pairs with an infinity in either value and a ≠ b. */
+  infMismatch: number;
+  /** max |a−b| = 0 over the finite pairs and no NaN or Inf mismatch. */
+  identical: boolean;
+}
+
+/** Summary fields side by side, metadata and tensor differences of two models: GGUF (single or
+ * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. A split GGUF
+ * model's metadata is its first shard's, its tensors every shard's; a checkpoint's metadata is
+ * `__metadata__` (a key's first value across shards). */
+export declare function compareModels(a: GgufModel | SafetensorsModel, b: GgufModel | SafetensorsModel): ModelDiff;
+
+/** Values per file and read in compareTensor when a model is not GGUF (default chunkElements). */
+export declare const COMPARE_CHUNK_ELEMENTS: number;
+
+/**
+ * Reads a tensor (the same name and shape in both) from both models in row chunks and compares
+ * the values, a[i] with b[i], summed in f64 in wasm. Progress is in rows. Two GGUF models are
+ * read in chunks of at most CHUNK_BYTES per file unless `chunkElements` is given.
+ */
+export declare function compareTensor(
+  a: GgufModel | SafetensorsModel,
+  b: GgufModel | SafetensorsModel,
+  name: string,
+  options?: { signal?: AbortSignal; onProgress?: (progress: Progress) => void; chunkElements?: number },
+): Promise<ValueMetrics>;
+
 // ---------- safetensors and GPTQ ----------
 
 export interface SafetensorsOptions extends OpenOptions {

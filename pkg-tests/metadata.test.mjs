@@ -62,7 +62,7 @@ for (const file of cases) {
       return norm(entry);
     });
     assert.deepEqual(ours, norm(expected.metadata));
-    // packed(): the same items as canonical bytes (what the viewer compares whole arrays on)
+    // packed(): the same items as canonical bytes (for comparing whole arrays without one JS value per item)
     model.metadata.forEach((m, i) => {
       if (m.type === 'array' && m.itemType !== 'array') assert.deepEqual(norm(unpack(m)), norm(expected.metadata[i].value), `${m.key} packed`);
     });

@@ -1,30 +1,39 @@
-//! Comparing two GGUF files: the summary fields side by side, the metadata and tensor
-//! differences of their headers, and numeric metrics over two dequantized tensors fed chunk by
-//! chunk. Plain Rust (no I/O but [`compare_tensor`]'s generic readers), so the CLI and the
-//! wasm binding can share it.
+//! Comparing two models: the summary fields side by side, the metadata and tensor differences
+//! of their headers, and numeric metrics over two dequantized tensors fed chunk by chunk. Plain
+//! Rust (no I/O but [`compare_tensor`]'s generic readers), so the CLI and the wasm binding can
+//! share it.
+//!
+//! A model is described by a [`ModelView`], whatever its format: a GGUF file or split model
+//! (metadata of the first shard, tensors of every shard), or a safetensors checkpoint
+//! (`__metadata__`; plain tensors and GPTQ layers as `<layer>.weight`). [`HeaderDiff::between`]
+//! compares two views; [`HeaderDiff::of`] two GGUF files as stored.
 //!
 //! Definitions:
 //! - Metadata values are equal when they have the same type and the same value; floats are
 //!   compared by their bits (NaN equals the same NaN, 0 differs from -0), strings by their bytes,
-//!   arrays item by item in full (same item type and length, every item equal).
+//!   arrays item by item in full (same item type and length, every item equal); a safetensors
+//!   `__metadata__` value is a string.
 //! - For a changed array with the same item type in both files, `differing_items` counts the
 //!   indices below the shorter length whose items differ, and `first_difference` is the first
 //!   such index, or the shorter length when the common part matches but the lengths differ.
 //! - Tensors match when they have the same name and shape; a type change is reported whatever
-//!   the shapes.
+//!   the shapes. Two GGUF models compare ggml types and dims as stored ([`Layout::Gguf`]);
+//!   other pairs type names and logical row-major shapes ([`Layout::Logical`]).
 //! - Numeric metrics ([`ValueDiff`]): over the pairs where both values are finite, with the f32
 //!   values widened to f64 and every sum in f64: RMSE, max |a−b|, mean |a−b|, RMSE / RMS(a) and
 //!   the cosine similarity Σab / √(Σa²·Σb²); over all pairs, NaN mismatches (NaN in one only)
 //!   and Inf mismatches (an infinity in either and a ≠ b).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, RowReader, TensorInfo, Value, ValueType};
+use crate::gptq::GptqLayer;
 use crate::quant::Kernel;
+use crate::safetensors::SafetensorsFile;
 use crate::summary::Summary;
 use crate::types::GgmlType;
 
@@ -70,27 +79,7 @@ impl From<Option<u64>> for FieldValue {
 /// file_type (`general.file_type`), bits_per_weight, file_size, context_length, block_count
 /// (layers), embedding_length, vocab_size, tensor_count.
 pub fn summary_fields(a: &GgufFile, b: &GgufFile) -> Vec<SummaryField> {
-    let (sa, sb) = (Summary::of(a), Summary::of(b));
-    let fields = |file: &GgufFile, s: Summary| -> Vec<(&'static str, FieldValue)> {
-        vec![
-            ("architecture", s.architecture.into()),
-            ("name", s.name.into()),
-            ("parameters", FieldValue::Int(s.parameter_count)),
-            ("file_type", s.file_type.into()),
-            ("bits_per_weight", FieldValue::Float(s.bits_per_weight)),
-            ("file_size", file.file_size().into()),
-            ("context_length", s.context_length.into()),
-            ("block_count", s.block_count.into()),
-            ("embedding_length", s.embedding_length.into()),
-            ("vocab_size", s.vocab_size.into()),
-            ("tensor_count", FieldValue::Int(file.tensors().len() as u64)),
-        ]
-    };
-    fields(a, sa)
-        .into_iter()
-        .zip(fields(b, sb))
-        .map(|((name, a), (_, b))| SummaryField { name, a, b })
-        .collect()
+    HeaderDiff::of(a, b).summary
 }
 
 /// A metadata key present in both files with another value.
@@ -135,30 +124,47 @@ pub struct ShapeChange {
     pub b: Vec<u64>,
 }
 
+/// A tensor's type as compared: a ggml type when both models are GGUF files (ordered by type
+/// id), else a type name (ggml's or a safetensors dtype's, or `GPTQ-<bits>bit`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TensorType {
+    Ggml(GgmlType),
+    Named(String),
+}
+
+impl TensorType {
+    pub fn name(&self) -> &str {
+        match self {
+            TensorType::Ggml(t) => t.name(),
+            TensorType::Named(n) => n,
+        }
+    }
+}
+
 /// A tensor whose type differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeChange {
     pub name: String,
-    pub a: GgmlType,
-    pub b: GgmlType,
+    pub a: TensorType,
+    pub b: TensorType,
 }
 
 /// How many tensors went from type `a` to type `b`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
-    pub a: GgmlType,
-    pub b: GgmlType,
+    pub a: TensorType,
+    pub b: TensorType,
     pub tensors: u64,
 }
 
-/// Tensor differences, in file order.
+/// Tensor differences, in model order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TensorDiff {
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
     pub shape_changes: Vec<ShapeChange>,
     pub type_changes: Vec<TypeChange>,
-    /// Type changes counted per (A type, B type), in type id order.
+    /// Type changes counted per (A type, B type), in type order (ggml type id, else name).
     pub transitions: Vec<Transition>,
     /// Tensors in both with the same shape (the ones whose values can be compared), A's order.
     pub matching: Vec<String>,
@@ -172,13 +178,245 @@ pub struct HeaderDiff {
     pub tensors: TensorDiff,
 }
 
+/// A metadata value as compared: a GGUF value, or a safetensors `__metadata__` string (equal
+/// to a GGUF string of the same bytes).
+#[derive(Debug, Clone)]
+pub enum MetaValue<'a> {
+    Gguf(Value<'a>),
+    Text(&'a str),
+}
+
+impl MetaValue<'_> {
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            MetaValue::Gguf(v) => v.value_type(),
+            MetaValue::Text(_) => ValueType::String,
+        }
+    }
+
+    fn text_bytes(&self) -> Option<&[u8]> {
+        match self {
+            MetaValue::Gguf(Value::String(s)) => Some(s.as_bytes()),
+            MetaValue::Text(s) => Some(s.as_bytes()),
+            MetaValue::Gguf(_) => None,
+        }
+    }
+
+    /// Same type and value ([`values_equal`]; strings by bytes whatever their format).
+    pub fn equals(&self, other: &MetaValue<'_>) -> bool {
+        match (self, other) {
+            (MetaValue::Gguf(x), MetaValue::Gguf(y)) => values_equal(x, y),
+            _ => self.text_bytes().is_some() && self.text_bytes() == other.text_bytes(),
+        }
+    }
+}
+
+/// A tensor as compared: name, type, shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorEntry {
+    pub name: String,
+    pub ty: TensorType,
+    /// GGUF dims (innermost first) in a GGUF-only view, else the logical row-major shape.
+    pub shape: Vec<u64>,
+}
+
+/// How a [`ModelView`] lists types and shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// GGUF as stored: ggml types, dims innermost first (two GGUF models, as `gguf-lens diff`).
+    Gguf,
+    /// Across formats: type names, logical row-major shapes, outermost first (GGUF dims
+    /// reversed), so a GGUF `[4096, 11008]` and a safetensors `[11008, 4096]` match.
+    Logical,
+}
+
+/// What [`HeaderDiff::between`] compares of a model, whatever its format: summary fields,
+/// metadata entries and tensors.
+#[derive(Debug, Clone)]
+pub struct ModelView<'a> {
+    /// `gguf` or `safetensors`.
+    pub format: &'static str,
+    /// Summary fields in display order.
+    pub summary: Vec<(&'static str, FieldValue)>,
+    /// Metadata entries in file order.
+    pub metadata: Vec<(&'a str, MetaValue<'a>)>,
+    pub tensors: Vec<TensorEntry>,
+}
+
+/// The GPTQ parts listed under their layer's `<layer>.weight` instead.
+const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
+
+/// The type name of a GPTQ layer: `GPTQ-<bits>bit`.
+pub fn gptq_type_name(layer: &GptqLayer) -> String {
+    format!("GPTQ-{}bit", layer.bits)
+}
+
+impl<'a> ModelView<'a> {
+    /// A GGUF model: one file, or the shards of a split model in order. Metadata is the first
+    /// shard's (as llama.cpp's split convention reads it: `split.*` keys included); tensors
+    /// come from every shard; summary fields are the first shard's [`Summary`] but parameters,
+    /// bits per weight, file size and tensor count, which cover every shard.
+    pub fn gguf(shards: &[&'a GgufFile], layout: Layout) -> ModelView<'a> {
+        let Some(first) = shards.first() else {
+            return ModelView {
+                format: "gguf",
+                summary: Vec::new(),
+                metadata: Vec::new(),
+                tensors: Vec::new(),
+            };
+        };
+        let s = Summary::of(first);
+        let (mut parameters, mut bytes, mut size) = (0u64, 0u64, Some(0u64));
+        for f in shards {
+            let t = Summary::of(f);
+            parameters += t.parameter_count;
+            bytes += t.tensor_bytes;
+            size = size.zip(f.file_size()).map(|(x, y)| x + y);
+        }
+        let bits_per_weight = if shards.len() == 1 {
+            s.bits_per_weight
+        } else if parameters > 0 {
+            bytes as f64 * 8.0 / parameters as f64
+        } else {
+            0.0
+        };
+        let tensors: Vec<TensorEntry> = shards
+            .iter()
+            .flat_map(|f| f.tensors())
+            .map(|t| TensorEntry {
+                name: t.name().to_string(),
+                ty: match layout {
+                    Layout::Gguf => TensorType::Ggml(t.ggml_type()),
+                    Layout::Logical => TensorType::Named(t.ggml_type().name().to_string()),
+                },
+                shape: match layout {
+                    Layout::Gguf => t.dims().to_vec(),
+                    Layout::Logical => t.dims().iter().rev().copied().collect(),
+                },
+            })
+            .collect();
+        let summary = vec![
+            ("architecture", s.architecture.into()),
+            ("name", s.name.into()),
+            ("parameters", FieldValue::Int(parameters)),
+            ("file_type", s.file_type.into()),
+            ("bits_per_weight", FieldValue::Float(bits_per_weight)),
+            ("file_size", size.into()),
+            ("context_length", s.context_length.into()),
+            ("block_count", s.block_count.into()),
+            ("embedding_length", s.embedding_length.into()),
+            ("vocab_size", s.vocab_size.into()),
+            ("tensor_count", FieldValue::Int(tensors.len() as u64)),
+        ];
+        ModelView {
+            format: "gguf",
+            summary,
+            metadata: first
+                .metadata()
+                .map(|(k, v)| (k, MetaValue::Gguf(v)))
+                .collect(),
+            tensors,
+        }
+    }
+
+    /// A safetensors checkpoint: one file or its shards in order, with the GPTQ `layers` found
+    /// in it. Metadata is `__metadata__` (shards in order, a key's first value kept); tensors
+    /// are the plain tensors plus one `<layer>.weight` of logical shape `[out_features,
+    /// in_features]` and type `GPTQ-<bits>bit` per GPTQ layer in place of its parts, sorted by
+    /// name (header order is a JSON object's, and shards split it); summary fields are
+    /// parameters (elements of the listed tensors), file size and tensor count.
+    pub fn safetensors(shards: &[&'a SafetensorsFile], layers: &[GptqLayer]) -> ModelView<'a> {
+        let is_part = |name: &str| {
+            name.rsplit_once('.').is_some_and(|(layer, part)| {
+                GPTQ_PARTS.contains(&part) && layers.iter().any(|l| l.name == layer)
+            })
+        };
+        let mut tensors = Vec::new();
+        for t in shards.iter().flat_map(|s| s.tensors()) {
+            if let Some(layer) = t
+                .name()
+                .strip_suffix(".qweight")
+                .and_then(|n| layers.iter().find(|l| l.name == n))
+            {
+                tensors.push(TensorEntry {
+                    name: format!("{}.weight", layer.name),
+                    ty: TensorType::Named(gptq_type_name(layer)),
+                    shape: vec![layer.out_features, layer.in_features],
+                });
+            } else if !is_part(t.name()) {
+                tensors.push(TensorEntry {
+                    name: t.name().to_string(),
+                    ty: TensorType::Named(t.dtype().name().to_string()),
+                    shape: t.shape().to_vec(),
+                });
+            }
+        }
+        tensors.sort_by(|x, y| x.name.cmp(&y.name));
+        let mut metadata: Vec<(&'a str, MetaValue<'a>)> = Vec::new();
+        for (key, value) in shards.iter().flat_map(|s| s.metadata()) {
+            if !metadata.iter().any(|(k, _)| k == key) {
+                metadata.push((key.as_str(), MetaValue::Text(value.as_str())));
+            }
+        }
+        let size = shards
+            .iter()
+            .try_fold(0u64, |sum, s| s.file_size().map(|n| sum + n));
+        let parameters = tensors
+            .iter()
+            .map(|t| t.shape.iter().product::<u64>())
+            .sum();
+        ModelView {
+            format: "safetensors",
+            summary: vec![
+                ("parameters", FieldValue::Int(parameters)),
+                ("file_size", size.into()),
+                ("tensor_count", FieldValue::Int(tensors.len() as u64)),
+            ],
+            metadata,
+            tensors,
+        }
+    }
+
+    /// The tensor named `name`.
+    pub fn tensor(&self, name: &str) -> Option<&TensorEntry> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+}
+
 impl HeaderDiff {
-    /// Compares two parsed headers.
+    /// Compares two parsed GGUF headers (ggml types, dims as stored).
     pub fn of(a: &GgufFile, b: &GgufFile) -> HeaderDiff {
+        HeaderDiff::between(
+            &ModelView::gguf(&[a], Layout::Gguf),
+            &ModelView::gguf(&[b], Layout::Gguf),
+        )
+    }
+
+    /// Compares two models of any format: summary fields by name (A's order, then B's others;
+    /// absent where a model has no such field), metadata and tensors.
+    pub fn between(a: &ModelView<'_>, b: &ModelView<'_>) -> HeaderDiff {
+        let mut summary: Vec<SummaryField> = a
+            .summary
+            .iter()
+            .map(|(name, va)| SummaryField {
+                name,
+                a: va.clone(),
+                b: field(&b.summary, name),
+            })
+            .collect();
+        for (name, vb) in &b.summary {
+            if !a.summary.iter().any(|(n, _)| n == name) {
+                summary.push(SummaryField {
+                    name,
+                    a: FieldValue::Absent,
+                    b: vb.clone(),
+                });
+            }
+        }
         HeaderDiff {
-            summary: summary_fields(a, b),
-            metadata: metadata_diff(a, b),
-            tensors: tensor_diff(a, b),
+            summary,
+            metadata: metadata_diff_of(&a.metadata, &b.metadata),
+            tensors: tensor_diff_of(&a.tensors, &b.tensors),
         }
     }
 
@@ -197,20 +435,43 @@ impl HeaderDiff {
     }
 }
 
-/// The metadata keys only in A, only in B, and changed.
+fn field(fields: &[(&'static str, FieldValue)], name: &str) -> FieldValue {
+    fields
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(FieldValue::Absent, |(_, v)| v.clone())
+}
+
+/// The metadata keys only in A, only in B, and changed (two GGUF files).
 pub fn metadata_diff(a: &GgufFile, b: &GgufFile) -> MetadataDiff {
+    let (a, b) = (
+        ModelView::gguf(&[a], Layout::Gguf),
+        ModelView::gguf(&[b], Layout::Gguf),
+    );
+    metadata_diff_of(&a.metadata, &b.metadata)
+}
+
+/// The metadata keys only in A, only in B, and changed.
+pub fn metadata_diff_of(a: &[(&str, MetaValue<'_>)], b: &[(&str, MetaValue<'_>)]) -> MetadataDiff {
+    let mut index: HashMap<&str, &MetaValue<'_>> = HashMap::new();
+    for (k, v) in b {
+        index.entry(*k).or_insert(v);
+    }
+    let in_a: HashSet<&str> = a.iter().map(|(k, _)| *k).collect();
     let mut diff = MetadataDiff::default();
-    for (key, va) in a.metadata() {
-        let Some(vb) = b.get(key) else {
+    for (key, va) in a {
+        let Some(vb) = index.get(key) else {
             diff.only_a.push(key.to_string());
             continue;
         };
-        if values_equal(&va, &vb) {
+        if va.equals(vb) {
             diff.same += 1;
             continue;
         }
-        let array = match (&va, &vb) {
-            (Value::Array(x), Value::Array(y)) => Some(array_change(x, y)),
+        let array = match (va, vb) {
+            (MetaValue::Gguf(Value::Array(x)), MetaValue::Gguf(Value::Array(y))) => {
+                Some(array_change(x, y))
+            }
             _ => None,
         };
         diff.changed.push(KeyChange {
@@ -221,8 +482,8 @@ pub fn metadata_diff(a: &GgufFile, b: &GgufFile) -> MetadataDiff {
         });
     }
     diff.only_b = b
-        .metadata()
-        .filter(|(key, _)| a.get(key).is_none())
+        .iter()
+        .filter(|(key, _)| !in_a.contains(key))
         .map(|(key, _)| key.to_string())
         .collect();
     diff
@@ -279,40 +540,52 @@ pub fn values_equal(a: &Value<'_>, b: &Value<'_>) -> bool {
     }
 }
 
-/// The tensors only in A, only in B, with another shape or type.
+/// The tensors only in A, only in B, with another shape or type (two GGUF files).
 pub fn tensor_diff(a: &GgufFile, b: &GgufFile) -> TensorDiff {
+    let (a, b) = (
+        ModelView::gguf(&[a], Layout::Gguf),
+        ModelView::gguf(&[b], Layout::Gguf),
+    );
+    tensor_diff_of(&a.tensors, &b.tensors)
+}
+
+/// The tensors only in A, only in B, with another shape or type. Tensors match when they have
+/// the same name and shape; a type change is reported whatever the shapes.
+pub fn tensor_diff_of(a: &[TensorEntry], b: &[TensorEntry]) -> TensorDiff {
+    let mut index: HashMap<&str, &TensorEntry> = HashMap::new();
+    for t in b {
+        index.entry(t.name.as_str()).or_insert(t);
+    }
+    let in_a: HashSet<&str> = a.iter().map(|t| t.name.as_str()).collect();
     let mut diff = TensorDiff::default();
-    let mut transitions: BTreeMap<(GgmlType, GgmlType), u64> = BTreeMap::new();
-    for x in a.tensors() {
-        let Ok(y) = b.tensor(x.name()) else {
-            diff.only_a.push(x.name().to_string());
+    let mut transitions: BTreeMap<(TensorType, TensorType), u64> = BTreeMap::new();
+    for x in a {
+        let Some(y) = index.get(x.name.as_str()) else {
+            diff.only_a.push(x.name.clone());
             continue;
         };
-        if x.dims() == y.dims() {
-            diff.matching.push(x.name().to_string());
+        if x.shape == y.shape {
+            diff.matching.push(x.name.clone());
         } else {
             diff.shape_changes.push(ShapeChange {
-                name: x.name().to_string(),
-                a: x.dims().to_vec(),
-                b: y.dims().to_vec(),
+                name: x.name.clone(),
+                a: x.shape.clone(),
+                b: y.shape.clone(),
             });
         }
-        if x.ggml_type() != y.ggml_type() {
+        if x.ty != y.ty {
             diff.type_changes.push(TypeChange {
-                name: x.name().to_string(),
-                a: x.ggml_type(),
-                b: y.ggml_type(),
+                name: x.name.clone(),
+                a: x.ty.clone(),
+                b: y.ty.clone(),
             });
-            *transitions
-                .entry((x.ggml_type(), y.ggml_type()))
-                .or_default() += 1;
+            *transitions.entry((x.ty.clone(), y.ty.clone())).or_default() += 1;
         }
     }
     diff.only_b = b
-        .tensors()
         .iter()
-        .filter(|y| a.tensor(y.name()).is_err())
-        .map(|y| y.name().to_string())
+        .filter(|y| !in_a.contains(y.name.as_str()))
+        .map(|y| y.name.clone())
         .collect();
     diff.transitions = transitions
         .into_iter()
@@ -562,6 +835,76 @@ pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn safetensors(header: &str, data_len: usize) -> SafetensorsFile {
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.resize(bytes.len() + data_len, 0);
+        match crate::safetensors::parse(&bytes, Some(bytes.len() as u64)).unwrap() {
+            crate::safetensors::ParseStatus::Complete(f) => f,
+            _ => panic!("incomplete"),
+        }
+    }
+
+    #[test]
+    fn safetensors_view_lists_gptq_layers_as_weight_and_sorts_by_name() {
+        let st = safetensors(
+            r#"{"__metadata__":{"format":"pt","k":"v"},
+                "z":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]},
+                "l.qweight":{"dtype":"I32","shape":[1,8],"data_offsets":[12,44]},
+                "l.scales":{"dtype":"F16","shape":[1,8],"data_offsets":[44,60]},
+                "a":{"dtype":"F32","shape":[1],"data_offsets":[60,64]}}"#,
+            64,
+        );
+        let layer = GptqLayer {
+            name: "l".into(),
+            bits: 4,
+            in_features: 8,
+            out_features: 8,
+            n_groups: 1,
+            group_size: 8,
+            has_g_idx: false,
+            scales_dtype: crate::safetensors::Dtype::F16,
+        };
+        let view = ModelView::safetensors(&[&st], &[layer]);
+        let listed: Vec<_> = view
+            .tensors
+            .iter()
+            .map(|t| (t.name.as_str(), t.ty.name(), t.shape.clone()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("a", "F32", vec![1]),
+                ("l.weight", "GPTQ-4bit", vec![8, 8]),
+                ("z", "F16", vec![2, 3]),
+            ]
+        );
+        let keys: Vec<_> = view.metadata.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["format", "k"]);
+        assert_eq!(view.summary[0], ("parameters", FieldValue::Int(71)));
+
+        let other = safetensors(
+            r#"{"__metadata__":{"format":"pt","k":"w"},
+                "z":{"dtype":"F16","shape":[3,2],"data_offsets":[0,12]}}"#,
+            12,
+        );
+        let d = HeaderDiff::between(&view, &ModelView::safetensors(&[&other], &[]));
+        assert_eq!(d.metadata.same, 1);
+        assert_eq!(d.metadata.changed.len(), 1);
+        assert_eq!(d.metadata.changed[0].key, "k");
+        assert_eq!(d.tensors.only_a, ["a", "l.weight"]);
+        assert_eq!(d.tensors.shape_changes[0].b, [3, 2]);
+        assert!(d.tensors.matching.is_empty());
+        assert!(!d.is_identical());
+    }
+
+    #[test]
+    fn text_metadata_equals_gguf_strings_by_bytes() {
+        assert!(MetaValue::Text("x").equals(&MetaValue::Text("x")));
+        assert!(!MetaValue::Text("x").equals(&MetaValue::Text("y")));
+        assert!(!MetaValue::Text("1").equals(&MetaValue::Gguf(Value::U32(1))));
+    }
 
     fn close(x: Option<f64>, want: f64) -> bool {
         x.is_some_and(|x| (x - want).abs() <= 1e-12 * want.abs().max(1.0))

@@ -4,16 +4,22 @@
 // wasm-bindgen's macros expand to code for its own MSRV (1.81); the core keeps 1.75.
 #![allow(clippy::incompatible_msrv)]
 
+use std::ops::Range;
+
 use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
+use crate::compare::{self, FieldValue, HeaderDiff, Layout, ModelView};
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
 use crate::safetensors::Dtype;
 use crate::stats::Stats;
 use crate::summary::Summary;
+
+/// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
+const SLICE_ELEMENTS: u64 = 1 << 16;
 
 /// Numbers per tensor in `GgufHeader::tensor_columns`.
 const TENSOR_FIELDS: usize = 13;
@@ -273,8 +279,8 @@ impl GgufHeader {
     pub fn dequantize(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
         let tensor = self.file.tensor(name).map_err(js_error)?;
         let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
-        let mut out = vec![0f32; (rows * tensor.row_len()) as usize];
-        self.dequantize_to(tensor, bytes, &mut out)?;
+        let mut out = Vec::new();
+        self.dequantize_slice(tensor, bytes, 0..rows, &mut out)?;
         Ok(out)
     }
 
@@ -300,6 +306,20 @@ impl GgufHeader {
 }
 
 impl GgufHeader {
+    /// Dequantizes rows `rows` of `bytes` (whole rows of `tensor`) into `out`, resized to them.
+    fn dequantize_slice(
+        &self,
+        tensor: &crate::TensorInfo,
+        bytes: &[u8],
+        rows: Range<u64>,
+        out: &mut Vec<f32>,
+    ) -> Result<(), JsError> {
+        let row_bytes = tensor.row_bytes() as usize;
+        out.resize(((rows.end - rows.start) * tensor.row_len()) as usize, 0.0);
+        let bytes = &bytes[rows.start as usize * row_bytes..rows.end as usize * row_bytes];
+        self.dequantize_to(tensor, bytes, out)
+    }
+
     fn dequantize_to(
         &self,
         tensor: &crate::TensorInfo,
@@ -411,6 +431,271 @@ impl StatsAccumulator {
             "infCount": s.infinite_count(),
             "zeroCount": s.zero_count(),
             "histogram": { "edges": s.bin_edges(), "counts": s.bins() },
+        }))
+    }
+}
+
+/// The differences between two GGUF headers, as `gguf-lens diff` finds them: `compareSides`
+/// of two single-file GGUF sides.
+#[wasm_bindgen(js_name = compareHeaders)]
+pub fn compare_headers(a: &GgufHeader, b: &GgufHeader) -> JsValue {
+    let (va, vb) = (
+        ModelView::gguf(&[&a.file], Layout::Gguf),
+        ModelView::gguf(&[&b.file], Layout::Gguf),
+    );
+    diff_to_js(&va, &vb)
+}
+
+/// One model to compare: the shards of a GGUF model, or of a safetensors checkpoint with its
+/// GPTQ layers (add shards in order; one format per side).
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct CompareSide {
+    gguf: Vec<GgufFile>,
+    safetensors: Vec<crate::safetensors::SafetensorsFile>,
+    layers: Vec<GptqLayer>,
+}
+
+#[wasm_bindgen]
+impl CompareSide {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> CompareSide {
+        CompareSide::default()
+    }
+
+    /// Adds the next shard of a GGUF model (a copy of its header).
+    #[wasm_bindgen(js_name = addGguf)]
+    pub fn add_gguf(&mut self, header: &GgufHeader) -> Result<(), JsError> {
+        if !self.safetensors.is_empty() {
+            return Err(JsError::new("a compare side holds one format"));
+        }
+        self.gguf.push(header.file.clone());
+        Ok(())
+    }
+
+    /// Adds the next shard of a safetensors checkpoint (a copy of its header) with the GPTQ
+    /// layers found in it.
+    #[wasm_bindgen(js_name = addSafetensors)]
+    pub fn add_safetensors(&mut self, header: &SafetensorsHeader) -> Result<(), JsError> {
+        if !self.gguf.is_empty() {
+            return Err(JsError::new("a compare side holds one format"));
+        }
+        self.safetensors.push(header.file.clone());
+        self.layers.extend(header.layers.iter().cloned());
+        Ok(())
+    }
+
+    /// Sets the GPTQ layers of a sharded checkpoint (arguments as `gptqLayersAcross`), in place
+    /// of the ones found shard by shard.
+    #[wasm_bindgen(js_name = setGptqLayersAcross)]
+    pub fn set_gptq_layers_across(
+        &mut self,
+        tensors_json: &str,
+        config_text: Option<String>,
+        kind: &str,
+    ) -> Result<(), JsError> {
+        let shapes = shapes_of(tensors_json)?;
+        let config = parse_config(config_text, kind)?;
+        self.layers = layers_across(&shapes, config.as_ref()).0;
+        Ok(())
+    }
+}
+
+impl CompareSide {
+    fn view(&self, layout: Layout) -> ModelView<'_> {
+        if self.gguf.is_empty() {
+            let shards: Vec<_> = self.safetensors.iter().collect();
+            ModelView::safetensors(&shards, &self.layers)
+        } else {
+            let shards: Vec<_> = self.gguf.iter().collect();
+            ModelView::gguf(&shards, layout)
+        }
+    }
+}
+
+/// The differences between two models of any format (the core's `compare` module and its
+/// definitions, as `gguf-lens diff` finds them): `{ formats: [a, b], layout, summary: [{ name,
+/// a, b, differs }], metadata: { onlyA: [key], onlyB: [key], changed: [{ key, typeA, typeB,
+/// array }], same }, tensors: { onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name,
+/// a, b }], typeChanges: [{ name, a, b }], transitions: [{ a, b, tensors }], matching: [{ name,
+/// typeA, typeB, shape, nElements }] } }`. `layout` is `gguf` for two GGUF models (ggml
+/// types, shapes innermost first as stored), else `logical` (type names, row-major shapes
+/// outermost first, GGUF dims reversed; a GPTQ layer is `<layer>.weight` `[out, in]` of type
+/// `GPTQ-<bits>bit`). `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB,
+/// lenA, lenB, differingItems, firstDifference }`, the last two null when the item types
+/// differ. Summary values are null when absent (a field the other format has).
+#[wasm_bindgen(js_name = compareSides)]
+pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
+    let both_gguf = !a.gguf.is_empty() && !b.gguf.is_empty();
+    let layout = if both_gguf {
+        Layout::Gguf
+    } else {
+        Layout::Logical
+    };
+    diff_to_js(&a.view(layout), &b.view(layout))
+}
+
+fn diff_to_js(va: &ModelView<'_>, vb: &ModelView<'_>) -> JsValue {
+    let d = HeaderDiff::between(va, vb);
+    let field = |v: &FieldValue| match v {
+        FieldValue::Absent => serde_json::Value::Null,
+        FieldValue::Text(s) => json!(s),
+        FieldValue::Int(n) => json!(n),
+        FieldValue::Float(x) => json!(x),
+    };
+    let summary: Vec<serde_json::Value> = d
+        .summary
+        .iter()
+        .map(|f| json!({ "name": f.name, "a": field(&f.a), "b": field(&f.b), "differs": f.differs() }))
+        .collect();
+    let m = &d.metadata;
+    let changed: Vec<serde_json::Value> = m
+        .changed
+        .iter()
+        .map(|c| {
+            let array = c.array.as_ref().map(|x| {
+                json!({
+                    "itemTypeA": x.item_type_a.name(),
+                    "itemTypeB": x.item_type_b.name(),
+                    "lenA": x.len_a,
+                    "lenB": x.len_b,
+                    "differingItems": x.differing_items,
+                    "firstDifference": x.first_difference,
+                })
+            });
+            json!({ "key": c.key, "typeA": c.type_a.name(), "typeB": c.type_b.name(), "array": array })
+        })
+        .collect();
+    let t = &d.tensors;
+    let infos = |view: &ModelView<'_>, names: &[String]| -> Vec<serde_json::Value> {
+        names
+            .iter()
+            .filter_map(|n| view.tensor(n))
+            .map(|x| json!({ "name": x.name, "type": x.ty.name(), "shape": x.shape }))
+            .collect()
+    };
+    let matching: Vec<serde_json::Value> = t
+        .matching
+        .iter()
+        .filter_map(|n| Some((va.tensor(n)?, vb.tensor(n)?)))
+        .map(|(x, y)| {
+            json!({
+                "name": x.name,
+                "typeA": x.ty.name(),
+                "typeB": y.ty.name(),
+                "shape": x.shape,
+                "nElements": x.shape.iter().product::<u64>(),
+            })
+        })
+        .collect();
+    let shape_changes: Vec<serde_json::Value> = t
+        .shape_changes
+        .iter()
+        .map(|c| json!({ "name": c.name, "a": c.a, "b": c.b }))
+        .collect();
+    let type_changes: Vec<serde_json::Value> = t
+        .type_changes
+        .iter()
+        .map(|c| json!({ "name": c.name, "a": c.a.name(), "b": c.b.name() }))
+        .collect();
+    let transitions: Vec<serde_json::Value> = t
+        .transitions
+        .iter()
+        .map(|c| json!({ "a": c.a.name(), "b": c.b.name(), "tensors": c.tensors }))
+        .collect();
+    let both_gguf = va.format == "gguf" && vb.format == "gguf";
+    to_js(&json!({
+        "formats": [va.format, vb.format],
+        "layout": if both_gguf { "gguf" } else { "logical" },
+        "summary": summary,
+        "metadata": { "onlyA": m.only_a, "onlyB": m.only_b, "changed": changed, "same": m.same },
+        "tensors": {
+            "onlyA": infos(va, &t.only_a),
+            "onlyB": infos(vb, &t.only_b),
+            "shapeChanges": shape_changes,
+            "typeChanges": type_changes,
+            "transitions": transitions,
+            "matching": matching,
+        },
+    }))
+}
+
+/// The numeric comparison of two tensors fed as aligned chunks (the core's `ValueDiff`): feed
+/// with `add` (or `addRows`, which dequantizes in wasm), read with `result`.
+#[wasm_bindgen]
+pub struct ValueDiff {
+    diff: compare::ValueDiff,
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+#[wasm_bindgen]
+impl ValueDiff {
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> ValueDiff {
+        ValueDiff {
+            diff: compare::ValueDiff::new(),
+            a: Vec::new(),
+            b: Vec::new(),
+        }
+    }
+
+    /// Adds aligned chunks: `a[i]` is compared with `b[i]` (throws when the lengths differ).
+    pub fn add(&mut self, a: &[f32], b: &[f32]) -> Result<(), JsError> {
+        self.diff.add(a, b).map_err(js_error)
+    }
+
+    /// Dequantizes `bytes_a`, whole rows of tensor `name` of `header_a`, and `bytes_b`, the same
+    /// rows of `name` in `header_b`, and adds them: no values cross into JS.
+    #[wasm_bindgen(js_name = addRows)]
+    pub fn add_rows(
+        &mut self,
+        name: &str,
+        header_a: &GgufHeader,
+        bytes_a: &[u8],
+        header_b: &GgufHeader,
+        bytes_b: &[u8],
+    ) -> Result<(), JsError> {
+        let ta = header_a.file.tensor(name).map_err(js_error)?;
+        let tb = header_b.file.tensor(name).map_err(js_error)?;
+        let rows = whole_rows(name, ta.row_bytes(), bytes_a.len())?;
+        if ta.row_len() != tb.row_len() || whole_rows(name, tb.row_bytes(), bytes_b.len())? != rows
+        {
+            return Err(JsError::new(&format!(
+                "{name}: the chunks of A and B hold other rows"
+            )));
+        }
+        // A slice at a time: the buffers stay small (in cache) whatever the chunk read.
+        let step = (SLICE_ELEMENTS / ta.row_len().max(1)).max(1);
+        let mut first = 0;
+        while first < rows {
+            let end = rows.min(first + step);
+            header_a.dequantize_slice(ta, bytes_a, first..end, &mut self.a)?;
+            header_b.dequantize_slice(tb, bytes_b, first..end, &mut self.b)?;
+            self.diff.add(&self.a, &self.b).map_err(js_error)?;
+            first = end;
+        }
+        Ok(())
+    }
+
+    /// `{ elements, count, rmse, maxAbs, meanAbs, relRmse, cosine, nanMismatch, infMismatch,
+    /// identical }`: metrics over the finite pairs (null when there is none; `relRmse` also null
+    /// when RMS(a) is 0 and RMSE is not; `cosine` 1 for two zero vectors, 0 for one), NaN and
+    /// Inf mismatches over all pairs, `identical` when nothing differs.
+    pub fn result(&self) -> JsValue {
+        let m = self.diff.metrics();
+        to_js(&json!({
+            "elements": m.elements,
+            "count": m.count,
+            "rmse": m.rmse,
+            "maxAbs": m.max_abs,
+            "meanAbs": m.mean_abs,
+            "relRmse": m.rel_rmse,
+            "cosine": m.cosine,
+            "nanMismatch": m.nan_mismatch,
+            "infMismatch": m.inf_mismatch,
+            "identical": m.is_identical(),
         }))
     }
 }

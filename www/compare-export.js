@@ -1,11 +1,12 @@
 // The Compare panel's exports: one object (JSON, complete facts) and its Markdown digest (long
 // values abbreviated). Input, from compare.js: {a, b: {label, name (URL or file name), info,
 // summary, tensorCount}, rows: [{field, label, a, b, textA, textB, differs}], diff
-// (compare-worker.js's diffModels), results: Map tensor name → compareTensor's metrics}.
+// (compare-worker.js's diffModels: the core's diff), results: Map tensor name → compareTensor's
+// metrics (the core's ValueMetrics: null where a metric is undefined)}.
 import { mdEscape, safeName } from './export-util.js';
 
 const MD_CHARS = 80; // a value's characters shown in a Markdown cell
-const METRICS = ['count', 'rmse', 'maxAbs', 'meanAbs', 'relRmse', 'cosine', 'nanMismatch', 'infMismatch'];
+const METRICS = ['elements', 'count', 'rmse', 'maxAbs', 'meanAbs', 'relRmse', 'cosine', 'nanMismatch', 'infMismatch', 'identical'];
 
 /** A file's short name for the download: its last path segment, no query or extension. */
 function stem(name) {
@@ -48,7 +49,7 @@ export function comparisonObject(s) {
       onlyB: m.onlyB.map(entryFacts),
       changed: m.changed.map((c) => ({ key: c.key, a: entryFacts(c.a), b: entryFacts(c.b), ...changeFacts(c) })),
     },
-    tensors: { onlyA: t.onlyA, onlyB: t.onlyB, shapeChanges: t.shapeChanges, typeChanges: t.typeChanges },
+    tensors: { onlyA: t.onlyA, onlyB: t.onlyB, shapeChanges: t.shapeChanges, typeChanges: t.typeChanges, transitions: t.transitions },
     quantMix: { a: s.a.summary.quantMix, b: s.b.summary.quantMix },
     numeric: {
       matching: t.matching.length,
@@ -78,7 +79,6 @@ function entryText(e) {
 
 function itemsText(items) {
   if (!items || items.notCompared) return 'item types differ: items not compared';
-  if (items.error) return `items not compared: ${items.error}`;
   const where = `first at index ${items.firstIndex}: A ${itemText(items.a)} · B ${itemText(items.b)}`;
   return `${items.differing} of ${items.compared} common items differ; ${where}`;
 }
@@ -90,7 +90,7 @@ function table(lines, head, rows) {
   lines.push('');
 }
 
-const num = (v) => (typeof v === 'number' && !Number.isInteger(v) ? v.toPrecision(6) : String(v));
+const num = (v) => (v === null ? '—' : typeof v === 'number' && !Number.isInteger(v) ? v.toPrecision(6) : String(v));
 
 export function comparisonMarkdown(s) {
   const o = comparisonObject(s), m = s.diff.metadata, t = s.diff.tensors;

@@ -1,6 +1,7 @@
 // The Compare panel: a second file (B) opened beside the first (A) in the worker, shown as text
-// only. The worker computes the differences (compare-worker.js); this module renders them and
-// drives the per-tensor numeric comparison. app.js hands over its helpers through setupCompare.
+// only. The worker computes the differences (compare-worker.js: the core's definitions, as
+// `gguf-lens diff`); this module renders them and drives the per-tensor numeric comparison.
+// app.js hands over its helpers through setupCompare.
 
 import { comparisonObject, comparisonMarkdown, exportName } from './compare-export.js';
 import { jsonText, download } from './export-util.js';
@@ -77,24 +78,27 @@ export function setupCompare(ui) {
   }
 
   // ----- summary side by side -----
-  /** Rows {field, label, a, b, textA, textB, differs}: values raw and as shown. */
+  /** The core's summary fields (compareModels) as the panel names and formats them. */
+  const FIELDS = {
+    architecture: ['architecture', 'Architecture'],
+    name: ['name', 'Name'],
+    parameters: ['parameter-count', 'Parameters', (v) => `${fmt.count(v)} (${fmt.int(v)})`],
+    file_type: ['file-type', 'File type', (v) => `${fmt.ftypeShort(v)} (${fmt.ftypeLabel(v)})`],
+    bits_per_weight: ['bits-per-weight', 'Bits / weight', (v) => v.toFixed(3)],
+    file_size: ['file-size', 'File size', (v) => `${fmt.bytes(v)} (${fmt.int(v)} B)`],
+    context_length: ['context-length', 'Context', fmt.int],
+    block_count: ['block-count', 'Layers', fmt.int],
+    embedding_length: ['embedding-length', 'Embedding', fmt.int],
+    vocab_size: ['vocab-size', 'Vocabulary', fmt.int],
+    tensor_count: ['tensor-count', 'Tensors', fmt.int],
+  };
+
+  /** Rows {field, label, a, b, textA, textB, differs}: values raw (null when absent) and as shown. */
   function summaryRows() {
-    const A = ui.model(), sa = A.summary, sb = b.summary;
-    const ftype = (s) => (s.fileType === undefined ? undefined : `${fmt.ftypeShort(s.fileType)} (${fmt.ftypeLabel(s.fileType)})`);
-    return [
-      ['architecture', 'Architecture', sa.architecture, sb.architecture],
-      ['name', 'Name', sa.name, sb.name],
-      ['parameter-count', 'Parameters', sa.parameterCount, sb.parameterCount, (v) => `${fmt.count(v)} (${fmt.int(v)})`],
-      ['file-type', 'File type', sa.fileType, sb.fileType, (v, s) => ftype(s)],
-      ['bits-per-weight', 'Bits / weight', sa.bitsPerWeight, sb.bitsPerWeight, (v) => v.toFixed(3)],
-      ['file-size', 'File size', A.info.fileSize, b.info.fileSize, (v) => `${fmt.bytes(v)} (${fmt.int(v)} B)`],
-      ['context-length', 'Context', sa.contextLength, sb.contextLength, fmt.int],
-      ['block-count', 'Layers', sa.blockCount, sb.blockCount, fmt.int],
-      ['vocab-size', 'Vocabulary', sa.vocabSize, sb.vocabSize, fmt.int],
-      ['tensor-count', 'Tensors', A.tensors.length, b.tensorCount, fmt.int],
-    ].map(([field, label, va, vb, format]) => {
-      const text = (v, s) => (v === undefined || v === null ? '—' : format ? format(v, s) : String(v));
-      return { field, label, a: va, b: vb, textA: text(va, sa), textB: text(vb, sb), differs: String(va) !== String(vb) };
+    return b.diff.summary.map((f) => {
+      const [field, label, format] = FIELDS[f.name] ?? [f.name, f.name];
+      const text = (v) => (v === null ? '—' : format ? format(v) : String(v));
+      return { field, label, a: f.a, b: f.b, textA: text(f.a), textB: text(f.b), differs: f.differs };
     });
   }
 
@@ -102,7 +106,7 @@ export function setupCompare(ui) {
     $('#cmp-files').textContent = `A: ${ui.sourceLabel()} · B: ${bLabel}`;
     const body = clear($('#cmp-summary tbody'));
     for (const r of summaryRows()) {
-      const cell = (v, text, side) => el('td', { class: 'mono', dataset: { side, value: v === undefined ? '' : String(v) } }, text);
+      const cell = (v, text, side) => el('td', { class: 'mono', dataset: { side, value: v === null ? '' : String(v) } }, text);
       body.append(el('tr', { class: r.differs ? 'differs' : undefined, dataset: { field: r.field, differs: String(r.differs) } },
         el('th', { scope: 'row' }, r.label), cell(r.a, r.textA, 'a'), cell(r.b, r.textB, 'b')));
     }
@@ -129,9 +133,8 @@ export function setupCompare(ui) {
     if (c.a.type !== 'array' || c.b.type !== 'array') return null;
     const it = c.items;
     const text = !it ? 'item types differ: items not compared'
-      : it.error ? `items not compared: ${it.error}`
-        : `${fmt.int(it.differing)} of ${fmt.int(it.compared)} common items differ; first at index ${fmt.int(it.firstIndex)}: A ${it.a === null ? '(none)' : short(fmt.value(it.a))} · B ${it.b === null ? '(none)' : short(fmt.value(it.b))}`;
-    return el('div', { class: 'ab muted', dataset: it && !it.error ? { differing: it.differing, firstIndex: it.firstIndex } : { notCompared: 'true' } }, text);
+      : `${fmt.int(it.differing)} of ${fmt.int(it.compared)} common items differ; first at index ${fmt.int(it.firstIndex)}: A ${it.a === null ? '(none)' : short(fmt.value(it.a))} · B ${it.b === null ? '(none)' : short(fmt.value(it.b))}`;
+    return el('div', { class: 'ab muted', dataset: it ? { differing: it.differing, firstIndex: it.firstIndex } : { notCompared: 'true' } }, text);
   }
 
   function renderMetadata() {
@@ -160,9 +163,7 @@ export function setupCompare(ui) {
       section('Shape changes', 'tensor-shape', d.shapeChanges, change((c) => `${shapeText(c.a)} → ${shapeText(c.b)}`)),
       section('Type changes', 'tensor-type', d.typeChanges, change((c) => `${c.a} → ${c.b}`)));
     if (d.typeChanges.length > 1) {
-      const counts = new Map();
-      for (const c of d.typeChanges) counts.set(`${c.a} → ${c.b}`, (counts.get(`${c.a} → ${c.b}`) ?? 0) + 1);
-      $('[data-diff="tensor-type"] h3').after(el('p', { class: 'small mono' }, [...counts].map(([k, n]) => `${k} ×${n}`).join(' · ')));
+      $('[data-diff="tensor-type"] h3').after(el('p', { class: 'small mono', dataset: { transitions: 'true' } }, d.transitions.map((t) => `${t.a} → ${t.b} ×${t.tensors}`).join(' · ')));
     }
     const A = ui.model();
     const mixA = new Map(A.summary.quantMix.map((q) => [q.type, q])), mixB = new Map(b.summary.quantMix.map((q) => [q.type, q]));
@@ -198,14 +199,15 @@ export function setupCompare(ui) {
     const row = [...document.querySelectorAll('#cmp-numeric tbody tr')].find((tr) => tr.dataset.tensor === r.name);
     if (!row) return;
     for (const [k, attr] of METRICS) {
+      // null: undefined for these values (no finite pair; RMSE / RMS(a) with RMS(a) = 0)
       const td = row.querySelector(`[data-metric="${attr}"]`);
-      td.textContent = fmt.num(r[k]);
+      td.textContent = r[k] === null ? '—' : fmt.num(r[k]);
       td.dataset.value = String(r[k]);
     }
     const mm = row.querySelector('[data-metric="mismatches"]');
     mm.textContent = `${fmt.int(r.nanMismatch)} / ${fmt.int(r.infMismatch)}`;
     Object.assign(mm.dataset, { nan: String(r.nanMismatch), inf: String(r.infMismatch), count: String(r.count) });
-    row.classList.toggle('differs', r.maxAbs > 0 || r.nanMismatch > 0 || r.infMismatch > 0);
+    row.classList.toggle('differs', !r.identical);
     row.dataset.done = 'true';
   }
 

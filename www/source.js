@@ -13,8 +13,6 @@
 //              keyLength, valueLength, vocabSize, tokenizerModel,
 //              quantMix: [{type, tensors, elements, bytes, share}]}
 //   metaRange(key, start, end)               → array elements start..end (end exclusive)
-//   metaPacked(key)                          → the whole array as {bytes: Uint8Array, ends: Uint32Array|null}
-//                                              (package's ArrayEntry.packed(): canonical item bytes)
 //   readRows(name, [a, b], {signal, onProgress})   → Float32Array of rows a..b
 //   stats(name, {bins, rows, signal, onProgress}) → over rows [a, b) (default all):
 //                                              {count, min, max, mean, std, nan, inf, zero,
@@ -27,6 +25,10 @@
 // read dequantized); summary {format, name (the file's name), parameterCount, tensorBytes,
 // bitsPerWeight, quantMix (dtypes and GPTQ layers), gptq: {layers, bits, groupSize, descAct,
 // sym, checkpointFormat, configSource} | null}.
+// compareModels(a, b) → the core's diff of two models, GGUF or safetensors (package compareModels: summary
+//   fields, metadata keys and array items, tensors; see js/index.d.ts ModelDiff).
+// compareTensor(a, b, name, {signal, onProgress}) → the core's metrics of one tensor read from both
+//   (package compareTensor: ValueMetrics, nulls where undefined), progress in rows.
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
 // message is readable as is; an abort rejects with a DOMException named AbortError.
 //
@@ -42,13 +44,35 @@ function loadEngine() {
   return enginePromise;
 }
 
+const engineModels = new WeakMap(); // contract model → the package's model
+
+/** The package model behind a contract model from openModel. */
+function engineOf(m) {
+  const f = engineModels.get(m);
+  if (!f) throw new Error('not a model opened by openModel');
+  return f;
+}
+
+export async function compareModels(a, b) {
+  return (await loadEngine()).compareModels(engineOf(a), engineOf(b));
+}
+
+export async function compareTensor(a, b, name, { signal, onProgress } = {}) {
+  return (await loadEngine()).compareTensor(engineOf(a), engineOf(b), name, { signal, onProgress });
+}
+
 const num = (v) => (typeof v === 'bigint' ? Number(v) : v ?? undefined);
 
 // Maps the package's model (js/index.d.ts on the npm branch: GgufModel) to the contract above.
 export async function openModel(source, { signal, onProgress } = {}) {
   const engine = await loadEngine();
   const f = await engine.open(source, { signal, onProgress });
-  if (f.format === 'safetensors') return safetensorsModel(f, source);
+  const m = f.format === 'safetensors' ? safetensorsModel(f, source) : ggufModel(f);
+  engineModels.set(m, f);
+  return m;
+}
+
+function ggufModel(f) {
   const s = f.summary();
   const get = (k) => f.get(k);
   const arch = s.architecture;
@@ -83,11 +107,6 @@ export async function openModel(source, { signal, onProgress } = {}) {
       const m = arrays.get(key);
       if (!m) throw new Error(`no array metadata key ${key}`);
       return m.items(start, end);
-    },
-    metaPacked: (key) => {
-      const m = arrays.get(key);
-      if (!m) throw new Error(`no array metadata key ${key}`);
-      return m.packed();
     },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
@@ -141,7 +160,6 @@ function safetensorsModel(f, source) {
       quantMix: s.dtypeMix.map((m) => ({ type: m.type, tensors: m.tensors, elements: m.elements, bytes: m.bytes, share: m.share })),
     },
     metaRange: (key) => { throw new Error(`no array metadata key ${key}`); },
-    metaPacked: (key) => { throw new Error(`no array metadata key ${key}`); },
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
   };

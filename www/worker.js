@@ -94,7 +94,7 @@ const ops = {
     const m = await openModel(source, ctx);
     if (ctx.signal.aborted) return null;
     modelB = m;
-    return { info: m.info, summary: m.summary, tensorCount: m.tensors.length, diff: diffModels(model, m) };
+    return { info: m.info, summary: m.summary, tensorCount: m.tensors.length, diff: await diffModels(model, m) };
   },
   async compareTensor({ name }, ctx) {
     if (!modelB) throw new Error('no file to compare with is open');

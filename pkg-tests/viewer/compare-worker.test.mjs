@@ -1,106 +1,96 @@
-// www/compare-worker.js without a browser: the row-chunked comparison reads every row once in
-// bounded reads and gives the chunk size's answer; NaN / Inf pairs are counted, not summed.
+// www/compare-worker.js in Node, on the built site (compare-worker.js → source.js → pkg/, the npm
+// package): the differences and metrics are the core's (src/compare.rs through wasm), checked
+// against gguf-py + numpy (make_expected_compare.py), never against gguf-lens.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareTensor, diffModels, arrayItemsDiff } from '../../www/compare-worker.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildSite, SITE, ROOT, FIXTURES, readJson } from './helpers.mjs';
 
-const ROW = 64, ROWS = 1000;
+buildSite();
+const site = (f) => pathToFileURL(path.join(SITE, f)).href;
+const { diffModels, compareTensor } = await import(site('compare-worker.js'));
+const { openModel } = await import(site('source.js'));
+const pkg = await import(site('pkg/index.js'));
 
-function fakeModel(values, reads) {
-  return {
-    metadata: [],
-    tensors: [{ name: 't', type: 'F32', shape: [ROW, ROWS], nElements: values.length }],
-    metaRange: () => [],
-    readRows: async (name, [a, b]) => { reads.push([a, b]); return values.slice(a * ROW, b * ROW); },
-  };
+const bytes = (p) => { const b = readFileSync(p); return b.buffer.slice(b.byteOffset, b.byteOffset + b.length); };
+const openPair = (a, b) => Promise.all([openModel(bytes(a)), openModel(bytes(b))]);
+const close = (a, b, rel) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-30);
+const METRICS = [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']];
+
+function checkMetrics(got, want, what) {
+  assert.equal(got.count, want.count, `${what} count`);
+  assert.equal(got.nanMismatch, want.nan_mismatch, `${what} NaN mismatches`);
+  assert.equal(got.infMismatch, want.inf_mismatch, `${what} Inf mismatches`);
+  for (const [k, o] of METRICS) {
+    if (want[o] === null) assert.equal(got[k], null, `${what} ${k}`);
+    else assert.ok(close(got[k], want[o], 1e-9) || Math.abs(got[k] - want[o]) < 1e-15, `${what} ${k}: ${got[k]} vs ${want[o]}`);
+  }
 }
 
-function seeded(n, seed) {
-  const v = new Float32Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) { s = (s * 1103515245 + 12345) >>> 0; v[i] = (s / 2 ** 32 - 0.5) * 0.1; }
-  return v;
-}
-
-test('chunked reads: every row once, bounded, same result as one read; f64 sums equal a direct computation', async () => {
-  const a = seeded(ROW * ROWS, 1), b = seeded(ROW * ROWS, 2);
-  const readsA = [], readsB = [];
-  const small = await compareTensor(fakeModel(a, readsA), fakeModel(b, readsB), 't', { chunkElements: ROW * 7 + 5 });
-  assert.ok(readsA.length > 100 && readsA.every(([x, y]) => (y - x) * ROW <= ROW * 7 + 5));
-  assert.deepEqual(readsA.flatMap(([x, y]) => Array.from({ length: y - x }, (_, i) => x + i)), Array.from({ length: ROWS }, (_, i) => i));
-  assert.deepEqual(readsA, readsB);
-  const whole = await compareTensor(fakeModel(a, []), fakeModel(b, []), 't');
-  assert.deepEqual(small, whole);
-  let sq = 0, abs = 0, max = 0, aa = 0, bb = 0, ab = 0;
-  for (let i = 0; i < a.length; i++) { const d = a[i] - b[i]; sq += d * d; abs += Math.abs(d); max = Math.max(max, Math.abs(d)); aa += a[i] * a[i]; bb += b[i] * b[i]; ab += a[i] * b[i]; }
-  const n = a.length;
-  assert.equal(whole.count, n);
-  assert.equal(whole.rmse, Math.sqrt(sq / n));
-  assert.equal(whole.maxAbs, max);
-  assert.equal(whole.meanAbs, abs / n);
-  assert.equal(whole.relRmse, Math.sqrt(sq / n) / Math.sqrt(aa / n));
-  assert.equal(whole.cosine, ab / Math.sqrt(aa * bb));
+test('diffModels: the arrays pair, every list and array difference as gguf-py finds it', async () => {
+  const want = readJson(path.join(FIXTURES, 'expected-compare-arrays.json'));
+  const [a, b] = await openPair(path.join(FIXTURES, 'arrays-a.gguf'), path.join(FIXTURES, 'arrays-b.gguf'));
+  const d = await diffModels(a, b);
+  assert.deepEqual(d.metadata.onlyA.map((e) => e.key), want.metadata.only_a);
+  assert.deepEqual(d.metadata.onlyB.map((e) => e.key), want.metadata.only_b);
+  assert.deepEqual(d.metadata.changed.map((c) => c.key), want.metadata.changed);
+  const changed = Object.fromEntries(d.metadata.changed.map((c) => [c.key, c]));
+  for (const [key, w] of Object.entries(want.metadata.arrays)) {
+    const it = changed[key].items;
+    const item = (v) => (typeof v === 'bigint' ? String(v) : v);
+    assert.deepEqual({ compared: it.compared, differing: it.differing, firstIndex: it.firstIndex, a: item(it.a), b: item(it.b) },
+      { compared: w.compared, differing: w.differing, firstIndex: w.first_index, a: w.a, b: w.b }, key);
+    assert.deepEqual([changed[key].a.length, changed[key].b.length], [w.length_a, w.length_b], key);
+  }
+  for (const key of want.metadata.retyped_arrays) assert.equal(changed[key].items, null, key);
+  assert.deepEqual(d.tensors.onlyA.map((t) => t.name), want.tensors.only_a);
+  assert.deepEqual(d.tensors.onlyB.map((t) => t.name), want.tensors.only_b);
+  assert.deepEqual(d.tensors.matching.map((t) => t.name), Object.keys(want.numeric));
+  const rows = Object.fromEntries(d.summary.map((f) => [f.name, f]));
+  assert.deepEqual([rows.context_length.a, rows.context_length.b, rows.context_length.differs], [want.a.summary['context-length'], want.b.summary['context-length'], true]);
+  assert.deepEqual([rows.file_size.a, rows.file_size.b], [want.a.summary['file-size'], want.b.summary['file-size']]);
 });
 
-test('NaN and Inf: mismatches counted, pairs left out of the sums', async () => {
-  const a = new Float32Array(ROW * ROWS).fill(1), b = new Float32Array(ROW * ROWS).fill(1);
-  a[0] = NaN; // NaN in A only
-  b[1] = NaN; // NaN in B only
-  a[2] = NaN; b[2] = NaN; // both NaN: no mismatch
-  a[3] = Infinity; b[3] = Infinity; // the same Inf: no mismatch
-  a[4] = Infinity; b[4] = -Infinity; // opposite Infs
-  b[5] = Infinity; // Inf in B only
-  a[6] = NaN; b[6] = Infinity; // NaN against Inf: both kinds
-  b[7] = 3; // one finite difference of 2
-  const r = await compareTensor(fakeModel(a, []), fakeModel(b, []), 't', { chunkElements: 1000 });
-  assert.equal(r.count, ROW * ROWS - 7);
-  assert.equal(r.nanMismatch, 3);
-  assert.equal(r.infMismatch, 3);
-  assert.equal(r.maxAbs, 2);
-  assert.equal(r.meanAbs, 2 / r.count);
+test('diffModels: the sample pair, type changes and their transitions', async () => {
+  const want = readJson(path.join(FIXTURES, 'expected-compare.json'));
+  const [a, b] = await openPair(path.join(ROOT, want.a.path), path.join(ROOT, want.b.path));
+  const d = await diffModels(a, b);
+  assert.deepEqual(d.tensors.typeChanges.map((c) => [c.name, c.a, c.b]), want.tensors.type_changes);
+  const counts = {};
+  for (const [, x, y] of want.tensors.type_changes) counts[`${x} → ${y}`] = (counts[`${x} → ${y}`] ?? 0) + 1;
+  assert.deepEqual(Object.fromEntries(d.tensors.transitions.map((t) => [`${t.a} → ${t.b}`, t.tensors])), counts);
+  assert.equal(d.metadata.same + d.metadata.changed.length + d.metadata.onlyA.length, a.metadata.length);
 });
 
-test('diffModels: tensors and metadata only in one, changed, shape and type changes', () => {
-  const model = (metadata, tensors) => ({ metadata, tensors, metaRange: (k, s, e) => [1, 2, 3].slice(s, e), metaPacked: () => ({ bytes: new Uint8Array([1, 0, 2, 0, 3, 0]), ends: null }) });
-  const A = model([{ key: 'x', type: 'u32', value: 1 }, { key: 'y', type: 'string', value: 's' }, { key: 'arr', type: 'array', itemType: 'u32', length: 3 }],
-    [{ name: 'p', type: 'Q4_K', shape: [4, 2], nElements: 8 }, { name: 'q', type: 'F32', shape: [4], nElements: 4 }, { name: 'r', type: 'F16', shape: [2], nElements: 2 }]);
-  const B = model([{ key: 'x', type: 'u32', value: 2 }, { key: 'z', type: 'string', value: 't' }, { key: 'arr', type: 'array', itemType: 'u32', length: 3 }],
-    [{ name: 'p', type: 'Q8_0', shape: [4, 2], nElements: 8 }, { name: 'q', type: 'F32', shape: [8], nElements: 8 }, { name: 's', type: 'F16', shape: [2], nElements: 2 }]);
-  const d = diffModels(A, B);
-  assert.deepEqual(d.metadata.onlyA.map((e) => e.key), ['y']);
-  assert.deepEqual(d.metadata.onlyB.map((e) => e.key), ['z']);
-  assert.deepEqual(d.metadata.changed.map((e) => e.key), ['x']);
-  assert.equal(d.metadata.same, 1);
-  assert.deepEqual(d.tensors.onlyA.map((t) => t.name), ['r']);
-  assert.deepEqual(d.tensors.onlyB.map((t) => t.name), ['s']);
-  assert.deepEqual(d.tensors.shapeChanges, [{ name: 'q', a: [4], b: [8] }]);
-  assert.deepEqual(d.tensors.typeChanges, [{ name: 'p', a: 'Q4_K', b: 'Q8_0' }]);
-  assert.deepEqual(d.tensors.matching.map((t) => t.name), ['p']);
+test('compareTensor: row chunks of any size give numpy\'s metrics; every row read once, progress in rows', async () => {
+  const want = readJson(path.join(FIXTURES, 'expected-compare.json'));
+  const [a, b] = await openPair(path.join(ROOT, want.a.path), path.join(ROOT, want.b.path));
+  const name = 'token_embd.weight';
+  const whole = await compareTensor(a, b, name);
+  assert.equal(whole.name, name);
+  checkMetrics(whole, want.numeric[name], 'default chunks');
+  // the package directly, tiny chunks (3 rows of 64 + 5 values: 3 rows per read)
+  const fa = await pkg.open(bytes(path.join(ROOT, want.a.path))), fb = await pkg.open(bytes(path.join(ROOT, want.b.path)));
+  const t = fa.tensor(name);
+  const progress = [];
+  const small = await pkg.compareTensor(fa, fb, name, { chunkElements: t.rowLength * 3 + 5, onProgress: (p) => progress.push(p.loaded) });
+  checkMetrics(small, want.numeric[name], 'small chunks');
+  assert.equal(small.elements, t.nElements);
+  assert.deepEqual(progress, Array.from({ length: Math.ceil(t.nRows / 3) }, (_, i) => Math.min(t.nRows, 3 * (i + 1))));
+  await assert.rejects(pkg.compareTensor(fa, fb, 'output_norm.weight-missing'), /no tensor named/);
+  const abort = new AbortController();
+  abort.abort();
+  await assert.rejects(pkg.compareTensor(fa, fb, name, { signal: abort.signal }), (e) => e.name === 'AbortError');
 });
 
-// Packed arrays as the package gives them: strings as bytes with end offsets, numbers fixed-size.
-function stringsModel(items) {
-  const enc = items.map((t) => new TextEncoder().encode(t));
-  const bytes = new Uint8Array(enc.reduce((n, e) => n + e.length, 0));
-  const ends = new Uint32Array(items.length);
-  let at = 0;
-  enc.forEach((e, i) => { bytes.set(e, at); at += e.length; ends[i] = at; });
-  return { metaPacked: () => ({ bytes, ends }), metaRange: (k, s, e) => items.slice(s, e) };
-}
-
-test('arrayItemsDiff: every item compared, not just the first; the first differing index and its items', () => {
-  const base = Array.from({ length: 300000 }, (_, i) => `t${i}`);
-  const other = base.slice();
-  other[150000] = 't150000x'; // longer
-  other[200000] = 'T200000'; // same length
-  const t0 = performance.now();
-  const r = arrayItemsDiff(stringsModel(base), stringsModel(other), 'k', base.length, other.length);
-  assert.ok(performance.now() - t0 < 1000);
-  assert.deepEqual(r, { compared: 300000, differing: 2, firstIndex: 150000, a: 't150000', b: 't150000x' });
-  assert.deepEqual(arrayItemsDiff(stringsModel(base), stringsModel(base), 'k', base.length, base.length), { compared: 300000, differing: 0, firstIndex: null });
-  // equal common items, B longer: the first difference is past A's end
-  assert.deepEqual(arrayItemsDiff(stringsModel(['a', 'b']), stringsModel(['a', 'b', 'c']), 'k', 2, 3), { compared: 2, differing: 0, firstIndex: 2, a: null, b: 'c' });
-  // fixed-size items (u16 here): the stride is bytes / length
-  const nums = (v) => ({ metaPacked: () => ({ bytes: new Uint8Array(new Uint16Array(v).buffer), ends: null }), metaRange: (k, s, e) => v.slice(s, e) });
-  assert.deepEqual(arrayItemsDiff(nums([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), nums([1, 2, 3, 4, 5, 6, 7, 8, 9, 11]), 'k', 10, 10), { compared: 10, differing: 1, firstIndex: 9, a: 10, b: 11 });
+test('compareTensor edge cases: zero tensors and NaN / Inf pairs as the core defines them (numpy\'s numbers)', async () => {
+  const want = readJson(path.join(FIXTURES, 'expected-compare-edges.json'));
+  const [a, b] = await openPair(path.join(FIXTURES, 'edges-a.gguf'), path.join(FIXTURES, 'edges-b.gguf'));
+  for (const [name, w] of Object.entries(want.numeric)) checkMetrics(await compareTensor(a, b, name), w, name);
+  const zeros = await compareTensor(a, b, 'zeros');
+  assert.deepEqual([zeros.cosine, zeros.relRmse, zeros.identical], [1, 0, true]);
+  const nonfinite = await compareTensor(a, b, 'nonfinite');
+  assert.deepEqual([nonfinite.elements, nonfinite.count, nonfinite.rmse, nonfinite.identical], [32, 0, null, false]);
 });

@@ -77,10 +77,13 @@ test('compare by URL: summaries side by side, metadata and tensor differences eq
   assert.deepEqual(log.errors, []);
 });
 
-async function checkNumbers(page, name) {
-  const want = expected.numeric[name];
-  const got = await page.$eval(`#cmp-numeric tr[data-tensor="${name}"]`, (tr) => Object.fromEntries([...tr.querySelectorAll('[data-metric]')].map((td) => [td.dataset.metric, { ...td.dataset }])));
+async function checkNumbers(page, name, want = expected.numeric[name]) {
+  const got = await page.$eval(`#cmp-numeric tr[data-tensor="${name}"]`, (tr) => Object.fromEntries([...tr.querySelectorAll('[data-metric]')].map((td) => [td.dataset.metric, { ...td.dataset, text: td.textContent }])));
   for (const [attr, k] of [['rmse', 'rmse'], ['max-abs', 'max_abs'], ['mean-abs', 'mean_abs'], ['rel-rmse', 'rel_rmse'], ['cosine', 'cosine']]) {
+    if (want[k] === null) { // undefined for these values: shown as a dash
+      assert.deepEqual([got[attr].value, got[attr].text], ['null', '—'], `${name} ${k}`);
+      continue;
+    }
     const v = Number(got[attr].value);
     assert.ok(close(v, want[k], 1e-9) || Math.abs(v - want[k]) < 1e-15, `${name} ${k}: ${v} vs ${want[k]}`);
   }
@@ -165,4 +168,29 @@ test('?url= and ?compare= reopen both files; the address names B once it is open
   await again.waitForSelector('#panel-compare:not([hidden]) #cmp-numeric tbody tr');
   assert.deepEqual(await listed(again, 'meta-changed'), expected.metadata.changed);
   assert.deepEqual(log.errors, []);
+});
+
+test('edge cases (zero tensors, NaN / Inf in every pair): the core\'s definitions, numbers from numpy', async () => {
+  const edges = readJson(path.join(FIXTURES, 'expected-compare-edges.json'));
+  const { page, log } = await newPage(browser);
+  await page.goto(`${server.url}?url=${encodeURIComponent('/fixtures/edges-a.gguf')}&compare=${encodeURIComponent('/fixtures/edges-b.gguf')}`);
+  await page.waitForSelector('#panel-compare:not([hidden]) #cmp-numeric tbody tr');
+  await page.click('#cmp-all');
+  const names = Object.keys(edges.numeric);
+  await page.waitForFunction((n) => document.querySelectorAll('#cmp-numeric tr[data-done]').length === n && document.querySelector('#cmp-cancel').hidden, names.length);
+  for (const name of names) await checkNumbers(page, name, edges.numeric[name]);
+  // cosine 1 and RMSE / RMS(a) 0 for two zero vectors (-0 in A): equal, not marked
+  assert.equal(await page.$eval('#cmp-numeric tr[data-tensor="zeros"]', (tr) => tr.classList.contains('differs')), false);
+  for (const name of ['zero_a', 'zero_b', 'nonfinite', 'mixed']) {
+    assert.equal(await page.$eval(`#cmp-numeric tr[data-tensor="${name}"]`, (tr) => tr.classList.contains('differs')), true, name);
+  }
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#cmp-export-json')]);
+  const j = JSON.parse(await (await import('node:fs/promises')).readFile(await dl.path(), 'utf8'));
+  const got = Object.fromEntries(j.numeric.tensors.map((t) => [t.name, t]));
+  assert.deepEqual([got.nonfinite.count, got.nonfinite.rmse, got.nonfinite.cosine, got.nonfinite.nanMismatch, got.nonfinite.infMismatch],
+    [0, null, null, edges.numeric.nonfinite.nan_mismatch, edges.numeric.nonfinite.inf_mismatch]);
+  assert.deepEqual([got.zero_a.relRmse, got.zero_a.cosine, got.zeros.cosine, got.zeros.relRmse], [null, 0, 1, 0]);
+  assert.deepEqual(log.errors, []);
+  await page.$eval('#cmp-numeric', (e) => e.scrollIntoView());
+  await page.screenshot({ path: path.join(ARTIFACTS, 'compare-edges.png') });
 });

@@ -22,7 +22,7 @@ export function buildSite() {
 
 export async function startServer() {
   buildSite();
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

@@ -21,6 +21,14 @@ HERE = Path(__file__).resolve().parent
 N_TOKENS, N_MERGES = 2000, 600
 
 
+def finish(w: gguf.GGUFWriter) -> None:
+    """Writes the file's header, metadata and tensors, and closes it."""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def write(side: str) -> None:
     b = side == "b"
     w = gguf.GGUFWriter(str(HERE / "fixtures" / f"arrays-{side}.gguf"), "llama")
@@ -61,10 +69,7 @@ def write(side: str) -> None:
     w.add_tensor("w", wt)
     if not b:
         w.add_tensor("only_a", np.arange(8, dtype=np.float32))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
 
 
 if __name__ == "__main__":

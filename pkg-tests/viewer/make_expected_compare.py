@@ -1,7 +1,8 @@
 """Expected values for the viewer's Compare panel, from gguf-py and numpy (never from gguf-lens), for
 two pairs: the sample (A, fixtures/sample/tiny-llama-Q4_K_M.gguf) against its Q8_0 requantization
 (B, fixtures/sample/tiny-llama-Q8_0.gguf, from `fixtures/make_sample.py --variant q8_0`), and
-arrays-a.gguf against arrays-b.gguf (make_compare_arrays.py: arrays that differ past item 8).
+arrays-a.gguf against arrays-b.gguf (make_compare_arrays.py: arrays that differ past item 8), and
+edges-a.gguf against edges-b.gguf (make_compare_edges.py: zero tensors, NaN / Inf pairs).
 
 Definitions (the viewer's): metadata keys only in A / only in B / changed (another type, another
 scalar value, or for arrays another item type, length or any item); for arrays of one item type
@@ -11,10 +12,14 @@ absent; 64-bit integers as decimal strings); tensors only in A / only in B, shap
 changes; per-type counts and bytes; and for every tensor with the same shape in both, over the
 pairs where both values are finite, with a and b dequantized to f32 and accumulated in f64:
 RMSE, max |a-b|, mean |a-b|, RMSE / RMS(a), cosine similarity, plus the count of NaN mismatches
-(NaN in one only) and Inf mismatches (an Inf in either, a != b).
+(NaN in one only) and Inf mismatches (an Inf in either, a != b). These are the core's definitions
+(src/compare.rs, as `gguf-lens diff`), edge cases included: with no finite pair every metric is
+null; RMSE / RMS(a) is 0 when RMSE is 0 and null when only RMS(a) is 0; the cosine is 1 for two
+zero vectors and 0 when only one is zero.
 
 usage: .venv/bin/python pkg-tests/viewer/make_expected_compare.py
-       → pkg-tests/viewer/fixtures/expected-compare.json, expected-compare-arrays.json
+       → pkg-tests/viewer/fixtures/expected-compare.json, expected-compare-arrays.json,
+         expected-compare-edges.json
 """
 from __future__ import annotations
 
@@ -79,20 +84,28 @@ def mix(r: GGUFReader) -> dict:
 
 
 def numeric(ta, tb) -> dict:
+    """The metrics as src/compare.rs defines them, computed here with numpy (nulls: undefined)."""
     a = dequantize(ta.data, ta.tensor_type).astype(np.float32).reshape(-1).astype(np.float64)
     b = dequantize(tb.data, tb.tensor_type).astype(np.float32).reshape(-1).astype(np.float64)
     fin = np.isfinite(a) & np.isfinite(b)
     x, y = a[fin], b[fin]
     d = x - y
     n = int(fin.sum())
-    rmse = float(np.sqrt(np.sum(d * d) / n))
-    rms_a = float(np.sqrt(np.sum(x * x) / n))
-    return {
-        "count": n, "rmse": rmse, "max_abs": float(np.max(np.abs(d))), "mean_abs": float(np.sum(np.abs(d)) / n),
-        "rel_rmse": rmse / rms_a, "cosine": float(np.sum(x * y) / np.sqrt(np.sum(x * x) * np.sum(y * y))),
+    mismatches = {
         "nan_mismatch": int((np.isnan(a) != np.isnan(b)).sum()),
         "inf_mismatch": int(((np.isinf(a) | np.isinf(b)) & (a != b)).sum()),
     }
+    if n == 0:  # no finite pair: every metric over them is undefined
+        return {"count": 0, "rmse": None, "max_abs": None, "mean_abs": None, "rel_rmse": None, "cosine": None, **mismatches}
+    rmse = float(np.sqrt(np.sum(d * d) / n))
+    rms_a = float(np.sqrt(np.sum(x * x) / n))
+    saa, sbb = float(np.sum(x * x)), float(np.sum(y * y))
+    # RMSE / RMS(a): 0 when RMSE is 0, undefined when only RMS(a) is 0
+    rel = 0.0 if rmse == 0 else (rmse / rms_a if rms_a > 0 else None)
+    # cosine: 1 for two zero vectors (they are equal), 0 when only one is zero
+    cos = float(np.sum(x * y) / np.sqrt(saa * sbb)) if saa > 0 and sbb > 0 else (1.0 if saa == sbb == 0 else 0.0)
+    return {"count": n, "rmse": rmse, "max_abs": float(np.max(np.abs(d))), "mean_abs": float(np.sum(np.abs(d)) / n),
+            "rel_rmse": rel, "cosine": cos, **mismatches}
 
 
 def expected_pair(A: Path, B: Path, source: str) -> dict:
@@ -129,6 +142,7 @@ def main() -> None:
     for name, a, b, what in [
         ("expected-compare.json", A, B, "the two sample files"),
         ("expected-compare-arrays.json", FIX / "arrays-a.gguf", FIX / "arrays-b.gguf", "arrays-a/b.gguf"),
+        ("expected-compare-edges.json", FIX / "edges-a.gguf", FIX / "edges-b.gguf", "edges-a/b.gguf"),
     ]:
         (FIX / name).write_text(json.dumps(expected_pair(a, b, what), indent=1) + "\n")
         print(f"wrote {FIX / name}")

@@ -33,7 +33,7 @@ impl Endian {
 }
 
 /// What parsing a prefix gave.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ParseStatus {
     /// The whole header was in the prefix.
     Complete(GgufFile),
@@ -43,7 +43,7 @@ pub enum ParseStatus {
     NeedMore { at_least: u64, estimate: u64 },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entry {
     key: String,
     value_offset: u64,
@@ -51,7 +51,7 @@ struct Entry {
 }
 
 /// A parsed GGUF header: metadata, tensor infos and the data section's place, all validated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct GgufFile {
     header: Vec<u8>,
     format: Format,

@@ -10,7 +10,7 @@ use super::{json_error_offset, MAX_HEADER_LEN};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What parsing a prefix gave.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ParseStatus {
     /// The whole header was in the prefix.
     Complete(SafetensorsFile),
@@ -65,7 +65,7 @@ impl Tensor {
 }
 
 /// A parsed, validated safetensors header.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SafetensorsFile {
     header_len: u64,
     file_size: Option<u64>,

@@ -20,7 +20,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use gguf_lens::compare::ValueDiff;
+use gguf_lens::compare::{
+    metadata_diff_of, tensor_diff_of, MetaValue, TensorEntry, TensorType, ValueDiff,
+};
 use gguf_lens::gguf::row_chunks;
 use gguf_lens::safetensors::Dtype;
 use gguf_lens::{Error, ErrorKind, Kernel};
@@ -43,25 +45,49 @@ struct MetadataDiff {
     same: u64,
 }
 
+/// `__metadata__` entries as the core compares them.
+fn text_entries(m: &[(String, String)]) -> Vec<(&str, MetaValue<'_>)> {
+    m.iter()
+        .map(|(k, v)| (k.as_str(), MetaValue::Text(v)))
+        .collect()
+}
+
 impl MetadataDiff {
+    /// The core's metadata diff (strings by bytes), with the values shown.
     fn of(a: &[(String, String)], b: &[(String, String)]) -> MetadataDiff {
-        let get = |m: &[(String, String)], key: &str| {
-            m.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+        let value = |m: &[(String, String)], key: &str| {
+            m.iter()
+                .find(|(k, _)| k == key)
+                .map_or_else(String::new, |(_, v)| v.clone())
         };
-        let mut diff = MetadataDiff::default();
-        for (key, va) in a {
-            match get(b, key) {
-                None => diff.only_a.push((key.clone(), va.clone())),
-                Some(vb) if vb == *va => diff.same += 1,
-                Some(vb) => diff.changed.push((key.clone(), va.clone(), vb)),
-            }
+        let d = metadata_diff_of(&text_entries(a), &text_entries(b));
+        MetadataDiff {
+            only_a: d
+                .only_a
+                .into_iter()
+                .map(|k| {
+                    let v = value(a, &k);
+                    (k, v)
+                })
+                .collect(),
+            only_b: d
+                .only_b
+                .into_iter()
+                .map(|k| {
+                    let v = value(b, &k);
+                    (k, v)
+                })
+                .collect(),
+            changed: d
+                .changed
+                .into_iter()
+                .map(|c| {
+                    let (va, vb) = (value(a, &c.key), value(b, &c.key));
+                    (c.key, va, vb)
+                })
+                .collect(),
+            same: d.same,
         }
-        diff.only_b = b
-            .iter()
-            .filter(|(k, _)| get(a, k).is_none())
-            .cloned()
-            .collect();
-        diff
     }
 
     fn is_identical(&self) -> bool {
@@ -85,36 +111,39 @@ struct TensorDiff {
 }
 
 impl TensorDiff {
+    /// The core's tensor diff (types by name), with the entries shown.
     fn of(a: &[Entry], b: &[Entry]) -> TensorDiff {
-        let find = |list: &[Entry], name: &str| list.iter().position(|e| e.name == name);
-        let mut diff = TensorDiff::default();
-        for x in a {
-            let Some(j) = find(b, &x.name) else {
-                diff.only_a.push(x.clone());
-                continue;
-            };
-            let y = &b[j];
-            if x.shape == y.shape {
-                diff.matching.push(x.name.clone());
-            } else {
-                diff.shape_changes
-                    .push((x.name.clone(), x.shape.clone(), y.shape.clone()));
-            }
-            if x.type_name != y.type_name {
-                diff.type_changes
-                    .push((x.name.clone(), x.type_name.clone(), y.type_name.clone()));
-                *diff
-                    .transitions
-                    .entry((x.type_name.clone(), y.type_name.clone()))
-                    .or_default() += 1;
-            }
+        let entries = |list: &[Entry]| -> Vec<TensorEntry> {
+            list.iter()
+                .map(|e| TensorEntry {
+                    name: e.name.clone(),
+                    ty: TensorType::Named(e.type_name.clone()),
+                    shape: e.shape.clone(),
+                })
+                .collect()
+        };
+        let find = |list: &[Entry], name: &str| list.iter().find(|e| e.name == name).cloned();
+        let d = tensor_diff_of(&entries(a), &entries(b));
+        TensorDiff {
+            only_a: d.only_a.iter().filter_map(|n| find(a, n)).collect(),
+            only_b: d.only_b.iter().filter_map(|n| find(b, n)).collect(),
+            shape_changes: d
+                .shape_changes
+                .into_iter()
+                .map(|c| (c.name, c.a, c.b))
+                .collect(),
+            type_changes: d
+                .type_changes
+                .into_iter()
+                .map(|c| (c.name, c.a.name().to_string(), c.b.name().to_string()))
+                .collect(),
+            transitions: d
+                .transitions
+                .into_iter()
+                .map(|t| ((t.a.name().to_string(), t.b.name().to_string()), t.tensors))
+                .collect(),
+            matching: d.matching,
         }
-        diff.only_b = b
-            .iter()
-            .filter(|y| find(a, &y.name).is_none())
-            .cloned()
-            .collect();
-        diff
     }
 
     fn is_identical(&self) -> bool {

@@ -14,12 +14,13 @@
 use std::fs::File;
 use std::ops::Range;
 
+use gguf_lens::compare::{Layout, MetaValue, ModelView};
 use gguf_lens::gguf::{read_header, GgufFile, RowReader, TensorInfo};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::{Kernel, Result};
 
 use crate::checkpoint::Checkpoint;
-use crate::st_dequant::{gptq_type_name, StTensor};
+use crate::st_dequant::StTensor;
 use crate::{exit_2, fatal, is_safetensors, open, Failure};
 
 pub enum Model {
@@ -37,9 +38,6 @@ pub struct Entry {
     /// The name in the file when `name` is another (`diff --llama-names`).
     pub file_name: Option<String>,
 }
-
-/// The GPTQ parts listed under their layer's `<layer>.weight` instead.
-const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
 
 impl Model {
     /// Opens `path` as a GGUF file or a safetensors checkpoint; errors name the file (exit 2).
@@ -60,67 +58,44 @@ impl Model {
         }
     }
 
-    /// Every tensor with its logical shape: a GGUF file's in file order, a checkpoint's sorted
-    /// by name (header order is a JSON object's, and shards split it).
-    pub fn tensors(&self) -> Vec<Entry> {
+    /// The core's view of the model for comparing across formats (logical shapes, type names).
+    pub fn view(&self) -> ModelView<'_> {
         match self {
-            Model::Gguf { file, .. } => file
-                .tensors()
-                .iter()
-                .map(|t| Entry {
-                    name: t.name().to_string(),
-                    type_name: t.ggml_type().name().to_string(),
-                    shape: t.dims().iter().rev().copied().collect(),
-                    file_name: None,
-                })
-                .collect(),
+            Model::Gguf { file, .. } => ModelView::gguf(&[file], Layout::Logical),
             Model::Safetensors(c) => {
-                let is_part = |name: &str| {
-                    name.rsplit_once('.').is_some_and(|(layer, part)| {
-                        GPTQ_PARTS.contains(&part) && c.layers.iter().any(|l| l.name == layer)
-                    })
-                };
-                let mut out = Vec::new();
-                for t in c.shards.iter().flat_map(|s| s.file.tensors()) {
-                    if let Some(layer) = t
-                        .name()
-                        .strip_suffix(".qweight")
-                        .and_then(|n| c.layers.iter().find(|l| l.name == n))
-                    {
-                        out.push(Entry {
-                            name: format!("{}.weight", layer.name),
-                            type_name: gptq_type_name(layer),
-                            shape: vec![layer.out_features, layer.in_features],
-                            file_name: None,
-                        });
-                    } else if !is_part(t.name()) {
-                        out.push(Entry {
-                            name: t.name().to_string(),
-                            type_name: t.dtype().name().to_string(),
-                            shape: t.shape().to_vec(),
-                            file_name: None,
-                        });
-                    }
-                }
-                out.sort_by(|x, y| x.name.cmp(&y.name));
-                out
+                let shards: Vec<_> = c.shards.iter().map(|s| &s.file).collect();
+                ModelView::safetensors(&shards, &c.layers)
             }
         }
+    }
+
+    /// Every tensor with its logical shape: a GGUF file's in file order, a checkpoint's sorted
+    /// by name (header order is a JSON object's, and shards split it); see [`ModelView`].
+    pub fn tensors(&self) -> Vec<Entry> {
+        self.view()
+            .tensors
+            .into_iter()
+            .map(|t| Entry {
+                type_name: t.ty.name().to_string(),
+                name: t.name,
+                shape: t.shape,
+                file_name: None,
+            })
+            .collect()
     }
 
     /// `__metadata__` of a checkpoint (shards in order, the first value of a key kept); None
     /// for GGUF.
     pub fn st_metadata(&self) -> Option<Vec<(String, String)>> {
-        let Model::Safetensors(c) = self else {
+        let Model::Safetensors(_) = self else {
             return None;
         };
-        let mut out: Vec<(String, String)> = Vec::new();
-        for (key, value) in c.shards.iter().flat_map(|s| s.file.metadata()) {
-            if !out.iter().any(|(k, _)| k == key) {
-                out.push((key.clone(), value.clone()));
-            }
-        }
-        Some(out)
+        let view = self.view();
+        let text = |(k, v): &(&str, MetaValue<'_>)| match v {
+            MetaValue::Text(t) => Some((k.to_string(), t.to_string())),
+            MetaValue::Gguf(_) => None,
+        };
+        Some(view.metadata.iter().filter_map(text).collect())
     }
 
     /// A reader of `name`'s rows (a GPTQ layer: v1 zeros read `unmasked`, as `dequant`'s

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::ops::Range;
 
+use gguf_lens::compare::gptq_type_name;
 use gguf_lens::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
 use gguf_lens::safetensors::{to_f32, Tensor};
 use gguf_lens::{Error, ErrorKind, Result};
@@ -35,11 +36,6 @@ enum Source<'c> {
 pub struct StTensor<'c> {
     checkpoint: &'c Checkpoint,
     source: Source<'c>,
-}
-
-/// The type name shown for a GPTQ layer, e.g. `GPTQ-4bit`.
-pub fn gptq_type_name(layer: &GptqLayer) -> String {
-    format!("GPTQ-{}bit", layer.bits)
 }
 
 impl<'c> StTensor<'c> {

@@ -1,0 +1,94 @@
+// Comparing two models with the core's definitions (src/compare.rs, as `gguf-lens diff`): the
+// header diff computed in wasm, and the numeric metrics of one tensor read from both in row
+// chunks and accumulated in wasm (f64 sums).
+import { CHUNK_BYTES } from './model.js';
+
+/** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
+export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
+
+/** The core's CompareSide of a model: every shard's header (and a sharded checkpoint's GPTQ layers). */
+function sideOf(m, label) {
+  if (m?.format !== 'gguf' && m?.format !== 'safetensors') {
+    throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is ${m?.format ?? 'not a model'})`);
+  }
+  const side = new m.wasm.CompareSide();
+  try {
+    for (const shard of m.shards) {
+      if (m.format === 'gguf') side.addGguf(shard.header);
+      else side.addSafetensors(shard.header);
+    }
+    if (m._across) side.setGptqLayersAcross(m._across, m._config.text, m._config.kind);
+    return side;
+  } catch (err) {
+    side.free();
+    throw err;
+  }
+}
+
+/**
+ * Summary fields side by side, metadata and tensor differences of two models: GGUF (single or
+ * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. Two GGUF models
+ * are compared as stored (ggml types, shapes innermost first); other pairs with logical
+ * row-major shapes and type names (`layout: 'logical'`), a GPTQ layer as `<layer>.weight`.
+ */
+export function compareModels(a, b) {
+  const sa = sideOf(a, 'A');
+  let sb;
+  try {
+    sb = sideOf(b, 'B');
+    return a.wasm.compareSides(sa, sb);
+  } finally {
+    sa.free();
+    sb?.free();
+  }
+}
+
+/** What is read for `name`: a tensor, or the GPTQ layer a `<layer>.weight` name stands for. */
+function resolve(m, name) {
+  const layer = m.gptqLayer?.(name) ?? (!m._tensorIndex?.has(name) && name.endsWith('.weight') ? m.gptqLayer?.(name.slice(0, -'.weight'.length)) : undefined);
+  return layer ? { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] } : { info: m.tensor(name), read: name };
+}
+
+/** Row-major logical shape (GGUF dims reversed; a GPTQ layer [out, in]). */
+const logicalShape = (m, r) => r.shape ?? (m.format === 'gguf' ? [...r.info.shape].reverse() : r.info.shape);
+
+const sameDims = (p, q) => p.length === q.length && p.every((d, i) => Number(d) === Number(q[i]));
+
+/**
+ * Reads tensor `name` from both models in row chunks (reads of A and B in parallel, the next
+ * chunk fetched while one is compared) and compares them: metrics over the finite pairs, NaN
+ * and Inf mismatches over all (ValueDiff's definitions). Progress is reported in rows. Two GGUF
+ * files are read in chunks of at most CHUNK_BYTES per file and dequantized in wasm a slice at a
+ * time (no values cross into JS); other models as f32 in chunks of `chunkElements` values.
+ */
+export async function compareTensor(a, b, name, options = {}) {
+  const ra = resolve(a, name), rb = resolve(b, name);
+  const x = ra.info, y = rb.info;
+  const gguf = a.format === 'gguf' && b.format === 'gguf';
+  if (!sameDims(logicalShape(a, ra), logicalShape(b, rb))) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
+  const { signal, onProgress } = options;
+  const step = Math.max(1, gguf && options.chunkElements === undefined
+    ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes, y.rowBytes))
+    : Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));
+  const read = (m, rows) => (gguf ? m.readTensorBytes(name, { rows, signal }) : m.readTensor((m === a ? ra : rb).read, { rows, signal }));
+  const fetchChunk = (first) => {
+    const rows = [first, Math.min(x.nRows, first + step)];
+    return Promise.all([read(a, rows), read(b, rows)]).then(([va, vb]) => ({ rows, va, vb }));
+  };
+  const acc = new a.wasm.ValueDiff();
+  let pending = x.nRows > 0 ? fetchChunk(0) : null;
+  try {
+    while (pending) {
+      const { rows, va, vb } = await pending;
+      pending = rows[1] < x.nRows ? fetchChunk(rows[1]) : null;
+      if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      if (gguf) acc.addRows(name, a.shards[x.shard].header, va, b.shards[y.shard].header, vb);
+      else acc.add(va, vb);
+      onProgress?.({ loaded: rows[1], total: x.nRows });
+    }
+    return acc.result();
+  } finally {
+    pending?.catch(() => {});
+    acc.free();
+  }
+}
