@@ -930,6 +930,29 @@ mod tests {
     }
 
     #[test]
+    fn across_formats_metadata_is_not_compared_and_no_summary_field_counts() {
+        let view = |format, key| ModelView {
+            format,
+            summary: vec![("tensor_count", FieldValue::Int(1))],
+            metadata: vec![(key, MetaValue::Text("v"))],
+            tensors: vec![TensorEntry {
+                name: "t".into(),
+                ty: TensorType::Named("F32".into()),
+                shape: vec![2],
+            }],
+        };
+        let d = HeaderDiff::between(&view("gguf", "general.name"), &view("safetensors", "k"));
+        assert_eq!(d.metadata, None);
+        let fields: Vec<_> = d.summary.iter().map(|f| (f.name, f.counts)).collect();
+        assert_eq!(fields, [("format", false), ("tensor_count", false)]);
+        assert!(d.is_identical());
+        let same = HeaderDiff::between(&view("gguf", "a"), &view("gguf", "b"));
+        assert_eq!(same.metadata.as_ref().map(|m| m.only_a.len()), Some(1));
+        assert!(same.summary.iter().all(|f| f.counts));
+        assert!(!same.is_identical());
+    }
+
+    #[test]
     fn text_metadata_equals_gguf_strings_by_bytes() {
         assert!(MetaValue::Text("x").equals(&MetaValue::Text("x")));
         assert!(!MetaValue::Text("x").equals(&MetaValue::Text("y")));
