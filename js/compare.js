@@ -30,6 +30,9 @@ function sideOf(m, label) {
  * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. Two GGUF models
  * are compared as stored (ggml types, shapes innermost first); other pairs with logical
  * row-major shapes and type names (`layout: 'logical'`), a GPTQ layer as `<layer>.weight`.
+ * Across formats `metadata` is null (GGUF key-values and `__metadata__` are not compared;
+ * `metadataNotCompared` says so) and a `format` summary field comes first; summary fields
+ * `count` (their difference makes `differs`) only between two GGUF models, as `gguf-lens diff`.
  */
 export function compareModels(a, b) {
   const sa = sideOf(a, 'A');

@@ -176,11 +176,15 @@ export declare function toSource(input: GgufInput, options?: OpenOptions): Promi
 
 export interface SummaryFieldDiff {
   /** architecture, name, parameters, file_type, bits_per_weight, file_size, context_length,
-   * block_count, embedding_length, vocab_size, tensor_count. */
+   * block_count, embedding_length, vocab_size, tensor_count; `format` first when the formats
+   * differ. */
   name: string;
   /** null when the file does not say. */
   a: string | number | null;
   b: string | number | null;
+  /** Whether a difference in this field counts: two GGUF models only (as `gguf-lens diff`). */
+  counts: boolean;
+  /** The values differ and the field counts. */
   differs: boolean;
 }
 
@@ -210,6 +214,7 @@ export interface ModelDiff {
   layout: 'gguf' | 'logical';
   /** Fields by name; null on a side whose format has no such field. */
   summary: SummaryFieldDiff[];
+  /** null when the formats differ: GGUF key-values and safetensors `__metadata__` are not compared. */
   metadata: {
     /** Keys in file order. Values are equal when of the same type and value: floats by bits,
      * strings by bytes, arrays item by item in full. */
@@ -218,7 +223,9 @@ export interface ModelDiff {
     changed: KeyChange[];
     /** Keys with the same value in both. */
     same: number;
-  };
+  } | null;
+  /** Why `metadata` is null (a sentence), else null. */
+  metadataNotCompared: string | null;
   tensors: {
     onlyA: { name: string; type: string; shape: number[] }[];
     onlyB: { name: string; type: string; shape: number[] }[];

@@ -75,11 +75,19 @@ for (const pair of expected.cross_pairs.filter((p) => !p.args.length)) {
       for (const f of pair.summary.filter((x) => x.field !== 'format')) {
         assert.deepEqual([field(f.field).a, field(f.field).b], [f.a, f.b], f.field);
       }
+      // no summary field counts when a safetensors checkpoint is involved (as gguf-lens diff)
+      assert.deepEqual(d.summary.filter((f) => f.counts || f.differs).map((f) => f.name), []);
       if (pair.metadata) {
         assert.deepEqual(d.metadata.onlyA, pair.metadata.only_a.map((e) => e.key));
         assert.deepEqual(d.metadata.onlyB, pair.metadata.only_b.map((e) => e.key));
         assert.deepEqual(d.metadata.changed.map((c) => [c.key, c.typeA, c.typeB]), pair.metadata.changed.map((c) => [c.key, 'string', 'string']));
         assert.equal(d.metadata.same, pair.metadata.same);
+        assert.equal(d.metadataNotCompared, null);
+      } else {
+        // across formats gguf-lens diff has no metadata part (null in its JSON)
+        assert.equal(d.metadata, null);
+        assert.equal(d.metadataNotCompared, 'Metadata is not compared between a GGUF file and a safetensors checkpoint (different key sets).');
+        assert.deepEqual([field('format').a, field('format').b], pair.formats);
       }
       assertTensorDiff(d, pair.tensors);
       for (const v of pair.values) {

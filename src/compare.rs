@@ -44,12 +44,16 @@ pub struct SummaryField {
     pub name: &'static str,
     pub a: FieldValue,
     pub b: FieldValue,
+    /// Whether a difference in this field counts (makes the models differ): for two GGUF
+    /// models every field; for a pair with a safetensors checkpoint none (shown only, as `gguf-lens
+    /// diff`: the tensors decide).
+    pub counts: bool,
 }
 
 impl SummaryField {
-    /// Whether the two files differ on this field.
+    /// Whether the two files differ on this field and the difference counts.
     pub fn differs(&self) -> bool {
-        self.a != self.b
+        self.counts && self.a != self.b
     }
 }
 
@@ -116,6 +120,18 @@ pub struct MetadataDiff {
     pub same: u64,
 }
 
+impl MetadataDiff {
+    /// No key only in one file or changed.
+    pub fn is_identical(&self) -> bool {
+        self.only_a.is_empty() && self.only_b.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// Why [`HeaderDiff::metadata`] is None: a GGUF model's key-values and a safetensors
+/// checkpoint's `__metadata__` are different vocabularies.
+pub const METADATA_NOT_COMPARED: &str =
+    "Metadata is not compared between a GGUF file and a safetensors checkpoint (different key sets).";
+
 /// A tensor whose shape differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeChange {
@@ -174,7 +190,8 @@ pub struct TensorDiff {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeaderDiff {
     pub summary: Vec<SummaryField>,
-    pub metadata: MetadataDiff,
+    /// None when the models have different formats (not compared: [`METADATA_NOT_COMPARED`]).
+    pub metadata: Option<MetadataDiff>,
     pub tensors: TensorDiff,
 }
 
@@ -392,42 +409,53 @@ impl HeaderDiff {
         )
     }
 
-    /// Compares two models of any format: summary fields by name (A's order, then B's others;
-    /// absent where a model has no such field), metadata and tensors.
+    /// Compares two models of any format: summary fields by name (a `format` field first when
+    /// the formats differ, then A's order, then B's others; absent where a model has no such
+    /// field; counting only for two GGUF models), metadata (only when both have one format) and
+    /// tensors.
     pub fn between(a: &ModelView<'_>, b: &ModelView<'_>) -> HeaderDiff {
-        let mut summary: Vec<SummaryField> = a
-            .summary
-            .iter()
-            .map(|(name, va)| SummaryField {
-                name,
-                a: va.clone(),
-                b: field(&b.summary, name),
-            })
-            .collect();
+        let counts = a.format == "gguf" && b.format == "gguf";
+        let mixed = a.format != b.format;
+        let mut summary = Vec::new();
+        if mixed {
+            summary.push(SummaryField {
+                name: "format",
+                a: FieldValue::Text(a.format.to_string()),
+                b: FieldValue::Text(b.format.to_string()),
+                counts,
+            });
+        }
+        summary.extend(a.summary.iter().map(|(name, va)| SummaryField {
+            name,
+            a: va.clone(),
+            b: field(&b.summary, name),
+            counts,
+        }));
         for (name, vb) in &b.summary {
             if !a.summary.iter().any(|(n, _)| n == name) {
                 summary.push(SummaryField {
                     name,
                     a: FieldValue::Absent,
                     b: vb.clone(),
+                    counts,
                 });
             }
         }
         HeaderDiff {
             summary,
-            metadata: metadata_diff_of(&a.metadata, &b.metadata),
+            metadata: (!mixed).then(|| metadata_diff_of(&a.metadata, &b.metadata)),
             tensors: tensor_diff_of(&a.tensors, &b.tensors),
         }
     }
 
-    /// No summary field, metadata key or tensor info differs.
+    /// No counting summary field, metadata key (when compared) or tensor info differs.
     pub fn is_identical(&self) -> bool {
-        let m = &self.metadata;
         let t = &self.tensors;
         !self.summary.iter().any(SummaryField::differs)
-            && m.only_a.is_empty()
-            && m.only_b.is_empty()
-            && m.changed.is_empty()
+            && self
+                .metadata
+                .as_ref()
+                .map_or(true, MetadataDiff::is_identical)
             && t.only_a.is_empty()
             && t.only_b.is_empty()
             && t.shape_changes.is_empty()
@@ -890,13 +918,38 @@ mod tests {
             12,
         );
         let d = HeaderDiff::between(&view, &ModelView::safetensors(&[&other], &[]));
-        assert_eq!(d.metadata.same, 1);
-        assert_eq!(d.metadata.changed.len(), 1);
-        assert_eq!(d.metadata.changed[0].key, "k");
+        let m = d.metadata.as_ref().unwrap();
+        assert_eq!(m.same, 1);
+        assert_eq!(m.changed.len(), 1);
+        assert_eq!(m.changed[0].key, "k");
+        assert!(d.summary.iter().all(|f| !f.counts && !f.differs()));
         assert_eq!(d.tensors.only_a, ["a", "l.weight"]);
         assert_eq!(d.tensors.shape_changes[0].b, [3, 2]);
         assert!(d.tensors.matching.is_empty());
         assert!(!d.is_identical());
+    }
+
+    #[test]
+    fn across_formats_metadata_is_not_compared_and_no_summary_field_counts() {
+        let view = |format, key| ModelView {
+            format,
+            summary: vec![("tensor_count", FieldValue::Int(1))],
+            metadata: vec![(key, MetaValue::Text("v"))],
+            tensors: vec![TensorEntry {
+                name: "t".into(),
+                ty: TensorType::Named("F32".into()),
+                shape: vec![2],
+            }],
+        };
+        let d = HeaderDiff::between(&view("gguf", "general.name"), &view("safetensors", "k"));
+        assert_eq!(d.metadata, None);
+        let fields: Vec<_> = d.summary.iter().map(|f| (f.name, f.counts)).collect();
+        assert_eq!(fields, [("format", false), ("tensor_count", false)]);
+        assert!(d.is_identical());
+        let same = HeaderDiff::between(&view("gguf", "a"), &view("gguf", "b"));
+        assert_eq!(same.metadata.as_ref().map(|m| m.only_a.len()), Some(1));
+        assert!(same.summary.iter().all(|f| f.counts));
+        assert!(!same.is_identical());
     }
 
     #[test]

@@ -515,15 +515,18 @@ impl CompareSide {
 
 /// The differences between two models of any format (the core's `compare` module and its
 /// definitions, as `gguf-lens diff` finds them): `{ formats: [a, b], layout, summary: [{ name,
-/// a, b, differs }], metadata: { onlyA: [key], onlyB: [key], changed: [{ key, typeA, typeB,
-/// array }], same }, tensors: { onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name,
+/// a, b, counts, differs }], metadata: { onlyA: [key], onlyB: [key], changed: [{ key, typeA,
+/// typeB, array }], same } (null across formats), metadataNotCompared (why metadata is null,
+/// else null), tensors: { onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name,
 /// a, b }], typeChanges: [{ name, a, b }], transitions: [{ a, b, tensors }], matching: [{ name,
 /// typeA, typeB, shape, nElements }] } }`. `layout` is `gguf` for two GGUF models (ggml
 /// types, shapes innermost first as stored), else `logical` (type names, row-major shapes
 /// outermost first, GGUF dims reversed; a GPTQ layer is `<layer>.weight` `[out, in]` of type
 /// `GPTQ-<bits>bit`). `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB,
 /// lenA, lenB, differingItems, firstDifference }`, the last two null when the item types
-/// differ. Summary values are null when absent (a field the other format has).
+/// differ. Summary values are null when absent (a field the other format has); `counts` says
+/// whether a field's difference counts (two GGUF models only, as `gguf-lens diff`), `differs`
+/// is a counting field's difference; a `format` field comes first when the formats differ.
 #[wasm_bindgen(js_name = compareSides)]
 pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
     let both_gguf = !a.gguf.is_empty() && !b.gguf.is_empty();
@@ -546,26 +549,28 @@ fn diff_to_js(va: &ModelView<'_>, vb: &ModelView<'_>) -> JsValue {
     let summary: Vec<serde_json::Value> = d
         .summary
         .iter()
-        .map(|f| json!({ "name": f.name, "a": field(&f.a), "b": field(&f.b), "differs": f.differs() }))
+        .map(|f| json!({ "name": f.name, "a": field(&f.a), "b": field(&f.b), "counts": f.counts, "differs": f.differs() }))
         .collect();
-    let m = &d.metadata;
-    let changed: Vec<serde_json::Value> = m
-        .changed
-        .iter()
-        .map(|c| {
-            let array = c.array.as_ref().map(|x| {
-                json!({
-                    "itemTypeA": x.item_type_a.name(),
-                    "itemTypeB": x.item_type_b.name(),
-                    "lenA": x.len_a,
-                    "lenB": x.len_b,
-                    "differingItems": x.differing_items,
-                    "firstDifference": x.first_difference,
-                })
-            });
-            json!({ "key": c.key, "typeA": c.type_a.name(), "typeB": c.type_b.name(), "array": array })
-        })
-        .collect();
+    let metadata = d.metadata.as_ref().map(|m| {
+        let changed: Vec<serde_json::Value> = m
+            .changed
+            .iter()
+            .map(|c| {
+                let array = c.array.as_ref().map(|x| {
+                    json!({
+                        "itemTypeA": x.item_type_a.name(),
+                        "itemTypeB": x.item_type_b.name(),
+                        "lenA": x.len_a,
+                        "lenB": x.len_b,
+                        "differingItems": x.differing_items,
+                        "firstDifference": x.first_difference,
+                    })
+                });
+                json!({ "key": c.key, "typeA": c.type_a.name(), "typeB": c.type_b.name(), "array": array })
+            })
+            .collect();
+        json!({ "onlyA": m.only_a, "onlyB": m.only_b, "changed": changed, "same": m.same })
+    });
     let t = &d.tensors;
     let infos = |view: &ModelView<'_>, names: &[String]| -> Vec<serde_json::Value> {
         names
@@ -608,7 +613,8 @@ fn diff_to_js(va: &ModelView<'_>, vb: &ModelView<'_>) -> JsValue {
         "formats": [va.format, vb.format],
         "layout": if both_gguf { "gguf" } else { "logical" },
         "summary": summary,
-        "metadata": { "onlyA": m.only_a, "onlyB": m.only_b, "changed": changed, "same": m.same },
+        "metadata": metadata,
+        "metadataNotCompared": d.metadata.is_none().then_some(compare::METADATA_NOT_COMPARED),
         "tensors": {
             "onlyA": infos(va, &t.only_a),
             "onlyB": infos(vb, &t.only_b),

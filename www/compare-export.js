@@ -1,7 +1,8 @@
 // The Compare panel's exports: one object (JSON, complete facts) and its Markdown digest (long
 // values abbreviated). Input, from compare.js: {a, b: {label, name (URL or file name), info,
-// summary, tensorCount}, rows: [{field, label, a, b, textA, textB, differs}], diff
-// (compare-worker.js's diffModels: the core's diff), results: Map tensor name → compareTensor's
+// summary, tensorCount}, rows: [{field, label, a, b, textA, textB, counts, differs}], diff
+// (compare-worker.js's diffModels: the core's diff; metadata null with metadataNotCompared across
+// formats), results: Map tensor name → compareTensor's
 // metrics (the core's ValueMetrics: null where a metric is undefined)}.
 import { mdEscape, safeName } from './export-util.js';
 
@@ -42,13 +43,14 @@ export function comparisonObject(s) {
     kind: 'gguf-lens comparison',
     a: file(s.a),
     b: file(s.b),
-    summary: s.rows.map((r) => ({ field: r.field, label: r.label, a: r.a ?? null, b: r.b ?? null, differs: r.differs })),
-    metadata: {
+    summary: s.rows.map((r) => ({ field: r.field, label: r.label, a: r.a ?? null, b: r.b ?? null, counts: r.counts, differs: r.differs })),
+    metadata: m && {
       same: m.same,
       onlyA: m.onlyA.map(entryFacts),
       onlyB: m.onlyB.map(entryFacts),
       changed: m.changed.map((c) => ({ key: c.key, a: entryFacts(c.a), b: entryFacts(c.b), ...changeFacts(c) })),
     },
+    metadataNotCompared: s.diff.metadataNotCompared ?? null,
     tensors: { onlyA: t.onlyA, onlyB: t.onlyB, shapeChanges: t.shapeChanges, typeChanges: t.typeChanges, transitions: t.transitions },
     quantMix: { a: s.a.summary.quantMix, b: s.b.summary.quantMix },
     numeric: {
@@ -92,18 +94,24 @@ function table(lines, head, rows) {
 
 const num = (v) => (v === null ? '—' : typeof v === 'number' && !Number.isInteger(v) ? v.toPrecision(6) : String(v));
 
-export function comparisonMarkdown(s) {
-  const o = comparisonObject(s), m = s.diff.metadata, t = s.diff.tensors;
-  const lines = [`# Comparison: ${mdEscape(s.a.label)} vs ${mdEscape(s.b.label)}`, '', `- A: ${mdEscape(s.a.label)}`, `- B: ${mdEscape(s.b.label)}`, '', '## Summary', ''];
-  table(lines, ['field', 'A', 'B', 'differs'], s.rows.map((r) => [r.label, r.textA, r.textB, r.differs ? '≠' : '']));
+/** The metadata sections: `m` the diff as shown, `facts` comparisonObject's metadata. */
+function metadataMarkdown(lines, m, facts) {
   lines.push(`## Metadata (${m.same} keys equal; arrays compared item by item)`, '', '### Only in A', '');
   const one = (e) => [e.key, entryText(e)];
   table(lines, ['key', 'value'], m.onlyA.map(one));
   lines.push('### Only in B', '');
   table(lines, ['key', 'value'], m.onlyB.map(one));
   lines.push('### Changed', '');
-  table(lines, ['key', 'A', 'B', 'difference'], o.metadata.changed.map((c, i) => [c.key, entryText(m.changed[i].a), entryText(m.changed[i].b),
+  table(lines, ['key', 'A', 'B', 'difference'], facts.changed.map((c, i) => [c.key, entryText(m.changed[i].a), entryText(m.changed[i].b),
     c.items ? itemsText(c.items) : c.firstDifferentChar !== undefined ? `first different character at ${c.firstDifferentChar}` : '']));
+}
+
+export function comparisonMarkdown(s) {
+  const o = comparisonObject(s), m = s.diff.metadata, t = s.diff.tensors;
+  const lines = [`# Comparison: ${mdEscape(s.a.label)} vs ${mdEscape(s.b.label)}`, '', `- A: ${mdEscape(s.a.label)}`, `- B: ${mdEscape(s.b.label)}`, '', '## Summary', ''];
+  table(lines, ['field', 'A', 'B', 'differs'], s.rows.map((r) => [r.label, r.textA, r.textB, r.differs ? '≠' : '']));
+  if (m) metadataMarkdown(lines, m, o.metadata);
+  else lines.push('## Metadata', '', mdEscape(o.metadataNotCompared), '');
   lines.push('## Tensors', '', '### Only in A', '');
   const shape = (x) => x.join('×');
   table(lines, ['tensor', 'type', 'shape'], t.onlyA.map((x) => [x.name, x.type, shape(x.shape)]));

@@ -42,16 +42,14 @@ function changedEntry(a, b, c, ea, eb) {
 export async function diffModels(a, b) {
   const d = await compareModels(a, b);
   const ea = new Map(a.metadata.map((e) => [e.key, e])), eb = new Map(b.metadata.map((e) => [e.key, e]));
-  return {
-    summary: d.summary,
-    metadata: {
-      onlyA: d.metadata.onlyA.map((k) => entryOf(a, ea.get(k))),
-      onlyB: d.metadata.onlyB.map((k) => entryOf(b, eb.get(k))),
-      changed: d.metadata.changed.map((c) => changedEntry(a, b, c, ea.get(c.key), eb.get(c.key))),
-      same: d.metadata.same,
-    },
-    tensors: d.tensors,
+  // null across formats (the core does not compare them; metadataNotCompared says why)
+  const metadata = d.metadata && {
+    onlyA: d.metadata.onlyA.map((k) => entryOf(a, ea.get(k))),
+    onlyB: d.metadata.onlyB.map((k) => entryOf(b, eb.get(k))),
+    changed: d.metadata.changed.map((c) => changedEntry(a, b, c, ea.get(c.key), eb.get(c.key))),
+    same: d.metadata.same,
   };
+  return { summary: d.summary, metadata, metadataNotCompared: d.metadataNotCompared, tensors: d.tensors };
 }
 
 /** The core's metrics of tensor `name` in both (ValueMetrics: nulls where a metric is undefined). */

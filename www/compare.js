@@ -83,6 +83,7 @@ export function setupCompare(ui) {
     architecture: ['architecture', 'Architecture'],
     name: ['name', 'Name'],
     parameters: ['parameter-count', 'Parameters', (v) => `${fmt.count(v)} (${fmt.int(v)})`],
+    format: ['format', 'Format'],
     file_type: ['file-type', 'File type', (v) => `${fmt.ftypeShort(v)} (${fmt.ftypeLabel(v)})`],
     bits_per_weight: ['bits-per-weight', 'Bits / weight', (v) => v.toFixed(3)],
     file_size: ['file-size', 'File size', (v) => `${fmt.bytes(v)} (${fmt.int(v)} B)`],
@@ -93,12 +94,15 @@ export function setupCompare(ui) {
     tensor_count: ['tensor-count', 'Tensors', fmt.int],
   };
 
-  /** Rows {field, label, a, b, textA, textB, differs}: values raw (null when absent) and as shown. */
+  /**
+   * Rows {field, label, a, b, textA, textB, counts, differs}: values raw (null when absent) and as
+   * shown; `differs` only for a field whose difference counts (the core's: two GGUF models).
+   */
   function summaryRows() {
     return b.diff.summary.map((f) => {
       const [field, label, format] = FIELDS[f.name] ?? [f.name, f.name];
       const text = (v) => (v === null ? '—' : format ? format(v) : String(v));
-      return { field, label, a: f.a, b: f.b, textA: text(f.a), textB: text(f.b), differs: f.differs };
+      return { field, label, a: f.a, b: f.b, textA: text(f.a), textB: text(f.b), counts: f.counts, differs: f.differs };
     });
   }
 
@@ -107,9 +111,11 @@ export function setupCompare(ui) {
     const body = clear($('#cmp-summary tbody'));
     for (const r of summaryRows()) {
       const cell = (v, text, side) => el('td', { class: 'mono', dataset: { side, value: v === null ? '' : String(v) } }, text);
-      body.append(el('tr', { class: r.differs ? 'differs' : undefined, dataset: { field: r.field, differs: String(r.differs) } },
+      body.append(el('tr', { class: r.differs ? 'differs' : undefined, dataset: { field: r.field, differs: String(r.differs), counts: String(r.counts) } },
         el('th', { scope: 'row' }, r.label), cell(r.a, r.textA, 'a'), cell(r.b, r.textB, 'b')));
     }
+    $('#cmp-summary-note').textContent = summaryRows().some((r) => !r.counts)
+      ? 'Not both GGUF: these fields are shown, not marked as differences (the tensors below decide, as gguf-lens diff).' : '';
   }
 
   // ----- metadata and tensor differences -----
@@ -139,6 +145,11 @@ export function setupCompare(ui) {
 
   function renderMetadata() {
     const d = b.diff.metadata;
+    if (!d) {
+      $('#cmp-meta-note').textContent = 'not compared';
+      clear($('#cmp-meta')).append(el('p', { class: 'muted', dataset: { diff: 'meta-not-compared' } }, b.diff.metadataNotCompared));
+      return;
+    }
     $('#cmp-meta-note').textContent = `${fmt.int(d.same)} ${d.same === 1 ? 'key' : 'keys'} equal`;
     const one = (e) => el('li', { dataset: { key: e.key } }, el('code', { class: 'key' }, e.key), ' ', el('span', { class: 'tag' }, entryType(e)), ' ', el('span', { class: 'muted' }, entryText(e)));
     clear($('#cmp-meta')).append(

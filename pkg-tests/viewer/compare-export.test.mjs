@@ -4,9 +4,9 @@
 // written here byte by byte; its expected facts are how it was built.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, launch, newPage, waitLoaded, readJson, FIXTURES, ARTIFACTS } from './helpers.mjs';
+import { startServer, launch, newPage, waitLoaded, readJson, exported, FIXTURES, ARTIFACTS } from './helpers.mjs';
 
 const sample = readJson(path.join(FIXTURES, 'expected-compare.json'));
 const arrays = readJson(path.join(FIXTURES, 'expected-compare-arrays.json'));
@@ -19,11 +19,6 @@ const close = (a, b, rel) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math
 async function openPair(page, a, b) {
   await page.goto(`${server.url}?url=${encodeURIComponent(a)}&compare=${encodeURIComponent(b)}`);
   await page.waitForSelector('#panel-compare:not([hidden]) #cmp-numeric tbody tr', { timeout: 20000 });
-}
-
-async function exported(page, button) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
-  return { name: dl.suggestedFilename(), text: await readFile(await dl.path(), 'utf8') };
 }
 
 /** The panel's line under a changed array: {differing, firstIndex} or {notCompared}. */

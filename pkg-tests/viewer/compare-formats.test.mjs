@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startServer, launch, newPage, waitLoaded, readJson, ROOT, ARTIFACTS } from './helpers.mjs';
+import { startServer, launch, newPage, waitLoaded, readJson, exported, ROOT, ARTIFACTS } from './helpers.mjs';
 
 const expected = readJson(path.join(ROOT, 'fixtures/diff/expected.json'));
 const split = readJson(path.join(ROOT, 'fixtures/diff/expected-split.json')).pair;
@@ -99,4 +99,37 @@ test('compare two split GGUF models (2 shards vs 3): first shard metadata, every
   }
   assert.deepEqual(log.errors, []);
   assert.equal(await page.$eval('#error', (e) => e.hidden), true);
+});
+
+const NOT_COMPARED = 'Metadata is not compared between a GGUF file and a safetensors checkpoint (different key sets).';
+
+test('compare a safetensors checkpoint with a GGUF file: metadata not compared, summary not flagged, tensors and numbers', async () => {
+  const { page, log } = await newPage(browser);
+  const pair = crossPair('fixtures/diff/arrays-a.safetensors', 'fixtures/diff/arrays-b.gguf');
+  assert.equal(pair.metadata, null); // gguf-lens diff (expected.json): no metadata part across formats
+  await compareAll(page, '/diff-fixtures/arrays-a.safetensors', 'diff-fixtures/arrays-a.safetensors', '/diff-fixtures/arrays-b.gguf', pair.values.length);
+  assert.equal((await page.$eval('#cmp-meta', (e) => e.textContent)).trim(), NOT_COMPARED);
+  for (const id of ['meta-only-a', 'meta-only-b', 'meta-changed']) assert.equal(await page.$(`[data-diff="${id}"]`), null, id);
+  await checkTensors(page, pair.tensors);
+  await checkNumbers(page, pair.values);
+  // format, tensor count, parameters shown as the CLI shows them; no summary row flagged (the CLI's
+  // summary does not decide across formats)
+  const rows = await page.$$eval('#cmp-summary tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.field,
+    { a: tr.querySelector('[data-side="a"]').dataset.value, b: tr.querySelector('[data-side="b"]').dataset.value, differs: tr.dataset.differs, marked: tr.classList.contains('differs') }])));
+  for (const f of pair.summary) {
+    const field = { format: 'format', tensor_count: 'tensor-count', parameters: 'parameter-count' }[f.field];
+    assert.deepEqual([rows[field].a, rows[field].b], [String(f.a), String(f.b)], f.field);
+  }
+  for (const [field, r] of Object.entries(rows)) assert.deepEqual([r.differs, r.marked], ['false', false], field);
+  const j = JSON.parse((await exported(page, '#cmp-export-json')).text);
+  assert.equal(j.metadata, null);
+  assert.equal(j.metadataNotCompared, NOT_COMPARED);
+  assert.deepEqual(j.numeric.tensors.filter((t) => t.compared).map((t) => t.name), pair.values.map((v) => v.name));
+  const md = (await exported(page, '#cmp-export-md')).text;
+  assert.match(md, /^## Metadata\n\nMetadata is not compared between a GGUF file and a safetensors checkpoint \(different key sets\)\.\n/m);
+  assert.ok(!md.includes('### Only in A\n\n| key |'));
+  assert.deepEqual(log.errors, []);
+  assert.equal(await page.$eval('#error', (e) => e.hidden), true);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(ARTIFACTS, 'compare-safetensors-gguf.png'), fullPage: true });
 });

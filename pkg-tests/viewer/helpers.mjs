@@ -2,6 +2,7 @@
 // Range server on 127.0.0.1, and Debian's Chromium driven by playwright-core (never a download).
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -64,4 +65,10 @@ export const field = (page, f) => page.$eval(`[data-field="${f}"]`, (e) => ({ te
 // The inspector has drawn the first values and finished the whole-tensor statistics.
 export async function waitInspected(page) {
   await page.waitForFunction(() => document.querySelectorAll('#insp-values .v').length > 0 && document.querySelector('[data-stat="count"]').dataset.value !== undefined, null, { timeout: 20000 });
+}
+
+/** Clicks an export button: the download's suggested name and text. */
+export async function exported(page, button) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+  return { name: dl.suggestedFilename(), text: await readFile(await dl.path(), 'utf8') };
 }

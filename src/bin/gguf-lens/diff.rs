@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use gguf_lens::compare::{
-    compare_tensor, CompareError, FieldValue, HeaderDiff, KeyChange, Metrics, Side, TensorSource,
+    compare_tensor, CompareError, FieldValue, HeaderDiff, KeyChange, MetadataDiff, Metrics, Side,
+    TensorSource,
 };
 use gguf_lens::gguf::Value;
 use gguf_lens::summary::{file_type_label, Summary};
@@ -129,11 +130,13 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         }
     }
     let identical = header.is_identical() && compared.iter().all(|c| c.metrics.is_identical());
+    let metadata = header.metadata.clone().unwrap_or_default();
     let report = Report {
         opts: &opts,
         fa: &fa,
         fb: &fb,
         header: &header,
+        metadata: &metadata,
         compared: &compared,
         identical,
     };
@@ -165,6 +168,8 @@ struct Report<'a> {
     fa: &'a GgufFile,
     fb: &'a GgufFile,
     header: &'a HeaderDiff,
+    /// The header's metadata diff (two GGUF files: always compared).
+    metadata: &'a MetadataDiff,
     compared: &'a [Compared],
     identical: bool,
 }
@@ -252,11 +257,10 @@ impl Report<'_> {
                 "value": value.map(|v| value_json(&v, warnings)),
             })
         };
-        let mut only =
-            [(&h.metadata.only_a, fa), (&h.metadata.only_b, fb)].map(|(keys, file)| -> Vec<Json> {
-                keys.iter().map(|k| entry(file, k, warnings)).collect()
-            });
-        let changed: Vec<Json> = h
+        let mut only = [(&self.metadata.only_a, fa), (&self.metadata.only_b, fb)].map(
+            |(keys, file)| -> Vec<Json> { keys.iter().map(|k| entry(file, k, warnings)).collect() },
+        );
+        let changed: Vec<Json> = self
             .metadata
             .changed
             .iter()
@@ -277,7 +281,7 @@ impl Report<'_> {
                 "only_a": std::mem::take(&mut only[0]),
                 "only_b": std::mem::take(&mut only[1]),
                 "changed": changed,
-                "same": h.metadata.same,
+                "same": self.metadata.same,
             },
             "tensors": {
                 "only_a": t.only_a.iter().map(|n| tensor_ref_json(fa, n)).collect::<Vec<_>>(),
@@ -346,7 +350,7 @@ impl Report<'_> {
                 field_text(f.name, &f.b)
             );
         }
-        let m = &h.metadata;
+        let m = self.metadata;
         let counts = [m.changed.len(), m.only_a.len(), m.only_b.len()];
         metadata_line(&mut out, "metadata", m.same, counts);
         for key in &m.only_a {

@@ -5,7 +5,8 @@
 //!   shown but not counted as differences (the tensors below are);
 //! - metadata: only when both are safetensors: the `__metadata__` strings (shards in order, a
 //!   key's first value), by key, strings by bytes. GGUF key-values and safetensors
-//!   `__metadata__` have nothing in common, so a GGUF vs safetensors diff has no metadata part;
+//!   `__metadata__` have nothing in common, so the core's `HeaderDiff::between` does not
+//!   compare metadata across formats and a GGUF vs safetensors diff has no metadata part;
 //! - tensors: by exact name, with logical row-major shapes (GGUF dims reversed, see
 //!   `model.rs`), a GPTQ layer as `<layer>.weight` `[out, in]`; a type change compares type
 //!   names (ggml's F32/F16/BF16/F64/I8..I64 are spelled as the safetensors dtypes);
@@ -21,7 +22,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use gguf_lens::compare::{
-    metadata_diff_of, tensor_diff_of, MetaValue, TensorEntry, TensorType, ValueDiff,
+    tensor_diff_of, HeaderDiff, MetadataDiff as CoreMetadataDiff, TensorEntry, TensorType,
+    ValueDiff,
 };
 use gguf_lens::gguf::row_chunks;
 use gguf_lens::safetensors::Dtype;
@@ -45,22 +47,14 @@ struct MetadataDiff {
     same: u64,
 }
 
-/// `__metadata__` entries as the core compares them.
-fn text_entries(m: &[(String, String)]) -> Vec<(&str, MetaValue<'_>)> {
-    m.iter()
-        .map(|(k, v)| (k.as_str(), MetaValue::Text(v)))
-        .collect()
-}
-
 impl MetadataDiff {
-    /// The core's metadata diff (strings by bytes), with the values shown.
-    fn of(a: &[(String, String)], b: &[(String, String)]) -> MetadataDiff {
+    /// The core's metadata diff `d` of `a` and `b` (strings by bytes), with the values shown.
+    fn of(d: CoreMetadataDiff, a: &[(String, String)], b: &[(String, String)]) -> MetadataDiff {
         let value = |m: &[(String, String)], key: &str| {
             m.iter()
                 .find(|(k, _)| k == key)
                 .map_or_else(String::new, |(_, v)| v.clone())
         };
-        let d = metadata_diff_of(&text_entries(a), &text_entries(b));
         MetadataDiff {
             only_a: d
                 .only_a
@@ -242,8 +236,10 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
         }
     }
     let tensors = TensorDiff::of(&ta, &tb);
-    let metadata = match (ma.st_metadata(), mb.st_metadata()) {
-        (Some(a), Some(b)) => Some(MetadataDiff::of(&a, &b)),
+    // The core decides whether metadata is compared (not across formats).
+    let compared_meta = HeaderDiff::between(&ma.view(), &mb.view()).metadata;
+    let metadata = match (compared_meta, ma.st_metadata(), mb.st_metadata()) {
+        (Some(d), Some(a), Some(b)) => Some(MetadataDiff::of(d, &a, &b)),
         _ => None,
     };
     let names: Vec<&str> = if !opts.tensors.is_empty() {
