@@ -707,8 +707,8 @@ impl ValueDiff {
             }));
         }
         self.elements += a.len() as u64;
-        // Four independent partial sums per quantity (instruction-level parallelism) over blocks
-        // of four pairs that are all finite; other blocks go pair by pair.
+        // `LANES` independent partial sums per quantity (instruction-level parallelism) over
+        // blocks of `LANES` pairs that are all finite; other blocks go pair by pair.
         let mut lanes = Lanes::default();
         let blocks_a = a.chunks_exact(LANES);
         let blocks_b = b.chunks_exact(LANES);
