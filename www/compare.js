@@ -3,7 +3,7 @@
 // `gguf-lens diff`); this module renders them and drives the per-tensor numeric comparison.
 // app.js hands over its helpers through setupCompare.
 
-import { comparisonObject, comparisonMarkdown, exportName } from './compare-export.js';
+import { comparisonObject, comparisonMarkdown, exportName, firstDifferentChar } from './compare-export.js';
 import { jsonText, download } from './export-util.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -129,9 +129,7 @@ export function setupCompare(ui) {
   function firstDifference(c) {
     const x = c.a.value, y = c.b.value;
     if (typeof x !== 'string' || typeof y !== 'string' || (x.length <= PREVIEW_CHARS && y.length <= PREVIEW_CHARS)) return null;
-    let i = 0;
-    while (i < x.length && i < y.length && x[i] === y[i]) i++;
-    return el('div', { class: 'ab muted' }, `first difference at character ${fmt.int(i)}`);
+    return el('div', { class: 'ab muted' }, `first difference at character ${fmt.int(firstDifferentChar(x, y))}`);
   }
 
   /** For two arrays: how many items differ and where the first difference is. */
