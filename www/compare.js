@@ -109,12 +109,13 @@ export function setupCompare(ui) {
   function renderSummary() {
     $('#cmp-files').textContent = `A: ${ui.sourceLabel()} · B: ${bLabel}`;
     const body = clear($('#cmp-summary tbody'));
-    for (const r of summaryRows()) {
+    const rows = summaryRows();
+    for (const r of rows) {
       const cell = (v, text, side) => el('td', { class: 'mono', dataset: { side, value: v === null ? '' : String(v) } }, text);
       body.append(el('tr', { class: r.differs ? 'differs' : undefined, dataset: { field: r.field, differs: String(r.differs), counts: String(r.counts) } },
         el('th', { scope: 'row' }, r.label), cell(r.a, r.textA, 'a'), cell(r.b, r.textB, 'b')));
     }
-    $('#cmp-summary-note').textContent = summaryRows().some((r) => !r.counts)
+    $('#cmp-summary-note').textContent = rows.some((r) => !r.counts)
       ? 'Not both GGUF: these fields are shown, not marked as differences (the tensors below decide, as gguf-lens diff).' : '';
   }
 
