@@ -283,12 +283,14 @@ impl<'a> ModelView<'a> {
             };
         };
         let s = Summary::of(first);
-        let (mut parameters, mut bytes, mut size) = (0u64, 0u64, Some(0u64));
-        for f in shards {
+        // Saturating, as `Summary` sums a file's tensors: the counts come from the files.
+        let (mut parameters, mut bytes, mut size) =
+            (s.parameter_count, s.tensor_bytes, first.file_size());
+        for f in shards.iter().skip(1) {
             let t = Summary::of(f);
-            parameters += t.parameter_count;
-            bytes += t.tensor_bytes;
-            size = size.zip(f.file_size()).map(|(x, y)| x + y);
+            parameters = parameters.saturating_add(t.parameter_count);
+            bytes = bytes.saturating_add(t.tensor_bytes);
+            size = size.zip(f.file_size()).map(|(x, y)| x.saturating_add(y));
         }
         let bits_per_weight = if shards.len() == 1 {
             s.bits_per_weight
@@ -707,8 +709,8 @@ impl ValueDiff {
             }));
         }
         self.elements += a.len() as u64;
-        // Four independent partial sums per quantity (instruction-level parallelism) over blocks
-        // of four pairs that are all finite; other blocks go pair by pair.
+        // `LANES` independent partial sums per quantity (instruction-level parallelism) over
+        // blocks of `LANES` pairs that are all finite; other blocks go pair by pair.
         let mut lanes = Lanes::default();
         let blocks_a = a.chunks_exact(LANES);
         let blocks_b = b.chunks_exact(LANES);

@@ -11,7 +11,7 @@ use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 use crate::compare::{self, FieldValue, HeaderDiff, Layout, ModelView};
-use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
+use crate::gguf::{row_chunks, ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
 use crate::safetensors::Dtype;
@@ -314,9 +314,17 @@ impl GgufHeader {
         rows: Range<u64>,
         out: &mut Vec<f32>,
     ) -> Result<(), JsError> {
-        let row_bytes = tensor.row_bytes() as usize;
-        out.resize(((rows.end - rows.start) * tensor.row_len()) as usize, 0.0);
-        let bytes = &bytes[rows.start as usize * row_bytes..rows.end as usize * row_bytes];
+        let row_bytes = tensor.row_bytes();
+        let n = (rows.end - rows.start).saturating_mul(tensor.row_len());
+        let n = crate::cursor::to_usize(n, "row chunk elements", 0).map_err(js_error)?;
+        let start = usize::try_from(rows.start.saturating_mul(row_bytes));
+        let end = usize::try_from(rows.end.saturating_mul(row_bytes));
+        let bytes = match (start, end) {
+            (Ok(start), Ok(end)) => bytes.get(start..end),
+            _ => None,
+        }
+        .ok_or_else(|| JsError::new(&format!("rows {rows:?} are not in the bytes given")))?;
+        out.resize(n, 0.0);
         self.dequantize_to(tensor, bytes, out)
     }
 
@@ -674,13 +682,10 @@ impl ValueDiff {
         }
         // A slice at a time: the buffers stay small (in cache) whatever the chunk read.
         let step = (SLICE_ELEMENTS / ta.row_len().max(1)).max(1);
-        let mut first = 0;
-        while first < rows {
-            let end = rows.min(first + step);
-            header_a.dequantize_slice(ta, bytes_a, first..end, &mut self.a)?;
-            header_b.dequantize_slice(tb, bytes_b, first..end, &mut self.b)?;
+        for slice in row_chunks(0..rows, step) {
+            header_a.dequantize_slice(ta, bytes_a, slice.clone(), &mut self.a)?;
+            header_b.dequantize_slice(tb, bytes_b, slice, &mut self.b)?;
             self.diff.add(&self.a, &self.b).map_err(js_error)?;
-            first = end;
         }
         Ok(())
     }

@@ -23,7 +23,8 @@ function entryFacts(e) {
   return typeof e.value === 'string' ? { key: e.key, type: e.type, value: e.value, length: e.value.length } : { key: e.key, type: e.type, value: e.value };
 }
 
-function firstDifferentChar(x, y) {
+/** The index where strings `x` and `y` part (the shorter length when one is a prefix of the other). */
+export function firstDifferentChar(x, y) {
   let i = 0;
   while (i < x.length && i < y.length && x[i] === y[i]) i++;
   return i;

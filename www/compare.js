@@ -3,7 +3,7 @@
 // `gguf-lens diff`); this module renders them and drives the per-tensor numeric comparison.
 // app.js hands over its helpers through setupCompare.
 
-import { comparisonObject, comparisonMarkdown, exportName } from './compare-export.js';
+import { comparisonObject, comparisonMarkdown, exportName, firstDifferentChar } from './compare-export.js';
 import { jsonText, download } from './export-util.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -109,12 +109,13 @@ export function setupCompare(ui) {
   function renderSummary() {
     $('#cmp-files').textContent = `A: ${ui.sourceLabel()} · B: ${bLabel}`;
     const body = clear($('#cmp-summary tbody'));
-    for (const r of summaryRows()) {
+    const rows = summaryRows();
+    for (const r of rows) {
       const cell = (v, text, side) => el('td', { class: 'mono', dataset: { side, value: v === null ? '' : String(v) } }, text);
       body.append(el('tr', { class: r.differs ? 'differs' : undefined, dataset: { field: r.field, differs: String(r.differs), counts: String(r.counts) } },
         el('th', { scope: 'row' }, r.label), cell(r.a, r.textA, 'a'), cell(r.b, r.textB, 'b')));
     }
-    $('#cmp-summary-note').textContent = summaryRows().some((r) => !r.counts)
+    $('#cmp-summary-note').textContent = rows.some((r) => !r.counts)
       ? 'Not both GGUF: these fields are shown, not marked as differences (the tensors below decide, as gguf-lens diff).' : '';
   }
 
@@ -129,9 +130,7 @@ export function setupCompare(ui) {
   function firstDifference(c) {
     const x = c.a.value, y = c.b.value;
     if (typeof x !== 'string' || typeof y !== 'string' || (x.length <= PREVIEW_CHARS && y.length <= PREVIEW_CHARS)) return null;
-    let i = 0;
-    while (i < x.length && i < y.length && x[i] === y[i]) i++;
-    return el('div', { class: 'ab muted' }, `first difference at character ${fmt.int(i)}`);
+    return el('div', { class: 'ab muted' }, `first difference at character ${fmt.int(firstDifferentChar(x, y))}`);
   }
 
   /** For two arrays: how many items differ and where the first difference is. */

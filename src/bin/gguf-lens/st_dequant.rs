@@ -12,9 +12,7 @@ use gguf_lens::safetensors::{to_f32, Tensor};
 use gguf_lens::{Error, ErrorKind, Result};
 
 use crate::checkpoint::{Checkpoint, Shard};
-
-/// Rows converted per step.
-const CHUNK_ELEMENTS: u64 = 4 << 20;
+use crate::CHUNK_ELEMENTS;
 
 /// The parts of a GPTQ layer, read whole.
 struct GptqParts {
@@ -135,8 +133,16 @@ impl<'c> StTensor<'c> {
 
     /// Reads rows `rows` as f32 into `out` (resized to fit).
     pub fn read_rows(&self, rows: Range<u64>, out: &mut Vec<f32>) -> Result<()> {
+        let n = (rows.end - rows.start).saturating_mul(self.row_len());
+        let n = usize::try_from(n).map_err(|_| {
+            Error::new(ErrorKind::TooMany {
+                what: "row chunk elements".to_string(),
+                count: n,
+                limit: usize::MAX as u64,
+            })
+        })?;
         out.clear();
-        out.resize(((rows.end - rows.start) * self.row_len()) as usize, 0f32);
+        out.resize(n, 0f32);
         match &self.source {
             Source::Plain(shard, t) => {
                 let bytes = self
