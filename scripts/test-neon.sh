@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds for aarch64 and runs the whole test suite under qemu user-mode emulation, with the NEON
 # kernels required (REQUIRE_SIMD=1). Idempotent: installs the rustup target and the Debian
-# packages gcc-aarch64-linux-gnu and qemu-user-static only when they are missing.
+# packages gcc-aarch64-linux-gnu, libc6-dev-arm64-cross (the aarch64 C runtime the linker needs:
+# crti.o, Scrt1.o, libc) and qemu-user-static only when they are missing. Recommended packages
+# are installed too: libc6-dev-arm64-cross is only a recommendation of gcc-aarch64-linux-gnu.
 # .cargo/config.toml names the linker and the qemu runner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,7 @@ fi
 
 missing=()
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu)
+[ -e /usr/aarch64-linux-gnu/lib/crti.o ] || missing+=(libc6-dev-arm64-cross)
 command -v qemu-aarch64-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 if [ "${#missing[@]}" -gt 0 ]; then
     sudo=""
@@ -21,7 +24,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
         sudo="sudo"
     fi
     $sudo apt-get update
-    $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"
 fi
 
 if [ ! -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then
