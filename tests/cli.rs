@@ -262,3 +262,37 @@ fn dequant_of_every_fixture_type_matches_ggml_rows() {
     }
     assert_eq!(checked.len(), 35, "every live type: {checked:?}");
 }
+
+/// Every subcommand teaches: `--help` exits 0 on stdout with a usage line, an example and the
+/// documented exit codes; the subcommands are listed by the top-level help.
+#[test]
+fn every_subcommand_has_help_with_exit_codes() {
+    let top = run(&["--help"]);
+    assert!(top.status.success());
+    let top = String::from_utf8(top.stdout).unwrap();
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    for expected in ["inspect", "dequant", "stats", "diff"] {
+        assert!(commands.contains(&expected), "{expected} missing in {top}");
+    }
+    for command in commands {
+        let output = run(&[command, "--help"]);
+        assert!(output.status.success(), "{command}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            text.contains(&format!("Usage: gguf-lens {command}")),
+            "{text}"
+        );
+        assert!(text.contains("Exit codes:"), "{command}: {text}");
+        assert!(
+            text.contains(&format!("gguf-lens {command} ")),
+            "{command}: no example in {text}"
+        );
+    }
+}

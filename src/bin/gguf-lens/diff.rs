@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 use crate::model::Model;
 use crate::CHUNK_ELEMENTS;
 use crate::{diff_cross, exit_2, json_line, write_stdout, Failure};
-use crate::{fatal, json::value_json, positional_arg, text::preview, two_args};
+use crate::{fatal, json::value_json, text::preview};
 
 pub struct Options<'a> {
     pub a: &'a str,
@@ -27,35 +27,48 @@ pub struct Options<'a> {
     pub llama_names: bool,
 }
 
-fn parse_args(args: &[String]) -> Result<Options<'_>, Failure> {
-    let mut positional = Vec::new();
-    let mut values = false;
-    let mut tensors = Vec::new();
-    let mut json = false;
-    let mut llama_names = false;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "--json" => json = true,
-            "--values" => values = true,
-            "--llama-names" => llama_names = true,
-            "--tensor" => tensors.push(
-                iter.next()
-                    .ok_or_else(|| Failure::Usage("--tensor needs a NAME".into()))?
-                    .as_str(),
-            ),
-            _ => positional_arg(arg, &mut positional)?,
+/// What changed between two models (with --values, in their values too).
+///
+/// Summary, metadata (arrays in full), tensors and quant mix; with --values, the values of
+/// every tensor both have (RMSE, max and mean |a-b|, RMSE/RMS(a), cosine, NaN/Inf mismatches).
+///
+/// Exit 0 when identical, 1 when the files differ, 2 on any error (as cmp does).
+///
+///   gguf-lens diff model-Q4_K_M.gguf model-Q8_0.gguf --values --tensor blk.0.attn_q.weight
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// First model: a .gguf (a split model by its first shard), a .safetensors or a
+    /// model.safetensors.index.json
+    pub a: String,
+    /// Second model, as A
+    pub b: String,
+    /// Also compare the values of every tensor with the same name and shape, in row chunks
+    #[arg(long)]
+    pub values: bool,
+    /// With --values: only this tensor (repeatable)
+    #[arg(long = "tensor", value_name = "NAME")]
+    pub tensors: Vec<String>,
+    /// One JSON document on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// One GGUF and one checkpoint: read Hugging Face llama names as GGUF names
+    /// (model.layers.N.self_attn.q_proj.weight -> blk.N.attn_q.weight; attn_q/attn_k skipped)
+    #[arg(long)]
+    pub llama_names: bool,
+}
+
+impl<'a> Options<'a> {
+    fn of(args: &'a Args) -> Options<'a> {
+        Options {
+            a: &args.a,
+            b: &args.b,
+            values: args.values,
+            tensors: args.tensors.iter().map(String::as_str).collect(),
+            json: args.json,
+            llama_names: args.llama_names,
         }
     }
-    let (a, b) = two_args(&positional, "diff needs two files, A and B")?;
-    Ok(Options {
-        a,
-        b,
-        values,
-        tensors,
-        json,
-        llama_names,
-    })
 }
 
 /// One compared tensor.
@@ -67,8 +80,8 @@ pub struct Compared {
     pub metrics: Metrics,
 }
 
-pub fn run(args: &[String]) -> Result<(), Failure> {
-    let opts = parse_args(args)?;
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let opts = Options::of(args);
     let model_a = Model::open(opts.a)?;
     let model_b = Model::open(opts.b)?;
     let (mut ra, fa, mut rb, fb) = match (model_a, model_b) {

@@ -1,0 +1,59 @@
+//! `inspect FILE [--json]`: the header summary (or the whole header as JSON) of a GGUF file or a
+//! safetensors checkpoint.
+
+use std::io::{BufWriter, Write};
+
+use gguf_lens::gguf::read_header;
+use gguf_lens::Error;
+
+use crate::checkpoint::Checkpoint;
+use crate::{is_safetensors, json, json_line, open, st_inspect, text, write_stdout, Failure};
+
+/// What a model file holds: metadata, tensors, quant mix, bits per weight (header only).
+///
+/// Exit 0, 1 on a bad file (one `error:` line naming what and where), 2 on bad usage.
+///
+///   gguf-lens inspect model.gguf
+///   gguf-lens inspect model.gguf --json | jq '.tensors | length'
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// A .gguf, a .safetensors or a model.safetensors.index.json (shards beside it)
+    pub file: String,
+    /// The whole header as one JSON document
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let path = args.file.as_str();
+    let as_json = args.json;
+    if is_safetensors(path) {
+        let checkpoint = Checkpoint::open(path)?;
+        let text = if as_json {
+            json_line(&st_inspect::inspect_json(&checkpoint))
+        } else {
+            st_inspect::inspect_text(&checkpoint)
+        };
+        return write_stdout(text.as_bytes());
+    }
+    let (mut reader, size) = open(path)?;
+    let file = read_header(&mut reader, size)?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let written = if as_json {
+        let mut warnings = Vec::new();
+        let doc = json::inspect_json(&file, size, &mut warnings);
+        for warning in warnings {
+            eprintln!("warning: {warning}");
+        }
+        serde_json::to_writer(&mut out, &doc)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out))
+    } else {
+        out.write_all(text::inspect_text(&file, size).as_bytes())
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::File(Error::from(e)))
+}
