@@ -25,6 +25,7 @@ echo "build-npm: wasm-opt $before -> $(stat -c %s "$wasm") bytes" >&2
 
 cp js/*.js js/index.d.ts js/package.json pkg/
 cp js/README.md pkg/README.md
+cp LICENSE pkg/LICENSE
 mkdir -p target/npm
 rm -f target/npm/gguf-lens-*.tgz
 (cd pkg && npm pack --silent --pack-destination ../target/npm >/dev/null)
