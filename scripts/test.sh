@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
+echo "== module graph: no Rust or JS module imports one that imports it back"
+python3 scripts/check-cycles.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

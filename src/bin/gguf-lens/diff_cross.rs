@@ -30,7 +30,7 @@ use gguf_lens::safetensors::Dtype;
 use gguf_lens::{Error, ErrorKind, Kernel};
 use serde_json::{json, Value as Json};
 
-use crate::diff::{
+use crate::diff_render::{
     finish, metadata_line, metrics_json, tensors_line, values_text, verdict_text, Compared, Options,
 };
 use crate::llama_names::{gguf_name, rows_permuted};

@@ -6,6 +6,7 @@ mod checkpoint;
 mod dequant;
 mod diff;
 mod diff_cross;
+mod diff_render;
 mod inspect;
 mod json;
 mod llama_names;

@@ -1,0 +1,72 @@
+// A typed consumer of the package as users install it: compiled with `tsc --noEmit --strict`
+// by types.test.mjs against the installed tarball's index.d.ts (resolved through package.json's
+// "exports"). Every documented entry point is used with the types a user would write.
+import {
+  open,
+  openGguf,
+  openSafetensors,
+  compareModels,
+  compareTensor,
+  kernelName,
+  SourceError,
+  type GgufModel,
+  type SafetensorsModel,
+  type Summary,
+  type TensorInfo,
+  type TensorStats,
+  type ModelDiff,
+  type ValueMetrics,
+  type MetadataEntry,
+  type ArrayEntry,
+} from 'gguf-lens';
+
+export async function inspect(url: string, file: Blob): Promise<void> {
+  const model: GgufModel = await openGguf(url, {
+    headers: { Authorization: 'Bearer x' },
+    onProgress: ({ loaded, total }) => console.log(loaded, total ?? 'unknown'),
+    retries: 2,
+  });
+  const summary: Summary = model.summary();
+  const arch: string | null = summary.architecture;
+  const bpw: number = summary.bitsPerWeight;
+  const mix: string[] = summary.quantMix.map((q) => `${q.type} ${(q.share * 100).toFixed(1)}%`);
+  console.log(arch, bpw, mix, model.version, model.endian, model.alignment);
+
+  const name = model.get('general.name');
+  if (typeof name === 'string') console.log(name.toUpperCase());
+  const tokens = model.get('tokenizer.ggml.tokens');
+  if (tokens !== undefined && typeof tokens === 'object') {
+    const entry: ArrayEntry = tokens;
+    const first: unknown[] = entry.items(0, 10);
+    const { bytes, ends } = entry.packed();
+    console.log(first.length, bytes.byteLength, ends?.length ?? 0);
+  }
+  const keys: string[] = model.metadata.map((m: MetadataEntry) => m.key);
+
+  const tensor: TensorInfo = model.tensor(model.tensors[0].name);
+  const rows: Float32Array = await model.readTensor(tensor.name, { rows: [0, 1] });
+  const raw: Uint8Array = await model.readTensorBytes(tensor.name);
+  const stats: TensorStats = await model.tensorStats(tensor.name, { bins: 16 });
+  const hist: number = stats.histogram.counts.reduce((a, b) => a + b, 0);
+  console.log(keys.length, rows.length, raw.length, hist, stats.min ?? NaN, model.ioStats.requests);
+
+  const local = await openGguf(file);
+  const diff: ModelDiff = compareModels(model, local);
+  const metrics: ValueMetrics = await compareTensor(model, local, tensor.name);
+  console.log(diff.tensors.matching.length, metrics.rmse);
+  await Promise.all([model.close(), local.close()]);
+  console.log(await kernelName());
+}
+
+export async function checkpoint(url: string): Promise<void> {
+  const st: SafetensorsModel = await openSafetensors(url);
+  for (const layer of st.gptqLayers) console.log(layer.name, layer.bits, layer.groupSize);
+  const any = await open(url);
+  if (any.format === 'safetensors') console.log(any.quantConfig?.bits);
+  else console.log(any.summary().fileTypeLabel);
+  try {
+    await st.readTensor('model.norm.weight', { v1Zeros: 'llama.cpp' });
+  } catch (err) {
+    if (err instanceof SourceError) console.log(err.retryable);
+  }
+}
