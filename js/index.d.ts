@@ -109,6 +109,18 @@ export interface Summary {
   vocabSize: number | null;
 }
 
+export interface SpecialToken {
+  /** Short name: bos, eos, eot, eom, unknown, seperator, padding, cls, mask, fim_pre … fim_sep,
+   * prefix, suffix, middle (llama.cpp's keys), or sep / pad (spellings llama.cpp does not read). */
+  name: string;
+  /** The metadata key, e.g. "tokenizer.ggml.eos_token_id". */
+  key: string;
+  /** The id as stored (not checked against the vocabulary). */
+  id: number;
+  /** Whether llama.cpp reads this key. */
+  recognized: boolean;
+}
+
 export interface ReadOptions {
   /** Rows [a, b) (default: all). */
   rows?: [number, number];
@@ -146,6 +158,8 @@ export declare class GgufModel {
   readonly ioStats: { requests: number; bytes: number };
   get(key: string): number | bigint | boolean | string | ArrayEntry | undefined;
   summary(): Summary;
+  /** Every special-token id the metadata names, in llama.cpp's order. */
+  specialTokens(): SpecialToken[];
   tensor(name: string): TensorInfo;
   readTensor(name: string, options?: ReadOptions): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;

@@ -77,6 +77,12 @@ export class GgufModel extends ShardedModel {
     return this.header.summary();
   }
 
+  /** Every special-token id the metadata names (each `tokenizer.ggml.*_token_id` key llama.cpp
+   * reads, and the `sep`/`pad` spellings it does not): [{ name, key, id, recognized }]. */
+  specialTokens() {
+    return this.header.specialTokens();
+  }
+
   /** The raw bytes of rows [a, b) (default: all rows) of a tensor. */
   async readTensorBytes(name, options = {}) {
     const t = this.tensor(name);

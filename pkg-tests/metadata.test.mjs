@@ -85,3 +85,21 @@ test('summary of the bundled sample model', async () => {
   if (s.fileType === 15) assert.equal(s.fileTypeLabel, 'MOSTLY_Q4_K_M');
   await model.close();
 });
+
+test('specialTokens() gives every tokenizer.ggml.*_token_id key of a real vocab, as gguf-py reads it', async () => {
+  const dir = path.join(REPO, 'fixtures/real');
+  const expected = JSON.parse(fs.readFileSync(path.join(dir, 'ggml-vocab-bert-bge.expected.json'), 'utf8'));
+  const want = expected.metadata
+    .filter((e) => e.key.startsWith('tokenizer.ggml.') && e.key.endsWith('_token_id'))
+    .map((e) => [e.key, e.value])
+    .sort();
+  assert.ok(want.length >= 5);
+  const model = await openGguf(path.join(dir, 'ggml-vocab-bert-bge.gguf'));
+  const got = model.specialTokens();
+  assert.deepEqual(got.map((t) => [t.key, t.id]).sort(), want);
+  for (const t of got) {
+    assert.equal(t.key, `tokenizer.ggml.${t.name}_token_id`);
+    assert.equal(t.recognized, true);
+  }
+  await model.close();
+});

@@ -17,6 +17,7 @@ pub mod gguf;
 pub mod gptq;
 pub mod quant;
 pub mod safetensors;
+pub mod special_tokens;
 pub mod stats;
 pub mod summary;
 pub mod types;

@@ -94,3 +94,40 @@ fn metadata_fixtures_match_gguf_py() {
 fn llama_cpp_made_file_matches_gguf_py() {
     check_dir("real", 1);
 }
+
+/// Every `tokenizer.ggml.*_token_id` key gguf-py reads from llama.cpp's bert-bge vocabulary (a
+/// real file with unknown, seperator, padding, cls and mask ids) comes back from the core's
+/// `special_tokens`, with gguf-py's value; no other key does.
+#[test]
+fn special_tokens_match_gguf_py_on_a_real_vocab() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(root.join("fixtures/real/ggml-vocab-bert-bge.gguf")).unwrap();
+    let expected: Json = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/real/ggml-vocab-bert-bge.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let mut want: Vec<(String, u64)> = expected["metadata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            let key = e["key"].as_str().unwrap();
+            key.starts_with("tokenizer.ggml.") && key.ends_with("_token_id")
+        })
+        .map(|e| {
+            (
+                e["key"].as_str().unwrap().to_string(),
+                e["value"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    want.sort();
+    assert!(want.len() >= 5, "{want:?}");
+    let file = gguf_lens::GgufFile::from_bytes(&bytes).unwrap();
+    let mut got: Vec<(String, u64)> = gguf_lens::special_tokens::special_tokens(&file)
+        .into_iter()
+        .map(|t| (t.key.to_string(), t.id))
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+}

@@ -108,6 +108,7 @@ function ggufModel(f) {
       if (!m) throw new Error(`no array metadata key ${key}`);
       return m.items(start, end);
     },
+    specialTokens: () => f.specialTokens(),
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
   };

@@ -52,13 +52,10 @@ const ops = {
     const md = m.metadata.map((e) => (e.type === 'array'
       ? { key: e.key, type: 'array', itemType: e.itemType, length: e.length, preview: m.metaRange(e.key, 0, Math.min(e.length, 8)).map(plain) }
       : { key: e.key, type: e.type, value: e.value }));
+    // Every special-token key llama.cpp reads (the core's list), with the token's text.
     const special = {};
-    for (const k of ['bos', 'eos', 'pad', 'unknown', 'sep', 'cls', 'mask', 'eot', 'eom']) {
-      const e = metaValue(`tokenizer.ggml.${k}_token_id`);
-      if (e && e.type !== 'array') {
-        const id = Number(e.value);
-        special[k] = { id, text: tokens().tokens[id] ?? null };
-      }
+    for (const t of m.specialTokens?.() ?? []) {
+      special[t.name] = { id: t.id, text: tokens().tokens[t.id] ?? null, key: t.key, recognized: t.recognized };
     }
     return { info: m.info, metadata: md, tensors: m.tensors, summary: m.summary, special, tokenCount: tokens().tokens.length };
   },

@@ -42,6 +42,8 @@ export async function inspect(url: string, file: Blob): Promise<void> {
     console.log(first.length, bytes.byteLength, ends?.length ?? 0);
   }
   const keys: string[] = model.metadata.map((m: MetadataEntry) => m.key);
+  const eos: number | undefined = model.specialTokens().find((t) => t.name === 'eos')?.id;
+  console.log(eos);
 
   const tensor: TensorInfo = model.tensor(model.tensors[0].name);
   const rows: Float32Array = await model.readTensor(tensor.name, { rows: [0, 1] });

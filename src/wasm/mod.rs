@@ -226,6 +226,14 @@ impl GgufHeader {
         .collect()
     }
 
+    /// Every special-token id the metadata names (`tokenizer.ggml.*_token_id`):
+    /// `[{ name, key, id, recognized }]` in llama.cpp's order (`recognized`: llama.cpp reads it).
+    #[wasm_bindgen(js_name = specialTokens)]
+    pub fn special_tokens(&self) -> Result<JsValue, JsError> {
+        let tokens = crate::special_tokens::special_tokens(&self.file);
+        serde_wasm_bindgen::to_value(&tokens).map_err(|e| JsError::new(&e.to_string()))
+    }
+
     /// Architecture, name, parameter count, file type label, quant mix, bits per weight and
     /// hyper-parameters (null when absent).
     pub fn summary(&self) -> JsValue {
