@@ -282,23 +282,11 @@ impl<'a> ModelView<'a> {
                 tensors: Vec::new(),
             };
         };
-        let s = Summary::of(first);
-        // Saturating, as `Summary` sums a file's tensors: the counts come from the files.
-        let (mut parameters, mut bytes, mut size) =
-            (s.parameter_count, s.tensor_bytes, first.file_size());
-        for f in shards.iter().skip(1) {
-            let t = Summary::of(f);
-            parameters = parameters.saturating_add(t.parameter_count);
-            bytes = bytes.saturating_add(t.tensor_bytes);
-            size = size.zip(f.file_size()).map(|(x, y)| x.saturating_add(y));
-        }
-        let bits_per_weight = if shards.len() == 1 {
-            s.bits_per_weight
-        } else if parameters > 0 {
-            bytes as f64 * 8.0 / parameters as f64
-        } else {
-            0.0
-        };
+        let s = Summary::of_shards(shards);
+        // Saturating, as `Summary` sums the tensors: the sizes come from the files.
+        let size = shards.iter().skip(1).fold(first.file_size(), |size, f| {
+            size.zip(f.file_size()).map(|(x, y)| x.saturating_add(y))
+        });
         let tensors: Vec<TensorEntry> = shards
             .iter()
             .flat_map(|f| f.tensors())
@@ -317,9 +305,9 @@ impl<'a> ModelView<'a> {
         let summary = vec![
             ("architecture", s.architecture.into()),
             ("name", s.name.into()),
-            ("parameters", FieldValue::Int(parameters)),
+            ("parameters", FieldValue::Int(s.parameter_count)),
             ("file_type", s.file_type.into()),
-            ("bits_per_weight", FieldValue::Float(bits_per_weight)),
+            ("bits_per_weight", FieldValue::Float(s.bits_per_weight)),
             ("file_size", size.into()),
             ("context_length", s.context_length.into()),
             ("block_count", s.block_count.into()),

@@ -15,6 +15,7 @@ mod cursor;
 pub mod error;
 pub mod gguf;
 pub mod gptq;
+pub mod model;
 pub mod quant;
 pub mod safetensors;
 pub mod special_tokens;

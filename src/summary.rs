@@ -62,7 +62,7 @@ pub struct TypeShare {
 }
 
 /// The model at a glance. Hyper-parameters are None when their key is absent.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Summary {
     pub architecture: Option<String>,
     pub name: Option<String>,
@@ -86,6 +86,34 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Summarizes a model from its shards in order (one for a single file): fields from the
+    /// first shard's metadata (as llama.cpp reads a split model), counts, bytes, quant mix and
+    /// bits per weight over every shard's tensors.
+    pub fn of_shards(shards: &[&GgufFile]) -> Summary {
+        let mut parts = shards.iter().map(|f| Summary::of(f));
+        let Some(first) = parts.next() else {
+            return Summary::default();
+        };
+        parts.fold(first, Summary::with_tensors_of)
+    }
+
+    /// `self` with `other`'s tensors added (type counts, elements, bytes), shares and bits per
+    /// weight recomputed over both. Sums saturate: the counts come from the files.
+    pub fn with_tensors_of(mut self, other: Summary) -> Summary {
+        let mut mix: BTreeMap<GgmlType, (u64, u64, u64)> = BTreeMap::new();
+        for share in self.quant_mix.iter().chain(&other.quant_mix) {
+            let entry = mix.entry(share.ggml_type).or_default();
+            entry.0 = entry.0.saturating_add(share.tensors);
+            entry.1 = entry.1.saturating_add(share.elements);
+            entry.2 = entry.2.saturating_add(share.bytes);
+        }
+        self.parameter_count = self.parameter_count.saturating_add(other.parameter_count);
+        self.tensor_bytes = self.tensor_bytes.saturating_add(other.tensor_bytes);
+        self.quant_mix = shares(mix, self.tensor_bytes);
+        self.bits_per_weight = ratio(self.tensor_bytes as f64 * 8.0, self.parameter_count as f64);
+        self
+    }
+
     /// Summarizes a parsed header.
     pub fn of(file: &GgufFile) -> Summary {
         let text = |key: &str| {
@@ -107,16 +135,7 @@ impl Summary {
         }
         let parameter_count = mix.values().map(|m| m.1).fold(0u64, u64::saturating_add);
         let tensor_bytes = mix.values().map(|m| m.2).fold(0u64, u64::saturating_add);
-        let quant_mix = mix
-            .into_iter()
-            .map(|(ggml_type, (tensors, elements, bytes))| TypeShare {
-                ggml_type,
-                tensors,
-                elements,
-                bytes,
-                byte_share: ratio(bytes as f64, tensor_bytes as f64),
-            })
-            .collect();
+        let quant_mix = shares(mix, tensor_bytes);
         let file_type = file.get("general.file_type").and_then(|v| v.as_u64());
         let vocab_size = arch_u64("vocab_size").or_else(|| {
             file.get("tokenizer.ggml.tokens")
@@ -139,6 +158,19 @@ impl Summary {
             architecture,
         }
     }
+}
+
+/// One share per type, in type id order, of `(tensors, elements, bytes)` per type.
+fn shares(mix: BTreeMap<GgmlType, (u64, u64, u64)>, tensor_bytes: u64) -> Vec<TypeShare> {
+    mix.into_iter()
+        .map(|(ggml_type, (tensors, elements, bytes))| TypeShare {
+            ggml_type,
+            tensors,
+            elements,
+            bytes,
+            byte_share: ratio(bytes as f64, tensor_bytes as f64),
+        })
+        .collect()
 }
 
 /// An integer, or the first element of an integer array (per-layer head counts).

@@ -71,6 +71,24 @@ fn keys(entries: &Json, field: &str) -> Vec<Json> {
 }
 
 fn check_pair(pair: &Json) {
+    let (a, doc) = check_pair_but_quant_mix(pair);
+    // Quant mix of both.
+    for (side, want) in [("a", &pair["quant_mix_a"]), ("b", &pair["quant_mix_b"])] {
+        let got = doc[side]["quant_mix"].as_array().unwrap();
+        let want = want.as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{a}: quant mix {side}");
+        for (g, w) in got.iter().zip(want) {
+            for field in ["type", "tensors", "elements", "bytes"] {
+                assert_eq!(g[field], w[field], "{a}: quant mix {side} {field}");
+            }
+            assert_close(&g["byte_share"], &w["byte_share"], 1e-12, 0.0, "byte_share");
+        }
+    }
+}
+
+/// Runs `diff --json --values` on the pair and checks all but the quant mix; returns A's path
+/// and the document.
+fn check_pair_but_quant_mix(pair: &Json) -> (&str, Json) {
     let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
     let doc = run_json(&["diff", a, b, "--json", "--values"], 1);
     assert_eq!(doc["identical"], false);
@@ -113,22 +131,10 @@ fn check_pair(pair: &Json) {
 
     check_tensors(&doc, pair, a);
 
-    // Quant mix of both.
-    for (side, want) in [("a", &pair["quant_mix_a"]), ("b", &pair["quant_mix_b"])] {
-        let got = doc[side]["quant_mix"].as_array().unwrap();
-        let want = want.as_array().unwrap();
-        assert_eq!(got.len(), want.len(), "{a}: quant mix {side}");
-        for (g, w) in got.iter().zip(want) {
-            for field in ["type", "tensors", "elements", "bytes"] {
-                assert_eq!(g[field], w[field], "{a}: quant mix {side} {field}");
-            }
-            assert_close(&g["byte_share"], &w["byte_share"], 1e-12, 0.0, "byte_share");
-        }
-    }
-
     // Values of every matching tensor.
     assert!(!doc["values"].as_array().unwrap().is_empty());
     check_values(&doc, pair, a);
+    (a, doc)
 }
 
 /// The tensor diff of a `diff --json` document against the expected pair.
@@ -669,4 +675,74 @@ fn unconvertible_dtypes_are_skipped_by_diff_and_refused_by_stats() {
         "dtype C64 has no f32 conversion"
     );
     assert_fails(&["stats", path, "c"], &[path, "C64"]);
+}
+
+/// Split models open from any one shard's path (llama.cpp's `-NNNNN-of-MMMMM.gguf` names): the
+/// whole diff of two split models (2 and 3 shards) equals what gguf-py's split reader and numpy
+/// give (fixtures/make_diff_split.py), as for single files.
+#[test]
+fn diff_of_split_models_from_one_shard_matches_gguf_py() {
+    let text = std::fs::read(root().join("fixtures/diff/expected-split.json")).unwrap();
+    let expected: Json = serde_json::from_slice(&text).unwrap();
+    let mut pair = expected["pair"].clone();
+    // The expectation lists every shard; the CLI is given the last shard of A, the first of B.
+    let a = pair["a"].as_array().unwrap().last().unwrap().clone();
+    let b = pair["b"].as_array().unwrap()[0].clone();
+    pair["a"] = a;
+    pair["b"] = b;
+    // (make_diff_split.py records no quant mix; the summary's parameters and bits per weight,
+    // checked here, cover every shard's tensors.)
+    check_pair_but_quant_mix(&pair);
+}
+
+/// `inspect` of a split model: every shard's tensors and the summary over all of them.
+#[test]
+fn inspect_of_a_split_model_lists_every_shard() {
+    let text = std::fs::read(root().join("fixtures/diff/expected-split.json")).unwrap();
+    let expected: Json = serde_json::from_slice(&text).unwrap();
+    let pair = &expected["pair"];
+    let summary = pair["summary"].as_array().unwrap();
+    let field = |name: &str| summary.iter().find(|f| f["field"] == name).unwrap()["b"].clone();
+    let doc = run_json(
+        &[
+            "inspect",
+            "fixtures/diff/split-b-00002-of-00003.gguf",
+            "--json",
+        ],
+        0,
+    );
+    assert_eq!(doc["shards"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        Json::from(doc["tensors"].as_array().unwrap().len()),
+        field("tensor_count")
+    );
+    assert_eq!(doc["file_size"], field("file_size"));
+    let elements: u64 = doc["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["n_elements"].as_u64().unwrap())
+        .sum();
+    assert_eq!(Json::from(elements), field("parameters"));
+    let shards: Vec<u64> = doc["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["shard"].as_u64().unwrap())
+        .collect();
+    assert_eq!(shards.first(), Some(&0));
+    assert_eq!(shards.last(), Some(&2));
+    // A missing shard is one error naming it.
+    let dir = tempfile::tempdir().unwrap();
+    let lone = dir.path().join("m-00001-of-00002.gguf");
+    std::fs::copy(
+        root().join("fixtures/diff/split-a-00001-of-00002.gguf"),
+        &lone,
+    )
+    .unwrap();
+    let output = run(&["inspect", lone.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("m-00002-of-00002.gguf"), "{stderr}");
 }

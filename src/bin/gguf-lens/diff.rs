@@ -4,11 +4,12 @@
 use std::fmt::Write;
 
 use gguf_lens::compare::{
-    compare_tensor, CompareError, FieldValue, HeaderDiff, KeyChange, MetadataDiff, Side,
-    TensorSource,
+    compare_tensor, CompareError, FieldValue, HeaderDiff, KeyChange, Layout, MetadataDiff,
+    ModelView, Side, TensorSource,
 };
 use gguf_lens::gguf::Value;
-use gguf_lens::summary::{file_type_label, Summary};
+use gguf_lens::model::GgufModel;
+use gguf_lens::summary::file_type_label;
 use gguf_lens::{GgufFile, Kernel};
 use serde_json::{json, Value as Json};
 
@@ -68,23 +69,26 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let opts = Options::of(args);
     let model_a = Model::open(opts.a)?;
     let model_b = Model::open(opts.b)?;
-    let (mut ra, fa, mut rb, fb) = match (model_a, model_b) {
+    let (mut ra, ma, mut rb, mb) = match (model_a, model_b) {
         (
             Model::Gguf {
-                reader: ra,
-                file: fa,
+                readers: ra,
+                model: ma,
             },
             Model::Gguf {
-                reader: rb,
-                file: fb,
+                readers: rb,
+                model: mb,
             },
-        ) => (ra, fa, rb, fb),
+        ) => (ra, ma, rb, mb),
         (model_a, model_b) => return diff_cross::run(&opts, model_a, model_b),
     };
     if opts.llama_names {
         return Err(diff_cross::llama_names_usage());
     }
-    let header = HeaderDiff::of(&fa, &fb);
+    let header = HeaderDiff::between(
+        &ModelView::gguf(&shards_of(&ma), Layout::Gguf),
+        &ModelView::gguf(&shards_of(&mb), Layout::Gguf),
+    );
     let names: Vec<&str> = if !opts.tensors.is_empty() {
         opts.tensors.clone()
     } else if opts.values {
@@ -96,17 +100,17 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     if !names.is_empty() {
         let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
         for name in names {
-            let ta = fa.tensor(name).map_err(fatal(opts.a))?;
-            let tb = fb.tensor(name).map_err(fatal(opts.b))?;
+            let (sa, ta) = ma.tensor(name).map_err(fatal(opts.a))?;
+            let (sb, tb) = mb.tensor(name).map_err(fatal(opts.b))?;
             let metrics = compare_tensor(
                 TensorSource {
-                    reader: &mut ra,
-                    file: &fa,
+                    reader: &mut ra[sa],
+                    file: &ma.shards()[sa],
                     tensor: ta,
                 },
                 TensorSource {
-                    reader: &mut rb,
-                    file: &fb,
+                    reader: &mut rb[sb],
+                    file: &mb.shards()[sb],
                     tensor: tb,
                 },
                 kernel,
@@ -130,8 +134,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let metadata = header.metadata.clone().unwrap_or_default();
     let report = Report {
         opts: &opts,
-        fa: &fa,
-        fb: &fb,
+        ma: &ma,
+        mb: &mb,
+        fa: ma.first(),
+        fb: mb.first(),
         header: &header,
         metadata: &metadata,
         compared: &compared,
@@ -152,6 +158,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 
 struct Report<'a> {
     opts: &'a Options<'a>,
+    ma: &'a GgufModel,
+    mb: &'a GgufModel,
+    /// The shards whose metadata describes each model.
     fa: &'a GgufFile,
     fb: &'a GgufFile,
     header: &'a HeaderDiff,
@@ -183,8 +192,14 @@ fn field_text(name: &str, v: &FieldValue) -> String {
     }
 }
 
-fn mix_json(file: &GgufFile) -> Json {
-    Summary::of(file)
+/// The shards of `model`, as the core's views take them.
+fn shards_of(model: &GgufModel) -> Vec<&GgufFile> {
+    model.shards().iter().collect()
+}
+
+fn mix_json(model: &GgufModel) -> Json {
+    model
+        .summary()
         .quant_mix
         .iter()
         .map(|m| {
@@ -199,9 +214,9 @@ fn mix_json(file: &GgufFile) -> Json {
         .collect()
 }
 
-fn tensor_ref_json(file: &GgufFile, name: &str) -> Json {
-    match file.tensor(name) {
-        Ok(t) => json!({"name": name, "type": t.ggml_type().name(), "shape": t.dims()}),
+fn tensor_ref_json(model: &GgufModel, name: &str) -> Json {
+    match model.tensor(name) {
+        Ok((_, t)) => json!({"name": name, "type": t.ggml_type().name(), "shape": t.dims()}),
         Err(_) => json!({ "name": name }),
     }
 }
@@ -235,8 +250,8 @@ impl Report<'_> {
             .collect();
         let t = &h.tensors;
         let mut doc = json!({
-            "a": {"path": self.opts.a, "quant_mix": mix_json(fa)},
-            "b": {"path": self.opts.b, "quant_mix": mix_json(fb)},
+            "a": {"path": self.opts.a, "quant_mix": mix_json(self.ma)},
+            "b": {"path": self.opts.b, "quant_mix": mix_json(self.mb)},
             "identical": self.identical,
             "summary": h.summary.iter().map(|f| json!({
                 "field": f.name,
@@ -251,8 +266,8 @@ impl Report<'_> {
                 "same": self.metadata.same,
             },
             "tensors": {
-                "only_a": t.only_a.iter().map(|n| tensor_ref_json(fa, n)).collect::<Vec<_>>(),
-                "only_b": t.only_b.iter().map(|n| tensor_ref_json(fb, n)).collect::<Vec<_>>(),
+                "only_a": t.only_a.iter().map(|n| tensor_ref_json(self.ma, n)).collect::<Vec<_>>(),
+                "only_b": t.only_b.iter().map(|n| tensor_ref_json(self.mb, n)).collect::<Vec<_>>(),
                 "shape_changes": t.shape_changes.iter().map(|s| json!({
                     "name": s.name, "a": s.a, "b": s.b,
                 })).collect::<Vec<_>>(),
@@ -335,9 +350,12 @@ impl Report<'_> {
         let counts = [&t.matching, &t.only_a, &t.only_b].map(Vec::len);
         let changes = [t.shape_changes.len(), t.type_changes.len()];
         tensors_line(&mut out, "tensors", counts, changes);
-        for (label, names, file) in [("only in A", &t.only_a, fa), ("only in B", &t.only_b, fb)] {
+        for (label, names, model) in [
+            ("only in A", &t.only_a, self.ma),
+            ("only in B", &t.only_b, self.mb),
+        ] {
             for name in names {
-                let _ = writeln!(out, "  {label}  {}", tensor_text(file, name));
+                let _ = writeln!(out, "  {label}  {}", tensor_text(model, name));
             }
         }
         for s in &t.shape_changes {
@@ -353,8 +371,8 @@ impl Report<'_> {
             );
         }
         let _ = writeln!(out, "\nquant mix:");
-        for (label, file) in [("A", fa), ("B", fb)] {
-            let s = Summary::of(file);
+        for (label, model) in [("A", self.ma), ("B", self.mb)] {
+            let s = model.summary();
             let mix: Vec<String> = s
                 .quant_mix
                 .iter()
@@ -411,9 +429,9 @@ impl Report<'_> {
     }
 }
 
-fn tensor_text(file: &GgufFile, name: &str) -> String {
-    match file.tensor(name) {
-        Ok(t) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
+fn tensor_text(model: &GgufModel, name: &str) -> String {
+    match model.tensor(name) {
+        Ok((_, t)) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
         Err(_) => name.to_string(),
     }
 }

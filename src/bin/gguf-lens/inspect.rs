@@ -3,11 +3,11 @@
 
 use std::io::{BufWriter, Write};
 
-use gguf_lens::gguf::read_header;
 use gguf_lens::Error;
 
 use crate::checkpoint::Checkpoint;
-use crate::{is_safetensors, json, json_line, open, st_inspect, text, write_stdout, Failure};
+use crate::model::open_gguf;
+use crate::{is_safetensors, json, json_line, st_inspect, text, write_stdout, Failure};
 
 /// What a model file holds: metadata, tensors, quant mix, bits per weight (header only).
 ///
@@ -18,7 +18,8 @@ use crate::{is_safetensors, json, json_line, open, st_inspect, text, write_stdou
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A .gguf, a .safetensors or a model.safetensors.index.json (shards beside it)
+    /// A .gguf (a split model by any shard: NAME-00001-of-00003.gguf opens every shard), a
+    /// .safetensors or a model.safetensors.index.json (shards beside it)
     pub file: String,
     /// The whole header as one JSON document
     #[arg(long)]
@@ -37,13 +38,17 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         };
         return write_stdout(text.as_bytes());
     }
-    let (mut reader, size) = open(path)?;
-    let file = read_header(&mut reader, size)?;
+    let (readers, model) = open_gguf(path)?;
+    let sizes = readers
+        .iter()
+        .map(|r| r.metadata().map(|m| m.len()))
+        .collect::<std::io::Result<Vec<u64>>>()
+        .map_err(|e| Failure::File(Error::from(e)))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = if as_json {
         let mut warnings = Vec::new();
-        let doc = json::inspect_json(&file, size, &mut warnings);
+        let doc = json::inspect_json(&model, &sizes, &mut warnings);
         for warning in warnings {
             eprintln!("warning: {warning}");
         }
@@ -51,7 +56,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out))
     } else {
-        out.write_all(text::inspect_text(&file, size).as_bytes())
+        out.write_all(text::inspect_text(&model, &sizes).as_bytes())
     };
     written
         .and_then(|()| out.flush())

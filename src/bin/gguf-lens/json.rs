@@ -1,11 +1,14 @@
 //! `inspect --json`: the header as one JSON document, metadata in file order, arrays whole.
 
 use gguf_lens::gguf::{ArrayView, Value};
-use gguf_lens::GgufFile;
+use gguf_lens::model::GgufModel;
 use serde_json::{json, Map, Value as Json};
 
-/// The whole document.
-pub fn inspect_json(file: &GgufFile, file_size: u64, warnings: &mut Vec<String>) -> Json {
+/// The whole document. For a split model: the first shard's header fields and metadata, every
+/// shard's tensors (each with its `shard`, counted from 0) and a `shards` list.
+pub fn inspect_json(model: &GgufModel, file_sizes: &[u64], warnings: &mut Vec<String>) -> Json {
+    let file = model.first();
+    let split = model.shards().len() > 1;
     let metadata: Vec<Json> = file
         .metadata()
         .map(|(key, value)| {
@@ -20,11 +23,10 @@ pub fn inspect_json(file: &GgufFile, file_size: u64, warnings: &mut Vec<String>)
             Json::Object(entry)
         })
         .collect();
-    let tensors: Vec<Json> = file
+    let tensors: Vec<Json> = model
         .tensors()
-        .iter()
-        .map(|t| {
-            json!({
+        .map(|(shard, t)| {
+            let mut entry = json!({
                 "name": t.name(),
                 "type": t.ggml_type().name(),
                 "type_id": t.ggml_type().id(),
@@ -32,18 +34,37 @@ pub fn inspect_json(file: &GgufFile, file_size: u64, warnings: &mut Vec<String>)
                 "offset": t.offset(),
                 "n_elements": t.n_elements(),
                 "n_bytes": t.n_bytes(),
-            })
+            });
+            if split {
+                entry["shard"] = Json::from(shard);
+            }
+            entry
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "version": file.version(),
         "endian": file.endian().name(),
         "alignment": file.alignment(),
         "data_offset": file.data_offset(),
-        "file_size": file_size,
+        "file_size": file_sizes.iter().sum::<u64>(),
         "metadata": metadata,
         "tensors": tensors,
-    })
+    });
+    if split {
+        doc["shards"] = model
+            .shards()
+            .iter()
+            .zip(file_sizes)
+            .map(|(s, size)| {
+                json!({
+                    "file_size": size,
+                    "data_offset": s.data_offset(),
+                    "tensor_count": s.tensors().len(),
+                })
+            })
+            .collect();
+    }
+    doc
 }
 
 fn float_json(value: f64) -> Json {

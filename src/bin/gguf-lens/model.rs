@@ -17,6 +17,7 @@ use std::ops::Range;
 use gguf_lens::compare::{Layout, MetaValue, ModelView};
 use gguf_lens::gguf::{read_header, GgufFile, RowReader, TensorInfo};
 use gguf_lens::gptq::V1Zeros;
+use gguf_lens::model::{split_paths, GgufModel};
 use gguf_lens::{Kernel, Result};
 
 use crate::checkpoint::Checkpoint;
@@ -24,7 +25,11 @@ use crate::st_dequant::StTensor;
 use crate::{exit_2, fatal, is_safetensors, open, Failure};
 
 pub enum Model {
-    Gguf { reader: File, file: GgufFile },
+    /// One GGUF file, or every shard of a split model (one reader per shard, in order).
+    Gguf {
+        readers: Vec<File>,
+        model: GgufModel,
+    },
     Safetensors(Checkpoint),
 }
 
@@ -41,14 +46,14 @@ pub struct Entry {
 
 impl Model {
     /// Opens `path` as a GGUF file or a safetensors checkpoint; errors name the file (exit 2).
+    /// A path named as a shard of a split model (`…-00001-of-00003.gguf`) opens every shard.
     pub fn open(path: &str) -> std::result::Result<Model, Failure> {
         if is_safetensors(path) {
             let checkpoint = Checkpoint::open(path).map_err(fatal(path))?;
             return Ok(Model::Safetensors(checkpoint));
         }
-        let (mut reader, size) = open(path).map_err(exit_2(path))?;
-        let file = read_header(&mut reader, size).map_err(fatal(path))?;
-        Ok(Model::Gguf { reader, file })
+        let (readers, model) = open_gguf(path).map_err(exit_2(path))?;
+        Ok(Model::Gguf { readers, model })
     }
 
     pub fn format(&self) -> &'static str {
@@ -61,7 +66,10 @@ impl Model {
     /// The core's view of the model for comparing across formats (logical shapes, type names).
     pub fn view(&self) -> ModelView<'_> {
         match self {
-            Model::Gguf { file, .. } => ModelView::gguf(&[file], Layout::Logical),
+            Model::Gguf { model, .. } => {
+                let shards: Vec<&GgufFile> = model.shards().iter().collect();
+                ModelView::gguf(&shards, Layout::Logical)
+            }
             Model::Safetensors(c) => {
                 let shards: Vec<_> = c.shards.iter().map(|s| &s.file).collect();
                 ModelView::safetensors(&shards, &c.layers)
@@ -102,11 +110,11 @@ impl Model {
     /// default).
     pub fn rows(&mut self, name: &str, kernel: Kernel) -> Result<Rows<'_>> {
         let inner = match self {
-            Model::Gguf { reader, file } => {
-                let file: &GgufFile = file;
-                let tensor = file.tensor(name)?;
+            Model::Gguf { readers, model } => {
+                let (shard, tensor) = model.tensor(name)?;
+                let file = &model.shards()[shard];
                 Inner::Gguf {
-                    reader,
+                    reader: &mut readers[shard],
                     file,
                     tensor,
                     rows: RowReader::new(file, tensor, kernel),
@@ -199,4 +207,30 @@ impl Rows<'_> {
             }
         }
     }
+}
+
+/// A GGUF file, or every shard of the split model `path` names one shard of (read from the
+/// shard names by llama.cpp's rule; see [`split_paths`]), with one reader per shard. An error
+/// names the shard it is about.
+pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel), Failure> {
+    let paths = split_paths(path).unwrap_or_else(|| vec![path.to_string()]);
+    let mut readers = Vec::with_capacity(paths.len());
+    let mut shards = Vec::with_capacity(paths.len());
+    for shard in &paths {
+        let (mut reader, size) = open(shard).map_err(|f| match f {
+            Failure::File(err) if paths.len() > 1 => Failure::Fatal(format!("{shard}: {err}")),
+            other => other,
+        })?;
+        let file = read_header(&mut reader, size).map_err(|err| {
+            if paths.len() > 1 {
+                Failure::Fatal(format!("{shard}: {err}"))
+            } else {
+                Failure::File(err)
+            }
+        })?;
+        readers.push(reader);
+        shards.push(file);
+    }
+    let model = GgufModel::from_shards(shards)?;
+    Ok((readers, model))
 }

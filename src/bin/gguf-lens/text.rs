@@ -3,25 +3,50 @@
 use std::fmt::Write;
 
 use gguf_lens::gguf::Value;
-use gguf_lens::summary::Summary;
-use gguf_lens::GgufFile;
+use gguf_lens::model::GgufModel;
 
 /// Longest value shown inline before it is cut.
 const MAX_SHOWN: usize = 80;
 /// Array elements shown inline.
 const ARRAY_PREVIEW: usize = 5;
 
-pub fn inspect_text(file: &GgufFile, file_size: u64) -> String {
+/// `file_sizes`: each shard's size, in order.
+pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "GGUF v{} ({}-endian), {} bytes, alignment {}, data at byte {}",
-        file.version(),
-        file.endian().name(),
-        file_size,
-        file.alignment(),
-        file.data_offset()
-    );
+    let file = model.first();
+    let split = model.shards().len() > 1;
+    if split {
+        let _ = writeln!(
+            out,
+            "GGUF v{} ({}-endian) split model: {} shards, {} bytes",
+            file.version(),
+            file.endian().name(),
+            model.shards().len(),
+            file_sizes.iter().sum::<u64>()
+        );
+    }
+    for (i, (shard, size)) in model.shards().iter().zip(file_sizes).enumerate() {
+        let head = if split {
+            format!("  shard {}: ", i + 1)
+        } else {
+            format!(
+                "GGUF v{} ({}-endian), ",
+                shard.version(),
+                shard.endian().name()
+            )
+        };
+        let _ = writeln!(
+            out,
+            "{head}{size} bytes, alignment {}, data at byte {}{}",
+            shard.alignment(),
+            shard.data_offset(),
+            if split {
+                format!(", {} tensors", shard.tensors().len())
+            } else {
+                String::new()
+            }
+        );
+    }
     let _ = writeln!(out, "\nmetadata ({} keys):", file.metadata_len());
     for (key, value) in file.metadata() {
         let _ = writeln!(
@@ -31,7 +56,7 @@ pub fn inspect_text(file: &GgufFile, file_size: u64) -> String {
             preview(&value)
         );
     }
-    let tensors = file.tensors();
+    let tensors: Vec<_> = model.tensors().map(|(_, t)| t).collect();
     let _ = writeln!(out, "\ntensors ({}):", tensors.len());
     for t in tensors {
         let shape: Vec<String> = t.dims().iter().map(u64::to_string).collect();
@@ -44,7 +69,7 @@ pub fn inspect_text(file: &GgufFile, file_size: u64) -> String {
             t.n_bytes()
         );
     }
-    let summary = Summary::of(file);
+    let summary = model.summary();
     if let Some(label) = summary.file_type_label {
         let _ = writeln!(out, "\nfile type: {label}");
     }

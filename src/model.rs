@@ -1,0 +1,168 @@
+//! A GGUF model as llama.cpp loads it: one file, or the shards of a split model
+//! (`name-00001-of-00003.gguf` …). Metadata comes from the first shard (llama.cpp's split
+//! convention: `split.no`, `split.count`, `split.tensors.count` there), tensors from every shard.
+//! The CLI, the comparison views and (through wasm) the JS package read split models through it.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::gguf::{GgufFile, TensorInfo};
+use crate::summary::Summary;
+
+/// One GGUF model over its shards, in order.
+#[derive(Debug)]
+pub struct GgufModel {
+    shards: Vec<GgufFile>,
+}
+
+impl GgufModel {
+    /// The shards of one model, in order. When the first shard has `split.count`, the number of
+    /// shards must equal it and each shard's `split.no` (when present) its position; when it has
+    /// `split.tensors.count`, the tensors of all shards must add up to it; no tensor name may
+    /// repeat across shards.
+    pub fn from_shards(shards: Vec<GgufFile>) -> Result<GgufModel> {
+        let Some(first) = shards.first() else {
+            return Err(bad_split(0, "no shards".to_string()));
+        };
+        let count = first.get("split.count").and_then(|v| v.as_u64());
+        if let Some(count) = count {
+            if count != shards.len() as u64 {
+                return Err(bad_split(
+                    0,
+                    format!(
+                        "split.count is {count} but {} shards were given",
+                        shards.len()
+                    ),
+                ));
+            }
+        } else if shards.len() > 1 {
+            return Err(bad_split(
+                0,
+                format!(
+                    "{} shards given but the first has no split.count",
+                    shards.len()
+                ),
+            ));
+        }
+        for (i, shard) in shards.iter().enumerate() {
+            if let Some(no) = shard.get("split.no").and_then(|v| v.as_u64()) {
+                if no != i as u64 {
+                    return Err(bad_split(i, format!("split.no is {no}, expected {i}")));
+                }
+            }
+        }
+        let total: u64 = shards.iter().map(|s| s.tensors().len() as u64).sum();
+        if let Some(want) = first.get("split.tensors.count").and_then(|v| v.as_u64()) {
+            if want != total {
+                return Err(bad_split(
+                    0,
+                    format!("split.tensors.count is {want} but the shards hold {total} tensors"),
+                ));
+            }
+        }
+        if shards.len() > 1 {
+            let mut seen = std::collections::HashMap::new();
+            for (i, shard) in shards.iter().enumerate() {
+                for t in shard.tensors() {
+                    if let Some(before) = seen.insert(t.name(), i) {
+                        return Err(bad_split(
+                            i,
+                            format!("tensor {} is also in shard {}", t.name(), before + 1),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(GgufModel { shards })
+    }
+
+    /// A single-file model.
+    pub fn single(file: GgufFile) -> GgufModel {
+        GgufModel { shards: vec![file] }
+    }
+
+    /// Every shard, in order (one for a single file).
+    pub fn shards(&self) -> &[GgufFile] {
+        &self.shards
+    }
+
+    /// The shard whose metadata describes the model.
+    pub fn first(&self) -> &GgufFile {
+        &self.shards[0]
+    }
+
+    /// The summary over every shard (see [`Summary::of_shards`]).
+    pub fn summary(&self) -> Summary {
+        let shards: Vec<&GgufFile> = self.shards.iter().collect();
+        Summary::of_shards(&shards)
+    }
+
+    /// Every tensor with the index of the shard holding it, in shard then file order.
+    pub fn tensors(&self) -> impl Iterator<Item = (usize, &TensorInfo)> + '_ {
+        self.shards
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.tensors().iter().map(move |t| (i, t)))
+    }
+
+    /// The tensor named `name` and the index of its shard.
+    pub fn tensor(&self, name: &str) -> Result<(usize, &TensorInfo)> {
+        self.shards
+            .iter()
+            .enumerate()
+            .find_map(|(i, s)| s.tensor(name).ok().map(|t| (i, t)))
+            .ok_or_else(|| {
+                Error::new(ErrorKind::NoSuchTensor {
+                    name: name.to_string(),
+                })
+            })
+    }
+}
+
+fn bad_split(index: usize, message: String) -> Error {
+    Error::new(ErrorKind::BadSplit {
+        shard: format!("{} of the model", index + 1),
+        message,
+    })
+}
+
+/// The paths of every shard when `path` names one shard of a split model by llama.cpp's rule
+/// (`PREFIX-NNNNN-of-MMMMM.gguf`, five digits each, 1 ≤ N ≤ M), in order; None otherwise.
+pub fn split_paths(path: &str) -> Option<Vec<String>> {
+    let stem = path.strip_suffix(".gguf")?;
+    let (rest, total) = stem.rsplit_once("-of-")?;
+    let (prefix, number) = rest.rsplit_once('-')?;
+    let five_digits = |s: &str| s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit());
+    if !five_digits(number) || !five_digits(total) {
+        return None;
+    }
+    let (number, total): (u32, u32) = (number.parse().ok()?, total.parse().ok()?);
+    if number == 0 || number > total {
+        return None;
+    }
+    Some(
+        (1..=total)
+            .map(|i| format!("{prefix}-{i:05}-of-{total:05}.gguf"))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_names_follow_llama_cpp() {
+        assert_eq!(
+            split_paths("dir/m-Q4_K-00002-of-00003.gguf").unwrap(),
+            [
+                "dir/m-Q4_K-00001-of-00003.gguf",
+                "dir/m-Q4_K-00002-of-00003.gguf",
+                "dir/m-Q4_K-00003-of-00003.gguf"
+            ]
+        );
+        assert_eq!(split_paths("m.gguf"), None);
+        assert_eq!(split_paths("m-0001-of-0003.gguf"), None);
+        assert_eq!(split_paths("m-00004-of-00003.gguf"), None);
+        assert_eq!(split_paths("m-00000-of-00003.gguf"), None);
+        assert_eq!(split_paths("m-00001-of-00003.bin"), None);
+    }
+}
