@@ -171,34 +171,22 @@ export function progressCounter(onProgress, total) {
   };
 }
 
-/** One model over the shards of a split file: metadata from the first, every shard's tensors. */
-export function mergeShards(models) {
+/**
+ * One model over the shards of a split file: metadata from the first, every shard's tensors, the
+ * summary merged in wasm (the core's one definition, `SplitSummary`).
+ * @param {GgufModel[]} models the shards, in order
+ * @param {any} wasm the initialized wasm exports
+ */
+export function mergeShards(models, wasm) {
   const [first] = models;
   first.shards = models;
   first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
   first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
   first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
-  const summaries = models.map((m) => m.header.summary());
-  first.summary = () => mergeSummaries(summaries);
+  const split = new wasm.SplitSummary();
+  for (const m of models) split.add(m.header);
+  const summary = split.result();
+  split.free();
+  first.summary = () => structuredClone(summary);
   return first;
-}
-
-function mergeSummaries(summaries) {
-  const merged = { ...summaries[0], quantMix: [] };
-  const mix = new Map();
-  for (const s of summaries) {
-    for (const m of s.quantMix) {
-      const into = mix.get(m.type) ?? { ...m, tensors: 0, elements: 0, bytes: 0 };
-      into.tensors += m.tensors;
-      into.elements += m.elements;
-      into.bytes += m.bytes;
-      mix.set(m.type, into);
-    }
-  }
-  merged.parameterCount = summaries.reduce((sum, s) => sum + s.parameterCount, 0);
-  merged.tensorBytes = summaries.reduce((sum, s) => sum + s.tensorBytes, 0);
-  merged.quantMix = [...mix.values()].sort((x, y) => x.typeId - y.typeId);
-  for (const m of merged.quantMix) m.share = merged.tensorBytes ? m.bytes / merged.tensorBytes : 0;
-  merged.bitsPerWeight = merged.parameterCount ? (merged.tensorBytes * 8) / merged.parameterCount : 0;
-  return merged;
 }

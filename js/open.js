@@ -21,7 +21,7 @@ export async function openGguf(input, options = {}) {
   const shards = shardInputs(input);
   if (shards.length === 1) return openOne(shards[0], options);
   const models = await Promise.all(shards.map((shard) => openOne(shard, options)));
-  return mergeShards(models);
+  return mergeShards(models, await loadWasm());
 }
 
 function shardInputs(input) {

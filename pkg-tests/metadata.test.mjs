@@ -103,3 +103,22 @@ test('specialTokens() gives every tokenizer.ggml.*_token_id key of a real vocab,
   }
   await model.close();
 });
+
+test('a split model opened from its shards has the summary over every shard, as gguf-py reads it', async () => {
+  const expected = JSON.parse(fs.readFileSync(path.join(REPO, 'fixtures/diff/expected-split.json'), 'utf8')).pair;
+  const field = (name, side) => expected.summary.find((f) => f.field === name)[side];
+  for (const side of ['a', 'b']) {
+    const model = await openGguf(expected[side].map((p) => path.join(REPO, p)));
+    const s = model.summary();
+    assert.equal(model.shards.length, expected[side].length);
+    assert.equal(s.parameterCount, field('parameters', side));
+    assert.ok(Math.abs(s.bitsPerWeight - field('bits_per_weight', side)) < 1e-12);
+    assert.equal(model.tensors.length, field('tensor_count', side));
+    assert.equal(s.name, field('name', side));
+    assert.equal(s.contextLength, field('context_length', side));
+    const bytes = s.quantMix.reduce((sum, q) => sum + q.bytes, 0);
+    assert.equal(bytes, s.tensorBytes);
+    assert.ok(Math.abs(s.quantMix.reduce((sum, q) => sum + q.share, 0) - 1) < 1e-12);
+    await model.close();
+  }
+});

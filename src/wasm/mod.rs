@@ -18,6 +18,8 @@ use crate::safetensors::Dtype;
 use crate::stats::Stats;
 use crate::summary::Summary;
 
+mod summary;
+
 /// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
 const SLICE_ELEMENTS: u64 = 1 << 16;
 
@@ -237,37 +239,7 @@ impl GgufHeader {
     /// Architecture, name, parameter count, file type label, quant mix, bits per weight and
     /// hyper-parameters (null when absent).
     pub fn summary(&self) -> JsValue {
-        let s = Summary::of(&self.file);
-        let mix: Vec<serde_json::Value> = s
-            .quant_mix
-            .iter()
-            .map(|m| {
-                json!({
-                    "type": m.ggml_type.name(),
-                    "typeId": m.ggml_type.id(),
-                    "tensors": m.tensors,
-                    "elements": m.elements,
-                    "bytes": m.bytes,
-                    "share": m.byte_share,
-                })
-            })
-            .collect();
-        to_js(&json!({
-            "architecture": s.architecture,
-            "name": s.name,
-            "parameterCount": s.parameter_count,
-            "tensorBytes": s.tensor_bytes,
-            "fileType": s.file_type,
-            "fileTypeLabel": s.file_type_label,
-            "quantMix": mix,
-            "bitsPerWeight": s.bits_per_weight,
-            "contextLength": s.context_length,
-            "layers": s.block_count,
-            "heads": s.head_count,
-            "kvHeads": s.head_count_kv,
-            "embeddingSize": s.embedding_length,
-            "vocabSize": s.vocab_size,
-        }))
+        summary::summary_to_js(&Summary::of(&self.file))
     }
 
     /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
