@@ -23,7 +23,7 @@ tools/node_modules/.bin/wasm-opt "$wasm" -O3 -o "$wasm" \
   --enable-mutable-globals --enable-reference-types --enable-multivalue
 echo "build-npm: wasm-opt $before -> $(stat -c %s "$wasm") bytes" >&2
 
-cp js/*.js js/index.d.ts js/package.json pkg/
+cp js/*.js js/*.d.ts js/package.json pkg/
 cp js/README.md pkg/README.md
 cp LICENSE pkg/LICENSE
 mkdir -p target/npm

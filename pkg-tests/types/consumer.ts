@@ -19,6 +19,7 @@ import {
   type MetadataEntry,
   type ArrayEntry,
 } from 'gguf-lens';
+import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
 export async function inspect(url: string, file: Blob): Promise<void> {
   const model: GgufModel = await openGguf(url, {
@@ -71,4 +72,13 @@ export async function checkpoint(url: string): Promise<void> {
   } catch (err) {
     if (err instanceof SourceError) console.log(err.retryable);
   }
+}
+
+export function embed(file: File, summary: Summary): string {
+  const el: GgufPreview = document.createElement('gguf-preview');
+  el.file = file;
+  el.setAttribute('theme', 'dark');
+  el.addEventListener('load', () => console.log(el.model?.summary().architecture));
+  document.body.append(el);
+  return quantLabel(summary);
 }
