@@ -57,6 +57,12 @@ export interface ArrayEntry {
    * `ends[i]` is where item i ends in `bytes`; null for fixed-size items (bytes.length / len each).
    */
   packed(): { bytes: Uint8Array; ends: Uint32Array | null };
+  /**
+   * Indices of the string items containing `needle` (ASCII letters without case), searched in
+   * wasm over the whole array without decoding it into JS; from `start`, at most `limit`.
+   * Non-string arrays match nothing.
+   */
+  findText(needle: string, options?: { start?: number; limit?: number }): number[];
 }
 
 export type MetadataEntry = ScalarEntry | ArrayEntry;

@@ -56,7 +56,12 @@ export class GgufModel extends ShardedModel {
     this.byteLength = source.byteLength;
     this.metadata = header.metadata().map((entry) =>
       entry.type === 'array'
-        ? { ...entry, items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end), packed: () => header.arrayPacked(entry.key) }
+        ? {
+          ...entry,
+          items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end),
+          packed: () => header.arrayPacked(entry.key),
+          findText: (needle, { start = 0, limit = Infinity } = {}) => Array.from(header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
+        }
         : entry);
     this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
     /** @type {any[]} */
@@ -184,9 +189,13 @@ export function mergeShards(models, wasm) {
   first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
   first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
   const split = new wasm.SplitSummary();
-  for (const m of models) split.add(m.header);
-  const summary = split.result();
-  split.free();
+  let summary;
+  try {
+    for (const m of models) split.add(m.header); // throws when a shard does not belong
+    summary = split.result();
+  } finally {
+    split.free();
+  }
   first.summary = () => structuredClone(summary);
   return first;
 }

@@ -21,7 +21,12 @@ export async function openGguf(input, options = {}) {
   const shards = shardInputs(input);
   if (shards.length === 1) return openOne(shards[0], options);
   const models = await Promise.all(shards.map((shard) => openOne(shard, options)));
-  return mergeShards(models, await loadWasm());
+  try {
+    return mergeShards(models, await loadWasm());
+  } catch (err) {
+    await Promise.all(models.map((m) => m.close())); // shards that are not one model
+    throw err;
+  }
 }
 
 function shardInputs(input) {

@@ -122,3 +122,15 @@ test('a split model opened from its shards has the summary over every shard, as 
     await model.close();
   }
 });
+
+test('shards that are not one model are refused with the core split check, naming the problem', async () => {
+  const diff = path.join(REPO, 'fixtures/diff');
+  // B's first shard says split.count 3: two of its shards are not the whole model.
+  await assert.rejects(
+    openGguf([path.join(diff, 'split-b-00001-of-00003.gguf'), path.join(diff, 'split-b-00002-of-00003.gguf')]),
+    /split model, shard 1 of the model: split\.count is 3 but 2 shards were given/);
+  // Out of order: shard 2 given first.
+  await assert.rejects(
+    openGguf([path.join(diff, 'split-a-00002-of-00002.gguf'), path.join(diff, 'split-a-00001-of-00002.gguf')]),
+    /split\.no is 1, expected 0/);
+});

@@ -19,58 +19,11 @@ impl GgufModel {
     /// `split.tensors.count`, the tensors of all shards must add up to it; no tensor name may
     /// repeat across shards.
     pub fn from_shards(shards: Vec<GgufFile>) -> Result<GgufModel> {
-        let Some(first) = shards.first() else {
-            return Err(bad_split(0, "no shards".to_string()));
-        };
-        let count = first.get("split.count").and_then(|v| v.as_u64());
-        if let Some(count) = count {
-            if count != shards.len() as u64 {
-                return Err(bad_split(
-                    0,
-                    format!(
-                        "split.count is {count} but {} shards were given",
-                        shards.len()
-                    ),
-                ));
-            }
-        } else if shards.len() > 1 {
-            return Err(bad_split(
-                0,
-                format!(
-                    "{} shards given but the first has no split.count",
-                    shards.len()
-                ),
-            ));
+        let mut check = SplitCheck::default();
+        for shard in &shards {
+            check.add(shard)?;
         }
-        for (i, shard) in shards.iter().enumerate() {
-            if let Some(no) = shard.get("split.no").and_then(|v| v.as_u64()) {
-                if no != i as u64 {
-                    return Err(bad_split(i, format!("split.no is {no}, expected {i}")));
-                }
-            }
-        }
-        let total: u64 = shards.iter().map(|s| s.tensors().len() as u64).sum();
-        if let Some(want) = first.get("split.tensors.count").and_then(|v| v.as_u64()) {
-            if want != total {
-                return Err(bad_split(
-                    0,
-                    format!("split.tensors.count is {want} but the shards hold {total} tensors"),
-                ));
-            }
-        }
-        if shards.len() > 1 {
-            let mut seen = std::collections::HashMap::new();
-            for (i, shard) in shards.iter().enumerate() {
-                for t in shard.tensors() {
-                    if let Some(before) = seen.insert(t.name(), i) {
-                        return Err(bad_split(
-                            i,
-                            format!("tensor {} is also in shard {}", t.name(), before + 1),
-                        ));
-                    }
-                }
-            }
-        }
+        check.finish()?;
         Ok(GgufModel { shards })
     }
 
@@ -114,6 +67,82 @@ impl GgufModel {
                     name: name.to_string(),
                 })
             })
+    }
+}
+
+/// Checks, shard by shard in order, that GGUF files form one model (see
+/// [`GgufModel::from_shards`]); the wasm API runs the same check on shards it holds apart.
+#[derive(Debug, Default)]
+pub struct SplitCheck {
+    shards: usize,
+    /// The first shard's `split.count` and `split.tensors.count`.
+    count: Option<u64>,
+    tensors_count: Option<u64>,
+    tensors: u64,
+    /// Tensor name → shard index, to refuse a name in two shards.
+    names: std::collections::HashMap<String, usize>,
+}
+
+impl SplitCheck {
+    /// The next shard.
+    pub fn add(&mut self, shard: &GgufFile) -> Result<()> {
+        let i = self.shards;
+        if i == 0 {
+            self.count = shard.get("split.count").and_then(|v| v.as_u64());
+            self.tensors_count = shard.get("split.tensors.count").and_then(|v| v.as_u64());
+        }
+        if let Some(no) = shard.get("split.no").and_then(|v| v.as_u64()) {
+            if no != i as u64 {
+                return Err(bad_split(i, format!("split.no is {no}, expected {i}")));
+            }
+        }
+        for t in shard.tensors() {
+            if let Some(before) = self.names.insert(t.name().to_string(), i) {
+                return Err(bad_split(
+                    i,
+                    format!("tensor {} is also in shard {}", t.name(), before + 1),
+                ));
+            }
+        }
+        self.tensors += shard.tensors().len() as u64;
+        self.shards += 1;
+        Ok(())
+    }
+
+    /// After the last shard: the counts the first shard announced.
+    pub fn finish(&self) -> Result<()> {
+        match self.count {
+            None if self.shards == 0 => return Err(bad_split(0, "no shards".to_string())),
+            None if self.shards > 1 => {
+                return Err(bad_split(
+                    0,
+                    format!(
+                        "{} shards given but the first has no split.count",
+                        self.shards
+                    ),
+                ))
+            }
+            Some(count) if count != self.shards as u64 => {
+                return Err(bad_split(
+                    0,
+                    format!(
+                        "split.count is {count} but {} shards were given",
+                        self.shards
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        match self.tensors_count {
+            Some(want) if want != self.tensors => Err(bad_split(
+                0,
+                format!(
+                    "split.tensors.count is {want} but the shards hold {} tensors",
+                    self.tensors
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -131,3 +131,53 @@ fn special_tokens_match_gguf_py_on_a_real_vocab() {
     got.sort();
     assert_eq!(got, want);
 }
+
+/// `ArrayView::find_text` searches a whole string array in place: on llama.cpp's bert-bge
+/// vocabulary (30k tokens) it finds exactly the tokens that gguf-py's values contain (ASCII case
+/// folded), from any start and up to any limit.
+#[test]
+fn find_text_matches_a_scan_of_gguf_py_values() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(root.join("fixtures/real/ggml-vocab-bert-bge.gguf")).unwrap();
+    let expected: Json = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/real/ggml-vocab-bert-bge.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let tokens: Vec<String> = expected["metadata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "tokenizer.ggml.tokens")
+        .unwrap()["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    assert!(tokens.len() > 30_000);
+    let file = gguf_lens::GgufFile::from_bytes(&bytes).unwrap();
+    let array = file.get("tokenizer.ggml.tokens").unwrap();
+    let array = array.as_array().unwrap();
+    for (needle, start, limit) in [
+        ("##ING", 0, usize::MAX),
+        ("[unused", 5, 7),
+        ("qu", 20_000, 50),
+        ("zzzzq", 0, 10),
+    ] {
+        let want: Vec<usize> = tokens
+            .iter()
+            .enumerate()
+            .skip(start)
+            .filter(|(_, t)| {
+                t.to_ascii_lowercase()
+                    .contains(&needle.to_ascii_lowercase())
+            })
+            .map(|(i, _)| i)
+            .take(limit)
+            .collect();
+        assert_eq!(array.find_text(needle, start, limit), want, "{needle}");
+    }
+    // A number array matches nothing.
+    let types = file.get("tokenizer.ggml.token_type").unwrap();
+    assert!(types.as_array().unwrap().find_text("1", 0, 10).is_empty());
+}

@@ -160,7 +160,7 @@ async function openSource(source, label) {
     model = m;
     sourceLabel = label;
     sourceIsUrl = typeof source === 'string';
-    sourceName = sourceIsUrl ? source : source.name ?? label;
+    sourceName = sourceIsUrl ? source : source.name ?? label; // an array of shards: the label
     compare.reset(); // the worker dropped the compared file with the old first file
     renderAll();
   } catch (err) {
@@ -187,6 +187,29 @@ function openUrl(url, { push = true } = {}) {
 function openFile(file) {
   history.replaceState(null, '', location.pathname);
   openSource(file, file.name);
+}
+
+// llama.cpp's split names: NAME-00001-of-00003.gguf.
+const SHARD_NAME = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
+
+/** One file, or every shard of one split model (dropped or picked together, in any order). */
+function openFiles(files) {
+  const list = [...files];
+  if (list.length === 1) return openFile(list[0]);
+  const named = list.map((f) => [f, SHARD_NAME.exec(f.name)]);
+  if (named.some(([, m]) => !m)) {
+    showError('drop one file, or every shard of one split model (NAME-00001-of-0000N.gguf …)');
+    return;
+  }
+  const [, first] = named[0];
+  const total = Number(first[3]);
+  if (named.some(([, m]) => m[1] !== first[1] || m[3] !== first[3]) || list.length !== total) {
+    showError(`a split model opens from all of its shards: ${first[1]} has ${total}, ${list.length} were given`);
+    return;
+  }
+  const shards = named.sort((a, b) => Number(a[1][2]) - Number(b[1][2])).map(([f]) => f);
+  history.replaceState(null, '', location.pathname);
+  openSource(shards, `${first[1]} (${total} shards)`);
 }
 
 // ---------- rendering ----------
@@ -337,21 +360,52 @@ function renderHeatmap() {
   root.append(s);
 }
 
+// The tensor table's order: null = by layer (grouped, file order), else one column, flat.
+const tensorSort = { key: null, dir: 1 };
+const bitsPerWeight = (t) => (t.nElements ? (t.nBytes * 8) / t.nElements : 0);
+const byName = (a, b) => a.name.localeCompare(b.name, 'en', { numeric: true });
+const SORT_KEYS = {
+  name: byName,
+  type: (a, b) => a.type.localeCompare(b.type, 'en', { numeric: true }) || byName(a, b),
+  shape: (a, b) => a.nElements - b.nElements || String(a.shape).localeCompare(String(b.shape)) || byName(a, b),
+  elements: (a, b) => a.nElements - b.nElements || byName(a, b),
+  bytes: (a, b) => a.nBytes - b.nBytes || byName(a, b),
+  bpw: (a, b) => bitsPerWeight(a) - bitsPerWeight(b) || byName(a, b),
+  offset: (a, b) => a.offset - b.offset || byName(a, b),
+};
+
+/** Header click: sort by that column, then reverse it, then back to the grouped layer order. */
+function sortTensorsBy(key) {
+  if (tensorSort.key !== key) Object.assign(tensorSort, { key, dir: 1 });
+  else if (tensorSort.dir === 1) tensorSort.dir = -1;
+  else Object.assign(tensorSort, { key: null, dir: 1 });
+  for (const b of $$('#tensor-table button.sort')) {
+    const on = b.dataset.sort === tensorSort.key;
+    b.parentElement.setAttribute('aria-sort', on ? (tensorSort.dir === 1 ? 'ascending' : 'descending') : 'none');
+  }
+  renderTensors();
+}
+
 function renderTensors() {
   const body = clear($('#tensor-table tbody'));
   const q = $('#tensor-filter').value.trim().toLowerCase();
   const groups = new Map();
-  for (const t of model.tensors) {
-    if (q && !t.name.toLowerCase().includes(q) && !t.type.toLowerCase().includes(q)) continue;
-    const b = blockOf(t.name);
-    const g = b ? b.label : 'other';
-    if (!groups.has(g)) groups.set(g, []);
-    groups.get(g).push(t);
+  const matching = model.tensors.filter((t) => !q || t.name.toLowerCase().includes(q) || t.type.toLowerCase().includes(q));
+  if (tensorSort.key) {
+    const compareBy = SORT_KEYS[tensorSort.key];
+    groups.set(null, [...matching].sort((a, b) => tensorSort.dir * compareBy(a, b)));
+  } else {
+    for (const t of matching) {
+      const b = blockOf(t.name);
+      const g = b ? b.label : 'other';
+      if (!groups.has(g)) groups.set(g, []);
+      groups.get(g).push(t);
+    }
   }
   let shown = 0;
   for (const [g, ts] of groups) {
     const bytes = ts.reduce((a, t) => a + t.nBytes, 0), els = ts.reduce((a, t) => a + t.nElements, 0);
-    body.append(el('tr', { class: 'group' }, el('th', { colspan: 7, scope: 'rowgroup' }, g, el('span', { class: 'muted small' }, `  ${ts.length} tensors · ${fmtCount(els)} elements · ${fmtBytes(bytes)}`))));
+    if (g !== null) body.append(el('tr', { class: 'group' }, el('th', { colspan: 7, scope: 'rowgroup' }, g, el('span', { class: 'muted small' }, `  ${ts.length} tensors · ${fmtCount(els)} elements · ${fmtBytes(bytes)}`))));
     for (const t of ts) {
       shown++;
       body.append(el('tr', { class: 'clickable', dataset: { tensor: t.name }, on: { click: () => inspect(t.name) } },
@@ -360,7 +414,7 @@ function renderTensors() {
         el('td', { class: 'mono' }, `[${t.shape.join(', ')}]`),
         el('td', { class: 'num' }, fmtInt(t.nElements)),
         el('td', { class: 'num' }, fmtInt(t.nBytes)),
-        el('td', { class: 'num' }, (t.nBytes * 8 / t.nElements).toFixed(3)),
+        el('td', { class: 'num' }, bitsPerWeight(t).toFixed(3)),
         el('td', { class: 'num' }, fmtInt(t.offset))));
     }
   }
@@ -378,6 +432,18 @@ function fmtValue(v) {
   return String(v);
 }
 
+// The filter's matches inside whole string arrays (key → first matching index), from the worker.
+let metaHits = {};
+let metaQuery = 0;
+async function filterMetadata() {
+  const q = $('#meta-filter').value.trim().toLowerCase();
+  const ticket = ++metaQuery;
+  const hits = q ? await request('metaFind', { q }).promise : {};
+  if (ticket !== metaQuery) return; // a newer keystroke's answer wins
+  metaHits = hits;
+  renderMetadata();
+}
+
 function renderMetadata() {
   const body = clear($('#meta-table tbody'));
   const q = $('#meta-filter').value.trim().toLowerCase();
@@ -385,7 +451,8 @@ function renderMetadata() {
   for (const m of model.metadata) {
     const text = valueText(m);
     const preview = m.type === 'array' ? m.preview.map(fmtValue).join(', ') : '';
-    if (q && !m.key.toLowerCase().includes(q) && !text.toLowerCase().includes(q) && !preview.toLowerCase().includes(q)) continue;
+    const hit = q ? metaHits[m.key] : undefined;
+    if (q && hit === undefined && !m.key.toLowerCase().includes(q) && !text.toLowerCase().includes(q) && !preview.toLowerCase().includes(q)) continue;
     n++;
     const cell = el('td', { class: 'value' });
     if (m.type === 'array') {
@@ -403,7 +470,9 @@ function renderMetadata() {
           el('ol', { class: 'array-items', start: undefined }, vals.map((v, i) => el('li', {}, el('span', { class: 'idx' }, String(page * size + i)), el('code', {}, fmtValue(v))))));
       };
       const btn = el('button', { type: 'button', class: 'link', on: { click: () => { if (box.hasChildNodes()) { clear(box); btn.textContent = 'show'; } else { btn.textContent = 'hide'; show().catch((e) => showError(e.message)); } } } }, 'show');
-      cell.append(el('span', { class: 'mono' }, text), ' ', el('span', { class: 'muted' }, preview ? `${preview}${m.length > m.preview.length ? ', …' : ''}` : ''), ' ', btn, box);
+      if (hit !== undefined) page = Math.floor(hit / size); // "show" opens the page of the first match
+      const match = hit === undefined ? '' : el('span', { class: 'tag', dataset: { match: String(hit) } }, `match at #${fmtInt(hit)}`);
+      cell.append(el('span', { class: 'mono' }, text), ' ', match, ' ', el('span', { class: 'muted' }, preview ? `${preview}${m.length > m.preview.length ? ', …' : ''}` : ''), ' ', btn, box);
     } else if (typeof m.value === 'string' && (m.value.length > 160 || m.value.includes('\n'))) {
       const full = el('pre', { class: 'long' }, m.value);
       full.hidden = true;
@@ -623,7 +692,9 @@ function renderAll() {
   renderMix();
   renderHeatmap();
   renderTensors();
+  metaHits = {}; // the old model's matches
   renderMetadata();
+  if ($('#meta-filter').value.trim()) filterMetadata().catch((e) => showError(e.message));
   renderTokenizer();
   renderTemplate();
   renderMemory();
@@ -652,11 +723,12 @@ function init() {
   }
   $('#cancel').addEventListener('click', () => { if (activeTask) activeTask.cancel(); });
   $('#error-close').addEventListener('click', hideError);
-  $('#file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
+  $('#file-input').addEventListener('change', (e) => { if (e.target.files.length) openFiles(e.target.files); e.target.value = ''; });
   $('#url-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('#url-input').value.trim(); if (u) openUrl(u); });
   const guard = (fn) => () => { if (model) fn(); };
   $('#tensor-filter').addEventListener('input', guard(renderTensors));
-  $('#meta-filter').addEventListener('input', guard(renderMetadata));
+  for (const b of $$('#tensor-table button.sort')) b.addEventListener('click', guard(() => sortTensorsBy(b.dataset.sort)));
+  $('#meta-filter').addEventListener('input', guard(() => filterMetadata().catch((e) => showError(e.message))));
   $('#tok-form').addEventListener('submit', (e) => e.preventDefault());
   $('#tok-query').addEventListener('input', guard(() => { tokState.start = 0; searchTokens(); }));
   $('#tok-mode').addEventListener('change', guard(() => { tokState.start = 0; searchTokens(); }));
@@ -680,7 +752,7 @@ function init() {
   window.addEventListener('dragenter', (e) => {
     if (!hasFiles(e)) return;
     e.preventDefault(); depth++;
-    overlay.firstElementChild.textContent = compare.wantsDrop() ? 'Drop a file to compare it with this one' : 'Drop a .gguf file to open it';
+    overlay.firstElementChild.textContent = compare.wantsDrop() ? 'Drop a file to compare it with this one' : 'Drop a .gguf file (or every shard of a split model) to open it';
     overlay.hidden = false;
   });
   window.addEventListener('dragover', (e) => { if (hasFiles(e)) e.preventDefault(); });
@@ -688,9 +760,9 @@ function init() {
   window.addEventListener('drop', (e) => {
     e.preventDefault();
     depth = 0; overlay.hidden = true;
-    const f = e.dataTransfer && e.dataTransfer.files[0];
-    if (f && compare.wantsDrop()) compare.openFile(f);
-    else if (f) openFile(f);
+    const files = e.dataTransfer ? e.dataTransfer.files : [];
+    if (files.length && compare.wantsDrop()) compare.openFile(files[0]);
+    else if (files.length) openFiles(files);
   });
 
   // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.

@@ -108,6 +108,12 @@ function ggufModel(f) {
       if (!m) throw new Error(`no array metadata key ${key}`);
       return m.items(start, end);
     },
+    // The package searches a whole string array in wasm, without decoding it into JS.
+    metaFind: (key, needle, opts) => {
+      const m = arrays.get(key);
+      if (!m) throw new Error(`no array metadata key ${key}`);
+      return m.findText(needle, opts);
+    },
     specialTokens: () => f.specialTokens(),
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),

@@ -62,6 +62,17 @@ const ops = {
   async meta({ key, start, end }) {
     return model.metaRange(key, start, end).map(plain);
   },
+  // For the metadata filter: the first string item of each array that contains `q`.
+  async metaFind({ q }) {
+    const hits = {};
+    if (!model.metaFind) return hits;
+    for (const e of model.metadata) {
+      if (e.type !== 'array' || e.itemType !== 'string') continue;
+      const [first] = model.metaFind(e.key, q, { limit: 1 });
+      if (first !== undefined) hits[e.key] = first;
+    }
+    return hits;
+  },
   async tokens({ query = '', mode = 'text', start = 0, limit = 100 }) {
     const c = tokens();
     let ids;

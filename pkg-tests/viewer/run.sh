@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash setup.sh
-node --test --test-concurrency=1 sample.test.mjs preview.test.mjs inspector.test.mjs security.test.mjs sources.test.mjs safetensors.test.mjs compare-worker.test.mjs compare.test.mjs compare-formats.test.mjs compare-export.test.mjs
+node --test --test-concurrency=1 sample.test.mjs preview.test.mjs tables.test.mjs inspector.test.mjs security.test.mjs sources.test.mjs safetensors.test.mjs compare-worker.test.mjs compare.test.mjs compare-formats.test.mjs compare-export.test.mjs

@@ -152,6 +152,25 @@ impl GgufHeader {
             .collect())
     }
 
+    /// Indices (from `start`, at most `limit`) of the string items of the array under `key` that
+    /// contain `needle`, ASCII case folded, searched in place (see `ArrayView::find_text`).
+    #[wasm_bindgen(js_name = arrayFindText)]
+    pub fn array_find_text(
+        &self,
+        key: &str,
+        needle: &str,
+        start: f64,
+        limit: f64,
+    ) -> Result<Vec<u32>, JsError> {
+        let array = self.array(key)?;
+        let found = array.find_text(needle, start.max(0.0) as usize, limit.max(0.0) as usize);
+        // Indices fit u32: a header holds at most 2^31 bytes, each item at least one.
+        Ok(found
+            .into_iter()
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect())
+    }
+
     /// The whole array under `key` as bytes, for comparing arrays of any length without one JS
     /// value per item: `{ bytes, ends }`, every item's canonical bytes concatenated (numbers
     /// little-endian whatever the file's byte order, bools as 0/1, strings raw, nested arrays

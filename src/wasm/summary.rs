@@ -5,6 +5,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::GgufHeader;
+use crate::model::SplitCheck;
 use crate::summary::Summary;
 
 #[derive(Serialize)]
@@ -74,11 +75,13 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
 }
 
 /// The summary of a split model, built shard by shard in order (the core's
-/// `Summary::with_tensors_of`): metadata fields from the first shard, tensors from all.
+/// `Summary::with_tensors_of`): metadata fields from the first shard, tensors from all. The
+/// shards are checked as the core's `GgufModel` checks them (`SplitCheck`).
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct SplitSummary {
     summary: Option<Summary>,
+    check: SplitCheck,
 }
 
 #[wasm_bindgen]
@@ -88,17 +91,21 @@ impl SplitSummary {
         SplitSummary::default()
     }
 
-    /// Adds the next shard.
-    pub fn add(&mut self, shard: &GgufHeader) {
+    /// Adds the next shard; throws when it does not belong (split.no, a tensor twice).
+    pub fn add(&mut self, shard: &GgufHeader) -> Result<(), JsError> {
+        self.check.add(&shard.file).map_err(super::js_error)?;
         let next = Summary::of(&shard.file);
         self.summary = Some(match self.summary.take() {
             None => next,
             Some(summary) => summary.with_tensors_of(next),
         });
+        Ok(())
     }
 
-    /// The summary so far (that of an empty model before any shard).
-    pub fn result(&self) -> JsValue {
-        summary_to_js(&self.summary.clone().unwrap_or_default())
+    /// The summary of every shard added; throws when they are not the whole model
+    /// (split.count, split.tensors.count).
+    pub fn result(&self) -> Result<JsValue, JsError> {
+        self.check.finish().map_err(super::js_error)?;
+        Ok(summary_to_js(&self.summary.clone().unwrap_or_default()))
     }
 }
