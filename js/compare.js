@@ -27,9 +27,9 @@ function sideOf(m, label) {
 
 /**
  * Summary fields side by side, metadata and tensor differences of two models: GGUF (single or
- * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. Two GGUF models
- * are compared as stored (ggml types, shapes innermost first); other pairs with logical
- * row-major shapes and type names (`layout: 'logical'`), a GPTQ layer as `<layer>.weight`.
+ * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. Shapes are
+ * row-major, outermost first, for every pairing; two GGUF models compare ggml types, other
+ * pairs type names (`layout: 'logical'`), a GPTQ layer as `<layer>.weight`.
  * Across formats `metadata` is null (GGUF key-values and `__metadata__` are not compared;
  * `metadataNotCompared` says so) and a `format` summary field comes first; summary fields
  * `count` (their difference makes `differs`) only between two GGUF models, as `gguf-lens diff`.
@@ -52,8 +52,8 @@ function resolve(m, name) {
   return layer ? { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] } : { info: m.tensor(name), read: name };
 }
 
-/** Row-major logical shape (GGUF dims reversed; a GPTQ layer [out, in]). */
-const logicalShape = (m, r) => r.shape ?? (m.format === 'gguf' ? [...r.info.shape].reverse() : r.info.shape);
+/** The row-major shape every format reports (a GPTQ layer: [out, in]). */
+const logicalShape = (r) => r.shape ?? r.info.shape;
 
 const sameDims = (p, q) => p.length === q.length && p.every((d, i) => Number(d) === Number(q[i]));
 
@@ -68,7 +68,7 @@ export async function compareTensor(a, b, name, options = {}) {
   const ra = resolve(a, name), rb = resolve(b, name);
   const x = ra.info, y = rb.info;
   const gguf = a.format === 'gguf' && b.format === 'gguf';
-  if (!sameDims(logicalShape(a, ra), logicalShape(b, rb))) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
+  if (!sameDims(logicalShape(ra), logicalShape(rb))) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
   const { signal, onProgress } = options;
   const step = Math.max(1, gguf && options.chunkElements === undefined
     ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes, y.rowBytes))

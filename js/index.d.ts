@@ -72,8 +72,12 @@ export interface TensorInfo {
   /** ggml type name, e.g. "Q4_K". */
   type: string;
   typeId: number;
-  /** Innermost first; a row is shape[0] elements. */
+  /** Row-major, outermost first, as numpy, PyTorch and safetensors give it (the same order for
+   * every format); a row is the last dimension, `rowLength` elements. */
   shape: number[];
+  /** ggml's `ne`: the dimensions as GGUF stores them, innermost first (`shape` reversed), as
+   * llama.cpp prints them. */
+  ne: number[];
   nElements: number;
   /** Absolute byte offset in the (shard's) file. */
   offset: number;
@@ -136,16 +140,32 @@ export interface ReadOptions {
   chunkBytes?: number;
 }
 
+/** Statistics as `gguf-lens stats` computes them (the same core, the same bits). */
 export interface TensorStats {
   count: number;
+  finiteCount: number;
+  /** min/max/mean/std of the finite values; null without any. std is the population's. */
   min: number | null;
   max: number | null;
   mean: number | null;
   std: number | null;
   nanCount: number;
+  /** Infinities of either sign (posInfCount + negInfCount). */
   infCount: number;
+  posInfCount: number;
+  negInfCount: number;
   zeroCount: number;
+  /** numpy's histogram over exactly [min, max] of the finite values (empty without any). */
   histogram: { edges: number[]; counts: number[] };
+  /** Exact, as numpy.percentile (linear); null when `percentiles: false` or no finite value. */
+  percentiles: { p1: number; p50: number; p99: number } | null;
+}
+
+export interface StatsOptions extends ReadOptions {
+  /** Histogram bins (default 64; 0: none). */
+  bins?: number;
+  /** p1/p50/p99 (default true; usually one more pass over bytes kept in memory). */
+  percentiles?: boolean;
 }
 
 export declare class GgufModel {
@@ -169,7 +189,7 @@ export declare class GgufModel {
   tensor(name: string): TensorInfo;
   readTensor(name: string, options?: ReadOptions): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
-  tensorStats(name: string, options?: ReadOptions & { bins?: number }): Promise<TensorStats>;
+  tensorStats(name: string, options?: StatsOptions): Promise<TensorStats>;
   close(): Promise<void>;
 }
 
@@ -228,9 +248,9 @@ export interface KeyChange {
 export interface ModelDiff {
   /** Each model's format. */
   formats: ['gguf' | 'safetensors', 'gguf' | 'safetensors'];
-  /** 'gguf' for two GGUF models (ggml types, shapes innermost first, as stored); 'logical'
-   * otherwise (type names, row-major shapes outermost first with GGUF dims reversed, a GPTQ
-   * layer as `<layer>.weight` [out, in] of type `GPTQ-<bits>bit`). */
+  /** 'gguf' for two GGUF models (ggml types); 'logical' otherwise (type names, a GPTQ layer as
+   * `<layer>.weight` [out, in] of type `GPTQ-<bits>bit`). Shapes are row-major, outermost
+   * first, either way. */
   layout: 'gguf' | 'logical';
   /** Fields by name; null on a side whose format has no such field. */
   summary: SummaryFieldDiff[];
@@ -425,7 +445,7 @@ export declare class SafetensorsModel {
    * dequantized ([out, in], bit for bit as llama.cpp / GPTQModel; a layer's parts are fetched whole). */
   readTensor(name: string, options?: ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
-  tensorStats(name: string, options?: ReadOptions & { bins?: number; v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;
+  tensorStats(name: string, options?: StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;
   close(): Promise<void>;
 }
 

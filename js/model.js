@@ -9,12 +9,15 @@ const TENSOR_FIELDS = 13;
 const FIELDS = ['nElements', 'offset', 'relativeOffset', 'nBytes', 'rowLength', 'nRows', 'rowBytes'];
 
 /** Tensor infos `{ name, type, typeId, shape, nElements, offset, relativeOffset, nBytes,
- * rowLength, nRows, rowBytes }` (shape innermost first) from the header's columns. */
+ * rowLength, nRows, rowBytes }` (shape outermost first, ne innermost first) from the header's
+ * columns. */
 function tensorsOf(header) {
   const [names, types, numbers] = header.tensorColumns();
   return names.map((name, i) => {
     const at = i * TENSOR_FIELDS;
-    const tensor = { name, type: types[i], typeId: numbers[at], shape: Array.from(numbers.subarray(at + 2, at + 2 + numbers[at + 1])) };
+    // ggml's ne (innermost first) as stored; the public shape is outermost first (row-major).
+    const ne = Array.from(numbers.subarray(at + 2, at + 2 + numbers[at + 1]));
+    const tensor = { name, type: types[i], typeId: numbers[at], shape: [...ne].reverse(), ne };
     FIELDS.forEach((field, k) => { tensor[field] = numbers[at + 6 + k]; });
     return tensor;
   });
@@ -113,22 +116,19 @@ export class GgufModel extends ShardedModel {
   async tensorStats(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const acc = new this.wasm.StatsAccumulator(options.bins ?? 64);
-    try {
-      await this._eachChunk(t, a, b, options, (bytes) => {
-        acc.add(this.shards[t.shard].header.dequantize(name, bytes));
-      });
-      return acc.result();
-    } finally {
-      acc.free();
-    }
+    const header = this.shards[t.shard].header;
+    return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions, consume) =>
+      this._eachChunk(t, a, b, chunkOptions, (bytes, first) => {
+        job.addRows(header, name, first, bytes);
+        consume(bytes, first);
+      }), (job, bytes, first) => job.addRows(header, name, first, bytes));
   }
 
   /** Reads rows [a, b) chunk by chunk (the next chunk is fetched while one is dequantized). */
   async _eachChunk(t, a, b, options, consume) {
     const shard = this.shards[t.shard];
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
+    const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
     const fetchRows = (first) => {
       const last = Math.min(b, first + rowsPerChunk);
@@ -166,6 +166,39 @@ export function rowsOf(t, rows) {
   return [a, b];
 }
 
+/** Bytes of a tensor's chunks kept in memory between the statistics' passes (above: read again). */
+export const STATS_KEEP_BYTES = 256 << 20;
+
+/**
+ * Runs the wasm statistics job (exact histogram over [min, max], exact percentiles) over rows
+ * [a, b): every pass feeds every row once. The first pass reads through `readPass(job,
+ * chunkOptions, keep)`; when the tensor's bytes fit STATS_KEEP_BYTES they are kept and the later
+ * passes replay them with `replay(job, bytes, firstRow)`, else they are read again.
+ */
+export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
+  const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
+  try {
+    const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
+    const keep = (b - a) * (t.rowBytes ?? 4 * t.rowLength) <= STATS_KEEP_BYTES ? [] : null;
+    let first = true;
+    while (job.pass() !== 'done') {
+      if (!first && keep) {
+        for (const [bytes, row] of keep) replay(job, bytes, row);
+      } else {
+        const chunkOptions = { ...options, rowsPerChunk, onProgress: first ? options.onProgress : undefined };
+        await readPass(job, chunkOptions, (bytes, row) => { if (first && keep) keep.push([bytes, row]); });
+      }
+      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      job.finishPass();
+      first = false;
+    }
+    return job.result();
+  } finally {
+    job.free();
+  }
+}
+
 /** A byte counter reporting {loaded, total} to `onProgress`, or undefined without one. */
 export function progressCounter(onProgress, total) {
   if (!onProgress) return undefined;
@@ -183,11 +216,7 @@ export function progressCounter(onProgress, total) {
  * @param {any} wasm the initialized wasm exports
  */
 export function mergeShards(models, wasm) {
-  const [first] = models;
-  first.shards = models;
-  first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
-  first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
-  first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
+  // Checked first: on a throw every shard is still its own model, for the caller to close.
   const split = new wasm.SplitSummary();
   let summary;
   try {
@@ -196,6 +225,11 @@ export function mergeShards(models, wasm) {
   } finally {
     split.free();
   }
+  const [first] = models;
+  first.shards = models;
+  first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
+  first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
+  first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
   first.summary = () => structuredClone(summary);
   return first;
 }

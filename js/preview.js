@@ -278,8 +278,8 @@ export class GgufPreview extends Base {
     const tbody = h('tbody', {});
     const row = (t) => h('tr', { 'data-tensor': t.name },
       h('td', { class: 'k' }, t.name), h('td', {}, t.type),
-      // Outermost first, as numpy/PyTorch print shapes (GGUF stores them innermost first).
-      h('td', { class: 'n' }, `[${[...t.shape].reverse().join(', ')}]`),
+      // The package's shape is outermost first, as numpy/PyTorch print shapes.
+      h('td', { class: 'n' }, `[${t.shape.join(', ')}]`),
       h('td', { class: 'n' }, formatBytes(t.nBytes)));
     const fill = (n) => tbody.replaceChildren(...model.tensors.slice(0, n).map(row));
     fill(TENSOR_ROWS);

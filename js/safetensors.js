@@ -5,7 +5,7 @@
 import { loadWasm } from './wasm.js';
 import { toSource, importNodeFs } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { rowsOf, progressCounter, ShardedModel } from './model.js';
+import { rowsOf, progressCounter, runStatsJob, ShardedModel } from './model.js';
 
 /** First read of a safetensors file: most headers fit. */
 export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
@@ -304,13 +304,13 @@ export class SafetensorsModel extends ShardedModel {
   async tensorStats(name, options = {}) {
     const t = this._layerIndex.get(name) ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const acc = new this.wasm.StatsAccumulator(options.bins ?? 64);
-    try {
-      await this._eachChunk(name, a, b, options, (values) => acc.add(values));
-      return acc.result();
-    } finally {
-      acc.free();
-    }
+    const rowLength = t.inFeatures ?? t.rowLength;
+    // Values reach wasm as f32 here (checkpoint dtypes are converted in JS or per layer).
+    return runStatsJob(this.wasm, { rowLength, rowBytes: 4 * rowLength }, a, b, options,
+      (job, chunkOptions, keep) => this._eachChunk(name, a, b, chunkOptions, (values, first) => {
+        job.add(first, values);
+        keep(values, first);
+      }), (job, values, first) => job.add(first, values));
   }
 
   /** Calls consume(values, firstRow) for consecutive row chunks of [a, b). */
@@ -320,7 +320,7 @@ export class SafetensorsModel extends ShardedModel {
     if (layer) {
       if (a === b) return;
       const data = await this._layerData(layer, options);
-      const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, 4 * layer.inFeatures)));
+      const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, 4 * layer.inFeatures)));
       const wrapping = (options.v1Zeros ?? this.v1Zeros) === 'gptqmodel';
       for (let first = a; first < b; first += rowsPerChunk) {
         if (options.signal?.aborted) throw options.signal.reason;
@@ -334,7 +334,7 @@ export class SafetensorsModel extends ShardedModel {
     const t = this.tensor(name);
     if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.dtype}, which is not read as f32`);
     const shard = this.shards[t.shard];
-    const rowsPerChunk = Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
+    const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
     const fetchRows = (first) => {
       const last = Math.min(b, first + rowsPerChunk);

@@ -41,7 +41,7 @@ export function sameBytes(a, b) {
  * A GGUF v3 file with a big tokenizer (nTokens strings) and nTensors small F32 tensors, so a
  * header of any size can be made without external tools. Returns the bytes.
  */
-export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, namePrefix = '', extraDataBytes = 0, bpe = false } = {}) {
+export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, namePrefix = '', extraDataBytes = 0, bpe = false, split = null } = {}) {
   const parts = [];
   const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
   const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
@@ -51,8 +51,15 @@ export function makeBigHeader({ nTokens = 150_000, nTensors = 200, seed = 1, nam
   parts.push(Buffer.from('GGUF'));
   u32(3);
   u64(nTensors);
-  u64(bpe ? 7 : 4);
+  u64((bpe ? 7 : 4) + (split ? 3 : 0));
   str('general.architecture'); u32(8); str('llama');
+  // llama.cpp's gguf-split keys: split.no, split.count (uint16), split.tensors.count (int32).
+  const u16 = (v) => { const b = Buffer.alloc(2); b.writeUInt16LE(v); parts.push(b); };
+  if (split) {
+    str('split.no'); u32(2); u16(split.no);
+    str('split.count'); u32(2); u16(split.count);
+    str('split.tensors.count'); u32(5); u32(split.tensors);
+  }
   if (bpe) { str('tokenizer.ggml.model'); u32(8); str('gpt2'); }
   str('llama.block_count'); u32(4); u32(nTensors);
   str('general.file_type'); u32(4); u32(0);

@@ -66,10 +66,13 @@ for (const file of cases) {
     model.metadata.forEach((m, i) => {
       if (m.type === 'array' && m.itemType !== 'array') assert.deepEqual(norm(unpack(m)), norm(expected.metadata[i].value), `${m.key} packed`);
     });
+    // gguf-py's `shape` is ggml's ne (innermost first): the package's `ne`; its `shape` is that
+    // reversed (outermost first, as numpy/PyTorch/safetensors).
     const tensors = model.tensors.map((t) => ({
-      name: t.name, type: t.type, type_id: t.typeId, shape: t.shape, offset: t.relativeOffset,
+      name: t.name, type: t.type, type_id: t.typeId, shape: t.ne, offset: t.relativeOffset,
       n_elements: t.nElements, n_bytes: t.nBytes,
     }));
+    for (const t of model.tensors) assert.deepEqual(t.shape, [...t.ne].reverse(), t.name);
     assert.deepEqual(norm(tensors), norm(expected.tensors));
     await model.close();
   });

@@ -16,7 +16,8 @@ let server;
 before(async () => {
   const shards = {};
   for (let i = 1; i <= 3; i++) {
-    const shard = makeBigHeader({ nTokens: 100 * i, nTensors: 2, seed: i, namePrefix: `s${i}.` }).bytes;
+    const split = { no: i - 1, count: 3, tensors: 6 };
+    const shard = makeBigHeader({ nTokens: 100 * i, nTensors: 2, seed: i, namePrefix: `s${i}.`, split }).bytes;
     shards[`/split-0000${i}-of-00003.gguf`] = shard;
   }
   server = await startServer({

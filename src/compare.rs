@@ -17,8 +17,9 @@
 //!   indices below the shorter length whose items differ, and `first_difference` is the first
 //!   such index, or the shorter length when the common part matches but the lengths differ.
 //! - Tensors match when they have the same name and shape; a type change is reported whatever
-//!   the shapes. Two GGUF models compare ggml types and dims as stored ([`Layout::Gguf`]);
-//!   other pairs type names and logical row-major shapes ([`Layout::Logical`]).
+//!   the shapes. Shapes are row-major, outermost first, for every format (a GGUF tensor's
+//!   `ne` reversed). Two GGUF models compare ggml types ([`Layout::Gguf`]); other pairs type
+//!   names ([`Layout::Logical`]).
 //! - Numeric metrics ([`ValueDiff`]): over the pairs where both values are finite, with the f32
 //!   values widened to f64 and every sum in f64: RMSE, max |a−b|, mean |a−b|, RMSE / RMS(a) and
 //!   the cosine similarity Σab / √(Σa²·Σb²); over all pairs, NaN mismatches (NaN in one only)
@@ -77,13 +78,6 @@ impl From<Option<u64>> for FieldValue {
     fn from(v: Option<u64>) -> FieldValue {
         v.map_or(FieldValue::Absent, FieldValue::Int)
     }
-}
-
-/// The summary fields people compare first, in display order: architecture, name, parameters,
-/// file_type (`general.file_type`), bits_per_weight, file_size, context_length, block_count
-/// (layers), embedding_length, vocab_size, tensor_count.
-pub fn summary_fields(a: &GgufFile, b: &GgufFile) -> Vec<SummaryField> {
-    HeaderDiff::of(a, b).summary
 }
 
 /// A metadata key present in both files with another value.
@@ -233,17 +227,17 @@ impl MetaValue<'_> {
 pub struct TensorEntry {
     pub name: String,
     pub ty: TensorType,
-    /// GGUF dims (innermost first) in a GGUF-only view, else the logical row-major shape.
+    /// Row-major, outermost first (a GGUF tensor's `ne` reversed).
     pub shape: Vec<u64>,
 }
 
-/// How a [`ModelView`] lists types and shapes.
+/// How a [`ModelView`] lists types. Shapes are outermost first either way, so a GGUF
+/// `ne = [4096, 11008]` and a safetensors `[11008, 4096]` are the same shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
-    /// GGUF as stored: ggml types, dims innermost first (two GGUF models, as `gguf-lens diff`).
+    /// ggml types (two GGUF models, as `gguf-lens diff`).
     Gguf,
-    /// Across formats: type names, logical row-major shapes, outermost first (GGUF dims
-    /// reversed), so a GGUF `[4096, 11008]` and a safetensors `[11008, 4096]` match.
+    /// Type names, across formats.
     Logical,
 }
 
@@ -296,10 +290,8 @@ impl<'a> ModelView<'a> {
                     Layout::Gguf => TensorType::Ggml(t.ggml_type()),
                     Layout::Logical => TensorType::Named(t.ggml_type().name().to_string()),
                 },
-                shape: match layout {
-                    Layout::Gguf => t.dims().to_vec(),
-                    Layout::Logical => t.dims().iter().rev().copied().collect(),
-                },
+                // Outermost first, as every format's public shape (GGUF stores ne, innermost first).
+                shape: t.dims().iter().rev().copied().collect(),
             })
             .collect();
         let summary = vec![
@@ -460,15 +452,6 @@ fn field(fields: &[(&'static str, FieldValue)], name: &str) -> FieldValue {
         .map_or(FieldValue::Absent, |(_, v)| v.clone())
 }
 
-/// The metadata keys only in A, only in B, and changed (two GGUF files).
-pub fn metadata_diff(a: &GgufFile, b: &GgufFile) -> MetadataDiff {
-    let (a, b) = (
-        ModelView::gguf(&[a], Layout::Gguf),
-        ModelView::gguf(&[b], Layout::Gguf),
-    );
-    metadata_diff_of(&a.metadata, &b.metadata)
-}
-
 /// The metadata keys only in A, only in B, and changed.
 pub fn metadata_diff_of(a: &[(&str, MetaValue<'_>)], b: &[(&str, MetaValue<'_>)]) -> MetadataDiff {
     let mut index: HashMap<&str, &MetaValue<'_>> = HashMap::new();
@@ -556,15 +539,6 @@ pub fn values_equal(a: &Value<'_>, b: &Value<'_>) -> bool {
         }
         _ => false,
     }
-}
-
-/// The tensors only in A, only in B, with another shape or type (two GGUF files).
-pub fn tensor_diff(a: &GgufFile, b: &GgufFile) -> TensorDiff {
-    let (a, b) = (
-        ModelView::gguf(&[a], Layout::Gguf),
-        ModelView::gguf(&[b], Layout::Gguf),
-    );
-    tensor_diff_of(&a.tensors, &b.tensors)
 }
 
 /// The tensors only in A, only in B, with another shape or type. Tensors match when they have
@@ -827,8 +801,8 @@ pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
             side: None,
             error: Error::new(ErrorKind::ShapesDiffer {
                 name: a.tensor.name().to_string(),
-                a: a.tensor.dims().to_vec(),
-                b: b.tensor.dims().to_vec(),
+                a: a.tensor.dims().iter().rev().copied().collect(),
+                b: b.tensor.dims().iter().rev().copied().collect(),
             }),
         });
     }

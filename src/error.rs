@@ -135,6 +135,8 @@ pub enum ErrorKind {
     },
     /// GPTQ tensors whose shapes, dtypes or group indices do not fit together.
     GptqLayout { layer: String, message: String },
+    /// A call that does not fit what it works on (e.g. statistics fed rows out of their range).
+    InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
     BadSplit { shard: String, message: String },
     /// Two tensors compared value by value that do not have the same shape.
@@ -245,6 +247,7 @@ impl fmt::Display for ErrorKind {
                 "big-endian {type_name} tensor data is not supported (only plain float and integer types)"
             ),
             Io { message } => write!(f, "read failed: {message}"),
+            InvalidRequest { message } => write!(f, "invalid request: {message}"),
             BadSplit { shard, message } => write!(f, "split model, shard {shard}: {message}"),
             BadJson { what, message } => write!(f, "{what} is not valid: {message}"),
             UnknownDtype { name, dtype } => {

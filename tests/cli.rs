@@ -116,7 +116,9 @@ fn json_has_the_documented_shape() {
     assert_eq!(y["name"], "y");
     assert_eq!(y["type"], "F32");
     assert_eq!(y["type_id"], 0);
-    assert_eq!(y["shape"], serde_json::json!([4, 2]));
+    // Written with ne = [4, 2] (4 per row, 2 rows): the shape is outermost first, ne as stored.
+    assert_eq!(y["shape"], serde_json::json!([2, 4]));
+    assert_eq!(y["ne"], serde_json::json!([4, 2]));
     assert_eq!(y["offset"], 32);
     assert_eq!(y["n_elements"], 8);
     assert_eq!(y["n_bytes"], 32);

@@ -287,6 +287,24 @@ fn check_stats(case: &Json) {
         &format!("{what} mean"),
     );
     assert_close(&got["std"], &case["std"], 1e-9, 0.0, &format!("{what} std"));
+    // Exact order statistics, interpolated in f64 as numpy.percentile does.
+    if case["percentiles"].is_null() {
+        assert!(
+            got["percentiles"].is_null(),
+            "{what}: {}",
+            got["percentiles"]
+        );
+    } else {
+        for p in ["p1", "p50", "p99"] {
+            assert_close(
+                &got["percentiles"][p],
+                &case["percentiles"][p],
+                1e-12,
+                0.0,
+                &format!("{what} {p}"),
+            );
+        }
+    }
     let (h, wh) = (&got["histogram"], &case["histogram"]);
     if wh.is_null() {
         assert!(h.is_null(), "{what}");
@@ -412,7 +430,7 @@ fn bad_input_exits_2_with_a_clear_error() {
             "--tensor",
             "s",
         ],
-        &["tensor s has shape [8, 4] in A and [4, 8] in B"],
+        &["tensor s has shape [4, 8] in A and [8, 4] in B"],
     );
     assert_fails(&["diff", a], &["required arguments were not provided"]);
     assert_fails(

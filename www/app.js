@@ -579,12 +579,12 @@ async function runInspector() {
   if (!t) return;
   hideError();
   $('#insp-info').textContent = t.gptq
-    ? `${t.type} layer · [${t.shape[1]} out × ${t.shape[0]} in] dequantized · group ${t.groupSize}${t.actOrder ? ' · act-order' : ''} · ${fmtBytes(t.nBytes)} in its parts`
+    ? `${t.type} layer · [${t.shape[0]} out × ${t.shape[1]} in] dequantized · group ${t.groupSize}${t.actOrder ? ' · act-order' : ''} · ${fmtBytes(t.nBytes)} in its parts`
     : `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
   for (const e of $$('[data-stat]')) { e.textContent = '…'; delete e.dataset.value; }
   try {
     // The first rows first (one small read: values and heatmap at once), then the whole tensor.
-    const rowLen = t.shape[0] || 1, nRows = t.nElements / rowLen;
+    const rowLen = t.shape[t.shape.length - 1] || 1, nRows = t.nElements / rowLen; // shapes are outermost first
     const rows = Math.min(nRows, 256, Math.max(1, Math.floor((1 << 22) / rowLen)));
     clear($('#insp-values')); clear($('#insp-hist'));
     const vals = await longTask(`Rows 0–${rows - 1} of ${name}`, 'rows', { name, rows: [0, rows] });

@@ -6,7 +6,8 @@
 //   info      {version, endian, alignment, dataOffset, fileSize}
 //   metadata  [{key, type, value}]           scalars; u64/i64 as BigInt
 //             [{key, type: 'array', itemType, length}]   arrays: elements through metaRange
-//   tensors   [{name, type, typeId, shape, nElements, offset, nBytes}]  shape innermost first,
+//   tensors   [{name, type, typeId, shape, nElements, offset, nBytes}]  shape outermost first
+//             (the package's public shape, every format),
 //             offset relative to the data section
 //   summary   {architecture, name, parameterCount, fileType, fileTypeLabel, bitsPerWeight,
 //              tensorBytes, contextLength, embeddingLength, blockCount, headCount, headCountKv,
@@ -20,8 +21,8 @@
 // A safetensors checkpoint (plain or GPTQ) gives the same shape, with info.format 'safetensors'
 // (GGUF: 'gguf'), info.headerLength and info.shards (a sharded checkpoint opens from its
 // model.safetensors.index.json URL; headerLength/dataOffset are the first shard's); metadata = __metadata__ as string scalars; tensors = the
-// stored tensors (type = dtype, shape innermost first; part: true for a GPTQ layer's) with each GPTQ layer inserted before its
-// qweight as {name: prefix, type: 'GPTQ 4-bit', gptq: true, shape [in, out]} (rows = outputs,
+// stored tensors (type = dtype, shape as stored; part: true for a GPTQ layer's) with each GPTQ layer inserted before its
+// qweight as {name: prefix, type: 'GPTQ 4-bit', gptq: true, shape [out, in]} (rows = outputs,
 // read dequantized); summary {format, name (the file's name), parameterCount, tensorBytes,
 // bitsPerWeight, quantMix (dtypes and GPTQ layers), gptq: {layers, bits, groupSize, descAct,
 // sym, checkpointFormat, configSource} | null}.
@@ -149,12 +150,12 @@ function safetensorsModel(f, source) {
     const l = layerOf.get(t.name);
     if (l) {
       tensors.push({
-        name: l.name, type: `GPTQ ${l.bits}-bit`, typeId: -1, gptq: true, shape: [l.inFeatures, l.outFeatures],
+        name: l.name, type: `GPTQ ${l.bits}-bit`, typeId: -1, gptq: true, shape: [l.outFeatures, l.inFeatures],
         nElements: l.nElements, offset: f.tensor(l.parts.qweight).relativeOffset, nBytes: l.nBytes,
         bits: l.bits, groupSize: l.groupSize, actOrder: l.actOrder, hasGIdx: l.hasGIdx,
       });
     }
-    tensors.push({ name: t.name, type: t.dtype, typeId: -1, shape: [...t.shape].reverse(), nElements: t.nElements, offset: t.relativeOffset, nBytes: t.nBytes, part: parts.has(t.name) || undefined });
+    tensors.push({ name: t.name, type: t.dtype, typeId: -1, shape: t.shape, nElements: t.nElements, offset: t.relativeOffset, nBytes: t.nBytes, part: parts.has(t.name) || undefined });
   }
   const metadata = Object.keys(f.metadata).map((key) => ({ key, type: 'string', value: f.metadata[key] }));
   return {

@@ -42,7 +42,7 @@ test('tensors, metadata, tokenizer and chat template match gguf-py', async () =>
     const r = rows.find((x) => x[0] === t.name);
     assert.ok(r, t.name);
     assert.equal(r[1], t.type);
-    assert.equal(r[2], `[${t.shape.join(', ')}]`);
+    assert.equal(r[2], `[${[...t.shape].reverse().join(', ')}]`); // gguf-py gives ne (innermost first); the viewer shows shapes outermost first
     assert.equal(Number(r[3].replace(/,/g, '')), t.n_elements);
     assert.equal(Number(r[4].replace(/,/g, '')), t.n_bytes);
   }

@@ -134,23 +134,35 @@ impl<'f> RowReader<'f> {
 
     /// Reads rows `rows` from `reader` (the file the header came from) and returns their values.
     pub fn read<R: Read + Seek>(&mut self, reader: &mut R, rows: Range<u64>) -> Result<&[f32]> {
+        let mut values = std::mem::take(&mut self.values);
+        let read = self.read_into(reader, rows, &mut values);
+        self.values = values;
+        read?;
+        Ok(&self.values)
+    }
+
+    /// Reads rows `rows` from `reader` into `values` (resized to their count): for callers that
+    /// keep or hand over the buffer, e.g. to a writer thread.
+    pub fn read_into<R: Read + Seek>(
+        &mut self,
+        reader: &mut R,
+        rows: Range<u64>,
+        values: &mut Vec<f32>,
+    ) -> Result<()> {
         let range = self.file.rows_range(self.tensor, rows.clone())?;
         read_range_into(reader, range.clone(), &mut self.bytes)?;
         let n = (rows.end - rows.start).saturating_mul(self.tensor.row_len());
         let n = crate::cursor::to_usize(n, "row chunk elements", range.start)?;
         // Every value is overwritten: only a longer chunk than before zero-fills the new part.
-        self.values.truncate(n);
-        self.values
-            .try_reserve_exact(n - self.values.len())
-            .map_err(|e| {
-                Error::new(ErrorKind::Io {
-                    message: e.to_string(),
-                })
-            })?;
-        self.values.resize(n, 0.0);
+        values.truncate(n);
+        values.try_reserve_exact(n - values.len()).map_err(|e| {
+            Error::new(ErrorKind::Io {
+                message: e.to_string(),
+            })
+        })?;
+        values.resize(n, 0.0);
         self.file
-            .dequantize_rows_with(self.kernel, self.tensor, &self.bytes, &mut self.values)?;
-        Ok(&self.values)
+            .dequantize_rows_with(self.kernel, self.tensor, &self.bytes, values)
     }
 }
 

@@ -28,9 +28,15 @@ impl TensorInfo {
         &self.name
     }
 
-    /// Dimensions in GGUF order: `dims()[0]` is the row length (innermost).
+    /// Dimensions in GGUF order (ggml's `ne`): `dims()[0]` is the row length (innermost).
     pub fn dims(&self) -> &[u64] {
         &self.dims
+    }
+
+    /// The public shape: row-major, outermost first, as numpy, PyTorch and safetensors give it
+    /// (`dims()` reversed; the row length is the last).
+    pub fn shape(&self) -> Vec<u64> {
+        self.dims.iter().rev().copied().collect()
     }
 
     /// The ggml type of its elements.

@@ -15,9 +15,9 @@ use crate::gguf::{row_chunks, ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
 use crate::safetensors::Dtype;
-use crate::stats::Stats;
 use crate::summary::Summary;
 
+mod stats;
 mod summary;
 
 /// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
@@ -404,55 +404,6 @@ fn nested_array_to_js(array: &ArrayView<'_>) -> JsValue {
     entry.into()
 }
 
-/// Streaming statistics over dequantized values: feed chunks with `add`, read with `result`.
-#[wasm_bindgen(js_name = StatsAccumulator)]
-pub struct StatsAccumulator {
-    stats: Stats,
-}
-
-#[wasm_bindgen(js_class = StatsAccumulator)]
-impl StatsAccumulator {
-    /// An accumulator with `bins` histogram bins (rounded up to even, at least 2).
-    #[wasm_bindgen(constructor)]
-    pub fn new(bins: u32) -> StatsAccumulator {
-        StatsAccumulator {
-            stats: Stats::new(bins as usize),
-        }
-    }
-
-    pub fn add(&mut self, values: &[f32]) {
-        self.stats.add(values);
-    }
-
-    /// `{ count, min, max, mean, std, nanCount, infCount, zeroCount, histogram: { edges,
-    /// counts } }`; min/max/mean/std are null before any finite value.
-    pub fn result(&self) -> JsValue {
-        let s = &self.stats;
-        to_js(&json!({
-            "count": s.count(),
-            "min": s.min(),
-            "max": s.max(),
-            "mean": s.mean(),
-            "std": s.std_dev(),
-            "nanCount": s.nan_count(),
-            "infCount": s.infinite_count(),
-            "zeroCount": s.zero_count(),
-            "histogram": { "edges": s.bin_edges(), "counts": s.bins() },
-        }))
-    }
-}
-
-/// The differences between two GGUF headers, as `gguf-lens diff` finds them: `compareSides`
-/// of two single-file GGUF sides.
-#[wasm_bindgen(js_name = compareHeaders)]
-pub fn compare_headers(a: &GgufHeader, b: &GgufHeader) -> JsValue {
-    let (va, vb) = (
-        ModelView::gguf(&[&a.file], Layout::Gguf),
-        ModelView::gguf(&[&b.file], Layout::Gguf),
-    );
-    diff_to_js(&va, &vb)
-}
-
 /// One model to compare: the shards of a GGUF model, or of a safetensors checkpoint with its
 /// GPTQ layers (add shards in order; one format per side).
 #[wasm_bindgen]
@@ -526,10 +477,9 @@ impl CompareSide {
 /// typeB, array }], same } (null across formats), metadataNotCompared (why metadata is null,
 /// else null), tensors: { onlyA: [{ name, type, shape }], onlyB, shapeChanges: [{ name,
 /// a, b }], typeChanges: [{ name, a, b }], transitions: [{ a, b, tensors }], matching: [{ name,
-/// typeA, typeB, shape, nElements }] } }`. `layout` is `gguf` for two GGUF models (ggml
-/// types, shapes innermost first as stored), else `logical` (type names, row-major shapes
-/// outermost first, GGUF dims reversed; a GPTQ layer is `<layer>.weight` `[out, in]` of type
-/// `GPTQ-<bits>bit`). `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB,
+/// typeA, typeB, shape, nElements }] } }`. Shapes are row-major, outermost first, for every
+/// pairing. `layout` is `gguf` for two GGUF models (ggml types), else `logical` (type names; a
+/// GPTQ layer is `<layer>.weight` `[out, in]` of type `GPTQ-<bits>bit`). `array` (both values arrays, else null) is `{ itemTypeA, itemTypeB,
 /// lenA, lenB, differingItems, firstDifference }`, the last two null when the item types
 /// differ. Summary values are null when absent (a field the other format has); `counts` says
 /// whether a field's difference counts (two GGUF models only, as `gguf-lens diff`), `differs`

@@ -1,15 +1,18 @@
 //! `dequant FILE TENSOR -o OUT [--rows A:B]`: a tensor's values as raw little-endian f32.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::ops::Range;
+use std::sync::mpsc;
 
-use gguf_lens::gguf::{read_header, row_chunks, RowReader};
+use gguf_lens::gguf::{row_chunks, RowReader};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::{Error, Kernel};
 
 use crate::checkpoint::Checkpoint;
-use crate::{is_safetensors, open, st_dequant, Failure, CHUNK_ELEMENTS};
+use crate::model::open_gguf;
+use crate::output::Output;
+use crate::{is_safetensors, st_dequant, Failure};
 
 /// A tensor's values (or a row range's) as raw little-endian f32, bit for bit as ggml does.
 ///
@@ -35,6 +38,12 @@ pub struct Args {
     /// llama.cpp; wrapping: 0, as GPTQModel)
     #[arg(long, value_name = "MODE", value_parser = parse_v1_zeros)]
     pub v1_zeros: Option<V1Zeros>,
+    /// Threads reading and dequantizing (default: every core; the output is the same)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Values per chunk read (tests and benchmarks; the result does not depend on it)
+    #[arg(long, hide = true, default_value_t = crate::CHUNK_ELEMENTS)]
+    pub chunk_elements: u64,
 }
 
 fn parse_v1_zeros(text: &str) -> Result<V1Zeros, String> {
@@ -65,20 +74,90 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         ));
     }
     let kernel = Kernel::auto()?;
-    let (mut reader, size) = open(path)?;
-    let file = read_header(&mut reader, size)?;
-    let tensor = file.tensor(name)?;
+    let (_, model, paths) = open_gguf(path)?;
+    let (shard, tensor) = model.tensor(name)?;
+    let file = &model.shards()[shard];
     let rows = rows.unwrap_or(0..tensor.n_rows());
     // Validates the range before anything is written.
     file.rows_range(tensor, rows.clone())?;
-    let out_file = File::create(output).map_err(|e| Failure::File(Error::from(e)))?;
-    let mut out = BufWriter::new(out_file);
-    let mut rows_reader = RowReader::new(&file, tensor, kernel);
-    for chunk in row_chunks(rows, rows_reader.rows_per_chunk(CHUNK_ELEMENTS)) {
-        for v in rows_reader.read(&mut reader, chunk)? {
-            out.write_all(&v.to_le_bytes())
-                .map_err(|e| Failure::File(Error::from(e)))?;
+    let mut output = Output::create(output).map_err(|e| Failure::File(Error::from(e)))?;
+    let out = output.file();
+    let threads = crate::threads(args.threads);
+    let step = RowReader::new(file, tensor, kernel).rows_per_chunk(args.chunk_elements.max(1));
+    let chunks: Vec<Range<u64>> = row_chunks(rows, step).collect();
+    let shard_path = paths[shard].as_str();
+    let io = |e: std::io::Error| Failure::File(Error::from(e));
+    if threads <= 1 || chunks.len() <= 1 {
+        let mut reader = File::open(shard_path).map_err(io)?;
+        let mut rows_reader = RowReader::new(file, tensor, kernel);
+        let mut values = Vec::new();
+        for chunk in &chunks {
+            rows_reader.read_into(&mut reader, chunk.clone(), &mut values)?;
+            write_f32s(out, &values).map_err(io)?;
         }
+        return output.commit().map_err(io);
     }
-    out.flush().map_err(|e| Failure::File(Error::from(e)))
+    // Thread t dequantizes chunks t, t + T, …; this thread writes them in order. Buffers go
+    // back to their thread, so memory stays about two chunks per thread.
+    std::thread::scope(|scope| -> Result<(), Failure> {
+        let mut lanes = Vec::new();
+        let mut workers = Vec::new();
+        for t in 0..threads {
+            let (full_tx, full_rx) = mpsc::sync_channel::<Vec<f32>>(1);
+            let (empty_tx, empty_rx) = mpsc::channel::<Vec<f32>>();
+            let chunks = &chunks;
+            workers.push(scope.spawn(move || -> Result<(), Failure> {
+                let mut reader = File::open(shard_path).map_err(io)?;
+                let mut rows_reader = RowReader::new(file, tensor, kernel);
+                for chunk in chunks.iter().skip(t).step_by(threads) {
+                    let mut values = empty_rx.try_recv().unwrap_or_default();
+                    rows_reader.read_into(&mut reader, chunk.clone(), &mut values)?;
+                    if full_tx.send(values).is_err() {
+                        break; // the writer stopped on a write error and reports it
+                    }
+                }
+                Ok(())
+            }));
+            lanes.push((full_rx, empty_tx));
+        }
+        let mut written = Ok(());
+        for i in 0..chunks.len() {
+            let (full, empty) = &lanes[i % threads];
+            let Ok(values) = full.recv() else { break }; // that thread failed: joined below
+            written = write_f32s(out, &values);
+            if written.is_err() {
+                break;
+            }
+            let _ = empty.send(values);
+        }
+        drop(lanes); // unblocks threads still sending after a write error
+        for worker in workers {
+            worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        }
+        written.map_err(io)
+    })?;
+    output.commit().map_err(io)
+}
+
+/// Writes f32 values as little-endian bytes in one call (no per-value writes).
+pub fn write_f32s(out: &mut impl Write, values: &[f32]) -> std::io::Result<()> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: f32 is 4 bytes with no padding and u8 needs no alignment; the byte slice
+        // covers exactly the values' memory and lives as long as `values`.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+        };
+        out.write_all(bytes)
+    }
+    #[cfg(target_endian = "big")]
+    {
+        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
+        for v in values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        out.write_all(&bytes)
+    }
 }

@@ -74,10 +74,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             Model::Gguf {
                 readers: ra,
                 model: ma,
+                ..
             },
             Model::Gguf {
                 readers: rb,
                 model: mb,
+                ..
             },
         ) => (ra, ma, rb, mb),
         (model_a, model_b) => return diff_cross::run(&opts, model_a, model_b),
@@ -125,7 +127,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 name: name.to_string(),
                 type_a: ta.ggml_type().name().to_string(),
                 type_b: tb.ggml_type().name().to_string(),
-                shape: ta.dims().to_vec(),
+                shape: ta.shape(),
                 metrics,
             });
         }
@@ -216,7 +218,7 @@ fn mix_json(model: &GgufModel) -> Json {
 
 fn tensor_ref_json(model: &GgufModel, name: &str) -> Json {
     match model.tensor(name) {
-        Ok((_, t)) => json!({"name": name, "type": t.ggml_type().name(), "shape": t.dims()}),
+        Ok((_, t)) => json!({"name": name, "type": t.ggml_type().name(), "shape": t.shape()}),
         Err(_) => json!({ "name": name }),
     }
 }
@@ -431,7 +433,7 @@ impl Report<'_> {
 
 fn tensor_text(model: &GgufModel, name: &str) -> String {
     match model.tensor(name) {
-        Ok((_, t)) => format!("{name} {} {:?}", t.ggml_type().name(), t.dims()),
+        Ok((_, t)) => format!("{name} {} {:?}", t.ggml_type().name(), t.shape()),
         Err(_) => name.to_string(),
     }
 }

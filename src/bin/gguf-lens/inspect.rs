@@ -38,7 +38,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         };
         return write_stdout(text.as_bytes());
     }
-    let (readers, model) = open_gguf(path)?;
+    let (readers, model, _) = open_gguf(path)?;
     let sizes = readers
         .iter()
         .map(|r| r.metadata().map(|m| m.len()))

@@ -11,6 +11,7 @@ mod inspect;
 mod json;
 mod llama_names;
 mod model;
+mod output;
 mod st_dequant;
 mod st_inspect;
 mod stats;
@@ -158,6 +159,13 @@ fn write_stdout(text: &[u8]) -> Result<(), Failure> {
     out.write_all(text)
         .and_then(|()| out.flush())
         .map_err(|e| Failure::File(Error::from(e)))
+}
+
+/// `--threads N`, or every core the system lets this process use.
+fn threads(requested: Option<usize>) -> usize {
+    requested
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// clap value parser for `--rows A:B`.

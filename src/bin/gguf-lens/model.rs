@@ -29,6 +29,8 @@ pub enum Model {
     Gguf {
         readers: Vec<File>,
         model: GgufModel,
+        /// Each shard's path (threads open their own handles).
+        paths: Vec<String>,
     },
     Safetensors(Checkpoint),
 }
@@ -52,8 +54,12 @@ impl Model {
             let checkpoint = Checkpoint::open(path).map_err(fatal(path))?;
             return Ok(Model::Safetensors(checkpoint));
         }
-        let (readers, model) = open_gguf(path).map_err(exit_2(path))?;
-        Ok(Model::Gguf { readers, model })
+        let (readers, model, paths) = open_gguf(path).map_err(exit_2(path))?;
+        Ok(Model::Gguf {
+            readers,
+            model,
+            paths,
+        })
     }
 
     pub fn format(&self) -> &'static str {
@@ -110,7 +116,7 @@ impl Model {
     /// default).
     pub fn rows(&mut self, name: &str, kernel: Kernel) -> Result<Rows<'_>> {
         let inner = match self {
-            Model::Gguf { readers, model } => {
+            Model::Gguf { readers, model, .. } => {
                 let (shard, tensor) = model.tensor(name)?;
                 let file = &model.shards()[shard];
                 Inner::Gguf {
@@ -156,19 +162,19 @@ impl Rows<'_> {
         }
     }
 
-    /// The shape as the file gives it: GGUF order for GGUF, row-major for safetensors.
-    pub fn file_shape(&self) -> Vec<u64> {
-        match &self.inner {
-            Inner::Gguf { tensor, .. } => tensor.dims().to_vec(),
-            Inner::St { tensor, .. } => tensor.shape(),
-        }
-    }
-
     /// The logical (row-major) shape.
     pub fn shape(&self) -> Vec<u64> {
         match &self.inner {
             Inner::Gguf { tensor, .. } => tensor.dims().iter().rev().copied().collect(),
             Inner::St { tensor, .. } => tensor.shape(),
+        }
+    }
+
+    /// Values per row.
+    pub fn row_len(&self) -> u64 {
+        match &self.inner {
+            Inner::Gguf { tensor, .. } => tensor.row_len(),
+            Inner::St { tensor, .. } => tensor.row_len(),
         }
     }
 
@@ -210,9 +216,9 @@ impl Rows<'_> {
 }
 
 /// A GGUF file, or every shard of the split model `path` names one shard of (read from the
-/// shard names by llama.cpp's rule; see [`split_paths`]), with one reader per shard. An error
-/// names the shard it is about.
-pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel), Failure> {
+/// shard names by llama.cpp's rule; see [`split_paths`]), with one reader and the path of each
+/// shard. An error names the shard it is about.
+pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel, Vec<String>), Failure> {
     let paths = split_paths(path).unwrap_or_else(|| vec![path.to_string()]);
     let mut readers = Vec::with_capacity(paths.len());
     let mut shards = Vec::with_capacity(paths.len());
@@ -232,5 +238,5 @@ pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel), Fail
         shards.push(file);
     }
     let model = GgufModel::from_shards(shards)?;
-    Ok((readers, model))
+    Ok((readers, model, paths))
 }

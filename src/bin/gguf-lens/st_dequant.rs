@@ -2,8 +2,6 @@
 //! tensor, to raw little-endian f32, rows being output features / the last dimension.
 //! [`StTensor`] is that name resolution and row reader, shared with `stats` and `diff`.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::ops::Range;
 
 use gguf_lens::compare::gptq_type_name;
@@ -175,13 +173,11 @@ pub fn dequant(
     let tensor = StTensor::resolve(c, name, v1)?;
     let rows = rows.unwrap_or(0..tensor.n_rows());
     tensor.check_rows(rows.clone())?;
-    let mut out = BufWriter::new(File::create(output)?);
+    let mut out = crate::output::Output::create(output)?;
     let mut values = Vec::new();
     for chunk in gguf_lens::gguf::row_chunks(rows, tensor.rows_per_chunk(CHUNK_ELEMENTS)) {
         tensor.read_rows(chunk, &mut values)?;
-        for v in &values {
-            out.write_all(&v.to_le_bytes())?;
-        }
+        crate::dequant::write_f32s(out.file(), &values)?;
     }
-    Ok(out.flush()?)
+    Ok(out.commit()?)
 }

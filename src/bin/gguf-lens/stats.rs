@@ -6,13 +6,14 @@
 use std::fmt::Write;
 use std::ops::Range;
 
-use gguf_lens::gguf::row_chunks;
-use gguf_lens::stats::{Histogram, Stats};
+use std::sync::{Mutex, MutexGuard};
+
+use gguf_lens::gguf::RowReader;
+use gguf_lens::stats::{run_native, ReadRows, StatsJob, StatsReport, StatsRequest};
 use gguf_lens::Kernel;
 use serde_json::{json, Value as Json};
 
-use crate::model::Model;
-use crate::CHUNK_ELEMENTS;
+use crate::model::{Model, Rows};
 use crate::{exit_2, fatal, json_line, write_stdout, Failure};
 
 const DEFAULT_BINS: usize = 32;
@@ -46,6 +47,15 @@ pub struct Args {
     /// One JSON document on stdout
     #[arg(long)]
     pub json: bool,
+    /// Skip the exact p1/p50/p99 (they cost about one more pass over the values)
+    #[arg(long)]
+    pub no_percentiles: bool,
+    /// Threads reading and dequantizing (default: every core; the result is the same)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Values per chunk read (tests and benchmarks; the result does not depend on it)
+    #[arg(long, hide = true, default_value_t = crate::CHUNK_ELEMENTS)]
+    pub chunk_elements: u64,
 }
 
 fn parse_bins(text: &str) -> Result<usize, String> {
@@ -73,33 +83,56 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     };
     let path = opts.path;
     let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+    let request = StatsRequest {
+        bins: opts.bins,
+        percentiles: !args.no_percentiles,
+    };
+    let threads = crate::threads(args.threads);
     let mut model = Model::open(path)?;
     let format = model.format();
-    let mut tensor = model.rows(opts.name, kernel).map_err(fatal(path))?;
-    let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
-    tensor.check_rows(rows.clone()).map_err(fatal(path))?;
-    let step = tensor.rows_per_chunk(CHUNK_ELEMENTS);
-    let mut stats = Stats::without_histogram();
-    for chunk in row_chunks(rows.clone(), step) {
-        stats.add(tensor.read(chunk).map_err(fatal(path))?);
-    }
-    let mut histogram = match (stats.min(), stats.max()) {
-        (Some(lo), Some(hi)) => Histogram::new(opts.bins, lo.into(), hi.into()),
-        _ => None,
-    };
-    if let Some(h) = histogram.as_mut() {
-        for chunk in row_chunks(rows.clone(), step) {
-            h.add(tensor.read(chunk).map_err(fatal(path))?);
+    let (report, type_name, shape, rows) = match &model {
+        Model::Gguf {
+            model: gguf, paths, ..
+        } => {
+            let (shard, tensor) = gguf.tensor(opts.name).map_err(fatal(path))?;
+            let file = &gguf.shards()[shard];
+            let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
+            file.rows_range(tensor, rows.clone()).map_err(fatal(path))?;
+            let mut job = StatsJob::new(rows.clone(), tensor.row_len(), request);
+            // Every thread reads through its own handle of the tensor's shard.
+            run_native(&mut job, threads, args.chunk_elements.max(1), || {
+                Ok(GgufRows {
+                    file: std::fs::File::open(&paths[shard]).map_err(gguf_lens::Error::from)?,
+                    rows: RowReader::new(file, tensor, kernel),
+                })
+            })
+            .map_err(fatal(path))?;
+            let ty = tensor.ggml_type().name().to_string();
+            (job.report(), ty, tensor.shape(), rows)
         }
-    }
+        Model::Safetensors(_) => {
+            let tensor = model.rows(opts.name, kernel).map_err(fatal(path))?;
+            let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
+            tensor.check_rows(rows.clone()).map_err(fatal(path))?;
+            let (type_name, shape, row_len) =
+                (tensor.type_name(), tensor.shape(), tensor.row_len());
+            let mut job = StatsJob::new(rows.clone(), row_len, request);
+            // One reader (the checkpoint's own handles): one thread.
+            let shared = Mutex::new(tensor);
+            run_native(&mut job, 1, args.chunk_elements.max(1), || {
+                Ok(Locked(shared.lock().unwrap_or_else(|e| e.into_inner())))
+            })
+            .map_err(fatal(path))?;
+            (job.report(), type_name, shape, rows)
+        }
+    };
     let report = Report {
         opts: &opts,
         format,
-        type_name: &tensor.type_name(),
-        shape: &tensor.file_shape(),
+        type_name: &type_name,
+        shape: &shape,
         rows,
-        stats: &stats,
-        histogram: histogram.as_ref(),
+        stats: &report,
     };
     let text = if opts.json {
         json_line(&report.json())
@@ -109,26 +142,53 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     write_stdout(text.as_bytes()).map_err(exit_2("standard output"))
 }
 
+/// A GGUF tensor's rows through one file handle.
+struct GgufRows<'f> {
+    file: std::fs::File,
+    rows: RowReader<'f>,
+}
+
+impl ReadRows for GgufRows<'_> {
+    fn read(&mut self, rows: Range<u64>) -> gguf_lens::Result<&[f32]> {
+        self.rows.read(&mut self.file, rows)
+    }
+}
+
+/// The checkpoint's row reader, held for one thread.
+struct Locked<'a, 'm>(MutexGuard<'a, Rows<'m>>);
+
+impl ReadRows for Locked<'_, '_> {
+    fn read(&mut self, rows: Range<u64>) -> gguf_lens::Result<&[f32]> {
+        self.0.read(rows)
+    }
+}
+
 struct Report<'a> {
     opts: &'a Options<'a>,
     format: &'static str,
     type_name: &'a str,
     shape: &'a [u64],
     rows: Range<u64>,
-    stats: &'a Stats,
-    histogram: Option<&'a Histogram>,
+    stats: &'a StatsReport,
 }
 
 impl Report<'_> {
     fn json(&self) -> Json {
         let s = self.stats;
-        let histogram = self.histogram.map(|h| {
+        let m = &s.moments;
+        let histogram = s.histogram.as_ref().map(|h| {
             json!({
                 "bins": h.counts().len(),
                 "edges": h.edges(),
                 "counts": h.counts(),
             })
         });
+        let percentiles = s.percentiles.as_ref().map(|ps| {
+            ps.iter()
+                .map(|(p, v)| (format!("p{p}"), json!(v)))
+                .collect::<serde_json::Map<String, Json>>()
+        });
+        let range = m.range();
         json!({
             "file": self.opts.path,
             "tensor": self.opts.name,
@@ -136,22 +196,24 @@ impl Report<'_> {
             "type": self.type_name,
             "shape": self.shape,
             "rows": [self.rows.start, self.rows.end],
-            "elements": s.count(),
-            "finite": s.finite_count(),
-            "nan": s.nan_count(),
-            "pos_inf": s.infinite_count() - s.neg_infinite_count(),
-            "neg_inf": s.neg_infinite_count(),
-            "zeros": s.zero_count(),
-            "min": s.min(),
-            "max": s.max(),
-            "mean": s.mean(),
-            "std": s.std_dev(),
+            "elements": m.count,
+            "finite": m.finite,
+            "nan": m.nan,
+            "pos_inf": m.pos_inf,
+            "neg_inf": m.neg_inf,
+            "zeros": m.zeros,
+            "min": range.map(|r| r.0),
+            "max": range.map(|r| r.1),
+            "mean": s.mean,
+            "std": s.std,
+            "percentiles": percentiles,
             "histogram": histogram,
         })
     }
 
     fn text(&self) -> String {
         let s = self.stats;
+        let m = &s.moments;
         let mut out = String::new();
         let shape: Vec<String> = self.shape.iter().map(u64::to_string).collect();
         let _ = writeln!(
@@ -167,23 +229,26 @@ impl Report<'_> {
         let _ = writeln!(
             out,
             "elements {}  finite {}  NaN {}  +Inf {}  -Inf {}  zeros {}",
-            s.count(),
-            s.finite_count(),
-            s.nan_count(),
-            s.infinite_count() - s.neg_infinite_count(),
-            s.neg_infinite_count(),
-            s.zero_count()
+            m.count, m.finite, m.nan, m.pos_inf, m.neg_inf, m.zeros
         );
         let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.6e}"));
+        let range = m.range();
         let _ = writeln!(
             out,
             "min {}  max {}  mean {}  std {}",
-            show(s.min().map(f64::from)),
-            show(s.max().map(f64::from)),
-            show(s.mean()),
-            show(s.std_dev())
+            show(range.map(|r| f64::from(r.0))),
+            show(range.map(|r| f64::from(r.1))),
+            show(s.mean),
+            show(s.std)
         );
-        let Some(h) = self.histogram else {
+        if let Some(ps) = &s.percentiles {
+            let shown: Vec<String> = ps
+                .iter()
+                .map(|(p, v)| format!("p{p} {}", show(Some(*v))))
+                .collect();
+            let _ = writeln!(out, "{}", shown.join("  "));
+        }
+        let Some(h) = &s.histogram else {
             let _ = writeln!(out, "no finite values: no histogram");
             return out;
         };

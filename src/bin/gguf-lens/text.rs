@@ -57,9 +57,13 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
         );
     }
     let tensors: Vec<_> = model.tensors().map(|(_, t)| t).collect();
-    let _ = writeln!(out, "\ntensors ({}):", tensors.len());
+    let _ = writeln!(
+        out,
+        "\ntensors ({}, shapes outermost first):",
+        tensors.len()
+    );
     for t in tensors {
-        let shape: Vec<String> = t.dims().iter().map(u64::to_string).collect();
+        let shape: Vec<String> = t.shape().iter().map(u64::to_string).collect();
         let _ = writeln!(
             out,
             "  {:<40} {:<8} [{}] {} bytes",

@@ -1,0 +1,93 @@
+//! Runs a [`StatsJob`] natively on several threads: each pass's rows are cut into one run of
+//! whole grid cells per thread, each thread reads and feeds its own part, and the parts are
+//! absorbed in order (the job's result does not depend on how many threads there were).
+
+use std::ops::Range;
+
+use super::job::{Pass, StatsJob};
+use crate::error::Result;
+use crate::gguf::row_chunks;
+
+/// A source of a tensor's values, one per thread (its own buffers and file handle).
+pub trait ReadRows {
+    /// The values of rows `rows`.
+    fn read(&mut self, rows: Range<u64>) -> Result<&[f32]>;
+}
+
+/// Runs `job` to the end on `threads` threads (at least one), reading at most about
+/// `chunk_elements` values at a time with readers from `new_reader`.
+pub fn run_native<R, F>(
+    job: &mut StatsJob,
+    threads: usize,
+    chunk_elements: u64,
+    new_reader: F,
+) -> Result<()>
+where
+    R: ReadRows,
+    F: Fn() -> Result<R> + Sync,
+{
+    let threads = threads.max(1);
+    while job.pass() != Pass::Done {
+        let parts = split(job, threads);
+        let step = job.chunk_rows(chunk_elements);
+        let forks: Vec<Result<StatsJob>> = if parts.len() <= 1 {
+            parts
+                .into_iter()
+                .map(|rows| feed(job.fork(), rows, step, &new_reader))
+                .collect()
+        } else {
+            let template = &*job;
+            let new_reader = &new_reader;
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = parts
+                    .into_iter()
+                    .map(|rows| scope.spawn(move || feed(template.fork(), rows, step, new_reader)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    })
+                    .collect()
+            })
+        };
+        for part in forks {
+            job.absorb(part?);
+        }
+        job.finish_pass()?;
+    }
+    Ok(())
+}
+
+/// One thread's part: its rows read chunk by chunk and fed to a fork of the job.
+fn feed<R: ReadRows>(
+    mut part: StatsJob,
+    rows: Range<u64>,
+    step: u64,
+    new_reader: &impl Fn() -> Result<R>,
+) -> Result<StatsJob> {
+    let mut reader = new_reader()?;
+    for chunk in row_chunks(rows, step) {
+        let first = chunk.start;
+        let values = reader.read(chunk)?;
+        part.add(first, values)?;
+    }
+    Ok(part)
+}
+
+/// The job's rows cut into at most `threads` runs of whole grid cells.
+fn split(job: &StatsJob, threads: usize) -> Vec<Range<u64>> {
+    let rows = job.rows();
+    let cell = job.cell_rows();
+    let cells = (rows.end - rows.start).div_ceil(cell);
+    let per = cells.div_ceil(threads as u64).max(1);
+    (0..threads as u64)
+        .map(|t| {
+            let start = rows.start + (t * per * cell).min(rows.end - rows.start);
+            let end = rows.start + ((t + 1) * per * cell).min(rows.end - rows.start);
+            start..end
+        })
+        .filter(|r| r.start < r.end)
+        .collect()
+}

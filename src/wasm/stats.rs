@@ -1,0 +1,160 @@
+//! Tensor statistics in wasm: the core's `StatsJob`, fed quantized bytes that are dequantized
+//! here chunk by chunk (no f32 value crosses into JS), pass by pass; the histogram is exact over
+//! `[min, max]` and the percentiles exact, as `gguf-lens stats` computes them.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::{js_error, GgufHeader};
+use crate::stats::{Pass, StatsJob, StatsRequest};
+
+/// One tensor's statistics being computed: `pass()` says which pass the next chunks are for
+/// (`moments`, `histogram`, `percentiles`, then `done`); feed every row of the range once per
+/// pass (moments: chunks starting on multiples of `cellRows()` from the first row), then call
+/// `finishPass()`.
+#[wasm_bindgen]
+pub struct TensorStatsJob {
+    job: StatsJob,
+    values: Vec<f32>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatsJs {
+    count: f64,
+    finite_count: f64,
+    nan_count: f64,
+    inf_count: f64,
+    pos_inf_count: f64,
+    neg_inf_count: f64,
+    zero_count: f64,
+    min: Option<f32>,
+    max: Option<f32>,
+    mean: Option<f64>,
+    std: Option<f64>,
+    histogram: HistogramJs,
+    /// `{ p1, p50, p99 }`, null when not asked for or without finite values.
+    percentiles: Option<PercentilesJs>,
+}
+
+#[derive(Serialize)]
+struct HistogramJs {
+    edges: Vec<f64>,
+    counts: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct PercentilesJs {
+    p1: f64,
+    p50: f64,
+    p99: f64,
+}
+
+#[wasm_bindgen]
+impl TensorStatsJob {
+    /// Statistics of rows `[first_row, end_row)` of `row_len` values each, with `bins` histogram
+    /// bins (0: none) and, when `percentiles`, p1/p50/p99.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        first_row: f64,
+        end_row: f64,
+        row_len: f64,
+        bins: u32,
+        percentiles: bool,
+    ) -> TensorStatsJob {
+        let request = StatsRequest {
+            bins: bins as usize,
+            percentiles,
+        };
+        TensorStatsJob {
+            job: StatsJob::new(first_row as u64..end_row as u64, row_len as u64, request),
+            values: Vec::new(),
+        }
+    }
+
+    /// `"moments"`, `"histogram"`, `"percentiles"` or `"done"`.
+    pub fn pass(&self) -> String {
+        match self.job.pass() {
+            Pass::Moments => "moments",
+            Pass::Histogram => "histogram",
+            Pass::Percentiles => "percentiles",
+            Pass::Done => "done",
+        }
+        .to_string()
+    }
+
+    /// Rows per chunk: whole grid cells, about `max_elements` values.
+    #[wasm_bindgen(js_name = chunkRows)]
+    pub fn chunk_rows(&self, max_elements: f64) -> f64 {
+        self.job.chunk_rows(max_elements.max(1.0) as u64) as f64
+    }
+
+    /// Dequantizes `bytes`, whole rows of tensor `name` of `header` starting at `first_row`, and
+    /// adds their values to the pass.
+    #[wasm_bindgen(js_name = addRows)]
+    pub fn add_rows(
+        &mut self,
+        header: &GgufHeader,
+        name: &str,
+        first_row: f64,
+        bytes: &[u8],
+    ) -> Result<(), JsError> {
+        let tensor = header.file.tensor(name).map_err(js_error)?;
+        let rows = super::whole_rows(name, tensor.row_bytes(), bytes.len())?;
+        header.dequantize_slice(tensor, bytes, 0..rows, &mut self.values)?;
+        self.job
+            .add(first_row as u64, &self.values)
+            .map_err(js_error)
+    }
+
+    /// Adds values already in f32 (a safetensors checkpoint's rows).
+    pub fn add(&mut self, first_row: f64, values: &[f32]) -> Result<(), JsError> {
+        self.job.add(first_row as u64, values).map_err(js_error)
+    }
+
+    /// Ends the pass (throws when the moments pass missed rows).
+    #[wasm_bindgen(js_name = finishPass)]
+    pub fn finish_pass(&mut self) -> Result<(), JsError> {
+        self.job.finish_pass().map_err(js_error)
+    }
+
+    /// `{ count, finiteCount, nanCount, infCount, posInfCount, negInfCount, zeroCount, min, max,
+    /// mean, std, histogram: { edges, counts }, percentiles: { p1, p50, p99 } | null }`.
+    pub fn result(&self) -> JsValue {
+        let r = self.job.report();
+        let m = r.moments;
+        let range = m.range();
+        let (edges, counts) = r.histogram.as_ref().map_or((Vec::new(), Vec::new()), |h| {
+            (
+                h.edges().to_vec(),
+                h.counts().iter().map(|&c| c as f64).collect(),
+            )
+        });
+        let percentile = |ps: &[(f64, f64)], p: f64| {
+            ps.iter()
+                .find(|(q, _)| *q == p)
+                .map_or(f64::NAN, |(_, v)| *v)
+        };
+        let value = StatsJs {
+            count: m.count as f64,
+            finite_count: m.finite as f64,
+            nan_count: m.nan as f64,
+            inf_count: (m.pos_inf + m.neg_inf) as f64,
+            pos_inf_count: m.pos_inf as f64,
+            neg_inf_count: m.neg_inf as f64,
+            zero_count: m.zeros as f64,
+            min: range.map(|r| r.0),
+            max: range.map(|r| r.1),
+            mean: r.mean,
+            std: r.std,
+            histogram: HistogramJs { edges, counts },
+            percentiles: r.percentiles.as_deref().map(|ps| PercentilesJs {
+                p1: percentile(ps, 1.0),
+                p50: percentile(ps, 50.0),
+                p99: percentile(ps, 99.0),
+            }),
+        };
+        let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
+        value.serialize(&serializer).unwrap_or(JsValue::NULL)
+    }
+}

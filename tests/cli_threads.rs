@@ -1,0 +1,164 @@
+//! `dequant` and `stats` on several threads and chunk sizes give the same bytes and numbers as
+//! one thread, and those equal llama.cpp's ggml (fixtures/dequant, fixtures/generate.py) and
+//! numpy (fixtures/diff/expected.json); outputs are never left half-written.
+// Spawns the gguf-lens binary, which WASI cannot do.
+#![cfg(not(target_os = "wasi"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value as Json;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn run(args: &[&str]) -> Output {
+    common::gguf_lens_command()
+        .current_dir(root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn manifest() -> Vec<Json> {
+    let text = std::fs::read(root().join("fixtures/dequant/manifest.json")).unwrap();
+    serde_json::from_slice::<Json>(&text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn dequant_is_ggml_for_any_thread_count_and_chunk_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for e in manifest() {
+        let (file, tensor) = (e["file"].as_str().unwrap(), e["tensor"].as_str().unwrap());
+        let rows = e["shape"].as_array().unwrap()[1..]
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .product::<u64>();
+        if rows < 3 {
+            continue;
+        }
+        checked += 1;
+        let want = std::fs::read(
+            root()
+                .join("fixtures/dequant")
+                .join(e["expected"].as_str().unwrap()),
+        )
+        .unwrap();
+        let row_len = e["shape"][0].as_u64().unwrap();
+        let input = format!("fixtures/dequant/{file}");
+        for (threads, chunk) in [
+            ("1", row_len),
+            ("2", row_len),
+            ("3", 2 * row_len),
+            ("4", 1 << 22),
+        ] {
+            let out = dir.path().join(format!("{file}.{tensor}.{threads}.f32"));
+            let output = run(&[
+                "dequant",
+                &input,
+                tensor,
+                "-o",
+                out.to_str().unwrap(),
+                "--threads",
+                threads,
+                "--chunk-elements",
+                &chunk.to_string(),
+            ]);
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(
+                std::fs::read(&out).unwrap() == want,
+                "{file} {tensor}: {threads} threads, chunks of {chunk}"
+            );
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+    // No temporary file is left beside the outputs.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| n.ends_with(".f32") && !n.starts_with('.')),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn stats_are_the_same_bits_for_any_thread_count_and_chunk_size() {
+    let sample = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    for tensor in ["token_embd.weight", "blk.1.ffn_down.weight"] {
+        let one = run(&["stats", sample, tensor, "--json", "--threads", "1"]);
+        assert!(one.status.success());
+        for (threads, chunk) in [("2", "256"), ("3", "65536"), ("5", "300"), ("1", "1")] {
+            let many = run(&[
+                "stats",
+                sample,
+                tensor,
+                "--json",
+                "--threads",
+                threads,
+                "--chunk-elements",
+                chunk,
+            ]);
+            assert_eq!(
+                String::from_utf8_lossy(&many.stdout),
+                String::from_utf8_lossy(&one.stdout),
+                "{tensor}: {threads} threads, chunks of {chunk}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failed_dequant_leaves_the_old_output_and_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.f32");
+    std::fs::write(&out, b"previous").unwrap();
+    let sample = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+    let failed = run(&[
+        "dequant",
+        sample,
+        "token_embd.weight",
+        "-o",
+        out.to_str().unwrap(),
+        "--rows",
+        "0:100000",
+    ]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    let ok = run(&[
+        "dequant",
+        sample,
+        "token_embd.weight",
+        "-o",
+        out.to_str().unwrap(),
+        "--rows",
+        "0:2",
+    ]);
+    assert!(ok.status.success());
+    assert_eq!(std::fs::read(&out).unwrap().len(), 2 * 256 * 4);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // An output that is not a regular file is written in place (never renamed over).
+    if Path::new("/dev/null").exists() {
+        let null = run(&["dequant", sample, "token_embd.weight", "-o", "/dev/null"]);
+        assert!(
+            null.status.success(),
+            "{}",
+            String::from_utf8_lossy(&null.stderr)
+        );
+    }
+}
