@@ -57,19 +57,9 @@ impl Histogram {
         Some(i)
     }
 
-    /// Counts one value in bin `i` (from [`Histogram::bin_of`]).
-    #[inline]
-    pub(crate) fn count(&mut self, i: usize) {
-        self.counts[i] += 1;
-    }
-
     /// Counts the values of a chunk that fall in the range.
     pub fn add(&mut self, values: &[f32]) {
-        for &v in values {
-            if let Some(i) = self.bin_of(f64::from(v)) {
-                self.counts[i] += 1;
-            }
-        }
+        count_into(&self.edges, self.norm, &mut self.counts, values);
     }
 
     /// Adds another histogram's counts (same edges; counts of a histogram over other edges are
@@ -98,6 +88,67 @@ impl Histogram {
     /// The `counts().len() + 1` bin edges.
     pub fn edges(&self) -> &[f64] {
         &self.edges
+    }
+}
+
+super::isa::dispatch! {
+    /// Counts `values` into `counts` by numpy's rule over `edges` (`norm` = bins / range).
+    fn count_into(edges: &[f64], norm: f64, counts: &mut [u64], values: &[f32]) -> () => count_into_body
+}
+
+#[inline(always)]
+fn count_into_body(edges: &[f64], norm: f64, counts: &mut [u64], values: &[f32]) {
+    let n = counts.len();
+    let (lo, hi) = (edges[0], edges[n]);
+    let last = n - 1;
+    let exact = |x: f64, mut i: usize| {
+        while i > 0 && x < edges[i] {
+            i -= 1;
+        }
+        while i < last && x >= edges[i + 1] {
+            i += 1;
+        }
+        i
+    };
+    let bins = n as f64;
+    let bin = |x: f64| {
+        // `t` is x's position in bins, off from the edges' own positions by far less than 1e-9
+        // (both are a few roundings of the same product): a fraction clear of 0 and 1 by 1e-6
+        // decides the bin; a value that close to an edge asks the edges.
+        let t = (x - lo) * norm;
+        let whole = t.floor();
+        let frac = t - whole;
+        if frac > 1e-6 && frac < 1.0 - 1e-6 && whole < bins {
+            whole as usize
+        } else {
+            exact(x, (whole as usize).min(last))
+        }
+    };
+    // Neighbouring values often share a bin: four sets of counters, one per value of a group of
+    // four, keep the increments independent (one set would make each wait for the last).
+    let mut lanes = vec![0u32; 4 * n];
+    for block in values.chunks(1 << 30) {
+        let mut groups = block.chunks_exact(4);
+        for g in &mut groups {
+            for (k, &v) in g.iter().enumerate() {
+                let x = f64::from(v);
+                // Also skips NaN (every comparison is false).
+                if x >= lo && x <= hi {
+                    lanes[4 * bin(x) + k] += 1;
+                }
+            }
+        }
+        for &v in groups.remainder() {
+            let x = f64::from(v);
+            if x >= lo && x <= hi {
+                lanes[4 * bin(x)] += 1;
+            }
+        }
+        // u32 lanes: at most 2^30 values per block.
+        for (c, l) in counts.iter_mut().zip(lanes.chunks_exact(4)) {
+            *c += l.iter().map(|&x| u64::from(x)).sum::<u64>();
+        }
+        lanes.fill(0);
     }
 }
 

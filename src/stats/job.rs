@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::histogram::Histogram;
 use super::moments::Moments;
-use super::percentiles::{self, lerp, ranks, Search, FINE_BINS, PERCENTILES};
+use super::percentiles::{self, lerp, ranks, Binning, Search, FINE_BINS, PERCENTILES};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Values per cell of the grid the moments are computed on (whole rows, at least one).
@@ -51,7 +51,7 @@ pub struct StatsJob {
     moments: Moments,
     histogram: Option<Histogram>,
     /// Pass 2's fine histogram over `[min, max]`, for the percentiles' ranks.
-    fine: Option<Histogram>,
+    fine: Option<(Binning, Vec<u64>)>,
     /// One search per distinct rank the percentiles read.
     searches: Vec<(u64, Search)>,
 }
@@ -142,15 +142,11 @@ impl StatsJob {
                 if let Some(h) = &mut self.histogram {
                     h.add(values);
                 }
-                if let Some(f) = &mut self.fine {
-                    f.add(values);
+                if let Some((binning, counts)) = &mut self.fine {
+                    percentiles::count_bins(binning, counts, values);
                 }
             }
-            Pass::Percentiles => {
-                for (_, s) in &mut self.searches {
-                    s.add(values);
-                }
-            }
+            Pass::Percentiles => self.add_to_searches(values),
             Pass::Done => {}
         }
         Ok(())
@@ -162,7 +158,7 @@ impl StatsJob {
         StatsJob {
             cells: BTreeMap::new(),
             histogram: self.histogram.as_ref().map(Histogram::emptied),
-            fine: self.fine.as_ref().map(Histogram::emptied),
+            fine: self.fine.as_ref().map(|(b, c)| (*b, vec![0; c.len()])),
             searches: self.searches.iter().map(|(r, s)| (*r, s.fork())).collect(),
             ..self.clone()
         }
@@ -175,8 +171,10 @@ impl StatsJob {
         if let (Some(h), Some(p)) = (&mut self.histogram, &part.histogram) {
             h.merge(p);
         }
-        if let (Some(f), Some(p)) = (&mut self.fine, &part.fine) {
-            f.merge(p);
+        if let (Some((_, counts)), Some((_, more))) = (&mut self.fine, &part.fine) {
+            for (a, b) in counts.iter_mut().zip(more) {
+                *a += b;
+            }
         }
         for ((_, s), (_, p)) in self.searches.iter_mut().zip(part.searches) {
             s.absorb(p);
@@ -203,9 +201,10 @@ impl StatsJob {
                 self.histogram = range
                     .filter(|_| self.request.bins > 0)
                     .and_then(|(lo, hi)| Histogram::new(self.request.bins, lo.into(), hi.into()));
-                self.fine = range
-                    .filter(|_| self.request.percentiles)
-                    .and_then(|(lo, hi)| Histogram::new(FINE_BINS, lo.into(), hi.into()));
+                self.fine = range.filter(|_| self.request.percentiles).map(|(lo, hi)| {
+                    let binning = Binning::new(lo.into(), hi.into(), FINE_BINS);
+                    (binning, vec![0; binning.bins() as usize])
+                });
                 self.pass = if self.histogram.is_some() || self.fine.is_some() {
                     Pass::Histogram
                 } else {
@@ -213,7 +212,7 @@ impl StatsJob {
                 };
             }
             Pass::Histogram => {
-                if let Some(fine) = &self.fine {
+                if let Some((binning, counts)) = &self.fine {
                     let n = self.moments.finite;
                     let mut wanted: Vec<u64> = PERCENTILES
                         .iter()
@@ -226,7 +225,7 @@ impl StatsJob {
                     wanted.dedup();
                     self.searches = wanted
                         .into_iter()
-                        .map(|r| (r, percentiles::locate(fine, true, r)))
+                        .map(|r| (r, Search::locate(*binning, counts, r)))
                         .collect();
                 }
                 self.advance_searches();
@@ -240,6 +239,30 @@ impl StatsJob {
             Pass::Done => {}
         }
         Ok(())
+    }
+
+    /// The percentiles pass: each finite value goes to the searches whose first-level bin it is
+    /// in (a bitmap of those bins first: most values are in none).
+    fn add_to_searches(&mut self, values: &[f32]) {
+        let Some((binning, _)) = &self.fine else {
+            return;
+        };
+        let binning = *binning;
+        let mut wanted = vec![0u64; (binning.bins() as usize).div_ceil(64)];
+        for (_, s) in &self.searches {
+            if let (Some(b), None) = (s.first_bin(), s.found()) {
+                wanted[b as usize / 64] |= 1 << (b % 64);
+            }
+        }
+        let mut candidates = Vec::new();
+        percentiles::in_bins(&binning, &wanted, values, &mut candidates);
+        for (v, b) in candidates {
+            for (_, s) in &mut self.searches {
+                if s.first_bin() == Some(b) {
+                    s.add(v);
+                }
+            }
+        }
     }
 
     fn advance_searches(&mut self) {

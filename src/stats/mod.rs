@@ -5,6 +5,7 @@
 //! over any row reader on every core.
 
 mod histogram;
+mod isa;
 mod job;
 mod moments;
 mod percentiles;

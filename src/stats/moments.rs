@@ -45,92 +45,99 @@ impl Default for Moments {
 const LANES: usize = 8;
 
 impl Moments {
-    /// The moments of `values`, in two passes over them (the sum, then the squared deviations
-    /// from the mean): accurate in f64 for any magnitude, with no division per value.
-    pub fn of(values: &[f32]) -> Moments {
-        let mut nan = [0u32; LANES];
-        let mut inf = [0u32; LANES];
-        let mut neg = [0u32; LANES];
-        let mut zero = [0u32; LANES];
-        let mut fin = [0u32; LANES];
-        let mut lo = [f32::INFINITY; LANES];
-        let mut hi = [f32::NEG_INFINITY; LANES];
-        let mut sum = [0f64; LANES];
-        // Lane counters are u32: fed at most u32::MAX / LANES values per lane block.
-        let mut m = Moments::default();
-        for block in values.chunks(LANES << 24) {
-            let mut chunks = block.chunks_exact(LANES);
-            for c in &mut chunks {
-                for l in 0..LANES {
-                    let v = c[l];
-                    let finite = v.is_finite();
-                    nan[l] += u32::from(v.is_nan());
-                    inf[l] += u32::from(v.is_infinite());
-                    neg[l] += u32::from(v == f32::NEG_INFINITY);
-                    zero[l] += u32::from(v == 0.0);
-                    fin[l] += u32::from(finite);
-                    let x = if finite { v } else { 0.0 };
-                    lo[l] = lo[l].min(if finite { v } else { f32::INFINITY });
-                    hi[l] = hi[l].max(if finite { v } else { f32::NEG_INFINITY });
-                    sum[l] += f64::from(x);
-                }
-            }
-            for (l, &v) in chunks.remainder().iter().enumerate() {
+    super::isa::dispatch! {
+        /// The moments of `values`, in two passes over them (the sum, then the squared deviations
+        /// from the mean): accurate in f64 for any magnitude, with no division per value.
+        pub fn of(values: &[f32]) -> Moments => moments_of
+    }
+}
+
+#[inline(always)]
+fn moments_of(values: &[f32]) -> Moments {
+    let mut nan = [0u32; LANES];
+    let mut inf = [0u32; LANES];
+    let mut neg = [0u32; LANES];
+    let mut zero = [0u32; LANES];
+    let mut fin = [0u32; LANES];
+    let mut lo = [f32::INFINITY; LANES];
+    let mut hi = [f32::NEG_INFINITY; LANES];
+    let mut sum = [0f64; LANES];
+    // Lane counters are u32: fed at most u32::MAX / LANES values per lane block.
+    let mut m = Moments::default();
+    for block in values.chunks(LANES << 24) {
+        let mut chunks = block.chunks_exact(LANES);
+        for c in &mut chunks {
+            for l in 0..LANES {
+                let v = c[l];
                 let finite = v.is_finite();
                 nan[l] += u32::from(v.is_nan());
                 inf[l] += u32::from(v.is_infinite());
                 neg[l] += u32::from(v == f32::NEG_INFINITY);
                 zero[l] += u32::from(v == 0.0);
                 fin[l] += u32::from(finite);
-                if finite {
-                    lo[l] = lo[l].min(v);
-                    hi[l] = hi[l].max(v);
-                    sum[l] += f64::from(v);
-                }
-            }
-            let lanes = |a: &mut [u32; LANES]| {
-                let total: u64 = a.iter().map(|&x| u64::from(x)).sum();
-                *a = [0; LANES];
-                total
-            };
-            m.nan += lanes(&mut nan);
-            let infinite = lanes(&mut inf);
-            m.neg_inf += lanes(&mut neg);
-            m.pos_inf += infinite;
-            m.zeros += lanes(&mut zero);
-            m.finite += lanes(&mut fin);
-        }
-        m.pos_inf -= m.neg_inf;
-        m.count = values.len() as u64;
-        if m.finite == 0 {
-            return m;
-        }
-        m.min = lo.iter().copied().fold(f32::INFINITY, f32::min);
-        m.max = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        m.mean = sum.iter().sum::<f64>() / m.finite as f64;
-        let mut dev = [0f64; LANES];
-        let mut chunks = values.chunks_exact(LANES);
-        for c in &mut chunks {
-            for l in 0..LANES {
-                let v = c[l];
-                let d = if v.is_finite() {
-                    f64::from(v) - m.mean
-                } else {
-                    0.0
-                };
-                dev[l] += d * d;
+                let x = if finite { v } else { 0.0 };
+                lo[l] = lo[l].min(if finite { v } else { f32::INFINITY });
+                hi[l] = hi[l].max(if finite { v } else { f32::NEG_INFINITY });
+                sum[l] += f64::from(x);
             }
         }
         for (l, &v) in chunks.remainder().iter().enumerate() {
-            if v.is_finite() {
-                let d = f64::from(v) - m.mean;
-                dev[l] += d * d;
+            let finite = v.is_finite();
+            nan[l] += u32::from(v.is_nan());
+            inf[l] += u32::from(v.is_infinite());
+            neg[l] += u32::from(v == f32::NEG_INFINITY);
+            zero[l] += u32::from(v == 0.0);
+            fin[l] += u32::from(finite);
+            if finite {
+                lo[l] = lo[l].min(v);
+                hi[l] = hi[l].max(v);
+                sum[l] += f64::from(v);
             }
         }
-        m.m2 = dev.iter().sum();
-        m
+        let lanes = |a: &mut [u32; LANES]| {
+            let total: u64 = a.iter().map(|&x| u64::from(x)).sum();
+            *a = [0; LANES];
+            total
+        };
+        m.nan += lanes(&mut nan);
+        let infinite = lanes(&mut inf);
+        m.neg_inf += lanes(&mut neg);
+        m.pos_inf += infinite;
+        m.zeros += lanes(&mut zero);
+        m.finite += lanes(&mut fin);
     }
+    m.pos_inf -= m.neg_inf;
+    m.count = values.len() as u64;
+    if m.finite == 0 {
+        return m;
+    }
+    m.min = lo.iter().copied().fold(f32::INFINITY, f32::min);
+    m.max = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    m.mean = sum.iter().sum::<f64>() / m.finite as f64;
+    let mut dev = [0f64; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for c in &mut chunks {
+        for l in 0..LANES {
+            let v = c[l];
+            let d = if v.is_finite() {
+                f64::from(v) - m.mean
+            } else {
+                0.0
+            };
+            dev[l] += d * d;
+        }
+    }
+    for (l, &v) in chunks.remainder().iter().enumerate() {
+        if v.is_finite() {
+            let d = f64::from(v) - m.mean;
+            dev[l] += d * d;
+        }
+    }
+    m.m2 = dev.iter().sum();
+    m
+}
 
+impl Moments {
     /// Adds `other`'s values (Chan et al.'s pairwise update for the mean and `m2`). Merging the
     /// same parts in the same order gives the same bits.
     pub fn merge(&mut self, other: &Moments) {
