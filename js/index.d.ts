@@ -132,6 +132,9 @@ export interface SpecialToken {
 }
 
 export interface ReadOptions {
+  /** readTensor: fill this array (at least the rows' values; the result is its first part)
+   * instead of a new one. */
+  into?: Float32Array;
   /** Rows [a, b) (default: all). */
   rows?: [number, number];
   signal?: AbortSignal;

@@ -100,11 +100,15 @@ export class GgufModel extends ShardedModel {
     return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
   }
 
-  /** Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them. */
+  /**
+   * Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them.
+   * Each chunk is dequantized in wasm straight into the result (one copy); `options.into`, a
+   * Float32Array of at least that many values, is filled instead of a new array.
+   */
   async readTensor(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const out = new Float32Array((b - a) * t.rowLength);
+    const out = outputArray(options.into, (b - a) * t.rowLength);
     await this._eachChunk(t, a, b, options, (bytes, firstRow, lastRow) => {
       const view = out.subarray((firstRow - a) * t.rowLength, (lastRow - a) * t.rowLength);
       this.shards[t.shard].header.dequantizeInto(name, bytes, view);
@@ -164,6 +168,14 @@ export function rowsOf(t, rows) {
     throw new RangeError(`gguf-lens: rows ${a}..${b} are outside ${t.name} (${t.nRows} rows)`);
   }
   return [a, b];
+}
+
+/** `into` (checked to hold `n` values, and cut to them) or a new Float32Array of `n`. */
+export function outputArray(into, n) {
+  if (into === undefined) return new Float32Array(n);
+  if (!(into instanceof Float32Array)) throw new TypeError('gguf-lens: readTensor `into` must be a Float32Array');
+  if (into.length < n) throw new RangeError(`gguf-lens: readTensor \`into\` holds ${into.length} values, the rows need ${n}`);
+  return into.length === n ? into : into.subarray(0, n);
 }
 
 /** Bytes of a tensor's chunks kept in memory between the statistics' passes (above: read again). */

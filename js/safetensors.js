@@ -5,7 +5,7 @@
 import { loadWasm } from './wasm.js';
 import { toSource, importNodeFs } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { rowsOf, progressCounter, runStatsJob, ShardedModel } from './model.js';
+import { rowsOf, progressCounter, runStatsJob, outputArray, ShardedModel } from './model.js';
 
 /** First read of a safetensors file: most headers fit. */
 export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
@@ -239,6 +239,14 @@ export class SafetensorsModel extends ShardedModel {
     return this._layerIndex.get(name);
   }
 
+  /** The GPTQ layer `name` reads: by its prefix, or as `<prefix>.weight` (as the CLI resolves it)
+   * when no stored tensor has that name. */
+  _layerNamed(name) {
+    const layer = this._layerIndex.get(name);
+    if (layer || this._tensorIndex.has(name) || !name.endsWith('.weight')) return layer;
+    return this._layerIndex.get(name.slice(0, -'.weight'.length));
+  }
+
   /** Tensor count, parameter count (GPTQ layers as in × out), bytes, dtype mix, GPTQ config. */
   summary() {
     const inLayer = new Set(this.gptqLayers.flatMap((l) => Object.values(l.parts)));
@@ -292,17 +300,17 @@ export class SafetensorsModel extends ShardedModel {
    * (by prefix) dequantized to [outFeatures, inFeatures] rows.
    */
   async readTensor(name, options = {}) {
-    const layer = this._layerIndex.get(name);
+    const layer = this._layerNamed(name);
     const t = layer ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const out = new Float32Array((b - a) * t.rowLength);
+    const out = outputArray(options.into, (b - a) * t.rowLength);
     await this._eachChunk(name, a, b, options, (values, first) => out.set(values, (first - a) * t.rowLength));
     return out;
   }
 
   /** Streaming statistics of rows [a, b) (default: all) of a tensor or GPTQ layer. */
   async tensorStats(name, options = {}) {
-    const t = this._layerIndex.get(name) ?? this.tensor(name);
+    const t = this._layerNamed(name) ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
     const rowLength = t.inFeatures ?? t.rowLength;
     // Values reach wasm as f32 here (checkpoint dtypes are converted in JS or per layer).
@@ -316,7 +324,7 @@ export class SafetensorsModel extends ShardedModel {
   /** Calls consume(values, firstRow) for consecutive row chunks of [a, b). */
   async _eachChunk(name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    const layer = this._layerIndex.get(name);
+    const layer = this._layerNamed(name);
     if (layer) {
       if (a === b) return;
       const data = await this._layerData(layer, options);

@@ -63,6 +63,20 @@ test('Blob, ArrayBuffer, Uint8Array and {byteLength, slice} sources agree', asyn
   }
 });
 
+test('readTensor fills a caller\'s Float32Array, and refuses one too small', async () => {
+  const e = entries.find((x) => x.type === 'Q6_K');
+  const model = await openGguf(path.join(DEQUANT, e.file));
+  const t = model.tensor(e.tensor);
+  const into = new Float32Array(t.nElements + 5).fill(7);
+  const out = await model.readTensor(e.tensor, { into });
+  assert.equal(out.buffer, into.buffer);
+  assert.equal(out.length, t.nElements);
+  assert.ok(sameBytes(bytesOf(out), expectedF32(e.expected)));
+  assert.equal(into[t.nElements], 7);
+  await assert.rejects(model.readTensor(e.tensor, { into: new Float32Array(3) }), /holds 3 values, the rows need/);
+  await model.close();
+});
+
 test('tensorStats streams the same numbers as a whole-array pass', async () => {
   const e = entries.find((x) => x.type === 'Q4_K' && x.tensor === 'special');
   const model = await openGguf(path.join(DEQUANT, e.file));
