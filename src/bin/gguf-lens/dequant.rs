@@ -1,7 +1,6 @@
 //! `dequant FILE TENSOR -o OUT [--rows A:B]`: a tensor's values as raw little-endian f32.
 
 use std::fs::File;
-use std::io::Write;
 use std::ops::Range;
 use std::sync::mpsc;
 
