@@ -1,0 +1,58 @@
+// Times the viewer's Inspector statistics (whole tensor: moments, histogram, percentiles) of one
+// tensor of a local file picked in headless Chromium (a File, read with slice()), from the click
+// on "Analyse" to the numbers shown. Debian's Chromium, playwright-core from
+// pkg-tests/viewer/node_modules (run `bash pkg-tests/viewer/setup.sh` once).
+//
+//   bash scripts/build-site.sh SITE
+//   node benches/viewer-stats.mjs SITE FILE.gguf TENSOR [--runs 3]
+//
+// Prints each run's seconds, then the median.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { chromium } = createRequire(path.join(ROOT, 'pkg-tests/viewer/package.json'))('playwright-core');
+const args = process.argv.slice(2);
+const runsAt = args.indexOf('--runs');
+const runs = runsAt >= 0 ? Number(args.splice(runsAt, 2)[1]) : 3;
+const [site, file, tensor] = args;
+if (!site || !file || !tensor) {
+  console.error('usage: node benches/viewer-stats.mjs SITE FILE.gguf TENSOR [--runs N]');
+  process.exit(2);
+}
+const server = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), site, '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((resolve, reject) => {
+  let out = '';
+  server.stdout.on('data', (d) => { out += d; const m = /serving (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out); if (m) resolve(m[1]); });
+  server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+});
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+const times = [];
+try {
+  const page = await browser.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => document.querySelector('[data-field="name"]').textContent !== 'No model', null, { timeout: 30000 });
+  await page.setInputFiles('#file-input', file);
+  await page.waitForFunction((n) => [...document.querySelectorAll('#insp-tensor option')].some((o) => o.value === n), tensor, { timeout: 30000 });
+  await page.click('[data-tab="inspector"]');
+  await page.selectOption('#insp-tensor', tensor);
+  await page.selectOption('#insp-scope', 'all');
+  for (let run = 0; run < runs; run++) {
+    await page.evaluate(() => { for (const e of document.querySelectorAll('[data-stat]')) delete e.dataset.value; });
+    const start = Date.now();
+    await page.click('#insp-run');
+    await page.waitForFunction(() => document.querySelector('[data-stat="count"]').dataset.value !== undefined, null, { timeout: 120000 });
+    times.push((Date.now() - start) / 1000);
+    console.log(`run ${run + 1}: ${times.at(-1).toFixed(3)} s`);
+  }
+} finally {
+  await browser.close();
+  server.kill();
+}
+times.sort((a, b) => a - b);
+console.log(`median: ${times[Math.floor(times.length / 2)].toFixed(3)} s`);
