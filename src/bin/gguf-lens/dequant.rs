@@ -1,7 +1,6 @@
 //! `dequant FILE TENSOR -o OUT [--rows A:B]`: a tensor's values as raw little-endian f32.
 
 use std::fs::File;
-use std::io::Write;
 use std::ops::Range;
 use std::sync::mpsc;
 
@@ -11,7 +10,7 @@ use gguf_lens::{Error, Kernel};
 
 use crate::checkpoint::Checkpoint;
 use crate::model::open_gguf;
-use crate::output::Output;
+use crate::output::{write_f32s, Output};
 use crate::{is_safetensors, st_dequant, Failure};
 
 /// A tensor's values (or a row range's) as raw little-endian f32, bit for bit as ggml does.
@@ -139,25 +138,4 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         written.map_err(io)
     })?;
     output.commit().map_err(io)
-}
-
-/// Writes f32 values as little-endian bytes in one call (no per-value writes).
-pub fn write_f32s(out: &mut impl Write, values: &[f32]) -> std::io::Result<()> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: f32 is 4 bytes with no padding and u8 needs no alignment; the byte slice
-        // covers exactly the values' memory and lives as long as `values`.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
-        };
-        out.write_all(bytes)
-    }
-    #[cfg(target_endian = "big")]
-    {
-        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
-        for v in values {
-            bytes.extend_from_slice(&v.to_le_bytes());
-        }
-        out.write_all(&bytes)
-    }
 }

@@ -4,7 +4,7 @@
 //! terminal) is written in place.
 
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 pub struct Output {
@@ -67,5 +67,26 @@ impl Drop for Output {
         if let Some(temp) = self.temp.take() {
             let _ = fs::remove_file(temp);
         }
+    }
+}
+
+/// Writes f32 values as little-endian bytes in one call (no per-value writes).
+pub fn write_f32s(out: &mut impl Write, values: &[f32]) -> std::io::Result<()> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: f32 is 4 bytes with no padding and u8 needs no alignment; the byte slice
+        // covers exactly the values' memory and lives as long as `values`.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+        };
+        out.write_all(bytes)
+    }
+    #[cfg(target_endian = "big")]
+    {
+        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
+        for v in values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        out.write_all(&bytes)
     }
 }

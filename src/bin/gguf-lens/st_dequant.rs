@@ -177,7 +177,7 @@ pub fn dequant(
     let mut values = Vec::new();
     for chunk in gguf_lens::gguf::row_chunks(rows, tensor.rows_per_chunk(CHUNK_ELEMENTS)) {
         tensor.read_rows(chunk, &mut values)?;
-        crate::dequant::write_f32s(out.file(), &values)?;
+        crate::output::write_f32s(out.file(), &values)?;
     }
     Ok(out.commit()?)
 }
