@@ -77,8 +77,18 @@ fn check_dir(dir: &str, minimum: usize) {
             gguf.display(),
             String::from_utf8_lossy(&output.stderr)
         );
-        let got: Json = serde_json::from_slice(&output.stdout).unwrap();
+        let mut got: Json = serde_json::from_slice(&output.stdout).unwrap();
         let want: Json = serde_json::from_slice(&std::fs::read(&expected).unwrap()).unwrap();
+        // gguf-py's tensor `shape` is ggml's ne (innermost first): ours is `ne`, and our `shape`
+        // is it reversed (outermost first). Checked here, then compared as gguf-py gives them.
+        for t in got["tensors"].as_array_mut().unwrap() {
+            let ne = t["ne"].take();
+            let mut reversed = ne.as_array().unwrap().clone();
+            reversed.reverse();
+            assert_eq!(t["shape"], Json::Array(reversed), "{}: {}", gguf.display(), t["name"]);
+            t["shape"] = ne;
+            t.as_object_mut().unwrap().remove("ne");
+        }
         if let Some(diff) = first_difference(&got, &want, "$") {
             panic!("{}: {diff}", gguf.display());
         }
