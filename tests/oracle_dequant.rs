@@ -8,6 +8,10 @@
 //!
 //! Set `ORACLE_TYPES=Q4_K,IQ2_S` to check only some types.
 
+mod common;
+
+use common::{is_arch_default_nan, ARM_DEFAULT_NAN, X86_DEFAULT_NAN};
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,23 +25,6 @@ const MIN_TYPES: usize = 35;
 /// What the output buffer holds before the kernel runs: a NaN no fixture expects, so a kernel
 /// that leaves values unwritten cannot pass.
 const SENTINEL: u32 = 0x7FBA_DBAD;
-
-/// The NaN x86 (SSE/AVX) produces for an invalid operation with no NaN operand, such as 0·∞ or
-/// ∞ − ∞ (a scale of ±∞ times a zero quant, or an ∞ min subtracted from an ∞ product): the
-/// sign bit is set. The fixtures were made by ggml running on x86_64, so they hold this one.
-const X86_DEFAULT_NAN: u32 = 0xFFC0_0000;
-
-/// The NaN AArch64 produces for the same operations (FPCR.DN aside, its "default NaN"): the
-/// sign bit is clear. ggml itself gives this one when it runs on aarch64.
-const ARM_DEFAULT_NAN: u32 = 0x7FC0_0000;
-
-/// True when `got` differs from `expected` only because the hardware made a fresh NaN for an
-/// invalid operation and the fixture comes from the other architecture. Only this exact pair,
-/// and only on aarch64: every propagated NaN (payload and sign) must still match, and the
-/// SIMD kernels must still equal the scalar ones bit for bit (tests/simd_equivalence.rs).
-fn is_arch_default_nan(got: u32, expected: u32) -> bool {
-    cfg!(target_arch = "aarch64") && got == ARM_DEFAULT_NAN && expected == X86_DEFAULT_NAN
-}
 
 /// One manifest entry.
 struct Case {

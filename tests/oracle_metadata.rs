@@ -85,7 +85,13 @@ fn check_dir(dir: &str, minimum: usize) {
             let ne = t["ne"].take();
             let mut reversed = ne.as_array().unwrap().clone();
             reversed.reverse();
-            assert_eq!(t["shape"], Json::Array(reversed), "{}: {}", gguf.display(), t["name"]);
+            assert_eq!(
+                t["shape"],
+                Json::Array(reversed),
+                "{}: {}",
+                gguf.display(),
+                t["name"]
+            );
             t["shape"] = ne;
             t.as_object_mut().unwrap().remove("ne");
         }

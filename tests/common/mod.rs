@@ -125,3 +125,20 @@ pub fn gguf_lens_command() -> std::process::Command {
         None => std::process::Command::new(exe),
     }
 }
+
+/// The NaN x86 (SSE/AVX) produces for an invalid operation with no NaN operand, such as 0·∞ or
+/// ∞ − ∞ (a scale of ±∞ times a zero quant, or an ∞ min subtracted from an ∞ product): the
+/// sign bit is set. The fixtures were made by ggml running on x86_64, so they hold this one.
+pub const X86_DEFAULT_NAN: u32 = 0xFFC0_0000;
+
+/// The NaN AArch64 produces for the same operations (FPCR.DN aside, its "default NaN"): the
+/// sign bit is clear. ggml itself gives this one when it runs on aarch64.
+pub const ARM_DEFAULT_NAN: u32 = 0x7FC0_0000;
+
+/// True when `got` differs from `expected` only because the hardware made a fresh NaN for an
+/// invalid operation and the fixture comes from the other architecture. Only this exact pair,
+/// and only on aarch64: every propagated NaN (payload and sign) must still match, and the
+/// SIMD kernels must still equal the scalar ones bit for bit (tests/simd_equivalence.rs).
+pub fn is_arch_default_nan(got: u32, expected: u32) -> bool {
+    cfg!(target_arch = "aarch64") && got == ARM_DEFAULT_NAN && expected == X86_DEFAULT_NAN
+}
