@@ -39,15 +39,25 @@ where
             let template = &*job;
             let new_reader = &new_reader;
             std::thread::scope(|scope| {
+                // A part whose thread cannot start (WASI has no threads) runs here, in order.
                 let handles: Vec<_> = parts
                     .into_iter()
-                    .map(|rows| scope.spawn(move || feed(template.fork(), rows, step, new_reader)))
+                    .map(|rows| {
+                        let part = rows.clone();
+                        std::thread::Builder::new()
+                            .spawn_scoped(scope, move || {
+                                feed(template.fork(), part, step, new_reader)
+                            })
+                            .map_err(|_| rows)
+                    })
                     .collect();
                 handles
                     .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    .map(|h| match h {
+                        Ok(h) => h
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                        Err(rows) => feed(template.fork(), rows, step, new_reader),
                     })
                     .collect()
             })

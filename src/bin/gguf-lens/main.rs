@@ -163,6 +163,9 @@ fn write_stdout(text: &[u8]) -> Result<(), Failure> {
 
 /// `--threads N`, or every core the system lets this process use.
 fn threads(requested: Option<usize>) -> usize {
+    if cfg!(target_os = "wasi") {
+        return 1; // no threads there
+    }
     requested
         .filter(|&n| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
