@@ -51,6 +51,8 @@ const MODES = [
   { name: 'memory', where: true },
   { name: 'HTTP 206, 0 ms', latency: 0, mode: '206' },
   { name: 'HTTP 206, 50 ms', latency: 50, mode: '206' },
+  // 100 Mbit/s: 64 KiB pieces 5.24 ms apart (the server stops when the client stops reading).
+  { name: 'HTTP 206, 50 ms, 100 Mbit/s', latency: 50, mode: '206', piece: 64 * 1024, pieceMs: (64 * 1024 * 8) / 100e6 * 1000 },
   { name: 'HTTP 200 (Range ignored)', latency: 0, mode: '200' },
 ];
 
@@ -70,6 +72,7 @@ for (const file of files) {
         server.reset();
         server.state.latencyMs = mode.latency ?? 0;
         server.state.mode = mode.mode ?? '206';
+        if (mode.piece) Object.assign(server.state, { pieceBytes: mode.piece, pieceDelayMs: mode.pieceMs });
         const where = mode.where ? 'memory' : server.url('/' + name);
         const r = await runOne(lib, file, where, info);
         if (!mode.where) Object.assign(r, { requests: server.state.requests, bytes: server.state.bytesSent });

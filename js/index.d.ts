@@ -210,6 +210,12 @@ export declare function openGguf(input: GgufInput | GgufInput[], options?: OpenO
 /** "simd128" or "scalar". */
 export declare function kernelName(): Promise<string>;
 
+/** Whether the engine runs WebAssembly SIMD (the package then loads its simd128 build). */
+export declare function simdSupported(): boolean;
+
+/** Load the scalar build even where SIMD works; call before the first file is opened. */
+export declare function setWasmSimd(enabled: boolean): void;
+
 export declare const FIRST_READ_BYTES: number;
 export declare const SAFETENSORS_FIRST_READ_BYTES: number;
 export declare const CHUNK_BYTES: number;

@@ -7,6 +7,7 @@ export { GgufModel, CHUNK_BYTES } from './model.js';
 export { SourceError, toSource } from './sources.js';
 export { compareModels, compareTensor, COMPARE_CHUNK_ELEMENTS } from './compare.js';
 import { loadWasm } from './wasm.js';
+export { setWasmSimd, simdSupported } from './wasm.js';
 
 /** The dequantization kernel in use: "simd128" or "scalar". */
 export async function kernelName() {

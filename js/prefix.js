@@ -28,6 +28,8 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what)
   };
   let want = firstRead;
   if (source.byteLength !== undefined) want = Math.min(want, source.byteLength);
+  // A URL: one open-ended request whose body is read as far as the header goes, then cancelled.
+  source.streamNextRead?.();
   let prefix = await source.read(0, want, signal, progress);
   for (;;) {
     if (signal?.aborted) throw signal.reason;

@@ -56,8 +56,8 @@ async function openIndex(input, options) {
       if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
     }
     first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
-    first.indexMetadata = JSON.parse(index.metadataJson);
-    first._across = JSON.stringify(Object.fromEntries(first.tensors.map((t) => [t.name, { dtype: t.dtype, shape: t.shape }])));
+    first.indexMetadata = index.metadata;
+    first._across = Object.fromEntries(first.tensors.map((t) => [t.name, { dtype: t.dtype, shape: t.shape }]));
     first._setLayers();
     await first._loadConfig(input, options);
     return first;
@@ -161,7 +161,7 @@ export class SafetensorsModel extends ShardedModel {
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
     /** The shards' models (this one alone for a single file). */
     this.shards = [this];
-    this._across = null; // a sharded checkpoint: every tensor's {dtype, shape} as JSON
+    this._across = null; // a sharded checkpoint: every tensor's {dtype, shape}, by name
     this._config = { text: undefined, kind: 'quantize_config' };
     this.quantConfig = null;
     this.quantConfigSource = null;

@@ -190,8 +190,11 @@ function urlSource(url, options) {
   if (typeof fetchFn !== 'function') throw new TypeError('gguf-lens: no fetch() available');
   const retries = options.retries ?? 3;
   const retryDelay = options.retryDelayMs ?? 200;
-  /** An open whole-body stream from a Range-ignoring server: reader + position + leftovers. */
+  /** An open body stream — a Range-ignoring server's whole body, or an open-ended range asked
+   * for by streamNextRead() — read sequentially: reader + position + leftovers. */
   let stream = null;
+  /** The next range request asks for everything from its start (`bytes=start-`). */
+  let openEnded = false;
 
   const source = {
     byteLength: undefined,
@@ -211,7 +214,15 @@ function urlSource(url, options) {
         }
       }
     },
-    /** Cancels an open whole-body stream (a Range-ignoring server) once the header is read. */
+    /**
+     * Makes the next read one open-ended request (`Range: bytes=start-`) whose body stays open:
+     * reads that go on from where it stopped are served from it, with no new request, until
+     * release(). For a header read in growing steps: one request, cancelled once it is whole.
+     */
+    streamNextRead() {
+      openEnded = true;
+    },
+    /** Cancels an open body stream once the header is read. */
     release() {
       closeStream();
     },
@@ -234,10 +245,12 @@ function urlSource(url, options) {
     const onAbort = () => abort.abort(abortError(signal));
     signal?.addEventListener('abort', onAbort, { once: true });
     let response;
+    const streamed = openEnded;
+    openEnded = false;
     try {
       source.stats.requests++;
       response = await fetchFn(url, {
-        headers: { ...(options.headers ?? {}), Range: `bytes=${start}-${end - 1}` },
+        headers: { ...(options.headers ?? {}), Range: streamed ? `bytes=${start}-` : `bytes=${start}-${end - 1}` },
         signal: abort.signal,
       });
     } catch (err) {
@@ -247,6 +260,11 @@ function urlSource(url, options) {
         '(offline, DNS, or blocked by CORS?)', { retryable: true, cause: err });
     }
     try {
+      if (response.status === 206 && streamed) {
+        learnSizeFromContentRange(response);
+        stream = { reader: response.body.getReader(), position: start, leftover: null, abort };
+        return await readStream(start, Math.min(end, source.byteLength ?? end), signal, onBytes, into);
+      }
       if (response.status === 206) {
         learnSizeFromContentRange(response);
         const expected = Math.min(end, source.byteLength ?? end) - start;

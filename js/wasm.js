@@ -1,14 +1,39 @@
 // Loads the WebAssembly module once: fetched next to this file in browsers and workers, read
-// from disk in Node (whose fetch cannot load file: URLs).
+// from disk in Node (whose fetch cannot load file: URLs). Engines without WebAssembly SIMD get
+// the scalar build of the same crate (the same exports, the same results bit for bit).
 import { importNodeFs } from './sources.js';
 import init, * as bindings from './wasm/gguf_lens.js';
 
 let ready = null;
+let simdWanted = true;
+
+// A module whose one function uses v128 (i8x16.splat, i8x16.popcnt): valid only where the
+// engine has SIMD.
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
+  10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+/** Whether this engine runs WebAssembly SIMD (and it was not turned off). */
+export function simdSupported() {
+  return simdWanted && WebAssembly.validate(SIMD_PROBE);
+}
+
+/**
+ * Chooses the scalar module even where SIMD works (to compare, or to work around an engine
+ * bug). Call before the first file is opened: the module is loaded once.
+ * @param {boolean} enabled
+ */
+export function setWasmSimd(enabled) {
+  if (ready) throw new Error('gguf-lens: setWasmSimd must be called before the first file is opened');
+  simdWanted = Boolean(enabled);
+}
 
 /** @returns {Promise<typeof bindings>} the initialized wasm-bindgen exports */
 export function loadWasm() {
   ready ??= (async () => {
-    const url = new URL('./wasm/gguf_lens_bg.wasm', import.meta.url);
+    // Two literal `new URL(…, import.meta.url)`: bundlers see (and emit) both modules.
+    const url = simdSupported()
+      ? new URL('./wasm/gguf_lens_bg.wasm', import.meta.url)
+      : new URL('./wasm/gguf_lens_scalar_bg.wasm', import.meta.url);
     if (url.protocol === 'file:') {
       const { readFile } = await importNodeFs();
       await init({ module_or_path: await readFile(url) });

@@ -80,6 +80,25 @@ test('Chromium main thread: every oracle tensor bit for bit', { skip: !haveChrom
   await page.close();
 });
 
+test('Chromium, scalar build (the no-SIMD fallback, forced): every oracle tensor bit for bit', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.goto(server.url('/index.html'));
+  const result = await page.evaluate(async (list) => {
+    const pkg = await import('/node_modules/gguf-lens/index.js');
+    const simd = pkg.simdSupported();
+    pkg.setWasmSimd(false);
+    return { simd, ...(await (await import('/check.mjs')).check(list)) };
+  }, entries);
+  assert.deepEqual(errors, []);
+  assert.equal(result.simd, true, 'Chromium has SIMD: the fallback is forced here');
+  assert.equal(result.kernel, 'scalar');
+  assert.deepEqual(result.problems, []);
+  assert.equal(result.tensors, entries.length);
+  await page.close();
+});
+
 test('Chromium Web Worker: every oracle tensor bit for bit', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
   const page = await browser.newPage();
   await page.goto(server.url('/index.html'));

@@ -22,6 +22,8 @@ export async function startServer({ files = {}, staticRoot } = {}) {
     requests: 0,
     bytesSent: 0,
     log: [],
+    pieceBytes: 1 << 20, // the body is written in pieces of this size...
+    pieceDelayMs: 0, // ...with this pause between them (a slow, trickling server)
   };
   // A body is bytes in memory, or a file read range by range (sparse multi-GB files stay on disk).
   const bodyOf = (name) => {
@@ -95,8 +97,9 @@ export async function startServer({ files = {}, staticRoot } = {}) {
       res.write(part, () => res.destroy());
       return;
     }
-    // Write in 1 MiB pieces with backpressure, so a client that stops reading stops the send.
-    const PIECE = 1 << 20;
+    // Write in pieces (1 MiB unless set) with backpressure, so a client that stops reading
+    // stops the send.
+    const PIECE = state.pieceBytes;
     let closed = false;
     const waiters = new Set();
     res.on('close', () => {
@@ -106,6 +109,7 @@ export async function startServer({ files = {}, staticRoot } = {}) {
     for (let at = from; at < to && !closed; at += PIECE) {
       const piece = await body.read(at, Math.min(to, at + PIECE));
       state.bytesSent += piece.length;
+      if (state.pieceDelayMs && at > from) await new Promise((r) => setTimeout(r, state.pieceDelayMs));
       if (!res.write(piece) && !closed) {
         await new Promise((wake) => {
           waiters.add(wake);
@@ -122,7 +126,7 @@ export async function startServer({ files = {}, staticRoot } = {}) {
     state,
     url: (name) => base + name,
     reset() {
-      Object.assign(state, { mode: '206', latencyMs: 0, dropAfterBytes: null, dropsLeft: 0, requests: 0, bytesSent: 0, log: [] });
+      Object.assign(state, { mode: '206', latencyMs: 0, dropAfterBytes: null, dropsLeft: 0, requests: 0, bytesSent: 0, log: [], pieceBytes: 1 << 20, pieceDelayMs: 0 });
     },
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };

@@ -26,11 +26,12 @@ before(async () => {
 });
 after(() => server.close());
 
-test('a 150k-token header arrives in <= 2 requests and <= 1.1 x data offset + 64 KiB', async () => {
+test('a 150k-token header arrives in one streamed request and <= 1.1 x data offset + 64 KiB', async () => {
   server.reset();
   const model = await openGguf(server.url('/big.gguf'));
   assert.equal(model.dataOffset, big.dataOffset);
-  assert.ok(server.state.requests <= 2, `${server.state.requests} requests`);
+  assert.equal(server.state.requests, 1, 'one open-ended request, read as far as the header goes');
+  assert.deepEqual(server.state.log.map((l) => l.range), ['bytes=0-']);
   const limit = 1.1 * big.dataOffset + 64 * 1024;
   assert.ok(model.ioStats.bytes <= limit, `${model.ioStats.bytes} bytes fetched, limit ${limit}`);
   assert.equal(model.get('tokenizer.ggml.tokens').len, 150_000);
@@ -66,6 +67,37 @@ test('a ready-made source whose read() ignores the destination buffer still grow
   assert.equal(model.dataOffset, big.dataOffset);
   assert.equal(model.get('tokenizer.ggml.tokens').len, 150_000);
   assert.ok(source.stats.requests >= 2);
+});
+
+test('a header trickling in small pieces spans many reads of one request, then the body is cancelled', async () => {
+  server.reset();
+  server.state.pieceBytes = 7919; // a prime: pieces never line up with the reads
+  server.state.pieceDelayMs = 1;
+  const model = await openGguf(server.url('/bigdata.gguf'));
+  assert.equal(model.dataOffset, bigData.dataOffset);
+  assert.equal(model.get('tokenizer.ggml.tokens').items(149_999, 150_000).length, 1);
+  assert.equal(server.state.requests, 1);
+  assert.ok(model.ioStats.bytes <= 1.1 * bigData.dataOffset + 256 * 1024, `${model.ioStats.bytes} bytes read`);
+  await new Promise((r) => setTimeout(r, 200));
+  const sent = server.state.bytesSent;
+  assert.ok(sent < bigData.dataOffset + (2 << 20), `the server stopped sending: ${sent} of ${bigData.bytes.length} bytes`);
+  // The tensor reads after the header are exact ranges again.
+  const before = server.state.requests;
+  await model.readTensor('blk.3.weight', { rows: [0, 1] });
+  assert.equal(server.state.requests - before, 1);
+  assert.match(server.state.log.at(-1).range, /^bytes=\d+-\d+$/);
+  await model.close();
+});
+
+test('a failed streamed request falls back to exact ranges', async () => {
+  server.reset();
+  server.state.dropAfterBytes = 10_000;
+  server.state.dropsLeft = 1;
+  const model = await openGguf(server.url('/big.gguf'), { retryDelayMs: 1 });
+  assert.equal(model.dataOffset, big.dataOffset);
+  assert.equal(server.state.log[0].range, 'bytes=0-');
+  assert.match(server.state.log[1].range, /^bytes=0-\d+$/, 'the retry asks for an exact range');
+  await model.close();
 });
 
 test('a small header is one request', async () => {

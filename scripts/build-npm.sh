@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the npm package: the crate for wasm32 with simd128 kernels (wasm-pack + wasm-bindgen,
-# --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
+# Builds the npm package: the crate for wasm32 with simd128 kernels and a scalar fallback
+# (wasm-pack + wasm-bindgen, --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
 # (js/) beside it in pkg/, and an installable tarball from `npm pack` in target/npm/.
 # Prints the tarball's path on its last line. Run scripts/setup.sh first (test.sh does).
 set -euo pipefail
@@ -11,17 +11,30 @@ if [ ! -x tools/node_modules/.bin/wasm-opt ]; then
 fi
 
 rm -rf pkg
-# Own target dir: other RUSTFLAGS would otherwise rebuild everything on each switch.
+# Two builds of the same crate: with simd128 (what engines with SIMD load) and without (the
+# fallback js/wasm.js picks where WebAssembly.validate refuses a SIMD instruction). Own target
+# dirs: other RUSTFLAGS would otherwise rebuild everything on each switch.
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
   wasm-pack --quiet build --release --target web --no-pack --out-dir pkg/wasm --out-name gguf_lens >&2
+env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-web-scalar \
+  wasm-pack --quiet build --release --target web --no-pack --out-dir pkg/wasm-scalar --out-name gguf_lens >&2
+# One JS glue serves both modules (the same exports and imports): checked, then the scalar
+# module moves beside the other.
+if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then
+  echo "build-npm: the simd128 and scalar builds need different JS glue" >&2
+  exit 1
+fi
+mv pkg/wasm-scalar/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm
+rm -rf pkg/wasm-scalar
 rm -f pkg/wasm/.gitignore pkg/wasm/*.d.ts pkg/wasm/package.json pkg/wasm/README.md
 
-wasm=pkg/wasm/gguf_lens_bg.wasm
-before=$(stat -c %s "$wasm")
-tools/node_modules/.bin/wasm-opt "$wasm" -O3 -o "$wasm" \
-  --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue
-echo "build-npm: wasm-opt $before -> $(stat -c %s "$wasm") bytes" >&2
+for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
+  before=$(stat -c %s "$wasm")
+  tools/node_modules/.bin/wasm-opt "$wasm" -O3 -o "$wasm" \
+    --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue
+  echo "build-npm: wasm-opt $wasm $before -> $(stat -c %s "$wasm") bytes" >&2
+done
 
 cp js/*.js js/*.d.ts js/package.json pkg/
 cp js/README.md pkg/README.md

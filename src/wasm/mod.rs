@@ -7,16 +7,17 @@
 use std::ops::Range;
 
 use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
-use serde_json::json;
 use wasm_bindgen::prelude::*;
 
-use crate::compare::{self, FieldValue, HeaderDiff, Layout, ModelView};
+use crate::compare::{self, Layout, ModelView};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, ParseStatus, Value};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
 use crate::safetensors::Dtype;
 use crate::summary::Summary;
 
+mod compare_js;
+mod safetensors_js;
 mod stats;
 mod summary;
 
@@ -30,11 +31,13 @@ fn js_error(err: crate::Error) -> JsError {
     JsError::new(&err.to_string())
 }
 
-fn to_js(value: &serde_json::Value) -> JsValue {
+/// A serde value as a plain JS value: structs and maps as objects, None as null. Only plain
+/// data reaches here (strings, numbers, bools, arrays, maps): serializing cannot fail.
+fn to_js(value: &impl serde::Serialize) -> JsValue {
     let serializer = serde_wasm_bindgen::Serializer::new()
         .serialize_maps_as_objects(true)
         .serialize_missing_as_null(true);
-    serde::Serialize::serialize(value, &serializer).unwrap_or(JsValue::NULL)
+    value.serialize(&serializer).unwrap_or(JsValue::NULL)
 }
 
 fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
@@ -448,11 +451,11 @@ impl CompareSide {
     #[wasm_bindgen(js_name = setGptqLayersAcross)]
     pub fn set_gptq_layers_across(
         &mut self,
-        tensors_json: &str,
+        tensors: &JsValue,
         config_text: Option<String>,
         kind: &str,
     ) -> Result<(), JsError> {
-        let shapes = shapes_of(tensors_json)?;
+        let shapes = shapes_of(tensors)?;
         let config = parse_config(config_text, kind)?;
         self.layers = layers_across(&shapes, config.as_ref()).0;
         Ok(())
@@ -492,95 +495,7 @@ pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
     } else {
         Layout::Logical
     };
-    diff_to_js(&a.view(layout), &b.view(layout))
-}
-
-fn diff_to_js(va: &ModelView<'_>, vb: &ModelView<'_>) -> JsValue {
-    let d = HeaderDiff::between(va, vb);
-    let field = |v: &FieldValue| match v {
-        FieldValue::Absent => serde_json::Value::Null,
-        FieldValue::Text(s) => json!(s),
-        FieldValue::Int(n) => json!(n),
-        FieldValue::Float(x) => json!(x),
-    };
-    let summary: Vec<serde_json::Value> = d
-        .summary
-        .iter()
-        .map(|f| json!({ "name": f.name, "a": field(&f.a), "b": field(&f.b), "counts": f.counts, "differs": f.differs() }))
-        .collect();
-    let metadata = d.metadata.as_ref().map(|m| {
-        let changed: Vec<serde_json::Value> = m
-            .changed
-            .iter()
-            .map(|c| {
-                let array = c.array.as_ref().map(|x| {
-                    json!({
-                        "itemTypeA": x.item_type_a.name(),
-                        "itemTypeB": x.item_type_b.name(),
-                        "lenA": x.len_a,
-                        "lenB": x.len_b,
-                        "differingItems": x.differing_items,
-                        "firstDifference": x.first_difference,
-                    })
-                });
-                json!({ "key": c.key, "typeA": c.type_a.name(), "typeB": c.type_b.name(), "array": array })
-            })
-            .collect();
-        json!({ "onlyA": m.only_a, "onlyB": m.only_b, "changed": changed, "same": m.same })
-    });
-    let t = &d.tensors;
-    let infos = |view: &ModelView<'_>, names: &[String]| -> Vec<serde_json::Value> {
-        names
-            .iter()
-            .filter_map(|n| view.tensor(n))
-            .map(|x| json!({ "name": x.name, "type": x.ty.name(), "shape": x.shape }))
-            .collect()
-    };
-    let matching: Vec<serde_json::Value> = t
-        .matching
-        .iter()
-        .filter_map(|n| Some((va.tensor(n)?, vb.tensor(n)?)))
-        .map(|(x, y)| {
-            json!({
-                "name": x.name,
-                "typeA": x.ty.name(),
-                "typeB": y.ty.name(),
-                "shape": x.shape,
-                "nElements": x.shape.iter().product::<u64>(),
-            })
-        })
-        .collect();
-    let shape_changes: Vec<serde_json::Value> = t
-        .shape_changes
-        .iter()
-        .map(|c| json!({ "name": c.name, "a": c.a, "b": c.b }))
-        .collect();
-    let type_changes: Vec<serde_json::Value> = t
-        .type_changes
-        .iter()
-        .map(|c| json!({ "name": c.name, "a": c.a.name(), "b": c.b.name() }))
-        .collect();
-    let transitions: Vec<serde_json::Value> = t
-        .transitions
-        .iter()
-        .map(|c| json!({ "a": c.a.name(), "b": c.b.name(), "tensors": c.tensors }))
-        .collect();
-    let both_gguf = va.format == "gguf" && vb.format == "gguf";
-    to_js(&json!({
-        "formats": [va.format, vb.format],
-        "layout": if both_gguf { "gguf" } else { "logical" },
-        "summary": summary,
-        "metadata": metadata,
-        "metadataNotCompared": d.metadata.is_none().then_some(compare::METADATA_NOT_COMPARED),
-        "tensors": {
-            "onlyA": infos(va, &t.only_a),
-            "onlyB": infos(vb, &t.only_b),
-            "shapeChanges": shape_changes,
-            "typeChanges": type_changes,
-            "transitions": transitions,
-            "matching": matching,
-        },
-    }))
+    compare_js::diff_to_js(&a.view(layout), &b.view(layout))
 }
 
 /// The numeric comparison of two tensors fed as aligned chunks (the core's `ValueDiff`): feed
@@ -644,19 +559,7 @@ impl ValueDiff {
     /// when RMS(a) is 0 and RMSE is not; `cosine` 1 for two zero vectors, 0 for one), NaN and
     /// Inf mismatches over all pairs, `identical` when nothing differs.
     pub fn result(&self) -> JsValue {
-        let m = self.diff.metrics();
-        to_js(&json!({
-            "elements": m.elements,
-            "count": m.count,
-            "rmse": m.rmse,
-            "maxAbs": m.max_abs,
-            "meanAbs": m.mean_abs,
-            "relRmse": m.rel_rmse,
-            "cosine": m.cosine,
-            "nanMismatch": m.nan_mismatch,
-            "infMismatch": m.inf_mismatch,
-            "identical": m.is_identical(),
-        }))
+        compare_js::metrics_to_js(&self.diff.metrics())
     }
 }
 
@@ -711,42 +614,14 @@ impl SafetensorsHeader {
 
     /// `__metadata__` in header order, as `[{ key, value }]` (both strings).
     pub fn metadata(&self) -> JsValue {
-        let entries: Vec<serde_json::Value> = self
-            .file
-            .metadata()
-            .iter()
-            .map(|(key, value)| json!({ "key": key, "value": value }))
-            .collect();
-        to_js(&serde_json::Value::Array(entries))
+        safetensors_js::metadata_to_js(&self.file)
     }
 
     /// Tensors in header order: `{ name, dtype, shape (outermost first), nElements, offset
     /// (absolute), relativeOffset, nBytes, rowLength, nRows, rowBytes (null for sub-byte
     /// dtypes), plain (whether toF32 converts it) }`.
     pub fn tensors(&self) -> JsValue {
-        let tensors: Vec<serde_json::Value> = self
-            .file
-            .tensors()
-            .iter()
-            .map(|t| {
-                let bits = u64::from(t.dtype().bits());
-                let row_bytes = (bits % 8 == 0).then(|| t.row_len() * bits / 8);
-                json!({
-                    "name": t.name(),
-                    "dtype": t.dtype().name(),
-                    "shape": t.shape(),
-                    "nElements": t.n_elements(),
-                    "offset": self.file.data_range(t).start,
-                    "relativeOffset": t.offset(),
-                    "nBytes": t.n_bytes(),
-                    "rowLength": t.row_len(),
-                    "nRows": t.n_rows(),
-                    "rowBytes": row_bytes,
-                    "plain": t.dtype().is_plain(),
-                })
-            })
-            .collect();
-        to_js(&serde_json::Value::Array(tensors))
+        safetensors_js::tensors_to_js(&self.file)
     }
 
     /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
@@ -799,7 +674,7 @@ impl SafetensorsHeader {
     /// none), or null when no config is set.
     #[wasm_bindgen(js_name = quantConfig)]
     pub fn quant_config(&self) -> JsValue {
-        config_to_js(self.config.as_ref())
+        safetensors_js::config_to_js(self.config.as_ref())
     }
 
     /// GPTQ layers (one per `<prefix>.qweight` whose parts fit): `{ name, bits, groupSize,
@@ -808,7 +683,7 @@ impl SafetensorsHeader {
     /// g_idx? } }` (tensor names).
     #[wasm_bindgen(js_name = gptqLayers)]
     pub fn gptq_layers(&self) -> JsValue {
-        layers_to_js(&self.layers, self.config.as_ref())
+        safetensors_js::layers_to_js(&self.layers, self.config.as_ref())
     }
 
     /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
@@ -966,50 +841,6 @@ impl GptqLayerData {
     }
 }
 
-fn layers_to_js(layers: &[GptqLayer], config: Option<&QuantConfig>) -> JsValue {
-    let format = config.map_or(CheckpointFormat::V1, |c| c.checkpoint_format);
-    let layers: Vec<serde_json::Value> = layers
-        .iter()
-        .map(|l| {
-            let mut parts = json!({
-                "qweight": l.part("qweight"),
-                "qzeros": l.part("qzeros"),
-                "scales": l.part("scales"),
-            });
-            if l.has_g_idx {
-                parts["g_idx"] = json!(l.part("g_idx"));
-            }
-            json!({
-                "name": l.name,
-                "bits": l.bits,
-                "groupSize": l.group_size,
-                "inFeatures": l.in_features,
-                "outFeatures": l.out_features,
-                "nGroups": l.n_groups,
-                "hasGIdx": l.has_g_idx,
-                "actOrder": config.and_then(|c| c.desc_act),
-                "checkpointFormat": format.name(),
-                "scalesDtype": l.scales_dtype.name(),
-                "parts": parts,
-            })
-        })
-        .collect();
-    to_js(&serde_json::Value::Array(layers))
-}
-
-fn config_to_js(config: Option<&QuantConfig>) -> JsValue {
-    match config {
-        None => JsValue::NULL,
-        Some(c) => to_js(&json!({
-            "bits": c.bits,
-            "groupSize": c.group_size,
-            "descAct": c.desc_act,
-            "sym": c.sym,
-            "checkpointFormat": c.checkpoint_format.name(),
-        })),
-    }
-}
-
 fn parse_config(text: Option<String>, kind: &str) -> Result<Option<QuantConfig>, JsError> {
     match (text, kind) {
         (None, _) => Ok(None),
@@ -1020,28 +851,27 @@ fn parse_config(text: Option<String>, kind: &str) -> Result<Option<QuantConfig>,
     }
 }
 
-/// `{ name: { dtype, shape } }` of the tensors of several files (a sharded checkpoint).
-fn shapes_of(tensors_json: &str) -> Result<Vec<(String, Dtype, Vec<u64>)>, JsError> {
-    let doc: serde_json::Value = serde_json::from_str(tensors_json)
-        .map_err(|e| JsError::new(&format!("tensor list: {e}")))?;
-    let entries = doc
-        .as_object()
-        .ok_or_else(|| JsError::new("tensor list: not an object"))?;
+/// One tensor of a sharded checkpoint, as JS lists them for `tensors`.
+#[derive(serde::Deserialize)]
+struct ShardTensor {
+    dtype: String,
+    shape: Vec<u64>,
+}
+
+/// `{ name: { dtype, shape } }` (a JS object) of the tensors of several files (a sharded
+/// checkpoint).
+fn shapes_of(tensors: &JsValue) -> Result<Vec<(String, Dtype, Vec<u64>)>, JsError> {
+    let entries: std::collections::BTreeMap<String, ShardTensor> =
+        serde_wasm_bindgen::from_value(tensors.clone())
+            .map_err(|e| JsError::new(&format!("tensor list: {e}")))?;
     entries
-        .iter()
-        .map(|(name, t)| {
-            let dtype = t
-                .get("dtype")
-                .and_then(serde_json::Value::as_str)
-                .and_then(Dtype::from_name);
-            let shape = t
-                .get("shape")
-                .and_then(serde_json::Value::as_array)
-                .and_then(|d| d.iter().map(serde_json::Value::as_u64).collect());
-            match (dtype, shape) {
-                (Some(dtype), Some(shape)) => Ok((name.clone(), dtype, shape)),
-                _ => Err(JsError::new(&format!("tensor list: bad entry {name}"))),
-            }
+        .into_iter()
+        .map(|(name, t)| match Dtype::from_name(&t.dtype) {
+            Some(dtype) => Ok((name, dtype, t.shape)),
+            None => Err(JsError::new(&format!(
+                "tensor list: bad dtype {} of {name}",
+                t.dtype
+            ))),
         })
         .collect()
 }
@@ -1074,22 +904,30 @@ fn layers_across(
     (layers, errors)
 }
 
-/// GPTQ layers whose parts may sit in different files (a sharded checkpoint): `tensors_json`
+/// GPTQ layers whose parts may sit in different files (a sharded checkpoint): `tensors`
 /// is `{ name: { dtype, shape } }` of every file's tensors, `config_text` the config (`kind` as
 /// in `setQuantConfig`). Returns `{ quantConfig, layers, errors }` as `SafetensorsHeader` gives
 /// them. Throws on a bad config.
 #[wasm_bindgen(js_name = gptqLayersAcross)]
 pub fn gptq_layers_across(
-    tensors_json: &str,
+    tensors: &JsValue,
     config_text: Option<String>,
     kind: &str,
 ) -> Result<JsValue, JsError> {
-    let shapes = shapes_of(tensors_json)?;
+    let shapes = shapes_of(tensors)?;
     let config = parse_config(config_text, kind)?;
     let (layers, errors) = layers_across(&shapes, config.as_ref());
     let result = Object::new();
-    set(&result, "quantConfig", config_to_js(config.as_ref()));
-    set(&result, "layers", layers_to_js(&layers, config.as_ref()));
+    set(
+        &result,
+        "quantConfig",
+        safetensors_js::config_to_js(config.as_ref()),
+    );
+    set(
+        &result,
+        "layers",
+        safetensors_js::layers_to_js(&layers, config.as_ref()),
+    );
     let errors: Array = errors.iter().map(|e| JsValue::from_str(e)).collect();
     set(&result, "errors", errors);
     Ok(result.into())
@@ -1100,7 +938,7 @@ pub fn gptq_layers_across(
 #[allow(clippy::too_many_arguments)]
 #[wasm_bindgen(js_name = gptqLayerDataAcross)]
 pub fn gptq_layer_data_across(
-    tensors_json: &str,
+    tensors: &JsValue,
     config_text: Option<String>,
     kind: &str,
     name: &str,
@@ -1109,7 +947,7 @@ pub fn gptq_layer_data_across(
     scales: Vec<u8>,
     g_idx: Option<Vec<u8>>,
 ) -> Result<GptqLayerData, JsError> {
-    let shapes = shapes_of(tensors_json)?;
+    let shapes = shapes_of(tensors)?;
     let config = parse_config(config_text, kind)?;
     let (layers, _) = layers_across(&shapes, config.as_ref());
     let layer = layers
@@ -1129,7 +967,7 @@ pub fn gptq_layer_data_across(
 }
 
 /// A `model.safetensors.index.json`: `{ weightMap: [[tensor, shard file]], shards (in order
-/// of first mention), metadataJson }`. Throws on a bad index (shards must be plain file names).
+/// of first mention), metadata }`. Throws on a bad index (shards must be plain file names).
 #[wasm_bindgen(js_name = parseShardIndex)]
 pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
     let index = crate::safetensors::ShardIndex::from_bytes(bytes).map_err(js_error)?;
@@ -1146,10 +984,6 @@ pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
         .map(|s| JsValue::from_str(s))
         .collect();
     set(&result, "shards", shards);
-    set(
-        &result,
-        "metadataJson",
-        serde_json::Value::Object(index.metadata().clone()).to_string(),
-    );
+    set(&result, "metadata", to_js(index.metadata()));
     Ok(result.into())
 }

@@ -154,7 +154,6 @@ impl TensorStatsJob {
                 p99: percentile(ps, 99.0),
             }),
         };
-        let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
-        value.serialize(&serializer).unwrap_or(JsValue::NULL)
+        super::to_js(&value)
     }
 }

@@ -69,9 +69,7 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
         embedding_size: num(s.embedding_length),
         vocab_size: num(s.vocab_size),
     };
-    let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
-    // Plain numbers, strings and nulls: serializing cannot fail.
-    value.serialize(&serializer).unwrap_or(JsValue::NULL)
+    super::to_js(&value)
 }
 
 /// The summary of a split model, built shard by shard in order (the core's

@@ -1,0 +1,144 @@
+//! A safetensors checkpoint as JS sees it (`SafetensorsHeader.metadata()`, `.tensors()`, GPTQ
+//! layers and config): serde types with the field names of `js/index.d.ts`. Sizes are JS numbers.
+
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+use super::to_js;
+
+use crate::gptq::{CheckpointFormat, GptqLayer, QuantConfig};
+use crate::safetensors::SafetensorsFile;
+
+#[derive(Serialize)]
+struct MetadataEntryJs<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+/// `__metadata__` as `[{ key, value }]`, in header order.
+pub(super) fn metadata_to_js(file: &SafetensorsFile) -> JsValue {
+    let entries: Vec<MetadataEntryJs<'_>> = file
+        .metadata()
+        .iter()
+        .map(|(key, value)| MetadataEntryJs { key, value })
+        .collect();
+    to_js(&entries)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TensorJs<'a> {
+    name: &'a str,
+    dtype: &'static str,
+    shape: Vec<f64>,
+    n_elements: f64,
+    offset: f64,
+    relative_offset: f64,
+    n_bytes: f64,
+    row_length: f64,
+    n_rows: f64,
+    /// Null for dtypes narrower than a byte per element row (sub-byte rows).
+    row_bytes: Option<f64>,
+    plain: bool,
+}
+
+/// The stored tensors, in header order.
+pub(super) fn tensors_to_js(file: &SafetensorsFile) -> JsValue {
+    let tensors: Vec<TensorJs<'_>> = file
+        .tensors()
+        .iter()
+        .map(|t| {
+            let bits = u64::from(t.dtype().bits());
+            TensorJs {
+                name: t.name(),
+                dtype: t.dtype().name(),
+                shape: t.shape().iter().map(|&d| d as f64).collect(),
+                n_elements: t.n_elements() as f64,
+                offset: file.data_range(t).start as f64,
+                relative_offset: t.offset() as f64,
+                n_bytes: t.n_bytes() as f64,
+                row_length: t.row_len() as f64,
+                n_rows: t.n_rows() as f64,
+                row_bytes: (bits % 8 == 0).then(|| (t.row_len() * bits / 8) as f64),
+                plain: t.dtype().is_plain(),
+            }
+        })
+        .collect();
+    to_js(&tensors)
+}
+
+#[derive(Serialize)]
+struct PartsJs {
+    qweight: String,
+    qzeros: String,
+    scales: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    g_idx: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LayerJs<'a> {
+    name: &'a str,
+    bits: u32,
+    group_size: f64,
+    in_features: f64,
+    out_features: f64,
+    n_groups: f64,
+    has_g_idx: bool,
+    act_order: Option<bool>,
+    checkpoint_format: &'static str,
+    scales_dtype: &'static str,
+    parts: PartsJs,
+}
+
+/// The GPTQ layers found, with the config's act-order and format.
+pub(super) fn layers_to_js(layers: &[GptqLayer], config: Option<&QuantConfig>) -> JsValue {
+    let format = config.map_or(CheckpointFormat::V1, |c| c.checkpoint_format);
+    let layers: Vec<LayerJs<'_>> = layers
+        .iter()
+        .map(|l| LayerJs {
+            name: &l.name,
+            bits: l.bits,
+            group_size: l.group_size as f64,
+            in_features: l.in_features as f64,
+            out_features: l.out_features as f64,
+            n_groups: l.n_groups as f64,
+            has_g_idx: l.has_g_idx,
+            act_order: config.and_then(|c| c.desc_act),
+            checkpoint_format: format.name(),
+            scales_dtype: l.scales_dtype.name(),
+            parts: PartsJs {
+                qweight: l.part("qweight"),
+                qzeros: l.part("qzeros"),
+                scales: l.part("scales"),
+                g_idx: l.has_g_idx.then(|| l.part("g_idx")),
+            },
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigJs {
+    bits: Option<u32>,
+    group_size: Option<f64>,
+    desc_act: Option<bool>,
+    sym: Option<bool>,
+    checkpoint_format: &'static str,
+}
+
+/// The quantization config, or null.
+pub(super) fn config_to_js(config: Option<&QuantConfig>) -> JsValue {
+    match config {
+        None => JsValue::NULL,
+        Some(c) => to_js(&ConfigJs {
+            bits: c.bits,
+            group_size: c.group_size.map(|g| g as f64),
+            desc_act: c.desc_act,
+            sym: c.sym,
+            checkpoint_format: c.checkpoint_format.name(),
+        }),
+    }
+}
