@@ -169,6 +169,10 @@ export interface StatsOptions extends ReadOptions {
   bins?: number;
   /** p1/p50/p99 (default true; usually one more pass over bytes kept in memory). */
   percentiles?: boolean;
+  /** Module workers running `gguf-lens/stats-worker` (browsers): each reads and dequantizes its
+   * own run of rows; the same numbers as without. The model must have been opened from a URL,
+   * path, File or Blob (each worker opens it too). */
+  workers?: Worker[];
 }
 
 export declare class GgufModel {

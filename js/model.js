@@ -120,6 +120,7 @@ export class GgufModel extends ShardedModel {
   async tensorStats(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
+    if (options.workers?.length) return runStatsOnWorkers(this, t, a, b, options);
     const header = this.shards[t.shard].header;
     return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions, consume) =>
       this._eachChunk(t, a, b, chunkOptions, (bytes, first) => {
@@ -208,6 +209,58 @@ export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
     return job.result();
   } finally {
     job.free();
+  }
+}
+
+let nextJobId = 0;
+
+/**
+ * tensorStats on workers (`options.workers`: Workers running `gguf-lens/stats-worker`): each pass
+ * is cut into one run of rows per worker (whole grid cells); each worker opens the model from
+ * `model.input` (once), reads and dequantizes its rows and sends its part back; the parts merge
+ * here. The same numbers as on one thread, bit for bit.
+ */
+async function runStatsOnWorkers(model, t, a, b, options) {
+  const { workers, signal } = options;
+  if (model.input === undefined || model.input === null || (typeof model.input === 'object' && !(model.input instanceof Blob) && !Array.isArray(model.input))) {
+    throw new TypeError('gguf-lens: tensorStats with workers needs a model opened from a URL, path, File or Blob');
+  }
+  const wasm = model.wasm;
+  const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
+  const jobId = ++nextJobId;
+  let asked = 0;
+  const ask = (worker, message) => new Promise((resolve, reject) => {
+    const id = `${jobId}:${++asked}`;
+    const onMessage = (event) => {
+      const data = event.data;
+      if (data?.type !== 'gguf-lens-stats-part' || data.id !== id) return;
+      worker.removeEventListener('message', onMessage);
+      if (data.error) reject(new Error(`gguf-lens: a statistics worker failed: ${data.error}`));
+      else resolve(data.state);
+    };
+    worker.addEventListener('message', onMessage);
+    worker.postMessage({ type: 'gguf-lens-stats', id, ...message });
+  });
+  try {
+    while (job.pass() !== 'done') {
+      const bounds = job.parts(workers.length);
+      const state = job.forkState();
+      const parts = [];
+      for (let i = 0; i * 2 < bounds.length; i++) {
+        parts.push(ask(workers[i], {
+          jobId, input: model.input, openOptions: model.openOptions, name: t.name,
+          rows: [bounds[2 * i], bounds[2 * i + 1]], state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES,
+          last: false,
+        }));
+      }
+      for (const part of await Promise.all(parts)) job.absorb(wasm.TensorStatsJob.fromState(part));
+      if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      job.finishPass();
+    }
+    return job.result();
+  } finally {
+    job.free();
+    for (const w of workers) w.postMessage({ type: 'gguf-lens-stats-done', jobId });
   }
 }
 

@@ -22,7 +22,9 @@ export async function openGguf(input, options = {}) {
   if (shards.length === 1) return openOne(shards[0], options);
   const models = await Promise.all(shards.map((shard) => openOne(shard, options)));
   try {
-    return mergeShards(models, await loadWasm());
+    const merged = mergeShards(models, await loadWasm());
+    merged.input = models.map((m) => m.input);
+    return merged;
   } catch (err) {
     await Promise.all(models.map((m) => m.close())); // shards that are not one model
     throw err;
@@ -51,7 +53,12 @@ async function openOne(input, options, made) {
   const source = made ?? await toSource(input, options);
   try {
     const header = await readHeader(wasmReady, source, options);
-    return new GgufModel(await wasmReady, header, source);
+    const model = new GgufModel(await wasmReady, header, source);
+    // What a worker opens to read its part of a tensor (a URL, path, File or Blob; with the
+    // request options a worker can receive).
+    model.input = input instanceof URL ? String(input) : input;
+    model.openOptions = { headers: options.headers, retries: options.retries };
+    return model;
   } catch (err) {
     await source.close();
     throw err;

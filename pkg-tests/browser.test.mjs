@@ -142,3 +142,50 @@ test('Chromium: every GPTQ case, config fetched beside the file, bit for bit', {
   assert.ok(result.compared >= 20);
   await page.close();
 });
+
+/** A GGUF with one F32 tensor of `rows` × `cols` values from a seeded generator (NaN and ±Inf among them). */
+function bigF32Gguf(rows, cols) {
+  const parts = [];
+  const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
+  const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
+  parts.push(Buffer.from('GGUF'));
+  u32(3); u64(1); u64(0);
+  const name = Buffer.from('w');
+  u64(name.length); parts.push(name);
+  u32(2); u64(cols); u64(rows); u32(0); u64(0);
+  const header = Buffer.concat(parts);
+  const offset = Math.ceil(header.length / 32) * 32;
+  const data = Buffer.alloc(rows * cols * 4);
+  let x = 12345;
+  for (let i = 0; i < rows * cols; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const v = i % 9973 === 0 ? NaN : i % 9967 === 0 ? -Infinity : (x / 2147483648 - 0.5) * 4;
+    data.writeFloatLE(v, i * 4);
+  }
+  return Buffer.concat([header, Buffer.alloc(offset - header.length), data]);
+}
+
+test('Chromium: tensorStats on two workers (gguf-lens/stats-worker) equals one thread, bit for bit', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.goto(server.url('/index.html'));
+  const bytes = [...bigF32Gguf(600, 1000)];
+  const result = await page.evaluate(async (data) => {
+    const { openGguf } = await import('/node_modules/gguf-lens/index.js');
+    const file = new File([new Uint8Array(data)], 'big.gguf');
+    const model = await openGguf(file);
+    const workers = [0, 1].map(() => new Worker('/node_modules/gguf-lens/stats-worker.js', { type: 'module' }));
+    const one = await model.tensorStats('w', { bins: 50, chunkBytes: 100_000 });
+    const pooled = await model.tensorStats('w', { bins: 50, workers });
+    const again = await model.tensorStats('w', { bins: 50, workers, chunkBytes: 70_000 });
+    for (const w of workers) w.terminate();
+    return { one, pooled, again };
+  }, bytes);
+  assert.deepEqual(errors, []);
+  assert.equal(result.one.count, 600_000);
+  assert.ok(result.one.nanCount > 0 && result.one.negInfCount > 0);
+  assert.deepEqual(result.pooled, result.one);
+  assert.deepEqual(result.again, result.one);
+  await page.close();
+});

@@ -117,8 +117,18 @@ function ggufModel(f) {
     },
     specialTokens: () => f.specialTokens(),
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
-    stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress })),
+    // Every core: a pool of the package's statistics workers, each reading its own rows.
+    stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress, workers: statsPool() })),
   };
+}
+
+let pool = null;
+/** The package's statistics workers, one per core (at most 4), started on first use. */
+function statsPool() {
+  if (pool || typeof Worker === 'undefined') return pool ?? undefined;
+  const n = Math.min(4, Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 2));
+  pool = Array.from({ length: n }, () => new Worker(new URL('./pkg/stats-worker.js', import.meta.url), { type: 'module' }));
+  return pool;
 }
 
 function statsOf(r) {

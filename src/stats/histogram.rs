@@ -1,17 +1,16 @@
 //! A histogram over a range known in advance, with numpy's bin rule.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// numpy's `histogram(x, bins, range=(lo, hi))`: edges are f64, `edge[i] = lo + i * ((hi - lo) /
 /// bins)` for `i < bins` and `edge[bins] = hi` (numpy's `linspace`); bin `i` holds
 /// `edge[i] <= x < edge[i + 1]`, the last bin also `x == hi`. Values outside `[lo, hi]` and
 /// non-finite values are not counted. When `lo == hi` the range is widened to
 /// `[lo - 0.5, hi + 0.5]`, as numpy does. Counts merge exactly (integers).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Histogram {
     edges: Vec<f64>,
     counts: Vec<u64>,
-    #[serde(skip)]
     norm: f64,
 }
 

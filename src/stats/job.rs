@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::histogram::Histogram;
 use super::moments::Moments;
@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub const CELL_ELEMENTS: u64 = 1 << 16;
 
 /// What to compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsRequest {
     /// Bins of the histogram over `[min, max]` (0: no histogram).
     pub bins: usize,
@@ -30,7 +30,7 @@ pub struct StatsRequest {
 }
 
 /// Which pass the job wants next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pass {
     Moments,
@@ -40,7 +40,8 @@ pub enum Pass {
 }
 
 /// The statistics of a tensor's rows being computed; see the module doc.
-#[derive(Debug, Clone)]
+/// Serializable (serde), so a job and its forked parts can cross to other workers and back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StatsJob {
     request: StatsRequest,
     rows: Range<u64>,
@@ -104,6 +105,19 @@ impl StatsJob {
     /// The grid cell boundaries of `rows`: chunks start on them (for the moments pass).
     pub fn cell_rows(&self) -> u64 {
         self.cell_rows
+    }
+
+    /// The rows cut into at most `n` runs of whole grid cells, for `n` threads or workers (each
+    /// feeds a [`StatsJob::fork`] its run; absorb them back in any order).
+    pub fn parts(&self, n: usize) -> Vec<Range<u64>> {
+        let rows = self.rows();
+        let len = rows.end - rows.start;
+        let cells = len.div_ceil(self.cell_rows);
+        let per = cells.div_ceil(n.max(1) as u64).max(1) * self.cell_rows;
+        (0..n.max(1) as u64)
+            .map(|t| rows.start + (t * per).min(len)..rows.start + ((t + 1) * per).min(len))
+            .filter(|r| r.start < r.end)
+            .collect()
     }
 
     /// Adds the values of rows `first_row..` (a whole number of rows). In the moments pass,

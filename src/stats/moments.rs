@@ -1,10 +1,10 @@
 //! Counts, range and moments of a run of f32 values, mergeable exactly in a fixed order.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What one pass over values gives: counts of every kind, the finite range, and the mean and the
 /// sum of squared deviations (`m2`) of the finite values, in f64.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Moments {
     /// Values seen, NaN and infinities included.
     pub count: u64,

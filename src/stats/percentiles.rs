@@ -21,7 +21,7 @@ pub const COLLECT_LIMIT: u64 = 1 << 20;
 pub const PERCENTILES: [f64; 3] = [1.0, 50.0, 99.0];
 
 /// `floor((x - lo) * scale)` in f64, clamped to `0..bins`: monotone in `x`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Binning {
     lo: f64,
     scale: f64,
@@ -96,7 +96,7 @@ fn in_bins_body(binning: &Binning, wanted: &[u64], values: &[f32], out: &mut Vec
 }
 
 /// Where one rank's value is being looked for: the values whose bins match `path` at every level.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Search {
     /// (binning, bin) per level; a value is a member when it falls in every one.
     path: Vec<(Binning, u32)>,
@@ -105,7 +105,7 @@ pub(crate) struct Search {
     step: Step,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum Step {
     /// Counting the members per bin of `next`, and their range.
     Narrow {

@@ -28,7 +28,7 @@ where
 {
     let threads = threads.max(1);
     while job.pass() != Pass::Done {
-        let parts = split(job, threads);
+        let parts = job.parts(threads);
         let step = job.chunk_rows(chunk_elements);
         let forks: Vec<Result<StatsJob>> = if parts.len() <= 1 {
             parts
@@ -84,20 +84,4 @@ fn feed<R: ReadRows>(
         part.add(first, values)?;
     }
     Ok(part)
-}
-
-/// The job's rows cut into at most `threads` runs of whole grid cells.
-fn split(job: &StatsJob, threads: usize) -> Vec<Range<u64>> {
-    let rows = job.rows();
-    let cell = job.cell_rows();
-    let cells = (rows.end - rows.start).div_ceil(cell);
-    let per = cells.div_ceil(threads as u64).max(1);
-    (0..threads as u64)
-        .map(|t| {
-            let start = rows.start + (t * per * cell).min(rows.end - rows.start);
-            let end = rows.start + ((t + 1) * per * cell).min(rows.end - rows.start);
-            start..end
-        })
-        .filter(|r| r.start < r.end)
-        .collect()
 }

@@ -112,6 +112,45 @@ impl TensorStatsJob {
         self.job.add(first_row as u64, values).map_err(js_error)
     }
 
+    /// The rows cut into at most `n` runs of whole grid cells, for `n` workers: a flat
+    /// `[start0, end0, start1, end1, …]`.
+    pub fn parts(&self, n: u32) -> Vec<f64> {
+        self.job
+            .parts(n as usize)
+            .into_iter()
+            .flat_map(|r| [r.start as f64, r.end as f64])
+            .collect()
+    }
+
+    /// An empty part of the current pass, as plain data for another worker
+    /// (`TensorStatsJob.fromState` there, `toState` back, `absorb` here).
+    #[wasm_bindgen(js_name = forkState)]
+    pub fn fork_state(&self) -> Result<JsValue, JsError> {
+        state_to_js(&self.job.fork())
+    }
+
+    /// This job as plain data (a Map, arrays, numbers) that survives `postMessage`.
+    #[wasm_bindgen(js_name = toState)]
+    pub fn to_state(&self) -> Result<JsValue, JsError> {
+        state_to_js(&self.job)
+    }
+
+    /// A job from `toState`'s data.
+    #[wasm_bindgen(js_name = fromState)]
+    pub fn from_state(state: JsValue) -> Result<TensorStatsJob, JsError> {
+        let job = serde_wasm_bindgen::from_value(state)
+            .map_err(|e| JsError::new(&format!("statistics state: {e}")))?;
+        Ok(TensorStatsJob {
+            job,
+            values: Vec::new(),
+        })
+    }
+
+    /// Takes a part's counts back (from `forkState` → `fromState` in a worker → `toState`).
+    pub fn absorb(&mut self, part: TensorStatsJob) {
+        self.job.absorb(part.job);
+    }
+
     /// Ends the pass (throws when the moments pass missed rows).
     #[wasm_bindgen(js_name = finishPass)]
     pub fn finish_pass(&mut self) -> Result<(), JsError> {
@@ -156,4 +195,9 @@ impl TensorStatsJob {
         };
         super::to_js(&value)
     }
+}
+
+fn state_to_js(job: &StatsJob) -> Result<JsValue, JsError> {
+    job.serialize(&serde_wasm_bindgen::Serializer::new())
+        .map_err(|e| JsError::new(&format!("statistics state: {e}")))
 }

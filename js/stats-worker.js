@@ -1,0 +1,69 @@
+// The worker side of tensorStats({ workers }): start it as a module worker,
+//   new Worker(new URL('gguf-lens/stats-worker', import.meta.url), { type: 'module' })
+// (or the path of this file), and pass such workers to tensorStats. Each request names the model
+// (its URL, path, File or Blob), the tensor, a run of rows and the job's state for the pass; the
+// worker opens the model once, reads and dequantizes its rows in wasm, keeps their bytes for the
+// job's later passes when they fit, and sends its part of the statistics back.
+import { openGguf } from './index.js';
+import { loadWasm } from './wasm.js';
+import { STATS_KEEP_BYTES } from './model.js';
+
+const scope = globalThis;
+let opened = null; // { key, model }
+let kept = null; // { jobId, rows, chunks: [[bytes, firstRow]] }
+
+function keyOf(input) {
+  if (Array.isArray(input)) return input.map(keyOf).join('|');
+  if (typeof input === 'string') return input;
+  return input; // a File or Blob: the same object for the same file
+}
+
+async function modelFor(input, openOptions) {
+  const key = keyOf(input);
+  if (opened?.key !== key) {
+    await opened?.model.close();
+    opened = null;
+    opened = { key, model: await openGguf(input, openOptions ?? {}) };
+  }
+  return opened.model;
+}
+
+async function part(message) {
+  const wasm = await loadWasm();
+  const model = await modelFor(message.input, message.openOptions);
+  const t = model.tensor(message.name);
+  const header = model.shards[t.shard].header;
+  const [a, b] = message.rows;
+  const job = wasm.TensorStatsJob.fromState(message.state);
+  try {
+    const sameRun = kept && kept.jobId === message.jobId && kept.rows[0] === a && kept.rows[1] === b;
+    if (sameRun) {
+      for (const [bytes, first] of kept.chunks) job.addRows(header, t.name, first, bytes);
+    } else {
+      const keep = (b - a) * t.rowBytes <= STATS_KEEP_BYTES ? [] : null;
+      const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
+      await model._eachChunk(t, a, b, { rowsPerChunk }, (bytes, first) => {
+        job.addRows(header, t.name, first, bytes);
+        keep?.push([bytes, first]);
+      });
+      kept = keep ? { jobId: message.jobId, rows: [a, b], chunks: keep } : null;
+    }
+    return job.toState();
+  } finally {
+    job.free();
+  }
+}
+
+scope.addEventListener('message', async (event) => {
+  const message = event.data;
+  if (message?.type === 'gguf-lens-stats-done') {
+    if (kept?.jobId === message.jobId) kept = null;
+    return;
+  }
+  if (message?.type !== 'gguf-lens-stats') return;
+  try {
+    scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, state: await part(message) });
+  } catch (err) {
+    scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, error: String(err?.message ?? err) });
+  }
+});
