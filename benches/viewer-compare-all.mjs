@@ -7,13 +7,8 @@
 //   node benches/viewer-compare-all.mjs SITE DIR [--runs 3]
 //
 // Prints each run's wall time from the click to the last tensor's metrics, then the median.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { serveSite, launchChromium } from './viewer-bench.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { chromium } = createRequire(path.join(ROOT, 'pkg-tests/viewer/package.json'))('playwright-core');
 const args = process.argv.slice(2);
 const runsAt = args.indexOf('--runs');
 const runs = runsAt >= 0 ? Number(args.splice(runsAt, 2)[1]) : 3;
@@ -23,16 +18,8 @@ if (!site || !dir) {
   process.exit(2);
 }
 
-const server = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), site, '0', `/bench=${dir}`], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve, reject) => {
-  let out = '';
-  server.stdout.on('data', (d) => { out += d; const m = /serving (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out); if (m) resolve(m[1]); });
-  server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const { url, server } = await serveSite(site, [`/bench=${dir}`]);
+const browser = await launchChromium();
 const times = [];
 try {
   for (let r = 0; r < runs; r++) {

@@ -6,27 +6,18 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value as Json;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
+use common::root;
 
 fn expected() -> Json {
     let text = std::fs::read(root().join("fixtures/diff/expected.json")).unwrap();
     serde_json::from_slice(&text).unwrap()
 }
 
-fn run(args: &[&str]) -> Output {
-    common::gguf_lens_command()
-        .current_dir(root())
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::run_in_root as run;
 
 /// Runs, asserts the exit code (showing stderr when it is not `code`) and parses stdout as JSON.
 fn run_json(args: &[&str], code: i32) -> Json {

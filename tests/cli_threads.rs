@@ -6,22 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
 use serde_json::Value as Json;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
+use common::root;
 
-fn run(args: &[&str]) -> Output {
-    common::gguf_lens_command()
-        .current_dir(root())
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::run_in_root as run;
 
 fn manifest() -> Vec<Json> {
     let text = std::fs::read(root().join("fixtures/dequant/manifest.json")).unwrap();

@@ -142,3 +142,17 @@ pub const ARM_DEFAULT_NAN: u32 = 0x7FC0_0000;
 pub fn is_arch_default_nan(got: u32, expected: u32) -> bool {
     cfg!(target_arch = "aarch64") && got == ARM_DEFAULT_NAN && expected == X86_DEFAULT_NAN
 }
+
+/// The repository root (fixtures/ is under it).
+pub fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// Runs `gguf-lens ARGS` from the repository root.
+pub fn run_in_root(args: &[&str]) -> std::process::Output {
+    gguf_lens_command()
+        .current_dir(root())
+        .args(args)
+        .output()
+        .unwrap()
+}
