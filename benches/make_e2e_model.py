@@ -1,10 +1,12 @@
 """A GGUF with one large Q8_0 and one large Q4_K tensor (default 4096 x 32768 = 134M elements
-each), the shape of a big token embedding, for the end-to-end benchmarks (benches/bench-e2e.sh).
+each), the shape of a big token embedding, for the end-to-end benchmarks (benches/bench-e2e.sh);
+with --extra-types, one more tensor per listed type (`big_<type>.weight`), made as
+benches/bench_ggml.py makes blocks (random bytes, every scale field finite).
 
 Blocks are written with sane scales (f16 d, dmin ~ 1e-3) and random quants, by gguf-py's
 GGUFWriter as raw bytes; gguf-py reads the file back. Deterministic (seeded).
 
-    python benches/make_e2e_model.py OUT.gguf [--cols 32768]
+    python benches/make_e2e_model.py OUT.gguf [--cols 32768] [--extra-types Q4_0,Q6_K,IQ4_XS,MXFP4]
 """
 import argparse
 from pathlib import Path
@@ -39,6 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--cols", type=int, default=32768)
+    parser.add_argument("--extra-types", default="")
     args = parser.parse_args()
     rng = np.random.default_rng(20261124)
     n = ROWS * args.cols
@@ -49,6 +52,17 @@ def main() -> None:
     writer.add_tensor("big_q8_0.weight", q8, raw_dtype=GGMLQuantizationType.Q8_0)
     q4 = q4_k_blocks(n // 256, rng).reshape(args.cols, ROWS // 256 * 144)
     writer.add_tensor("big_q4_k.weight", q4, raw_dtype=GGMLQuantizationType.Q4_K)
+    if args.extra_types:
+        import sys
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_ggml import random_blocks  # noqa: E402
+        from gguf.constants import GGML_QUANT_SIZES  # noqa: E402
+        for name in args.extra_types.split(","):
+            qtype = GGMLQuantizationType[name]
+            block, size = GGML_QUANT_SIZES[qtype]
+            data = random_blocks(name, block, size, n, rng)
+            writer.add_tensor(f"big_{name.lower()}.weight", data.reshape(args.cols, ROWS // block * size),
+                              raw_dtype=qtype)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
