@@ -14,7 +14,8 @@ export const ARTIFACTS = path.join(HERE, 'artifacts');
 export const FIXTURES = path.join(HERE, 'fixtures');
 export const readJson = (p) => JSON.parse(readFileSync(p, 'utf8'));
 
-let built = false;
+// run.sh builds the site once for all test files and says so; a test file run alone builds it.
+let built = process.env.GGUF_LENS_SITE_BUILT === '1';
 export function buildSite() {
   if (built) return;
   execFileSync('bash', [path.join(ROOT, 'scripts/build-site.sh'), SITE], { stdio: ['ignore', 'inherit', 'inherit'] });
