@@ -12,6 +12,7 @@
 
 pub mod compare;
 mod cursor;
+pub mod edit;
 pub mod effective_ftype;
 pub mod error;
 pub mod gguf;
