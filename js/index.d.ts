@@ -69,7 +69,7 @@ export type MetadataEntry = ScalarEntry | ArrayEntry;
 
 export interface TensorInfo {
   name: string;
-  /** ggml type name, e.g. "Q4_K". */
+  /** ggml type name, e.g. "Q4_K" (a safetensors dtype or "GPTQ 4-bit" in a checkpoint's). */
   type: string;
   typeId: number;
   /** Row-major, outermost first, as numpy, PyTorch and safetensors give it (the same order for
@@ -101,7 +101,11 @@ export interface QuantShare {
   share: number;
 }
 
+/** One summary for every format: a safetensors checkpoint's has these fields too (null where it
+ * has no such thing) and a few of its own (SafetensorsSummary). */
 export interface Summary {
+  format: 'gguf' | 'safetensors';
+  tensorCount: number;
   architecture: string | null;
   name: string | null;
   parameterCount: number;
@@ -411,13 +415,9 @@ export interface DtypeShare {
   share: number;
 }
 
-export interface SafetensorsSummary {
+export interface SafetensorsSummary extends Summary {
   format: 'safetensors';
-  tensorCount: number;
-  /** Stored tensors' elements, a GPTQ layer counted as in × out (its parts not). */
-  parameterCount: number;
-  tensorBytes: number;
-  bitsPerWeight: number;
+  /** The same shares as quantMix (typeId -1 there). */
   dtypeMix: DtypeShare[];
   gptq: {
     layers: number;

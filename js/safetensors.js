@@ -267,12 +267,25 @@ export class SafetensorsModel extends ShardedModel {
     dtypeMix.sort((a, b) => b.bytes - a.bytes);
     const c = this.quantConfig;
     const first = this.gptqLayers[0];
+    // The fields of a GGUF model's summary, with the same names (null where a checkpoint has no
+    // such thing), then the checkpoint's own: dtypeMix (= quantMix) and gptq.
     return {
       format: 'safetensors',
       tensorCount: this.tensors.length,
+      architecture: null,
+      name: null,
       parameterCount,
       tensorBytes,
+      fileType: null,
+      fileTypeLabel: null,
+      quantMix: dtypeMix.map((m) => ({ ...m, typeId: -1 })),
       bitsPerWeight: parameterCount ? (tensorBytes * 8) / parameterCount : 0,
+      contextLength: null,
+      layers: null,
+      heads: null,
+      kvHeads: null,
+      embeddingSize: null,
+      vocabSize: null,
       dtypeMix,
       gptq: this.gptqLayers.length || c ? {
         layers: this.gptqLayers.length,

@@ -137,3 +137,21 @@ test('shards that are not one model are refused with the core split check, namin
     openGguf([path.join(diff, 'split-a-00002-of-00002.gguf'), path.join(diff, 'split-a-00001-of-00002.gguf')]),
     /split\.no is 1, expected 0/);
 });
+
+test('one summary for every format: a checkpoint has every field a GGUF model has, of the same kind', async () => {
+  const { open } = await import('gguf-lens');
+  const gguf = await open(path.join(REPO, 'fixtures/sample/tiny-llama-Q4_K_M.gguf'));
+  const st = await open(path.join(REPO, 'fixtures/gptq/b4_g32_v1/model.safetensors'));
+  const [a, b] = [gguf.summary(), st.summary()];
+  assert.equal(a.format, 'gguf');
+  assert.equal(b.format, 'safetensors');
+  for (const key of Object.keys(a)) {
+    assert.ok(key in b, `safetensors summary lacks ${key}`);
+    const kind = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+    if (b[key] !== null && a[key] !== null) assert.equal(kind(b[key]), kind(a[key]), key);
+  }
+  assert.equal(a.tensorCount, gguf.tensors.length);
+  assert.deepEqual(b.quantMix.map((m) => m.type), b.dtypeMix.map((m) => m.type));
+  await gguf.close();
+  await st.close();
+});

@@ -23,6 +23,9 @@ struct QuantShareJs {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SummaryJs<'a> {
+    /// Always "gguf" here; a safetensors summary has the same fields with "safetensors".
+    format: &'static str,
+    tensor_count: f64,
     architecture: Option<&'a str>,
     name: Option<&'a str>,
     parameter_count: f64,
@@ -43,6 +46,8 @@ struct SummaryJs<'a> {
 pub(super) fn summary_to_js(s: &Summary) -> JsValue {
     let num = |v: Option<u64>| v.map(|n| n as f64);
     let value = SummaryJs {
+        format: "gguf",
+        tensor_count: s.quant_mix.iter().map(|m| m.tensors as f64).sum(),
         architecture: s.architecture.as_deref(),
         name: s.name.as_deref(),
         parameter_count: s.parameter_count as f64,
