@@ -12,6 +12,8 @@
 
 pub mod compare;
 mod cursor;
+pub mod edit;
+pub mod effective_ftype;
 pub mod error;
 pub mod gguf;
 pub mod gptq;

@@ -45,6 +45,7 @@ pub fn file_type_label(file_type: u64) -> Option<&'static str> {
         38 => "MOSTLY_MXFP4_MOE",
         39 => "MOSTLY_NVFP4",
         40 => "MOSTLY_Q1_0",
+        41 => "MOSTLY_Q2_0",
         1024 => "GUESSED",
         _ => return None,
     })
@@ -72,6 +73,9 @@ pub struct Summary {
     pub tensor_bytes: u64,
     pub file_type: Option<u64>,
     pub file_type_label: Option<&'static str>,
+    /// The file type the tensor mix points to, only when `file_type` is missing or disagrees
+    /// (see `effective_ftype`).
+    pub file_type_by_tensor_mix: Option<u64>,
     /// One entry per type, in type id order.
     pub quant_mix: Vec<TypeShare>,
     /// Tensor bits per element over the whole model (0 without tensors).
@@ -94,7 +98,16 @@ impl Summary {
         let Some(first) = parts.next() else {
             return Summary::default();
         };
-        parts.fold(first, Summary::with_tensors_of)
+        let mut summary = parts.fold(first, Summary::with_tensors_of);
+        // The guess needs every shard's tensors, not the first shard's.
+        let kinds: Vec<_> = shards
+            .iter()
+            .flat_map(|f| f.tensors())
+            .map(crate::effective_ftype::TensorKind::of)
+            .collect();
+        summary.file_type_by_tensor_mix = crate::effective_ftype::guess_file_type(&kinds)
+            .filter(|guess| Some(*guess) != summary.file_type);
+        summary
     }
 
     /// `self` with `other`'s tensors added (type counts, elements, bytes), shares and bits per
@@ -147,6 +160,8 @@ impl Summary {
             tensor_bytes,
             file_type,
             file_type_label: file_type.and_then(file_type_label),
+            file_type_by_tensor_mix: crate::effective_ftype::guess_file_type_of(file)
+                .filter(|guess| Some(*guess) != file_type),
             quant_mix,
             bits_per_weight: ratio(tensor_bytes as f64 * 8.0, parameter_count as f64),
             context_length: arch_u64("context_length"),

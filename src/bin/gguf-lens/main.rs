@@ -12,6 +12,7 @@ mod json;
 mod llama_names;
 mod model;
 mod output;
+mod set;
 mod st_dequant;
 mod st_inspect;
 mod stats;
@@ -55,6 +56,8 @@ enum Command {
     Stats(stats::Args),
     #[command(after_help = EXIT_CODES)]
     Diff(diff::Args),
+    #[command(after_help = EXIT_CODES)]
+    Set(set::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Dequant(args) => dequant::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Set(args) => set::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

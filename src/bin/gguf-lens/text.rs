@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use gguf_lens::gguf::Value;
 use gguf_lens::model::GgufModel;
+use gguf_lens::summary::file_type_label;
 
 /// Longest value shown inline before it is cut.
 const MAX_SHOWN: usize = 80;
@@ -76,6 +77,10 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
     let summary = model.summary();
     if let Some(label) = summary.file_type_label {
         let _ = writeln!(out, "\nfile type: {label}");
+    }
+    if let Some(guess) = summary.file_type_by_tensor_mix {
+        let label = file_type_label(guess).unwrap_or("?");
+        let _ = writeln!(out, "file type by tensor mix: {label}");
     }
     if summary.parameter_count > 0 {
         let _ = writeln!(

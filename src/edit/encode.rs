@@ -1,0 +1,223 @@
+//! Serializing a header per the GGUF v2/v3 spec.
+
+use crate::gguf::{Endian, GgufFile, Value, ValueType};
+
+use super::Edits;
+
+/// An owned metadata value to write.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewValue {
+    U8(u8),
+    I8(i8),
+    U16(u16),
+    I16(i16),
+    U32(u32),
+    I32(i32),
+    F32(f32),
+    Bool(bool),
+    String(String),
+    /// Item type and items (all of that type).
+    Array(ValueType, Vec<NewValue>),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+}
+
+impl NewValue {
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            NewValue::U8(_) => ValueType::U8,
+            NewValue::I8(_) => ValueType::I8,
+            NewValue::U16(_) => ValueType::U16,
+            NewValue::I16(_) => ValueType::I16,
+            NewValue::U32(_) => ValueType::U32,
+            NewValue::I32(_) => ValueType::I32,
+            NewValue::F32(_) => ValueType::F32,
+            NewValue::Bool(_) => ValueType::Bool,
+            NewValue::String(_) => ValueType::String,
+            NewValue::Array(..) => ValueType::Array,
+            NewValue::U64(_) => ValueType::U64,
+            NewValue::I64(_) => ValueType::I64,
+            NewValue::F64(_) => ValueType::F64,
+        }
+    }
+}
+
+/// Writes numbers in the file's byte order.
+struct Out {
+    bytes: Vec<u8>,
+    big: bool,
+}
+
+impl Out {
+    fn u32(&mut self, v: u32) {
+        let b = if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
+        self.bytes.extend_from_slice(&b);
+    }
+    fn u64(&mut self, v: u64) {
+        let b = if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
+        self.bytes.extend_from_slice(&b);
+    }
+    fn str(&mut self, s: &[u8]) {
+        self.u64(s.len() as u64);
+        self.bytes.extend_from_slice(s);
+    }
+    fn num<const N: usize>(&mut self, le: [u8; N], be: [u8; N]) {
+        self.bytes
+            .extend_from_slice(if self.big { &be } else { &le });
+    }
+    /// The value's payload (no type id), parsed form.
+    fn parsed(&mut self, v: &Value) {
+        match v {
+            Value::U8(x) => self.bytes.push(*x),
+            Value::I8(x) => self.bytes.push(*x as u8),
+            Value::U16(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            Value::I16(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            Value::U32(x) => self.u32(*x),
+            Value::I32(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            Value::F32(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            Value::Bool(x) => self.bytes.push(u8::from(*x)),
+            Value::String(s) => self.str(s.as_bytes()),
+            Value::Array(a) => {
+                self.u32(a.item_type() as u32);
+                self.u64(a.len() as u64);
+                for item in a.iter() {
+                    self.parsed(&item);
+                }
+            }
+            Value::U64(x) => self.u64(*x),
+            Value::I64(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            Value::F64(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+        }
+    }
+    /// The value's payload (no type id), new form.
+    fn new_value(&mut self, v: &NewValue) -> Result<(), String> {
+        match v {
+            NewValue::U8(x) => self.bytes.push(*x),
+            NewValue::I8(x) => self.bytes.push(*x as u8),
+            NewValue::U16(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            NewValue::I16(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            NewValue::U32(x) => self.u32(*x),
+            NewValue::I32(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            NewValue::F32(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            NewValue::Bool(x) => self.bytes.push(u8::from(*x)),
+            NewValue::String(s) => self.str(s.as_bytes()),
+            NewValue::Array(item_type, items) => {
+                if let Some(bad) = items.iter().find(|i| i.value_type() != *item_type) {
+                    return Err(format!(
+                        "array of {} holds a {}",
+                        item_type.name(),
+                        bad.value_type().name()
+                    ));
+                }
+                self.u32(*item_type as u32);
+                self.u64(items.len() as u64);
+                for item in items {
+                    self.new_value(item)?;
+                }
+            }
+            NewValue::U64(x) => self.u64(*x),
+            NewValue::I64(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+            NewValue::F64(x) => self.num(x.to_le_bytes(), x.to_be_bytes()),
+        }
+        Ok(())
+    }
+}
+
+/// The new header of `file` with `edits` applied, padded so the data section starts aligned.
+/// Errors are one line naming the key and the reason.
+pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
+    if file.version() < 2 {
+        return Err(format!(
+            "GGUF version {} files cannot be edited (only 2 and 3)",
+            file.version()
+        ));
+    }
+    for key in &edits.remove {
+        if file.get(key).is_none() {
+            return Err(format!("--remove {key}: no such key"));
+        }
+    }
+    for (key, value) in &edits.set {
+        if key == "general.alignment" && *value != NewValue::U32(file.alignment() as u32) {
+            return Err(format!("{key}: changing the alignment is not supported"));
+        }
+    }
+    if edits.remove.iter().any(|k| k == "general.alignment") && file.alignment() != 32 {
+        return Err("general.alignment: removing a non-default alignment is not supported".into());
+    }
+    let mut out = Out {
+        bytes: Vec::new(),
+        big: file.endian() == Endian::Big,
+    };
+    out.bytes.extend_from_slice(b"GGUF");
+    out.u32(file.version());
+    out.u64(file.tensors().len() as u64);
+    let count_at = out.bytes.len();
+    out.u64(0); // key count, filled in below
+    let mut count = 0u64;
+    let new_value_of = |key: &str| {
+        edits
+            .set
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    };
+    for (key, value) in file.metadata() {
+        if edits.remove.iter().any(|k| k == key) {
+            continue;
+        }
+        out.str(key.as_bytes());
+        match new_value_of(key) {
+            Some(v) => {
+                out.u32(v.value_type() as u32);
+                out.new_value(v).map_err(|e| format!("{key}: {e}"))?;
+            }
+            None => {
+                out.u32(value.value_type() as u32);
+                out.parsed(&value);
+            }
+        }
+        count += 1;
+    }
+    let mut added: Vec<&str> = Vec::new();
+    for (key, value) in &edits.set {
+        if file.get(key).is_some() || added.contains(&key.as_str()) {
+            continue;
+        }
+        added.push(key);
+        let v = new_value_of(key).unwrap_or(value);
+        out.str(key.as_bytes());
+        out.u32(v.value_type() as u32);
+        out.new_value(v).map_err(|e| format!("{key}: {e}"))?;
+        count += 1;
+    }
+    let count_bytes = if out.big {
+        count.to_be_bytes()
+    } else {
+        count.to_le_bytes()
+    };
+    out.bytes[count_at..count_at + 8].copy_from_slice(&count_bytes);
+    // Tensor infos verbatim: their offsets are relative to the data section.
+    if let Some(first) = file.tensors().first() {
+        let start = usize::try_from(first.info_offset()).map_err(|e| e.to_string())?;
+        let infos = file
+            .header_bytes()
+            .get(start..)
+            .ok_or("tensor infos lie outside the header")?;
+        out.bytes.extend_from_slice(infos);
+    }
+    let align = usize::try_from(file.alignment()).map_err(|e| e.to_string())?;
+    let padded = out.bytes.len().div_ceil(align) * align;
+    out.bytes.resize(padded, 0);
+    Ok(out.bytes)
+}

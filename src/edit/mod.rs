@@ -1,0 +1,22 @@
+//! Editing a GGUF's metadata: a new header (keys set, added, removed) followed by the untouched
+//! tensor data, copied file to file in big chunks (never held in memory).
+//!
+//! Untouched keys are re-encoded from their parsed values in the file's byte order, which gives
+//! the same bytes; tensor infos are copied verbatim, so tensor offsets (relative to the data
+//! section) do not change. For split models, edit the first shard: it holds the metadata.
+
+mod encode;
+#[cfg(not(target_arch = "wasm32"))]
+mod write;
+
+pub use encode::{build_header, NewValue};
+#[cfg(not(target_arch = "wasm32"))]
+pub use write::edit_file;
+
+/// The changes to make, applied in order: removals, then sets (a set of an existing key replaces
+/// its value in place; a new key goes at the end).
+#[derive(Debug, Clone, Default)]
+pub struct Edits {
+    pub set: Vec<(String, NewValue)>,
+    pub remove: Vec<String>,
+}
