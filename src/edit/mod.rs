@@ -6,11 +6,11 @@
 //! section) do not change. For split models, edit the first shard: it holds the metadata.
 
 mod encode;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod write;
 
 pub use encode::{build_header, NewValue};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use write::edit_file;
 
 /// The changes to make, applied in order: removals, then sets (a set of an existing key replaces
