@@ -7,6 +7,7 @@ mod dequant;
 mod diff;
 mod diff_cross;
 mod diff_render;
+mod hash;
 mod inspect;
 mod json;
 mod llama_names;
@@ -58,6 +59,8 @@ enum Command {
     Diff(diff::Args),
     #[command(after_help = EXIT_CODES)]
     Set(set::Args),
+    #[command(after_help = EXIT_CODES)]
+    Hash(hash::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
+        Command::Hash(args) => return finish(hash::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -124,7 +128,6 @@ fn main() -> ExitCode {
 
 /// For subcommands whose `run` returns `Result<ExitCode, String>`: an `Err` is one `error:` line
 /// and exit 1.
-#[allow(dead_code)]
 fn finish(result: Result<ExitCode, String>) -> ExitCode {
     result.unwrap_or_else(|message| {
         eprintln!("error: {message}");
