@@ -132,9 +132,39 @@ impl Out {
     }
 }
 
+/// The alignment `edits` leave: a `general.alignment` set (a uint32 power of two), 32 when it
+/// is removed, else the file's.
+pub fn new_alignment(file: &GgufFile, edits: &Edits) -> Result<u64, String> {
+    let key = "general.alignment";
+    if let Some((_, value)) = edits.set.iter().rev().find(|(k, _)| k == key) {
+        return match value {
+            NewValue::U32(a) if a.is_power_of_two() => Ok(u64::from(*a)),
+            NewValue::U32(a) => Err(format!("{key}: {a} is not a power of two")),
+            other => Err(format!(
+                "{key}: must be a uint32 (ggml reads no other type), not a {}",
+                other.value_type().name()
+            )),
+        };
+    }
+    if edits.remove.iter().any(|k| k == key) {
+        return Ok(crate::gguf::DEFAULT_ALIGNMENT);
+    }
+    Ok(file.alignment())
+}
+
 /// The new header of `file` with `edits` applied, padded so the data section starts aligned.
-/// Errors are one line naming the key and the reason.
+/// Tensor infos are copied verbatim, or, when `offsets` is given (a new alignment), rewritten
+/// with those data offsets. Errors are one line naming the key and the reason.
 pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
+    encode_header(file, edits, new_alignment(file, edits)?, None)
+}
+
+pub(crate) fn encode_header(
+    file: &GgufFile,
+    edits: &Edits,
+    alignment: u64,
+    offsets: Option<&[u64]>,
+) -> Result<Vec<u8>, String> {
     if file.version() < 2 {
         return Err(format!(
             "GGUF version {} files cannot be edited (only 2 and 3)",
@@ -145,14 +175,6 @@ pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
         if file.get(key).is_none() {
             return Err(format!("--remove {key}: no such key"));
         }
-    }
-    for (key, value) in &edits.set {
-        if key == "general.alignment" && *value != NewValue::U32(file.alignment() as u32) {
-            return Err(format!("{key}: changing the alignment is not supported"));
-        }
-    }
-    if edits.remove.iter().any(|k| k == "general.alignment") && file.alignment() != 32 {
-        return Err("general.alignment: removing a non-default alignment is not supported".into());
     }
     let mut out = Out {
         bytes: Vec::new(),
@@ -207,8 +229,18 @@ pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
         count.to_le_bytes()
     };
     out.bytes[count_at..count_at + 8].copy_from_slice(&count_bytes);
-    // Tensor infos verbatim: their offsets are relative to the data section.
-    if let Some(first) = file.tensors().first() {
+    if let Some(offsets) = offsets {
+        for (tensor, &offset) in file.tensors().iter().zip(offsets) {
+            out.str(tensor.name().as_bytes());
+            out.u32(tensor.dims().len() as u32);
+            for &d in tensor.dims() {
+                out.u64(d);
+            }
+            out.u32(tensor.ggml_type() as u32);
+            out.u64(offset);
+        }
+    } else if let Some(first) = file.tensors().first() {
+        // Tensor infos verbatim: their offsets are relative to the data section.
         let start = usize::try_from(first.info_offset()).map_err(|e| e.to_string())?;
         let infos = file
             .header_bytes()
@@ -216,7 +248,7 @@ pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
             .ok_or("tensor infos lie outside the header")?;
         out.bytes.extend_from_slice(infos);
     }
-    let align = usize::try_from(file.alignment()).map_err(|e| e.to_string())?;
+    let align = usize::try_from(alignment).map_err(|e| e.to_string())?;
     let padded = out.bytes.len().div_ceil(align) * align;
     out.bytes.resize(padded, 0);
     Ok(out.bytes)
