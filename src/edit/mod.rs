@@ -8,11 +8,13 @@
 
 mod encode;
 mod plan;
+mod values;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod write;
 
 pub use encode::{build_header, new_alignment, NewValue};
 pub use plan::{plan, EditPlan, Piece};
+pub use values::{from_json, type_name, typed};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use write::edit_file;
 
