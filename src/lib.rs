@@ -17,6 +17,7 @@ pub mod effective_ftype;
 pub mod error;
 pub mod gguf;
 pub mod gptq;
+pub mod lint;
 pub mod model;
 pub mod quant;
 pub mod safetensors;

@@ -9,6 +9,7 @@ mod diff_cross;
 mod diff_render;
 mod inspect;
 mod json;
+mod lint;
 mod llama_names;
 mod model;
 mod output;
@@ -32,6 +33,7 @@ Exit codes:
   1  a bad file, tensor or request, with one `error:` line naming what and where
      (diff: the files differ, nothing on stderr)
   2  bad usage (unknown option, missing argument); stats, diff and set: any error
+     (lint: 1 when it finds any error, 2 when the file cannot be read)
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -58,6 +60,8 @@ enum Command {
     Diff(diff::Args),
     #[command(after_help = EXIT_CODES)]
     Set(set::Args),
+    #[command(after_help = EXIT_CODES)]
+    Lint(lint::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -70,6 +74,8 @@ enum Failure {
     Fatal(String),
     /// `diff` found differences: exit 1, nothing on stderr.
     Differ,
+    /// `lint` found errors (already printed on stdout): exit 1, nothing on stderr.
+    LintErrors,
 }
 
 /// For `stats` and `diff`: an error of `path`, as one line naming the file.
@@ -103,6 +109,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
+        Command::Lint(args) => lint::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -118,7 +125,7 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
-        Err(Failure::Differ) => ExitCode::from(1),
+        Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
     }
 }
 

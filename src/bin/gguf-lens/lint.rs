@@ -1,0 +1,83 @@
+//! `gguf-lens lint FILE [--json]`: what is wrong with a GGUF file, as llama.cpp would find it.
+
+use std::io::Write;
+
+use gguf_lens::gguf::read_header;
+use gguf_lens::lint::{finding_of_error, lint, Report};
+use gguf_lens::ErrorKind;
+
+use crate::{json_line, write_stdout, Failure};
+
+/// Check a GGUF file for what makes llama.cpp fail or misbehave and for labels that lie
+/// (errors), and for harmless untidiness (warnings): tensor data out of the file, overlapping,
+/// misaligned or with gaps; tensor names of 64+ bytes; duplicate keys; general.file_type
+/// against the tensor types; special-token ids outside the vocabulary; vocabulary arrays of
+/// different lengths; merges naming missing tokens; block_count against the blk.N tensors;
+/// tensors llama.cpp requires (llama, mistral3, qwen2, qwen3, phi3, gemma, gemma2, gemma3)
+/// missing or mis-shaped; chat templates that do not parse. Reads the header only.
+///
+/// One line per finding, `SEVERITY[CODE] WHERE: MESSAGE`, then a summary line.
+/// Exit 0 without errors (warnings allowed), 1 with any error, 2 when the file cannot be read.
+///
+///   gguf-lens lint model.gguf
+///   gguf-lens lint model.gguf --json | jq '.findings[] | select(.severity == "error")'
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// A .gguf file (for a split model, each shard on its own)
+    pub file: String,
+    /// The report as one JSON document: {findings: [{code, severity, message, offset, key,
+    /// tensor}], errors, warnings, infos}
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let path = args.file.as_str();
+    let fatal = |e: std::io::Error| Failure::Fatal(format!("{path}: {e}"));
+    let mut file = std::fs::File::open(path).map_err(fatal)?;
+    let size = file.metadata().map_err(fatal)?.len();
+    let report = match read_header(&mut file, size) {
+        Ok(header) => Report::new(lint(&header)),
+        Err(err) if matches!(err.kind, ErrorKind::Io { .. }) => {
+            return Err(Failure::Fatal(format!("{path}: {err}")))
+        }
+        Err(err) => Report::new(vec![finding_of_error(&err)]),
+    };
+    let text = if args.json {
+        let doc = serde_json::to_value(&report)
+            .map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
+        json_line(&doc)
+    } else {
+        render(&report)
+    };
+    write_stdout(text.as_bytes())?;
+    if report.has_errors() {
+        return Err(Failure::LintErrors);
+    }
+    Ok(())
+}
+
+/// `error[CODE] WHERE: MESSAGE` lines, then the counts.
+pub fn render(report: &Report) -> String {
+    let mut out = Vec::new();
+    for f in &report.findings {
+        let _ = writeln!(
+            out,
+            "{}[{}] {}: {}",
+            f.severity.name(),
+            f.code,
+            f.place(),
+            f.message
+        );
+    }
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "{}, {}, {}",
+        plural(report.errors, "error"),
+        plural(report.warnings, "warning"),
+        plural(report.infos, "note")
+    );
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,227 @@
+//! Metadata that must agree with the tensors or with itself: `general.file_type` against the
+//! tensor mix, `{arch}.block_count` against the `blk.N` tensors, chat templates that parse.
+
+use std::collections::BTreeSet;
+
+use super::{architecture, is_shard, Finding};
+use crate::effective_ftype::{base_type, default_type, guess_file_type, TensorKind};
+use crate::gguf::{GgufFile, Value};
+use crate::summary::file_type_label;
+
+const FILE_TYPE_KEY: &str = "general.file_type";
+/// llama.cpp's LLAMA_FTYPE_GUESSED: "the loader guessed it", no claim to check.
+const GUESSED: u64 = 1024;
+
+pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
+    if !is_shard(file) {
+        file_type(file, findings);
+        block_count(file, findings);
+    } else {
+        findings.push(Finding::info(
+            "split-shard",
+            "one shard of a split model: the file type and block checks need every shard"
+                .to_string(),
+        ));
+    }
+    chat_templates(file, findings);
+}
+
+/// A label: `MOSTLY_Q4_K_M (15)`.
+fn label(file_type: u64) -> String {
+    match file_type_label(file_type) {
+        Some(name) => format!("{name} ({file_type})"),
+        None => format!("{file_type}"),
+    }
+}
+
+fn file_type(file: &GgufFile, findings: &mut Vec<Finding>) {
+    let kinds: Vec<TensorKind> = file.tensors().iter().map(TensorKind::of).collect();
+    let base = base_type(&kinds);
+    let guess = guess_file_type(&kinds);
+    let at = file.value_offset(FILE_TYPE_KEY);
+    let Some(value) = file.get(FILE_TYPE_KEY) else {
+        if let Some(base) = base {
+            let by_mix = guess.map_or(String::new(), |g| format!(" ({} by tensor mix)", label(g)));
+            findings.push(
+                Finding::warning(
+                    "file-type-missing",
+                    format!("no general.file_type; most matrices are {}{by_mix}", base.name()),
+                )
+                .key(FILE_TYPE_KEY),
+            );
+        }
+        return;
+    };
+    let Some(claimed) = value.as_u64() else {
+        findings.push(
+            Finding::error(
+                "wrong-value-type",
+                format!(
+                    "general.file_type is a {}, llama.cpp reads a uint32",
+                    value.value_type()
+                ),
+            )
+            .key(FILE_TYPE_KEY)
+            .at(at),
+        );
+        return;
+    };
+    if claimed == GUESSED {
+        return;
+    }
+    let Some(expected) = default_type(claimed) else {
+        findings.push(
+            Finding::warning(
+                "file-type-unknown",
+                format!("general.file_type {claimed} is no file type llama.cpp defines"),
+            )
+            .key(FILE_TYPE_KEY)
+            .at(at),
+        );
+        return;
+    };
+    let Some(base) = base else {
+        return; // no matrix to compare with (a vocabulary-only file)
+    };
+    if base != expected {
+        let by_mix = guess.map_or(String::new(), |g| format!(", {} by tensor mix", label(g)));
+        findings.push(
+            Finding::error(
+                "file-type-mismatch",
+                format!(
+                    "general.file_type says {} (matrices of {}), but most matrices are {}{by_mix}",
+                    label(claimed),
+                    expected.name(),
+                    base.name()
+                ),
+            )
+            .key(FILE_TYPE_KEY)
+            .at(at),
+        );
+        return;
+    }
+    // Same base type: only the K-quant sizes (S/M/L) can be told apart from the mix.
+    let k_quant_size = |t: u64| (11..=17).contains(&t);
+    if let Some(g) = guess.filter(|&g| g != claimed && k_quant_size(g) && k_quant_size(claimed)) {
+        findings.push(
+            Finding::warning(
+                "file-type-variant",
+                format!(
+                    "general.file_type says {}, the tensor mix is that of {}",
+                    label(claimed),
+                    label(g)
+                ),
+            )
+            .key(FILE_TYPE_KEY)
+            .at(at),
+        );
+    }
+}
+
+/// The block index of a `blk.N.…` tensor name.
+pub(super) fn block_of(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix("blk.")?;
+    let (n, _) = rest.split_once('.')?;
+    n.parse().ok()
+}
+
+fn block_count(file: &GgufFile, findings: &mut Vec<Finding>) {
+    let blocks: BTreeSet<u64> = file.tensors().iter().filter_map(|t| block_of(t.name())).collect();
+    let Some(arch) = architecture(file) else {
+        return;
+    };
+    if file.tensors().is_empty() {
+        return; // a vocabulary-only file
+    }
+    let key = format!("{arch}.block_count");
+    if blocks.is_empty() && file.get(&key).is_none() {
+        return; // no blocks claimed, none found (not a transformer llama.cpp knows)
+    }
+    let at = file.value_offset(&key);
+    let Some(count) = file.get(&key).and_then(|v| v.as_u64()) else {
+        findings.push(
+            Finding::error(
+                "block-count-missing",
+                format!("{key} is missing or not an integer: llama.cpp requires it"),
+            )
+            .key(&key)
+            .at(at),
+        );
+        return;
+    };
+    let beyond: Vec<u64> = blocks.range(count..).copied().collect();
+    let missing = (0..count).filter(|b| !blocks.contains(b)).count();
+    if beyond.is_empty() && missing == 0 {
+        return;
+    }
+    let mut parts = Vec::new();
+    if let (Some(first), Some(last)) = (beyond.first(), beyond.last()) {
+        parts.push(format!(
+            "tensors of blocks {first}..={last} lie beyond it (llama.cpp refuses unused tensors)"
+        ));
+    }
+    if missing > 0 {
+        let first = (0..count).find(|b| !blocks.contains(b)).unwrap_or(0);
+        parts.push(format!(
+            "{missing} of its blocks have no tensor (the first: blk.{first})"
+        ));
+    }
+    findings.push(
+        Finding::error(
+            "block-count-mismatch",
+            format!(
+                "{key} is {count} but the tensors have {} blocks: {}",
+                blocks.len(),
+                parts.join("; ")
+            ),
+        )
+        .key(&key)
+        .at(at),
+    );
+}
+
+/// Tags Hugging Face's chat template environment adds (`{% generation %}` of its
+/// AssistantTracker): not Jinja, removed before parsing.
+fn strip_generation_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    match regex::Regex::new(r"\{%-?\s*(end)?generation\s*-?%\}") {
+        Ok(tags) => tags.replace_all(text, ""),
+        Err(_) => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+fn chat_templates(file: &GgufFile, findings: &mut Vec<Finding>) {
+    for (key, value) in file.metadata() {
+        if !key.starts_with("tokenizer.chat_template") || key == "tokenizer.chat_templates" {
+            continue;
+        }
+        let Value::String(s) = value else {
+            continue;
+        };
+        let at = Some(s.offset());
+        let text = match s.to_str() {
+            Ok(text) => text,
+            Err(err) => {
+                findings.push(
+                    Finding::error("chat-template-syntax", format!("{key}: {err}"))
+                        .key(key)
+                        .at(err.offset),
+                );
+                continue;
+            }
+        };
+        let text = strip_generation_tags(text);
+        let env = minijinja::Environment::new();
+        if let Err(err) = env.template_from_str(&text) {
+            let line = err.line().map_or(String::new(), |l| format!(" (line {l})"));
+            let detail = err.detail().unwrap_or("syntax error");
+            findings.push(
+                Finding::error(
+                    "chat-template-syntax",
+                    format!("the chat template does not parse{line}: {detail}"),
+                )
+                .key(key)
+                .at(at),
+            );
+        }
+    }
+}
