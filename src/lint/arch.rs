@@ -146,9 +146,7 @@ impl Hparams {
         let get = |suffix: &str| file.get(&format!("{arch}.{suffix}")).and_then(first_u64);
         let embd = get("embedding_length");
         let head = get("attention.head_count");
-        let per_head = embd
-            .zip(head)
-            .and_then(|(e, h)| e.checked_div(h));
+        let per_head = embd.zip(head).and_then(|(e, h)| e.checked_div(h));
         Hparams {
             embd,
             vocab: file
@@ -193,7 +191,11 @@ pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
         .and_then(|v| v.as_u64())
         // A count the tensors cannot back is block_count's finding, not one per tensor.
         .map(|n| {
-            let max_block = file.tensors().iter().filter_map(|t| block_of(t.name())).max();
+            let max_block = file
+                .tensors()
+                .iter()
+                .filter_map(|t| block_of(t.name()))
+                .max();
             n.min(max_block.map_or(0, |b| b + 1).max(1))
         })
         .unwrap_or(0);
@@ -258,9 +260,8 @@ fn check_one(
     };
     let dims = tensor.dims();
     let len = dims.len().max(expected.len());
-    let fits = (0..len).all(|i| {
-        dims.get(i).copied().unwrap_or(1) == expected.get(i).copied().unwrap_or(1)
-    });
+    let fits = (0..len)
+        .all(|i| dims.get(i).copied().unwrap_or(1) == expected.get(i).copied().unwrap_or(1));
     if !fits {
         findings.push(
             Finding::error(

@@ -45,7 +45,10 @@ fn file_type(file: &GgufFile, findings: &mut Vec<Finding>) {
             findings.push(
                 Finding::warning(
                     "file-type-missing",
-                    format!("no general.file_type; most matrices are {}{by_mix}", base.name()),
+                    format!(
+                        "no general.file_type; most matrices are {}{by_mix}",
+                        base.name()
+                    ),
                 )
                 .key(FILE_TYPE_KEY),
             );
@@ -126,7 +129,11 @@ pub(super) fn block_of(name: &str) -> Option<u64> {
 }
 
 fn block_count(file: &GgufFile, findings: &mut Vec<Finding>) {
-    let blocks: BTreeSet<u64> = file.tensors().iter().filter_map(|t| block_of(t.name())).collect();
+    let blocks: BTreeSet<u64> = file
+        .tensors()
+        .iter()
+        .filter_map(|t| block_of(t.name()))
+        .collect();
     let Some(arch) = architecture(file) else {
         return;
     };

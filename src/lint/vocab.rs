@@ -150,11 +150,7 @@ fn merges(file: &GgufFile, tokens: &ArrayView, findings: &mut Vec<Finding>) {
         };
         let bytes = s.as_bytes();
         // As llama.cpp splits: at the first space after the first byte.
-        let split = bytes
-            .iter()
-            .skip(1)
-            .position(|&b| b == b' ')
-            .map(|p| p + 1);
+        let split = bytes.iter().skip(1).position(|&b| b == b' ').map(|p| p + 1);
         let ok = split.is_some_and(|p| {
             let (left, right) = (&bytes[..p], &bytes[p + 1..]);
             joined.clear();

@@ -8,13 +8,15 @@ use gguf_lens::ErrorKind;
 
 use crate::{json_line, write_stdout, Failure};
 
-/// Check a GGUF file for what makes llama.cpp fail or misbehave and for labels that lie
-/// (errors), and for harmless untidiness (warnings): tensor data out of the file, overlapping,
+/// What is wrong with a GGUF file: errors llama.cpp trips on or labels that lie, and warnings.
+///
+/// Errors make llama.cpp fail or misbehave, or are labels that lie; warnings are harmless
+/// untidiness. Checked (header only): tensor data out of the file, overlapping,
 /// misaligned or with gaps; tensor names of 64+ bytes; duplicate keys; general.file_type
 /// against the tensor types; special-token ids outside the vocabulary; vocabulary arrays of
 /// different lengths; merges naming missing tokens; block_count against the blk.N tensors;
 /// tensors llama.cpp requires (llama, mistral3, qwen2, qwen3, phi3, gemma, gemma2, gemma3)
-/// missing or mis-shaped; chat templates that do not parse. Reads the header only.
+/// missing or mis-shaped; chat templates that do not parse.
 ///
 /// One line per finding, `SEVERITY[CODE] WHERE: MESSAGE`, then a summary line.
 /// Exit 0 without errors (warnings allowed), 1 with any error, 2 when the file cannot be read.
@@ -45,8 +47,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         Err(err) => Report::new(vec![finding_of_error(&err)]),
     };
     let text = if args.json {
-        let doc = serde_json::to_value(&report)
-            .map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
+        let doc =
+            serde_json::to_value(&report).map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
         json_line(&doc)
     } else {
         render(&report)

@@ -31,9 +31,9 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (diff: the files are identical)
   1  a bad file, tensor or request, with one `error:` line naming what and where
-     (diff: the files differ, nothing on stderr)
-  2  bad usage (unknown option, missing argument); stats, diff and set: any error
-     (lint: 1 when it finds any error, 2 when the file cannot be read)
+     (diff: the files differ, nothing on stderr; lint: it found an error)
+  2  bad usage (unknown option, missing argument); stats, diff and set: any error;
+     lint: a file it cannot read
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 

@@ -1,0 +1,455 @@
+//! Lint: the bundled real and sample models have no errors; copies corrupted in memory (one
+//! mistake each) give exactly the expected error code.
+
+mod common;
+
+use common::{root, run_in_root, Builder};
+use gguf_lens::edit::{build_header, Edits, NewValue};
+use gguf_lens::gguf::ValueType;
+use gguf_lens::lint::{lint, lint_bytes, Finding, Report, Severity};
+use gguf_lens::GgufFile;
+
+const SAMPLE: &str = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
+
+fn read(path: &str) -> Vec<u8> {
+    std::fs::read(root().join(path)).unwrap()
+}
+
+fn report_of(bytes: &[u8]) -> Report {
+    lint_bytes(bytes, bytes.len() as u64)
+}
+
+fn codes(report: &Report, severity: Severity) -> Vec<&'static str> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity == severity)
+        .map(|f| f.code)
+        .collect()
+}
+
+fn errors(report: &Report) -> Vec<&'static str> {
+    codes(report, Severity::Error)
+}
+
+/// `bytes` with its metadata edited (tensor data copied after the new header).
+fn edited(bytes: &[u8], set: Vec<(&str, NewValue)>, remove: &[&str]) -> Vec<u8> {
+    let file = GgufFile::from_bytes(bytes).unwrap();
+    let edits = Edits {
+        set: set.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        remove: remove.iter().map(|k| k.to_string()).collect(),
+    };
+    let mut out = build_header(&file, &edits).unwrap();
+    out.extend_from_slice(&bytes[file.data_offset() as usize..]);
+    out
+}
+
+/// A tensor info as written: name, ne, ggml type id, data offset.
+type Info = (String, Vec<u64>, u32, u64);
+
+/// `bytes` (a little-endian v3 file) with its tensor infos rewritten by `change`; the metadata
+/// and the data section are kept, `extra` zero bytes appended to the data.
+fn retensored(bytes: &[u8], extra: usize, change: impl FnOnce(&mut Vec<Info>)) -> Vec<u8> {
+    let file = GgufFile::from_bytes(bytes).unwrap();
+    assert_eq!(file.version(), 3);
+    let mut infos: Vec<Info> = file
+        .tensors()
+        .iter()
+        .map(|t| {
+            let name = t.name().to_string();
+            (name, t.dims().to_vec(), t.ggml_type() as u32, t.offset())
+        })
+        .collect();
+    change(&mut infos);
+    let first = file.tensors()[0].info_offset() as usize;
+    let mut out = bytes[..first].to_vec();
+    out[8..16].copy_from_slice(&(infos.len() as u64).to_le_bytes());
+    for (name, ne, type_id, offset) in &infos {
+        out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&(ne.len() as u32).to_le_bytes());
+        for d in ne {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out.extend_from_slice(&type_id.to_le_bytes());
+        out.extend_from_slice(&offset.to_le_bytes());
+    }
+    let align = file.alignment() as usize;
+    out.resize(out.len().div_ceil(align) * align, 0);
+    out.extend_from_slice(&bytes[file.data_offset() as usize..]);
+    out.resize(out.len() + extra, 0);
+    out
+}
+
+fn set_tensor(infos: &mut [Info], name: &str, change: impl FnOnce(&mut Info)) {
+    let info = infos.iter_mut().find(|i| i.0 == name).unwrap();
+    change(info);
+}
+
+#[test]
+fn bundled_models_have_no_errors() {
+    let mut paths = Vec::new();
+    for dir in ["fixtures/sample", "fixtures/real"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "gguf") {
+                paths.push(path);
+            }
+        }
+    }
+    assert!(paths.len() >= 3, "{paths:?}");
+    for path in paths {
+        let bytes = std::fs::read(&path).unwrap();
+        let report = report_of(&bytes);
+        assert_eq!(
+            errors(&report),
+            Vec::<&str>::new(),
+            "{}: {:#?}",
+            path.display(),
+            report.findings
+        );
+        assert_eq!(report.need_more, None);
+    }
+}
+
+#[test]
+fn a_lying_file_type_is_an_error_and_a_missing_one_a_warning() {
+    let bytes = read(SAMPLE);
+    let report = report_of(&edited(
+        &bytes,
+        vec![("general.file_type", NewValue::U32(1))],
+        &[],
+    ));
+    assert_eq!(errors(&report), ["file-type-mismatch"], "{report:#?}");
+    let f = &report.findings[0];
+    assert_eq!(f.key.as_deref(), Some("general.file_type"));
+    assert!(
+        f.message.contains("MOSTLY_F16") && f.message.contains("Q4_K"),
+        "{f:?}"
+    );
+    assert!(f.offset.is_some());
+
+    // Q4_K_S on a file whose attn_v/ffn_down upgrades make it Q4_K_M: same base type, a warning.
+    let report = report_of(&edited(
+        &bytes,
+        vec![("general.file_type", NewValue::U32(14))],
+        &[],
+    ));
+    assert_eq!(errors(&report), Vec::<&str>::new());
+    assert_eq!(codes(&report, Severity::Warning), ["file-type-variant"]);
+
+    let report = report_of(&edited(&bytes, vec![], &["general.file_type"]));
+    assert_eq!(errors(&report), Vec::<&str>::new());
+    assert_eq!(codes(&report, Severity::Warning), ["file-type-missing"]);
+}
+
+#[test]
+fn a_special_token_outside_the_vocabulary() {
+    let bytes = read(SAMPLE);
+    let report = report_of(&edited(
+        &bytes,
+        vec![("tokenizer.ggml.eos_token_id", NewValue::U32(256))],
+        &[],
+    ));
+    assert_eq!(
+        errors(&report),
+        ["special-token-out-of-vocab"],
+        "{report:#?}"
+    );
+    assert_eq!(
+        report.findings[0].key.as_deref(),
+        Some("tokenizer.ggml.eos_token_id")
+    );
+    // The last id inside is fine.
+    let report = report_of(&edited(
+        &bytes,
+        vec![("tokenizer.ggml.eos_token_id", NewValue::U32(255))],
+        &[],
+    ));
+    assert_eq!(errors(&report), Vec::<&str>::new());
+}
+
+#[test]
+fn vocabulary_arrays_of_different_lengths() {
+    let bytes = read(SAMPLE);
+    let scores = |n: usize| NewValue::Array(ValueType::F32, vec![NewValue::F32(0.0); n]);
+    for n in [255, 257] {
+        let report = report_of(&edited(
+            &bytes,
+            vec![("tokenizer.ggml.scores", scores(n))],
+            &[],
+        ));
+        assert_eq!(errors(&report), ["vocab-array-length"], "{n}: {report:#?}");
+        assert_eq!(
+            report.findings[0].key.as_deref(),
+            Some("tokenizer.ggml.scores")
+        );
+    }
+}
+
+#[test]
+fn block_count_against_the_blocks() {
+    let bytes = read(SAMPLE);
+    for n in [1, 3] {
+        let report = report_of(&edited(
+            &bytes,
+            vec![("llama.block_count", NewValue::U32(n))],
+            &[],
+        ));
+        assert_eq!(
+            errors(&report),
+            ["block-count-mismatch"],
+            "{n}: {report:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_chat_template_that_does_not_parse() {
+    let bytes = read(SAMPLE);
+    let bad = "{% for message in messages %}{{ message['content'] }}";
+    let report = report_of(&edited(
+        &bytes,
+        vec![("tokenizer.chat_template", NewValue::String(bad.into()))],
+        &[],
+    ));
+    assert_eq!(errors(&report), ["chat-template-syntax"], "{report:#?}");
+    // Loop controls and Hugging Face's generation tags are accepted, as transformers does.
+    let good = "{% for m in messages %}{% if loop.index > 3 %}{% break %}{% endif %}\
+                {% generation %}{{ m['content'] }}{% endgeneration %}{% endfor %}";
+    let report = report_of(&edited(
+        &bytes,
+        vec![("tokenizer.chat_template", NewValue::String(good.into()))],
+        &[],
+    ));
+    assert_eq!(errors(&report), Vec::<&str>::new(), "{report:#?}");
+}
+
+#[test]
+fn merges_naming_missing_tokens_are_a_warning() {
+    let bytes = read(SAMPLE);
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let tokens: Vec<String> = file
+        .get("tokenizer.ggml.tokens")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().into_owned())
+        .collect();
+    // A real merge: "▁the s" once "▁thes" is a token (in place of the last one).
+    assert!(tokens.iter().any(|t| t == "▁the") && tokens.iter().any(|t| t == "s"));
+    let mut with_thes = tokens.clone();
+    *with_thes.last_mut().unwrap() = "▁thes".to_string();
+    let vocab = NewValue::Array(
+        ValueType::String,
+        with_thes.into_iter().map(NewValue::String).collect(),
+    );
+    let good = "▁the s";
+    let merges = |items: &[&str]| {
+        NewValue::Array(
+            ValueType::String,
+            items
+                .iter()
+                .map(|s| NewValue::String(s.to_string()))
+                .collect(),
+        )
+    };
+    let report = report_of(&edited(
+        &bytes,
+        vec![
+            ("tokenizer.ggml.tokens", vocab.clone()),
+            ("tokenizer.ggml.merges", merges(&[good])),
+        ],
+        &[],
+    ));
+    assert!(report.findings.is_empty(), "{good}: {report:#?}");
+    let report = report_of(&edited(
+        &bytes,
+        vec![
+            ("tokenizer.ggml.tokens", vocab),
+            (
+                "tokenizer.ggml.merges",
+                merges(&[good, "<s> </s>", "nospace"]),
+            ),
+        ],
+        &[],
+    ));
+    assert_eq!(errors(&report), Vec::<&str>::new());
+    assert_eq!(codes(&report, Severity::Warning), ["merge-unknown-token"]);
+    assert!(
+        report.findings[0].message.starts_with("2 of 3 merges"),
+        "{:?}",
+        report.findings[0]
+    );
+}
+
+#[test]
+fn a_misaligned_tensor_is_the_parser_error_with_its_offset() {
+    let bytes = read(SAMPLE);
+    let corrupted = retensored(&bytes, 0, |infos| {
+        set_tensor(infos, "blk.1.ffn_up.weight", |t| t.3 += 1);
+    });
+    let report = report_of(&corrupted);
+    assert_eq!(errors(&report), ["misaligned"], "{report:#?}");
+    let f = &report.findings[0];
+    assert_eq!(f.tensor.as_deref(), Some("blk.1.ffn_up.weight"));
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let info_offset = file.tensor("blk.1.ffn_up.weight").unwrap().info_offset();
+    assert_eq!(
+        f.offset,
+        Some(info_offset),
+        "same metadata, same info offset"
+    );
+}
+
+#[test]
+fn a_tensor_name_of_64_bytes() {
+    let bytes = read(SAMPLE);
+    let long = format!("blk.0.{}", "x".repeat(58));
+    assert_eq!(long.len(), 64);
+    let corrupted = retensored(&bytes, 0, |infos| {
+        set_tensor(infos, "output.weight", |t| t.0 = long.clone());
+    });
+    let report = report_of(&corrupted);
+    assert_eq!(errors(&report), ["tensor-name-too-long"], "{report:#?}");
+    assert_eq!(report.findings[0].tensor.as_deref(), Some(long.as_str()));
+    assert!(report.findings[0].message.contains("64"));
+    // 63 bytes load (output.weight is optional: no other error).
+    let corrupted = retensored(&bytes, 0, |infos| {
+        set_tensor(infos, "output.weight", |t| t.0 = long[..63].to_string());
+    });
+    assert_eq!(errors(&report_of(&corrupted)), Vec::<&str>::new());
+}
+
+#[test]
+fn a_missing_required_tensor_and_a_wrong_shape() {
+    let bytes = read(SAMPLE);
+    let corrupted = retensored(&bytes, 0, |infos| {
+        infos.retain(|t| t.0 != "blk.1.ffn_up.weight");
+    });
+    let report = report_of(&corrupted);
+    assert_eq!(errors(&report), ["tensor-missing"], "{report:#?}");
+    assert_eq!(
+        report.findings[0].tensor.as_deref(),
+        Some("blk.1.ffn_up.weight")
+    );
+    // Its bytes are now a gap in the data.
+    assert_eq!(codes(&report, Severity::Warning), ["tensor-data-gap"]);
+
+    // Same bytes, transposed: ne [512, 128] for llama's [256, 256] attn_q.
+    let corrupted = retensored(&bytes, 0, |infos| {
+        set_tensor(infos, "blk.0.attn_q.weight", |t| t.1 = vec![512, 128]);
+    });
+    let report = report_of(&corrupted);
+    assert_eq!(errors(&report), ["tensor-shape"], "{report:#?}");
+    assert!(report.findings[0].message.contains("[256, 256]"));
+
+    // output.weight is optional (tied to token_embd).
+    let corrupted = retensored(&bytes, 0, |infos| infos.retain(|t| t.0 != "output.weight"));
+    assert_eq!(errors(&report_of(&corrupted)), Vec::<&str>::new());
+}
+
+#[test]
+fn gaps_and_trailing_bytes_are_warnings() {
+    let bytes = read(SAMPLE);
+    let last = {
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let t = file.tensors().iter().max_by_key(|t| t.offset()).unwrap();
+        t.name().to_string()
+    };
+    let corrupted = retensored(&bytes, 64, |infos| {
+        set_tensor(infos, &last, |t| t.3 += 32);
+    });
+    let report = report_of(&corrupted);
+    assert_eq!(errors(&report), Vec::<&str>::new());
+    assert_eq!(
+        codes(&report, Severity::Warning),
+        ["tensor-data-gap", "trailing-data"],
+        "{report:#?}"
+    );
+    assert_eq!(report.findings[0].tensor.as_deref(), Some(last.as_str()));
+}
+
+#[test]
+fn parser_errors_become_one_finding() {
+    let mut b = Builder::new(3);
+    b.header(0, 2).kv_u32("a", 1).kv_u32("a", 2);
+    let report = report_of(&b.build());
+    assert_eq!(report.findings.len(), 1);
+    let f: &Finding = &report.findings[0];
+    assert_eq!((f.code, f.severity), ("duplicate-key", Severity::Error));
+    assert_eq!(f.key.as_deref(), Some("a"));
+    assert_eq!(f.offset, Some(24 + 17));
+
+    let mut b = Builder::new(3);
+    b.header(2, 0)
+        .tensor("a", &[16], 0, 0)
+        .tensor("b", &[16], 0, 32)
+        .data(32, 128);
+    assert_eq!(errors(&report_of(&b.build())), ["tensors-overlap"]);
+
+    let mut b = Builder::new(3);
+    b.header(1, 0).tensor("w", &[8], 0, 0).data(32, 31);
+    assert_eq!(errors(&report_of(&b.build())), ["tensor-out-of-file"]);
+}
+
+#[test]
+fn a_short_prefix_asks_for_more() {
+    let bytes = read(SAMPLE);
+    let report = lint_bytes(&bytes[..100], bytes.len() as u64);
+    assert!(report.findings.is_empty());
+    let need = report.need_more.expect("the header goes on");
+    assert!(need > 100);
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let whole = lint_bytes(&bytes[..file.header_len() as usize], bytes.len() as u64);
+    assert_eq!(whole.need_more, None);
+    assert_eq!(whole, Report::new(lint(&file)));
+}
+
+#[test]
+fn report_json_is_camel_case() {
+    let bytes = read(SAMPLE);
+    let report = report_of(&edited(
+        &bytes,
+        vec![("tokenizer.ggml.eos_token_id", NewValue::U32(999))],
+        &[],
+    ));
+    let doc = serde_json::to_value(&report).unwrap();
+    assert_eq!(doc["errors"], 1);
+    assert_eq!(doc["findings"][0]["severity"], "error");
+    assert_eq!(doc["findings"][0]["code"], "special-token-out-of-vocab");
+    assert!(doc.get("needMore").is_none());
+}
+
+#[test]
+fn cli_lint_exit_codes_and_lines() {
+    let ok = run_in_root(&["lint", SAMPLE]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stdout),
+        "0 errors, 0 warnings, 0 notes\n"
+    );
+    // A synthetic fixture whose file type lies (F16 label, Q4_K tensors).
+    let bad = run_in_root(&["lint", "fixtures/meta/tensors.gguf"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&bad.stdout);
+    assert!(
+        out.starts_with("error[file-type-mismatch] general.file_type: "),
+        "{out}"
+    );
+    // It has a blk.0 tensor and no tensors.block_count either.
+    assert!(
+        out.contains("\nerror[block-count-missing] tensors.block_count: "),
+        "{out}"
+    );
+    assert!(out.ends_with("\n2 errors, 0 warnings, 0 notes\n"), "{out}");
+    assert!(bad.stderr.is_empty());
+    let json = run_in_root(&["lint", "fixtures/meta/tensors.gguf", "--json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["findings"][0]["code"], "file-type-mismatch");
+    let missing = run_in_root(&["lint", "fixtures/no-such-file.gguf"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error: "));
+}
