@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{root, run_in_root, Builder};
+use common::{root, Builder};
 use gguf_lens::edit::{build_header, Edits, NewValue};
 use gguf_lens::gguf::ValueType;
 use gguf_lens::lint::{lint, lint_bytes, Finding, Report, Severity};
@@ -190,7 +190,8 @@ fn vocabulary_arrays_of_different_lengths() {
 #[test]
 fn block_count_against_the_blocks() {
     let bytes = read(SAMPLE);
-    for n in [1, 3] {
+    // u32::MAX: one comparison per block present, not per block claimed.
+    for n in [1, 3, u32::MAX] {
         let report = report_of(&edited(
             &bytes,
             vec![("llama.block_count", NewValue::U32(n))],
@@ -423,7 +424,9 @@ fn report_json_is_camel_case() {
 }
 
 #[test]
+#[cfg(not(target_os = "wasi"))] // spawns the binary
 fn cli_lint_exit_codes_and_lines() {
+    use common::run_in_root;
     let ok = run_in_root(&["lint", SAMPLE]);
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(
@@ -452,4 +455,93 @@ fn cli_lint_exit_codes_and_lines() {
     let missing = run_in_root(&["lint", "fixtures/no-such-file.gguf"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error: "));
+}
+
+/// llama.cpp's own vocabularies and chat templates (from the llama-cpp-python sdist that
+/// `scripts/llama-sdist.sh` caches, or `$LLAMA_CPP_SDIST`), when present: no errors, and no
+/// merge warnings (every BPE vocabulary's merges name its tokens).
+#[test]
+#[cfg(not(target_os = "wasi"))]
+fn llama_cpp_vocabularies_and_templates_have_no_errors() {
+    let dir = match std::env::var("LLAMA_CPP_SDIST") {
+        Ok(sdist) => std::path::PathBuf::from(sdist).join("vendor/llama.cpp/models"),
+        Err(_) => std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default())
+            .join(".cache/gguf-lens/llama_cpp_python-0.3.36/vendor/llama.cpp/models"),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("skipped: no llama.cpp sdist at {}", dir.display());
+        return;
+    };
+    let mut vocabularies = 0;
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "gguf") {
+            let report = report_of(&std::fs::read(&path).unwrap());
+            assert!(
+                report.findings.is_empty(),
+                "{}: {report:#?}",
+                path.display()
+            );
+            vocabularies += 1;
+        }
+    }
+    assert!(vocabularies >= 10, "{vocabularies}");
+    let bytes = read(SAMPLE);
+    let mut templates = 0;
+    for entry in std::fs::read_dir(dir.join("templates")).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.extension().is_some_and(|e| e == "jinja") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = report_of(&edited(
+            &bytes,
+            vec![("tokenizer.chat_template", NewValue::String(text))],
+            &[],
+        ));
+        assert_eq!(
+            errors(&report),
+            Vec::<&str>::new(),
+            "{}: {report:#?}",
+            path.display()
+        );
+        templates += 1;
+    }
+    assert!(templates >= 20, "{templates}");
+}
+
+/// Corrupted headers (random bytes overwritten, deterministic) and every prefix of the header:
+/// always a report, never a panic; a whole file never asks for more.
+#[test]
+fn any_bytes_give_a_report() {
+    let bytes = read(SAMPLE);
+    let header_len = GgufFile::from_bytes(&bytes).unwrap().header_len() as usize;
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut refused = 0;
+    for _ in 0..1500 {
+        let mut corrupted = bytes.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % header_len as u64) as usize;
+            corrupted[at] = next() as u8;
+        }
+        let report = report_of(&corrupted);
+        assert_eq!(report.need_more, None);
+        if report.findings.len() == 1 && report.findings[0].offset.is_some() {
+            refused += 1;
+        }
+    }
+    assert!(
+        refused > 0,
+        "some corruptions must be refused by the parser"
+    );
+    for len in (0..header_len).step_by(97) {
+        let report = lint_bytes(&bytes[..len], bytes.len() as u64);
+        assert!(report.need_more.is_some_and(|n| n > len as u64), "{len}");
+    }
 }

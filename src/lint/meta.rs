@@ -157,7 +157,9 @@ fn block_count(file: &GgufFile, findings: &mut Vec<Finding>) {
         return;
     };
     let beyond: Vec<u64> = blocks.range(count..).copied().collect();
-    let missing = (0..count).filter(|b| !blocks.contains(b)).count();
+    // Blocks 0..count without a tensor (count comes from the file: never iterate up to it).
+    let present = blocks.range(..count).count() as u64;
+    let missing = count - present;
     if beyond.is_empty() && missing == 0 {
         return;
     }
@@ -168,7 +170,8 @@ fn block_count(file: &GgufFile, findings: &mut Vec<Finding>) {
         ));
     }
     if missing > 0 {
-        let first = (0..count).find(|b| !blocks.contains(b)).unwrap_or(0);
+        // The first gap lies within the first present + 1 indices.
+        let first = (0..=present).find(|b| !blocks.contains(b)).unwrap_or(0);
         parts.push(format!(
             "{missing} of its blocks have no tensor (the first: blk.{first})"
         ));
