@@ -545,3 +545,38 @@ fn any_bytes_give_a_report() {
         assert!(report.need_more.is_some_and(|n| n > len as u64), "{len}");
     }
 }
+
+/// A shard linted alone skips what needs every tensor; the whole split model is linted as one
+/// (the synthetic split fixture claims llama with one block and has none of its tensors).
+#[test]
+fn split_models_are_linted_over_every_shard() {
+    use gguf_lens::lint::lint_model;
+    use gguf_lens::model::GgufModel;
+    let shards: Vec<GgufFile> = (1..=3)
+        .map(|i| {
+            GgufFile::from_bytes(&read(&format!(
+                "fixtures/diff/split-b-0000{i}-of-00003.gguf"
+            )))
+            .unwrap()
+        })
+        .collect();
+    let alone = lint(&shards[0]);
+    assert_eq!(
+        alone.iter().map(|f| f.code).collect::<Vec<_>>(),
+        ["split-shard"],
+        "{alone:#?}"
+    );
+    let whole = Report::new(lint_model(&GgufModel::from_shards(shards).unwrap()));
+    assert!(!whole.findings.iter().any(|f| f.code == "split-shard"));
+    assert!(
+        errors(&whole).contains(&"block-count-mismatch"),
+        "{whole:#?}"
+    );
+    assert!(
+        whole
+            .findings
+            .iter()
+            .any(|f| f.code == "tensor-missing" && f.tensor.as_deref() == Some("token_embd.weight")),
+        "{whole:#?}"
+    );
+}

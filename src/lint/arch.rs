@@ -8,7 +8,7 @@
 //! inputs are missing is not checked. MoE files (`expert_count` > 0) skip the feed-forward.
 
 use super::meta::block_of;
-use super::{architecture, is_shard, Finding};
+use super::{architecture, Finding, View};
 use crate::gguf::{GgufFile, Value};
 
 /// A dimension of an expected shape.
@@ -175,8 +175,9 @@ impl Hparams {
     }
 }
 
-pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
-    if file.tensors().is_empty() || is_shard(file) {
+pub(super) fn check(view: &View, findings: &mut Vec<Finding>) {
+    let file = view.meta;
+    if view.tensors.is_empty() || !view.complete {
         return; // a vocabulary-only file, or one shard of several
     }
     let Some(arch) = architecture(file) else {
@@ -215,17 +216,17 @@ pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
                 for block in 0..n_layer {
                     let name = spec.name.replace("{}", &block.to_string());
                     let qkv = format!("blk.{block}.attn_qkv.weight");
-                    check_one(file, &hp, spec, &name, &qkv, &arch, findings);
+                    check_one(view, &hp, spec, &name, &qkv, &arch, findings);
                 }
             } else {
-                check_one(file, &hp, spec, spec.name, "", &arch, findings);
+                check_one(view, &hp, spec, spec.name, "", &arch, findings);
             }
         }
     }
 }
 
 fn check_one(
-    file: &GgufFile,
+    view: &View,
     hp: &Hparams,
     spec: &Spec,
     name: &str,
@@ -236,10 +237,10 @@ fn check_one(
     let need = match spec.need {
         Required => true,
         Optional => false,
-        UnlessQkv => file.tensor(qkv).is_err(),
+        UnlessQkv => view.tensor(qkv).is_none(),
         Dense => !hp.moe,
     };
-    let Ok(tensor) = file.tensor(name) else {
+    let Some(tensor) = view.tensor(name) else {
         if need {
             findings.push(
                 Finding::error(

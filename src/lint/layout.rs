@@ -5,7 +5,7 @@
 use super::Finding;
 use crate::gguf::GgufFile;
 
-pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
+pub(super) fn check(file: &GgufFile, shard: Option<u32>, findings: &mut Vec<Finding>) {
     let align = file.alignment();
     let mut by_offset: Vec<_> = file.tensors().iter().filter(|t| t.n_bytes() > 0).collect();
     by_offset.sort_by_key(|t| t.offset());
@@ -27,7 +27,8 @@ pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
                     ),
                 )
                 .at(Some(file.data_offset().saturating_add(expected)))
-                .tensor(t.name()),
+                .tensor(t.name())
+                .in_shard(shard),
             );
         }
         // Parse checked offset + n_bytes against the file; saturate anyway.
@@ -48,7 +49,8 @@ pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
                     size - used_end
                 ),
             )
-            .at(Some(used_end)),
+            .at(Some(used_end))
+            .in_shard(shard),
         );
     }
 }

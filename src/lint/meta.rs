@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{architecture, is_shard, Finding};
+use super::{architecture, Finding, View};
 use crate::effective_ftype::{base_type, default_type, guess_file_type, TensorKind};
 use crate::gguf::{GgufFile, Value};
 use crate::summary::file_type_label;
@@ -12,18 +12,12 @@ const FILE_TYPE_KEY: &str = "general.file_type";
 /// llama.cpp's LLAMA_FTYPE_GUESSED: "the loader guessed it", no claim to check.
 const GUESSED: u64 = 1024;
 
-pub(super) fn check(file: &GgufFile, findings: &mut Vec<Finding>) {
-    if !is_shard(file) {
-        file_type(file, findings);
-        block_count(file, findings);
-    } else {
-        findings.push(Finding::info(
-            "split-shard",
-            "one shard of a split model: the file type and block checks need every shard"
-                .to_string(),
-        ));
+pub(super) fn check(view: &View, findings: &mut Vec<Finding>) {
+    if view.complete {
+        file_type(view, findings);
+        block_count(view, findings);
     }
-    chat_templates(file, findings);
+    chat_templates(view.meta, findings);
 }
 
 /// A label: `MOSTLY_Q4_K_M (15)`.
@@ -34,8 +28,9 @@ fn label(file_type: u64) -> String {
     }
 }
 
-fn file_type(file: &GgufFile, findings: &mut Vec<Finding>) {
-    let kinds: Vec<TensorKind> = file.tensors().iter().map(TensorKind::of).collect();
+fn file_type(view: &View, findings: &mut Vec<Finding>) {
+    let file = view.meta;
+    let kinds: Vec<TensorKind> = view.tensors.iter().map(|t| TensorKind::of(t)).collect();
     let base = base_type(&kinds);
     let guess = guess_file_type(&kinds);
     let at = file.value_offset(FILE_TYPE_KEY);
@@ -128,16 +123,17 @@ pub(super) fn block_of(name: &str) -> Option<u64> {
     n.parse().ok()
 }
 
-fn block_count(file: &GgufFile, findings: &mut Vec<Finding>) {
-    let blocks: BTreeSet<u64> = file
-        .tensors()
+fn block_count(view: &View, findings: &mut Vec<Finding>) {
+    let file = view.meta;
+    let blocks: BTreeSet<u64> = view
+        .tensors
         .iter()
         .filter_map(|t| block_of(t.name()))
         .collect();
     let Some(arch) = architecture(file) else {
         return;
     };
-    if file.tensors().is_empty() {
+    if view.tensors.is_empty() {
         return; // a vocabulary-only file
     }
     let key = format!("{arch}.block_count");

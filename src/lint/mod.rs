@@ -16,10 +16,13 @@ mod layout;
 mod meta;
 mod vocab;
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind};
-use crate::gguf::{parse, GgufFile, ParseStatus};
+use crate::gguf::{parse, GgufFile, ParseStatus, TensorInfo};
+use crate::model::GgufModel;
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -59,6 +62,9 @@ pub struct Finding {
     pub key: Option<String>,
     /// The tensor it concerns.
     pub tensor: Option<String>,
+    /// For a split model, the shard (1-based, as in `-00002-of-00003`) the offset is in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
 }
 
 impl Finding {
@@ -70,6 +76,7 @@ impl Finding {
             offset: None,
             key: None,
             tensor: None,
+            shard: None,
         }
     }
 
@@ -100,8 +107,21 @@ impl Finding {
         self
     }
 
-    /// Where, for people: the tensor, else the key, else the byte offset, else `file`.
+    pub(crate) fn in_shard(mut self, shard: Option<u32>) -> Finding {
+        self.shard = shard;
+        self
+    }
+
+    /// Where, for people: the tensor, else the key, else the byte offset, else `file`; prefixed
+    /// by `shard N ` in a split model.
     pub fn place(&self) -> String {
+        match self.shard {
+            Some(n) => format!("shard {n} {}", self.place_in_file()),
+            None => self.place_in_file(),
+        }
+    }
+
+    fn place_in_file(&self) -> String {
         if let Some(tensor) = &self.tensor {
             tensor.clone()
         } else if let Some(key) = &self.key {
@@ -152,13 +172,72 @@ impl Report {
 /// `embedding_length` would otherwise give one finding per tensor).
 pub const MAX_PER_CODE: usize = 20;
 
-/// Lints a parsed header: every check, findings in check order.
+/// What the checks see: the metadata of the first shard and the tensors of every shard.
+pub(crate) struct View<'a> {
+    /// The file holding the model's metadata (the first shard).
+    pub(crate) meta: &'a GgufFile,
+    pub(crate) tensors: Vec<&'a TensorInfo>,
+    by_name: HashMap<&'a str, &'a TensorInfo>,
+    /// False for one shard of a split model linted alone: checks that need every tensor skip.
+    pub(crate) complete: bool,
+}
+
+impl<'a> View<'a> {
+    fn new(shards: &[&'a GgufFile]) -> Option<View<'a>> {
+        let meta = *shards.first()?;
+        let tensors: Vec<&TensorInfo> = shards.iter().flat_map(|s| s.tensors()).collect();
+        let by_name = tensors.iter().map(|t| (t.name(), *t)).collect();
+        let split_count = meta
+            .get("split.count")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(1);
+        Some(View {
+            meta,
+            tensors,
+            by_name,
+            complete: split_count <= shards.len() as u64,
+        })
+    }
+
+    pub(crate) fn tensor(&self, name: &str) -> Option<&'a TensorInfo> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// Lints a parsed header: every check, findings in check order. A shard of a split model
+/// linted alone skips the checks that need every tensor (one `split-shard` note says so): lint
+/// the whole model with [`lint_model`].
 pub fn lint(file: &GgufFile) -> Vec<Finding> {
+    lint_shards(&[file])
+}
+
+/// Lints a model over all its shards: layout per shard, the rest over the first shard's
+/// metadata and every shard's tensors.
+pub fn lint_model(model: &GgufModel) -> Vec<Finding> {
+    let shards: Vec<&GgufFile> = model.shards().iter().collect();
+    lint_shards(&shards)
+}
+
+fn lint_shards(shards: &[&GgufFile]) -> Vec<Finding> {
     let mut findings = Vec::new();
-    layout::check(file, &mut findings);
-    meta::check(file, &mut findings);
-    vocab::check(file, &mut findings);
-    arch::check(file, &mut findings);
+    let Some(view) = View::new(shards) else {
+        return findings;
+    };
+    for (i, shard) in shards.iter().enumerate() {
+        let number = (shards.len() > 1).then(|| u32::try_from(i + 1).unwrap_or(u32::MAX));
+        layout::check(shard, number, &mut findings);
+    }
+    if !view.complete {
+        findings.push(Finding::info(
+            "split-shard",
+            "one shard of a split model: the file type, block and tensor checks need every \
+             shard (lint the model by its first shard's name)"
+                .to_string(),
+        ));
+    }
+    meta::check(&view, &mut findings);
+    vocab::check(view.meta, &mut findings);
+    arch::check(&view, &mut findings);
     cap_per_code(findings)
 }
 
@@ -225,6 +304,7 @@ pub fn code_of(kind: &ErrorKind) -> &'static str {
         TensorOutOfFile { .. } => "tensor-out-of-file",
         TensorsOverlap { .. } => "tensors-overlap",
         HeaderTooLarge { .. } => "header-too-large",
+        BadSplit { .. } => "bad-split",
         Io { .. } => "read-failed",
         _ => "invalid-file",
     }
@@ -257,11 +337,4 @@ fn cap_per_code(findings: Vec<Finding>) -> Vec<Finding> {
 pub(crate) fn architecture(file: &GgufFile) -> Option<String> {
     file.get("general.architecture")
         .and_then(|v| v.as_str().map(|s| s.into_owned()))
-}
-
-/// `split.count` above 1: the file is one shard of a split model.
-pub(crate) fn is_shard(file: &GgufFile) -> bool {
-    file.get("split.count")
-        .and_then(|v| v.as_u64())
-        .is_some_and(|n| n > 1)
 }

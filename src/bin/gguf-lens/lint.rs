@@ -3,8 +3,9 @@
 use std::io::Write;
 
 use gguf_lens::gguf::read_header;
-use gguf_lens::lint::{finding_of_error, lint, Report};
-use gguf_lens::ErrorKind;
+use gguf_lens::lint::{finding_of_error, lint_model, Finding, Report};
+use gguf_lens::model::{split_paths, GgufModel};
+use gguf_lens::{Error, ErrorKind};
 
 use crate::{json_line, write_stdout, Failure};
 
@@ -26,7 +27,8 @@ use crate::{json_line, write_stdout, Failure};
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// A .gguf file (for a split model, each shard on its own)
+    /// A .gguf file; any shard's name of a split model (NAME-00002-of-00003.gguf) lints every
+    /// shard as one model
     pub file: String,
     /// The report as one JSON document: {findings: [{code, severity, message, offset, key,
     /// tensor}], errors, warnings, infos}
@@ -36,16 +38,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<(), Failure> {
     let path = args.file.as_str();
-    let fatal = |e: std::io::Error| Failure::Fatal(format!("{path}: {e}"));
-    let mut file = std::fs::File::open(path).map_err(fatal)?;
-    let size = file.metadata().map_err(fatal)?.len();
-    let report = match read_header(&mut file, size) {
-        Ok(header) => Report::new(lint(&header)),
-        Err(err) if matches!(err.kind, ErrorKind::Io { .. }) => {
-            return Err(Failure::Fatal(format!("{path}: {err}")))
-        }
-        Err(err) => Report::new(vec![finding_of_error(&err)]),
-    };
+    let report = report_of(path)?;
     let text = if args.json {
         let doc =
             serde_json::to_value(&report).map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
@@ -58,6 +51,41 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         return Err(Failure::LintErrors);
     }
     Ok(())
+}
+
+/// The report of the file or split model at `path`: a header that does not parse (in any shard)
+/// or shards that do not fit together are findings; a file that cannot be read is an exit-2
+/// failure.
+fn report_of(path: &str) -> Result<Report, Failure> {
+    let paths = split_paths(path).unwrap_or_else(|| vec![path.to_string()]);
+    let split = paths.len() > 1;
+    let mut shards = Vec::with_capacity(paths.len());
+    let mut refused: Vec<Finding> = Vec::new();
+    for (i, shard) in paths.iter().enumerate() {
+        let fatal = |e: std::io::Error| Failure::Fatal(format!("{shard}: {e}"));
+        let mut file = std::fs::File::open(shard).map_err(fatal)?;
+        let size = file.metadata().map_err(fatal)?.len();
+        match read_header(&mut file, size) {
+            Ok(header) => shards.push(header),
+            Err(err) if matches!(err.kind, ErrorKind::Io { .. }) => {
+                return Err(Failure::Fatal(format!("{shard}: {err}")))
+            }
+            Err(err) => {
+                let mut finding = finding_of_error(&err);
+                if split {
+                    finding.shard = u32::try_from(i + 1).ok();
+                }
+                refused.push(finding);
+            }
+        }
+    }
+    if !refused.is_empty() {
+        return Ok(Report::new(refused));
+    }
+    Ok(match GgufModel::from_shards(shards) {
+        Ok(model) => Report::new(lint_model(&model)),
+        Err(err) => Report::new(vec![finding_of_error(&Error::new(err.kind))]),
+    })
 }
 
 /// `error[CODE] WHERE: MESSAGE` lines, then the counts.
