@@ -580,3 +580,49 @@ fn split_models_are_linted_over_every_shard() {
         "{whole:#?}"
     );
 }
+
+/// The required-tensor tables against llama.cpp itself: fixtures/make_lint_arch.py wrote a
+/// tiny model per architecture that llama.cpp (llama-cpp-python 0.3.36) loads, and recorded
+/// whether it still loads with each tensor of block 0 (and each global one) dropped, and with
+/// each shape hyper-parameter changed. The same corruptions, made here in memory, must give a
+/// lint error exactly when llama.cpp refused the file.
+#[test]
+fn required_tensors_agree_with_llama_cpp() {
+    let text = std::fs::read_to_string(root().join("fixtures/lint/expected.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let archs = expected.as_object().unwrap();
+    assert_eq!(archs.len(), 7);
+    for (arch, verdicts) in archs {
+        let bytes = read(&format!("fixtures/lint/{arch}.gguf"));
+        let report = report_of(&bytes);
+        assert!(report.findings.is_empty(), "{arch}: {report:#?}");
+        let drops = verdicts["drop"].as_object().unwrap();
+        assert!(drops.len() >= 9, "{arch}");
+        for (name, loads) in drops {
+            let corrupted = retensored(&bytes, 0, |infos| infos.retain(|t| &t.0 != name));
+            let report = report_of(&corrupted);
+            let mut codes = errors(&report);
+            codes.dedup(); // a fused attn_qkv dropped: attn_q, attn_k and attn_v are missing
+            let want: &[&str] = if loads.as_bool().unwrap() {
+                &[]
+            } else {
+                &["tensor-missing"]
+            };
+            assert_eq!(codes, want, "{arch} without {name}: {report:#?}");
+        }
+        for (key, change) in verdicts["set"].as_object().unwrap() {
+            let value = change["value"].as_u64().unwrap() as u32;
+            let corrupted = edited(&bytes, vec![(key.as_str(), NewValue::U32(value))], &[]);
+            let report = report_of(&corrupted);
+            let codes = errors(&report);
+            if change["loads"].as_bool().unwrap() {
+                assert!(codes.is_empty(), "{arch} {key}={value}: {report:#?}");
+            } else {
+                assert!(
+                    !codes.is_empty() && codes.iter().all(|c| *c == "tensor-shape"),
+                    "{arch} {key}={value}: {report:#?}"
+                );
+            }
+        }
+    }
+}

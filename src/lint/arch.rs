@@ -26,6 +26,10 @@ enum D {
     Ff,
     /// 2 · n_ff (phi3's fused gate and up)
     Ff2,
+    /// Q + KGqa + VGqa (a fused `attn_qkv`)
+    Qkv,
+    /// n_embd + 2 · VGqa (qwen2's and phi3's fused `attn_qkv`)
+    QkvEmbd,
 }
 
 /// When a tensor must be present.
@@ -66,6 +70,7 @@ const GLOBAL_GEMMA: &[Spec] = &[
 ];
 const ATTN: &[Spec] = &[
     s("blk.{}.attn_norm.weight", &[Embd], Required),
+    s("blk.{}.attn_qkv.weight", &[Embd, Qkv], Optional),
     s("blk.{}.attn_q.weight", &[Embd, Q], UnlessQkv),
     s("blk.{}.attn_k.weight", &[Embd, KGqa], UnlessQkv),
     s("blk.{}.attn_v.weight", &[Embd, VGqa], UnlessQkv),
@@ -74,26 +79,23 @@ const ATTN: &[Spec] = &[
 /// qwen2 and phi3 size K and V by n_embd_v_gqa and Q/output by n_embd.
 const ATTN_QWEN2: &[Spec] = &[
     s("blk.{}.attn_norm.weight", &[Embd], Required),
+    s("blk.{}.attn_qkv.weight", &[Embd, QkvEmbd], Optional),
     s("blk.{}.attn_q.weight", &[Embd, Embd], UnlessQkv),
     s("blk.{}.attn_k.weight", &[Embd, VGqa], UnlessQkv),
     s("blk.{}.attn_v.weight", &[Embd, VGqa], UnlessQkv),
     s("blk.{}.attn_output.weight", &[Embd, Embd], Required),
 ];
-/// phi3 creates Q/K/V as not required (it has a fused `attn_qkv`).
-const ATTN_PHI3: &[Spec] = &[
-    s("blk.{}.attn_norm.weight", &[Embd], Required),
-    s("blk.{}.attn_q.weight", &[Embd, Embd], Optional),
-    s("blk.{}.attn_k.weight", &[Embd, VGqa], Optional),
-    s("blk.{}.attn_v.weight", &[Embd, VGqa], Optional),
-    s("blk.{}.attn_output.weight", &[Embd, Embd], Required),
-];
+/// phi3 creates Q/K/V as not required, but crashes without them and without `attn_qkv`
+/// (llama.cpp through llama-cpp-python 0.3.36: fixtures/make_lint_arch.py): the same rule as
+/// the others.
+const ATTN_PHI3: &[Spec] = ATTN_QWEN2;
 const QK_NORM: &[Spec] = &[
     s("blk.{}.attn_k_norm.weight", &[HeadK], Required),
     s("blk.{}.attn_q_norm.weight", &[HeadK], Required),
 ];
 const POST_NORMS: &[Spec] = &[
-    s("blk.{}.attn_post_norm.weight", &[Embd], Required),
-    s("blk.{}.ffn_post_norm.weight", &[Embd], Required),
+    s("blk.{}.post_attention_norm.weight", &[Embd], Required),
+    s("blk.{}.post_ffw_norm.weight", &[Embd], Required),
 ];
 const FFN: &[Spec] = &[
     s("blk.{}.ffn_norm.weight", &[Embd], Required),
@@ -171,6 +173,11 @@ impl Hparams {
             HeadK => self.head_k,
             Ff => self.ff,
             Ff2 => self.ff?.checked_mul(2),
+            Qkv => self
+                .dim(Q)?
+                .checked_add(self.dim(KGqa)?)?
+                .checked_add(self.dim(VGqa)?),
+            QkvEmbd => self.embd?.checked_add(self.dim(VGqa)?.checked_mul(2)?),
         }
     }
 }
@@ -242,10 +249,17 @@ fn check_one(
     };
     let Some(tensor) = view.tensor(name) else {
         if need {
+            let or_fused = if spec.need == UnlessQkv {
+                format!(" (or a fused {qkv})")
+            } else {
+                String::new()
+            };
             findings.push(
                 Finding::error(
                     "tensor-missing",
-                    format!("llama.cpp requires this tensor for {arch} and the file has none"),
+                    format!(
+                        "llama.cpp requires this tensor{or_fused} for {arch} and the file has none"
+                    ),
                 )
                 .tensor(name),
             );
