@@ -626,3 +626,23 @@ fn required_tensors_agree_with_llama_cpp() {
         }
     }
 }
+
+/// Rows llama-quantize cannot put in the label's type fall back to another (Q4_K → Q5_0 for a
+/// row of 896, as in Qwen2.5-0.5B): the label does not lie, even when they hold most elements.
+#[test]
+fn fallback_types_do_not_make_the_label_lie() {
+    let file = |file_type: u32| {
+        let mut b = Builder::new(3);
+        b.header(3, 1).kv_u32("general.file_type", file_type);
+        // Q5_0 (id 6) [8 rows of 896], Q4_K (id 12) and Q6_K (id 14) [1 row of 4864].
+        b.tensor("blk.0.attn_q.weight", &[896, 8], 6, 0)
+            .tensor("blk.0.ffn_down.weight", &[4864, 1], 14, 4928)
+            .tensor("blk.1.ffn_down.weight", &[4864, 1], 12, 4928 + 4000);
+        b.data(32, 4928 + 4000 + 2736);
+        report_of(&b.build())
+    };
+    let q4_k_m = file(15);
+    assert!(q4_k_m.findings.is_empty(), "{q4_k_m:#?}");
+    assert_eq!(errors(&file(1)), ["file-type-mismatch"]); // F16
+    assert_eq!(errors(&file(7)), ["file-type-mismatch"]); // Q8_0
+}

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use super::{architecture, Finding, View};
 use crate::effective_ftype::{base_type, default_type, guess_file_type, TensorKind};
-use crate::gguf::{GgufFile, Value};
+use crate::gguf::{GgufFile, TensorInfo, Value};
 use crate::summary::file_type_label;
+use crate::types::GgmlType;
 
 const FILE_TYPE_KEY: &str = "general.file_type";
 /// llama.cpp's LLAMA_FTYPE_GUESSED: "the loader guessed it", no claim to check.
@@ -28,15 +29,59 @@ fn label(file_type: u64) -> String {
     }
 }
 
+/// Types llama-quantize falls back to when a row length is not a multiple of the intended
+/// type's block (`llama-quant.cpp`'s `tensor_type_fallback`: Q4_K → Q5_0, Q5_K → Q5_1,
+/// Q6_K → Q8_0, Q2_K/Q3_K → Q4_0, IQ → IQ4_NL, F16 when even that does not fit).
+const FALLBACK_TYPES: &[GgmlType] = &[
+    GgmlType::Q4_0,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::IQ4_NL,
+    GgmlType::F16,
+];
+
+/// A tensor as the label's quantization meant it: a fallback type on a row length the label's
+/// default type cannot hold counts as that default type.
+fn as_intended<'a>(t: &'a TensorInfo, default: GgmlType) -> TensorKind<'a> {
+    let mut kind = TensorKind::of(t);
+    let fits = t.row_len() % u64::from(default.block_size()) == 0;
+    if !fits && FALLBACK_TYPES.contains(&kind.ggml_type) {
+        kind.ggml_type = default;
+    }
+    kind
+}
+
+/// Whether the tensor mix's base type can come from quantizing to `file_type` (whose default
+/// type is `default`): the default type itself; for the IQ labels any IQ type (their recipes
+/// mix them: IQ3_XS puts IQ3_XXS in some roles, IQ2_M IQ2_S and IQ3_S, …); for MXFP4_MOE also
+/// Q8_0 (MXFP4 goes to the experts only).
+fn label_fits(file_type: u64, default: GgmlType, base: GgmlType) -> bool {
+    use GgmlType as G;
+    let iq = [
+        G::IQ1_S,
+        G::IQ1_M,
+        G::IQ2_XXS,
+        G::IQ2_XS,
+        G::IQ2_S,
+        G::IQ3_XXS,
+        G::IQ3_S,
+        G::IQ4_NL,
+        G::IQ4_XS,
+    ];
+    base == default
+        || (iq.contains(&default) && iq.contains(&base))
+        || (file_type == 38 && base == G::Q8_0)
+}
+
 fn file_type(view: &View, findings: &mut Vec<Finding>) {
     let file = view.meta;
     let kinds: Vec<TensorKind> = view.tensors.iter().map(|t| TensorKind::of(t)).collect();
-    let base = base_type(&kinds);
-    let guess = guess_file_type(&kinds);
     let at = file.value_offset(FILE_TYPE_KEY);
     let Some(value) = file.get(FILE_TYPE_KEY) else {
-        if let Some(base) = base {
-            let by_mix = guess.map_or(String::new(), |g| format!(" ({} by tensor mix)", label(g)));
+        if let Some(base) = base_type(&kinds) {
+            let by_mix = guess_file_type(&kinds)
+                .map_or(String::new(), |g| format!(" ({} by tensor mix)", label(g)));
             findings.push(
                 Finding::warning(
                     "file-type-missing",
@@ -78,11 +123,17 @@ fn file_type(view: &View, findings: &mut Vec<Finding>) {
         );
         return;
     };
-    let Some(base) = base else {
+    let intended: Vec<TensorKind> = view
+        .tensors
+        .iter()
+        .map(|t| as_intended(t, expected))
+        .collect();
+    let Some(base) = base_type(&intended) else {
         return; // no matrix to compare with (a vocabulary-only file)
     };
-    if base != expected {
-        let by_mix = guess.map_or(String::new(), |g| format!(", {} by tensor mix", label(g)));
+    if !label_fits(claimed, expected, base) {
+        let by_mix = guess_file_type(&kinds)
+            .map_or(String::new(), |g| format!(", {} by tensor mix", label(g)));
         findings.push(
             Finding::error(
                 "file-type-mismatch",
@@ -100,6 +151,7 @@ fn file_type(view: &View, findings: &mut Vec<Finding>) {
     }
     // Same base type: only the K-quant sizes (S/M/L) can be told apart from the mix.
     let k_quant_size = |t: u64| (11..=17).contains(&t);
+    let guess = guess_file_type(&intended);
     if let Some(g) = guess.filter(|&g| g != claimed && k_quant_size(g) && k_quant_size(claimed)) {
         findings.push(
             Finding::warning(
