@@ -217,6 +217,25 @@ pub(super) fn check(view: &View, findings: &mut Vec<Finding>) {
             .key(&key),
         );
     }
+    // llama.cpp refuses a llama whose rotary dimensions are not the head dimension
+    // ("invalid n_rot" in llama-model.cpp's load_hparams).
+    let rot_key = format!("{arch}.rope.dimension_count");
+    let n_rot = file.get(&rot_key).and_then(|v| v.as_u64());
+    if let (true, Some(n_rot), Some(head_k)) = (arch == "llama", n_rot, hp.head_k) {
+        if n_rot != head_k {
+            findings.push(
+                Finding::error(
+                    "hparam-invalid",
+                    format!(
+                        "{rot_key} is {n_rot}, llama.cpp requires the head dimension {head_k} \
+                         for llama"
+                    ),
+                )
+                .key(&rot_key)
+                .at(file.value_offset(&rot_key)),
+            );
+        }
+    }
     for group in groups {
         for spec in group.iter() {
             if spec.name.contains("{}") {
