@@ -584,7 +584,7 @@ fn split_models_are_linted_over_every_shard() {
 /// The required-tensor tables against llama.cpp itself: fixtures/make_lint_arch.py wrote a
 /// tiny model per architecture that llama.cpp (llama-cpp-python 0.3.36) loads, and recorded
 /// whether it still loads with each tensor of block 0 (and each global one) dropped, and with
-/// each shape hyper-parameter changed. The same corruptions, made here in memory, must give a
+/// each shape hyper-parameter changed, and (llama) with keys of another type. The same corruptions, made here in memory, must give a
 /// lint error exactly when llama.cpp refused the file.
 #[test]
 fn required_tensors_agree_with_llama_cpp() {
@@ -609,6 +609,39 @@ fn required_tensors_agree_with_llama_cpp() {
                 &["tensor-missing"]
             };
             assert_eq!(codes, want, "{arch} without {name}: {report:#?}");
+        }
+        let retypes = verdicts.get("retype").and_then(|r| r.as_object());
+        for (key, change) in retypes.into_iter().flatten() {
+            let v = &change["value"];
+            let value = match change["type"].as_str().unwrap() {
+                "int32" => NewValue::I32(v.as_i64().unwrap() as i32),
+                "uint64" => NewValue::U64(v.as_u64().unwrap()),
+                "float64" => NewValue::F64(v.as_f64().unwrap()),
+                "uint8" => NewValue::U8(v.as_u64().unwrap() as u8),
+                // gguf-py writes a list of ints as an int32 array.
+                "array" => NewValue::Array(
+                    ValueType::I32,
+                    v.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|n| NewValue::I32(n.as_i64().unwrap() as i32))
+                        .collect(),
+                ),
+                other => panic!("type {other} not written by make_lint_arch.py"),
+            };
+            let report = report_of(&edited(&bytes, vec![(key.as_str(), value)], &[]));
+            let codes = errors(&report);
+            if change["loads"].as_bool().unwrap() {
+                assert!(codes.is_empty(), "{arch} {key} as {change}: {report:#?}");
+            } else {
+                assert!(
+                    !codes.is_empty()
+                        && codes
+                            .iter()
+                            .all(|c| ["wrong-value-type", "hparam-invalid"].contains(c)),
+                    "{arch} {key} as {change}: {report:#?}"
+                );
+            }
         }
         for (key, change) in verdicts["set"].as_object().unwrap() {
             let value = change["value"].as_u64().unwrap() as u32;

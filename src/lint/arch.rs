@@ -207,15 +207,18 @@ pub(super) fn check(view: &View, findings: &mut Vec<Finding>) {
             n.min(max_block.map_or(0, |b| b + 1).max(1))
         })
         .unwrap_or(0);
-    if hp.embd.is_none() {
-        let key = format!("{arch}.embedding_length");
-        findings.push(
-            Finding::error(
-                "hparam-missing",
-                format!("{key} is missing: llama.cpp requires it"),
-            )
-            .key(&key),
-        );
+    // Required by llama.cpp's load_hparams for every architecture.
+    for suffix in ["context_length", "embedding_length"] {
+        let key = format!("{arch}.{suffix}");
+        if file.get(&key).is_none() {
+            findings.push(
+                Finding::error(
+                    "hparam-missing",
+                    format!("{key} is missing: llama.cpp requires it"),
+                )
+                .key(&key),
+            );
+        }
     }
     // llama.cpp refuses a llama whose rotary dimensions are not the head dimension
     // ("invalid n_rot" in llama-model.cpp's load_hparams).

@@ -96,18 +96,7 @@ fn file_type(view: &View, findings: &mut Vec<Finding>) {
         return;
     };
     let Some(claimed) = value.as_u64() else {
-        findings.push(
-            Finding::error(
-                "wrong-value-type",
-                format!(
-                    "general.file_type is a {}, llama.cpp reads a uint32",
-                    value.value_type()
-                ),
-            )
-            .key(FILE_TYPE_KEY)
-            .at(at),
-        );
-        return;
+        return; // not an integer: `keys` reports the type
     };
     if claimed == GUESSED {
         return;

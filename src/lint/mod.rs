@@ -5,6 +5,7 @@
 //! keys or tensors, tensor names of 64+ bytes, …) gives one error finding whose code names the
 //! parser's error ([`code_of`]). A parsed header goes through small data-driven checks:
 //! - `layout`: gaps between tensors' data, bytes after the last tensor;
+//! - `keys`: metadata llama.cpp reads with another type than the file's (it refuses the file);
 //! - `meta`: `general.file_type` against the tensor mix, `{arch}.block_count` against the `blk.N`
 //!   tensors, chat templates that do not parse;
 //! - `vocab`: special-token ids outside the vocabulary, token/score/token-type arrays of different
@@ -12,6 +13,7 @@
 //! - `arch`: the tensors llama.cpp requires for common architectures, missing or mis-shaped.
 
 mod arch;
+mod keys;
 mod layout;
 mod meta;
 mod vocab;
@@ -235,6 +237,7 @@ fn lint_shards(shards: &[&GgufFile]) -> Vec<Finding> {
                 .to_string(),
         ));
     }
+    keys::check(view.meta, &mut findings);
     meta::check(&view, &mut findings);
     vocab::check(view.meta, &mut findings);
     arch::check(&view, &mut findings);
