@@ -203,6 +203,16 @@ fn block_count_against_the_blocks() {
             "{n}: {report:#?}"
         );
     }
+    // A third block counted as a multi-token-prediction layer may have no tensors.
+    let report = report_of(&edited(
+        &bytes,
+        vec![
+            ("llama.block_count", NewValue::U32(3)),
+            ("llama.nextn_predict_layers", NewValue::U32(1)),
+        ],
+        &[],
+    ));
+    assert_eq!(errors(&report), Vec::<&str>::new(), "{report:#?}");
 }
 
 #[test]

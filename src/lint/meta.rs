@@ -194,9 +194,17 @@ fn block_count(view: &View, findings: &mut Vec<Finding>) {
         return;
     };
     let beyond: Vec<u64> = blocks.range(count..).copied().collect();
-    // Blocks 0..count without a tensor (count comes from the file: never iterate up to it).
-    let present = blocks.range(..count).count() as u64;
-    let missing = count - present;
+    // The last `nextn_predict_layers` blocks are multi-token-prediction layers, which
+    // converters may leave out (llama.cpp creates their tensors as not required).
+    let nextn = file
+        .get(&format!("{arch}.nextn_predict_layers"))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0)
+        .min(count);
+    let needed = count - nextn;
+    // Blocks 0..needed without a tensor (count comes from the file: never iterate up to it).
+    let present = blocks.range(..needed).count() as u64;
+    let missing = needed - present;
     if beyond.is_empty() && missing == 0 {
         return;
     }
