@@ -163,6 +163,43 @@ impl Hparams {
         }
     }
 
+    /// How dimension `d` was derived, e.g. `n_head_kv 2 × head dim 64`.
+    fn explain(&self, d: D) -> String {
+        let v = |name: &str, v: Option<u64>| match v {
+            Some(v) => format!("{name} {v}"),
+            None => format!("{name} ?"),
+        };
+        match d {
+            Embd => v("n_embd", self.embd),
+            Vocab => v("n_vocab", self.vocab),
+            Q => format!(
+                "{} × {}",
+                v("n_head", self.head),
+                v("head dim", self.head_k)
+            ),
+            KGqa => format!(
+                "{} × {}",
+                v("n_head_kv", self.head_kv),
+                v("head dim", self.head_k)
+            ),
+            VGqa => format!(
+                "{} × {}",
+                v("n_head_kv", self.head_kv),
+                v("value dim", self.head_v)
+            ),
+            HeadK => v("head dim", self.head_k),
+            Ff => v("n_ff", self.ff),
+            Ff2 => format!("2 × {}", v("n_ff", self.ff)),
+            Qkv => format!(
+                "q {} + k {} + v {}",
+                self.dim(Q).unwrap_or(0),
+                self.dim(KGqa).unwrap_or(0),
+                self.dim(VGqa).unwrap_or(0)
+            ),
+            QkvEmbd => format!("n_embd + 2 × {}", self.dim(VGqa).unwrap_or(0)),
+        }
+    }
+
     fn dim(&self, d: D) -> Option<u64> {
         match d {
             Embd => self.embd,
@@ -304,23 +341,16 @@ fn check_one(
             Finding::error(
                 "tensor-shape",
                 format!(
-                    "ne {dims:?}, llama.cpp expects ne {expected:?} for {arch} from the \
-                     hyper-parameters (n_embd {}, n_head {}, n_head_kv {}, head dim {}, n_ff {}, \
-                     n_vocab {})",
-                    show(hp.embd),
-                    show(hp.head),
-                    show(hp.head_kv),
-                    show(hp.head_k),
-                    show(hp.ff),
-                    show(hp.vocab)
+                    "ne {dims:?}, llama.cpp expects ne {expected:?} for {arch} ({})",
+                    spec.ne
+                        .iter()
+                        .map(|&d| hp.explain(d))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
             .tensor(name)
             .at(Some(tensor.info_offset())),
         );
     }
-}
-
-fn show(v: Option<u64>) -> String {
-    v.map_or("?".to_string(), |v| v.to_string())
 }

@@ -81,7 +81,7 @@ fn file_type(view: &View, findings: &mut Vec<Finding>) {
     let Some(value) = file.get(FILE_TYPE_KEY) else {
         if let Some(base) = base_type(&kinds) {
             let by_mix = guess_file_type(&kinds)
-                .map_or(String::new(), |g| format!(" ({} by tensor mix)", label(g)));
+                .map_or(String::new(), |g| format!(": {} by tensor mix", label(g)));
             findings.push(
                 Finding::warning(
                     "file-type-missing",
@@ -122,12 +122,13 @@ fn file_type(view: &View, findings: &mut Vec<Finding>) {
     };
     if !label_fits(claimed, expected, base) {
         let by_mix = guess_file_type(&kinds)
-            .map_or(String::new(), |g| format!(", {} by tensor mix", label(g)));
+            .map_or(String::new(), |g| format!(": {} by tensor mix", label(g)));
         findings.push(
             Finding::error(
                 "file-type-mismatch",
                 format!(
-                    "general.file_type says {} (matrices of {}), but most matrices are {}{by_mix}",
+                    "general.file_type is {}, whose matrices are {}, but most matrices are \
+                     {}{by_mix}",
                     label(claimed),
                     expected.name(),
                     base.name()
@@ -146,7 +147,7 @@ fn file_type(view: &View, findings: &mut Vec<Finding>) {
             Finding::warning(
                 "file-type-variant",
                 format!(
-                    "general.file_type says {}, the tensor mix is that of {}",
+                    "general.file_type is {}, but the tensor mix is that of {}",
                     label(claimed),
                     label(g)
                 ),
