@@ -356,6 +356,16 @@ fn a_missing_required_tensor_and_a_wrong_shape() {
     assert_eq!(errors(&report), ["tensor-shape"], "{report:#?}");
     assert!(report.findings[0].message.contains("[256, 256]"));
 
+    // A LoRA adapter's tensors are not a model's: no block or tensor checks.
+    let adapter = edited(
+        &retensored(&bytes, 0, |infos| {
+            infos.retain(|t| t.0 != "blk.1.ffn_up.weight")
+        }),
+        vec![("general.type", NewValue::String("adapter".into()))],
+        &[],
+    );
+    assert_eq!(errors(&report_of(&adapter)), Vec::<&str>::new());
+
     // output.weight is optional (tied to token_embd).
     let corrupted = retensored(&bytes, 0, |infos| infos.retain(|t| t.0 != "output.weight"));
     assert_eq!(errors(&report_of(&corrupted)), Vec::<&str>::new());

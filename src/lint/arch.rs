@@ -151,9 +151,12 @@ impl Hparams {
         let per_head = embd.zip(head).and_then(|(e, h)| e.checked_div(h));
         Hparams {
             embd,
+            // The token list's length; without one (tokenizer "none") llama.cpp makes
+            // `{arch}.vocab_size` dummy tokens.
             vocab: file
                 .get("tokenizer.ggml.tokens")
-                .and_then(|v| v.as_array().map(|a| a.len() as u64)),
+                .and_then(|v| v.as_array().map(|a| a.len() as u64))
+                .or_else(|| get("vocab_size")),
             head,
             head_kv: get("attention.head_count_kv").or(head),
             head_k: get("attention.key_length").or(per_head),
@@ -221,7 +224,7 @@ impl Hparams {
 
 pub(super) fn check(view: &View, findings: &mut Vec<Finding>) {
     let file = view.meta;
-    if view.tensors.is_empty() || !view.complete {
+    if view.tensors.is_empty() || !view.complete || view.adapter {
         return; // a vocabulary-only file, or one shard of several
     }
     let Some(arch) = architecture(file) else {

@@ -167,6 +167,9 @@ pub(super) fn block_of(name: &str) -> Option<u64> {
 
 fn block_count(view: &View, findings: &mut Vec<Finding>) {
     let file = view.meta;
+    if view.adapter {
+        return;
+    }
     let blocks: BTreeSet<u64> = view
         .tensors
         .iter()

@@ -182,6 +182,9 @@ pub(crate) struct View<'a> {
     by_name: HashMap<&'a str, &'a TensorInfo>,
     /// False for one shard of a split model linted alone: checks that need every tensor skip.
     pub(crate) complete: bool,
+    /// `general.type` is `adapter` (a LoRA or control vector): its tensors are not a model's,
+    /// so the block and required-tensor checks skip.
+    pub(crate) adapter: bool,
 }
 
 impl<'a> View<'a> {
@@ -198,6 +201,10 @@ impl<'a> View<'a> {
             tensors,
             by_name,
             complete: split_count <= shards.len() as u64,
+            adapter: meta
+                .get("general.type")
+                .and_then(|v| v.as_str().map(|t| t == "adapter"))
+                .unwrap_or(false),
         })
     }
 
