@@ -18,6 +18,7 @@ pub mod error;
 pub mod gguf;
 pub mod gptq;
 pub mod hash;
+pub mod lint;
 pub mod model;
 pub mod quant;
 pub mod safetensors;

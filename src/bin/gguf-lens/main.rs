@@ -10,6 +10,7 @@ mod diff_render;
 mod hash;
 mod inspect;
 mod json;
+mod lint;
 mod llama_names;
 mod model;
 mod output;
@@ -31,8 +32,9 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (diff: the files are identical)
   1  a bad file, tensor or request, with one `error:` line naming what and where
-     (diff: the files differ, nothing on stderr)
-  2  bad usage (unknown option, missing argument); stats, diff and set: any error
+     (diff: the files differ, nothing on stderr; lint: it found an error)
+  2  bad usage (unknown option, missing argument); stats, diff and set: any error;
+     lint: a file it cannot read
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -61,6 +63,8 @@ enum Command {
     Set(set::Args),
     #[command(after_help = EXIT_CODES)]
     Hash(hash::Args),
+    #[command(after_help = EXIT_CODES)]
+    Lint(lint::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -73,6 +77,8 @@ enum Failure {
     Fatal(String),
     /// `diff` found differences: exit 1, nothing on stderr.
     Differ,
+    /// `lint` found errors (already printed on stdout): exit 1, nothing on stderr.
+    LintErrors,
 }
 
 /// For `stats` and `diff`: an error of `path`, as one line naming the file.
@@ -107,6 +113,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
         Command::Hash(args) => return finish(hash::run(args)),
+        Command::Lint(args) => lint::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -122,7 +129,7 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
-        Err(Failure::Differ) => ExitCode::from(1),
+        Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
     }
 }
 
