@@ -203,9 +203,30 @@ export declare class GgufModel {
   tensorStats(name: string, options?: StatsOptions): Promise<TensorStats>;
   /** An editor of the metadata (a split model's first shard): set, remove, then toBlob/toStream. */
   edit(): GgufEditor;
+  /** What is wrong with the file, from its header (every shard of a split model). */
+  lint(): LintReport;
   /** llama-gguf-hash's tensor-data digests (no algorithm chosen: xxh64, as there). */
   hash(options?: HashOptions): Promise<HashReport>;
   close(): Promise<void>;
+}
+
+export interface LintFinding {
+  /** Stable code, e.g. 'file-type-lie', 'tensor-missing', 'token-id-out-of-vocab' (docs/cli.md lists them). */
+  code: string;
+  /** error: llama.cpp fails or misbehaves, or a label lies; warning: harmless untidiness. */
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  offset?: number;
+  key?: string;
+  tensor?: string;
+  shard?: number;
+}
+
+export interface LintReport {
+  findings: LintFinding[];
+  errors: number;
+  warnings: number;
+  infos: number;
 }
 
 /** A GGUF spec type name, as `set` takes it (for an array value: its items' type). */

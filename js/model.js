@@ -160,6 +160,20 @@ export class GgufModel extends ShardedModel {
     return new GgufEditor(this);
   }
 
+  /** What is wrong with the file (the core's lint over every shard): `{ findings: [{ code,
+   * severity: 'error' | 'warning' | 'info', message, offset?, key?, tensor?, shard? }], errors,
+   * warnings, infos }`, errors first. Header only: nothing is read. */
+  lint() {
+    if (this.shards.length === 1) return this.header.lint();
+    const job = new this.wasm.LintShards();
+    try {
+      for (const shard of this.shards) job.add(shard.header);
+      return job.finish();
+    } finally {
+      job.free();
+    }
+  }
+
   /** llama-gguf-hash's tensor-data digests (see hashModel in edit.js). */
   hash(options = {}) {
     return hashModel(this, options);

@@ -489,7 +489,13 @@ fn llama_cpp_vocabularies_and_templates_have_no_errors() {
             .join(".cache/gguf-lens/llama_cpp_python-0.3.36/vendor/llama.cpp/models"),
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("skipped: no llama.cpp sdist at {}", dir.display());
+        // scripts/test.sh fetches the sdist first: under CI its absence is a failure, never a pass.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no llama.cpp sdist at {} (run scripts/llama-sdist.sh)",
+            dir.display()
+        );
+        eprintln!("SKIPPED: no llama.cpp sdist at {}", dir.display());
         return;
     };
     let mut vocabularies = 0;

@@ -728,7 +728,7 @@ function init() {
     el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName, fmtValue,
     rerender: () => renderMetadata(),
   });
-  integrity = setupIntegrity({ el, clear, longTask, showError, model: () => model, sourceName: () => sourceName });
+  integrity = setupIntegrity({ el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {
     b.addEventListener('click', () => selectTab(b.dataset.tab));

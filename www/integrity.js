@@ -1,9 +1,10 @@
-// The Integrity tab: tensor-data hashes exactly as llama.cpp's llama-gguf-hash prints them
-// (computed in the worker from the file, with progress and Cancel), downloadable as a manifest.
+// The Integrity tab: the core's lint (run when a file opens: header only), and tensor-data
+// hashes exactly as llama.cpp's llama-gguf-hash prints them (computed in the worker from the
+// file, with progress and Cancel), downloadable as a manifest.
 
-/** @param {object} ctx the page's helpers: el, clear, longTask, showError, model(), sourceName() */
+/** @param {object} ctx the page's helpers: el, clear, request, longTask, showError, model(), sourceName() */
 export function setupIntegrity(ctx) {
-  const { el, clear, longTask, showError } = ctx;
+  const { el, clear, request, longTask, showError } = ctx;
   const $ = (sel) => document.querySelector(sel);
   let lines = '';
 
@@ -46,8 +47,34 @@ export function setupIntegrity(ctx) {
 
   $('#hash-run').addEventListener('click', () => { if (ctx.model()) computeHashes(); });
   $('#hash-download').addEventListener('click', downloadManifest);
+  async function runLint() {
+    const body = clear($('#lint-table tbody'));
+    const badge = $('#lint-badge');
+    badge.hidden = true;
+    if (ctx.model()?.info.format !== 'gguf') {
+      $('#lint-summary').textContent = 'Lint checks GGUF files.';
+      return;
+    }
+    const report = await request('lint', {}).promise;
+    const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
+    $('#lint-summary').textContent = `${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${plural(report.infos, 'note')}`;
+    $('#lint-summary').dataset.errors = String(report.errors);
+    for (const f of report.findings) {
+      const where = [f.shard !== undefined && f.shard !== null ? `shard ${f.shard}` : '', f.tensor ?? f.key ?? (f.offset !== undefined && f.offset !== null ? `byte ${f.offset}` : 'file')].filter(Boolean).join(' ');
+      body.append(el('tr', { dataset: { code: f.code, severity: f.severity } },
+        el('td', {}, el('span', { class: `tag sev-${f.severity}` }, f.severity)),
+        el('td', { class: 'mono' }, f.code), el('td', { class: 'mono' }, where), el('td', {}, f.message)));
+    }
+    if (report.errors) {
+      badge.textContent = String(report.errors);
+      badge.title = `${plural(report.errors, 'lint error')}`;
+      badge.hidden = false;
+    }
+  }
+
   return {
     reset() {
+      runLint().catch((e) => showError(`lint failed: ${e.message}`));
       lines = '';
       $('#hash-result').hidden = true;
       const gguf = ctx.model()?.info.format === 'gguf';

@@ -36,6 +36,8 @@
 //                                            throws one line naming a bad key or value.
 //                                            changes: [{key, remove: true} | {key, value, type?}]
 //   editBlob(changes, {signal})            → the edited file as a Blob (from a File: header + slices)
+//   lint()                                 → {findings: [{code, severity, message, offset?, key?,
+//                                            tensor?, shard?}], errors, warnings, infos}
 //   hash({xxh64, sha1, sha256, uuid, perTensor, fileName}, {signal, onProgress})
 //                                          → {tensors, model, lines} as llama-gguf-hash prints them
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
@@ -124,6 +126,7 @@ function ggufModel(f) {
       return m.findText(needle, opts);
     },
     specialTokens: () => f.specialTokens(),
+    lint: () => f.lint(),
     editChanges: (changes) => editorOf(f, changes).changes(),
     editBlob: (changes, opts = {}) => editorOf(f, changes).toBlob({ signal: opts.signal }),
     hash: (options, opts = {}) => f.hash({ ...options, signal: opts.signal, onProgress: opts.onProgress }),

@@ -116,6 +116,10 @@ const ops = {
     if (!model.editBlob) throw new Error('only GGUF files can be edited');
     return model.editBlob(changes, ctx);
   },
+  async lint() {
+    if (!model.lint) throw new Error('lint checks GGUF files');
+    return model.lint();
+  },
   async hash({ options }, ctx) {
     if (!model.hash) throw new Error('hashes are defined for GGUF files (llama-gguf-hash)');
     return model.hash(options, ctx);

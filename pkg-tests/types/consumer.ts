@@ -21,6 +21,7 @@ import {
   type GgufEditor,
   type EditChange,
   type HashReport,
+  type LintReport,
 } from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
@@ -84,6 +85,8 @@ export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
   const stream: ReadableStream<Uint8Array> = editor.toStream({ onProgress: (p) => console.log(p.loaded) });
   console.log(stream.locked);
   const report: HashReport = await model.hash({ sha256: true, uuid: true, perTensor: false });
+  const lint: LintReport = model.lint();
+  for (const f of lint.findings) if (f.severity === 'error') console.log(f.code, f.tensor ?? f.key ?? f.offset);
   return [await editor.toBlob(), report.model.uuid ?? report.lines];
 }
 

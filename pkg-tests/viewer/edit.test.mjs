@@ -110,3 +110,27 @@ test('Integrity: the hashes are llama-gguf-hash\'s, line for line', async () => 
   assert.equal(await readFile(await dl.path(), 'utf8'), want);
   assert.deepEqual(log.errors, []);
 });
+
+test('Integrity: the lint table is the package\'s model.lint(), errors badged', async () => {
+  const { page, log } = await openInput();
+  // The same file through the package in the page (the core's lint, tested against llama.cpp in
+  // tests/lint*.rs): the tab must show exactly its findings.
+  const input = await readFile(INPUT);
+  const cli = await page.evaluate(async (bytes) => {
+    const { openGguf } = await import('./pkg/index.js');
+    const m = await openGguf(new Uint8Array(bytes));
+    return m.lint();
+  }, [...input]);
+  assert.ok(cli.findings.some((f) => f.code === 'tensor-missing'));
+  await page.click('[data-tab="integrity"]');
+  await page.waitForFunction(() => document.querySelector('#lint-summary').dataset.errors !== undefined);
+  const rows = await page.$$eval('#lint-table tbody tr', (trs) => trs.map((tr) => [tr.dataset.severity, tr.dataset.code]));
+  assert.deepEqual(rows, cli.findings.map((f) => [f.severity, f.code]));
+  assert.ok(cli.errors > 0);
+  assert.equal(await page.textContent('#lint-badge'), String(cli.errors));
+  // The bundled sample is clean: no badge.
+  await page.setInputFiles('#file-input', path.join(ROOT, 'fixtures/sample/tiny-llama-Q8_0.gguf'));
+  await page.waitForFunction(() => document.querySelector('#lint-summary').dataset.errors === '0');
+  assert.equal(await page.$eval('#lint-badge', (b) => b.hidden), true);
+  assert.deepEqual(log.errors, []);
+});
