@@ -100,3 +100,38 @@ fn set_errors_exit_2_with_one_line_and_leave_nothing() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{bad}");
     }
 }
+
+/// llama.cpp loaded these exact files (fixtures/make_edit_llama.py: same logits as the unedited
+/// sample, its metadata showing each edit): `set` must still write the same bytes.
+#[test]
+fn set_writes_the_files_llama_cpp_loaded() {
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root().join("fixtures/edit/llama_cpp.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases = expected.as_object().unwrap();
+    assert_eq!(cases.len(), 2);
+    for (name, case) in cases {
+        assert_eq!(case["same_logits_as_unedited"], true);
+        let out = dir.path().join(format!("{name}.gguf"));
+        let mut args = vec![
+            "set".to_string(),
+            "fixtures/sample/tiny-llama-Q8_0.gguf".to_string(),
+            out.to_str().unwrap().to_string(),
+        ];
+        for arg in case["args"].as_array().unwrap() {
+            let arg = arg.as_str().unwrap();
+            // What llama.cpp reported is what the argument set.
+            let (key, typed) = arg.trim_start_matches("--set=").split_once('=').unwrap();
+            let (_, value) = typed.split_once(':').unwrap();
+            assert_eq!(case["llama_cpp_metadata"][key], value, "{name}: {key}");
+            args.push(arg.to_string());
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = common::run_in_root(&refs);
+        assert_eq!(output.status.code(), Some(0), "{name}");
+        let sha = hex(&Sha256::digest(std::fs::read(&out).unwrap()));
+        assert_eq!(sha, case["sha256"].as_str().unwrap(), "{name}");
+    }
+}

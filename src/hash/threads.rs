@@ -101,6 +101,8 @@ pub fn hash_file<R: Read + Seek + Send>(
         .map(|t| t.name().to_string())
         .collect();
     let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    // WASI has no threads: every lane on this one.
+    let threads = if cfg!(target_os = "wasi") { 1 } else { threads };
     let mut groups = groups(lanes(algorithms, per_tensor), threads);
     let mut cursor = Cursor {
         ranges,
