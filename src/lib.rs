@@ -19,6 +19,7 @@ pub mod gguf;
 pub mod gptq;
 pub mod model;
 pub mod quant;
+pub mod quantize;
 pub mod safetensors;
 pub mod special_tokens;
 pub mod stats;

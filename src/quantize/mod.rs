@@ -1,0 +1,324 @@
+//! Quantizers: f32 rows → ggml blocks, bit-exact to what ggml's `ggml_quantize_chunk` writes
+//! without an importance matrix (fixtures/make_quantize.py is the oracle).
+//!
+//! For most types that is ggml's `quantize_row_*_ref`; for IQ4_NL and IQ4_XS it is the scale
+//! search `quantize_iq4_nl` / `quantize_iq4_xs` run (ntry = 7), not their `_ref` variant.
+//! Arithmetic is f32 in ggml's operation order, with no fused multiply-add (ggml-base is built
+//! without `-march`, so its compiler cannot contract), and C's float→integer conversions are
+//! reproduced as x86-64 executes them (see [`c_trunc_i32`]).
+//!
+//! Every block is independent of the others (no state crosses a block), so a row and a chunk of
+//! rows quantize the same way: `quantize_row` takes any whole number of blocks.
+//!
+//! One deliberate difference: ggml stores an f16 block scale that overflows as infinity (which
+//! its own validator then rejects); we return [`QuantizeError::ScaleOverflow`] instead. Inputs
+//! that are not finite are refused too (ggml's result for them is unspecified).
+
+use std::fmt;
+
+use crate::types::GgmlType;
+
+mod float;
+mod fp4;
+mod iq4;
+mod k;
+mod legacy;
+mod tq;
+
+pub use float::{f32_to_bf16, f32_to_f16};
+
+/// The types [`quantize_row`] writes, in ggml id order.
+pub const SUPPORTED: [GgmlType; 17] = [
+    GgmlType::F16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::BF16,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+];
+
+/// True when [`quantize_row`] can write `ty` (F32 too: a copy).
+pub fn is_supported(ty: GgmlType) -> bool {
+    ty == GgmlType::F32 || SUPPORTED.contains(&ty)
+}
+
+/// Why a row could not be quantized.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QuantizeError {
+    /// No quantizer for this type (the IQ1/IQ2/IQ3 families need an importance matrix).
+    Unsupported(GgmlType),
+    /// The source is not a whole number of the type's blocks.
+    RowLength {
+        ty: GgmlType,
+        len: usize,
+        block: usize,
+    },
+    /// The destination does not have exactly the bytes the source quantizes to.
+    DestinationSize {
+        ty: GgmlType,
+        expected: usize,
+        actual: usize,
+    },
+    /// A value is NaN or infinite.
+    NotFinite {
+        ty: GgmlType,
+        index: usize,
+        value: f32,
+    },
+    /// A block's f16 scale (or min) would be infinite: its values are too large for the type.
+    ScaleOverflow {
+        ty: GgmlType,
+        block: usize,
+        scale: f32,
+    },
+}
+
+impl fmt::Display for QuantizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QuantizeError::Unsupported(ty) => write!(f, "cannot quantize to {ty}"),
+            QuantizeError::RowLength { ty, len, block } => write!(
+                f,
+                "{len} values are not a whole number of {ty} blocks of {block}"
+            ),
+            QuantizeError::DestinationSize {
+                ty,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "{ty} output needs {expected} bytes, the buffer has {actual}"
+            ),
+            QuantizeError::NotFinite { ty, index, value } => {
+                write!(f, "cannot quantize {value} (value {index}) to {ty}")
+            }
+            QuantizeError::ScaleOverflow { ty, block, scale } => write!(
+                f,
+                "{ty} block {block}: scale {scale:e} overflows f16 (values too large for {ty})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for QuantizeError {}
+
+/// A block's f16 field overflowed: the f32 value that did.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Overflow(pub(crate) f32);
+
+/// A block quantizer: `B` bytes from `N` values.
+type BlockFn<const N: usize, const B: usize> = fn(&[f32; N], &mut [u8; B]) -> Result<(), Overflow>;
+
+/// Bytes `src.len()` values of `ty` take, or the reason they cannot.
+pub fn quantized_size(ty: GgmlType, len: usize) -> Result<usize, QuantizeError> {
+    if !is_supported(ty) {
+        return Err(QuantizeError::Unsupported(ty));
+    }
+    let block = usize::try_from(ty.block_size()).unwrap_or(usize::MAX);
+    let size = usize::try_from(ty.type_size()).unwrap_or(usize::MAX);
+    if block == 0 || len % block != 0 {
+        return Err(QuantizeError::RowLength { ty, len, block });
+    }
+    (len / block)
+        .checked_mul(size)
+        .ok_or(QuantizeError::RowLength { ty, len, block })
+}
+
+/// Quantizes `src` (a whole number of `ty` blocks: one row, or several rows back to back) into
+/// `dst`, which must hold exactly the quantized bytes. Bit-exact to `ggml_quantize_chunk` with
+/// no importance matrix, except that overflowing scales and non-finite values are errors.
+pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), QuantizeError> {
+    let expected = quantized_size(ty, src.len())?;
+    if dst.len() != expected {
+        return Err(QuantizeError::DestinationSize {
+            ty,
+            expected,
+            actual: dst.len(),
+        });
+    }
+    match ty {
+        GgmlType::F32 => {
+            for (out, v) in dst.chunks_exact_mut(4).zip(src) {
+                out.copy_from_slice(&v.to_le_bytes());
+            }
+            Ok(())
+        }
+        // Element conversions: no block scale, and ggml converts NaN and infinity too.
+        GgmlType::F16 => {
+            for (out, v) in dst.chunks_exact_mut(2).zip(src) {
+                out.copy_from_slice(&f32_to_f16(*v).to_le_bytes());
+            }
+            Ok(())
+        }
+        GgmlType::BF16 => {
+            for (out, v) in dst.chunks_exact_mut(2).zip(src) {
+                out.copy_from_slice(&f32_to_bf16(*v).to_le_bytes());
+            }
+            Ok(())
+        }
+        _ => {
+            if let Some(index) = src.iter().position(|v| !v.is_finite()) {
+                return Err(QuantizeError::NotFinite {
+                    ty,
+                    index,
+                    value: src[index],
+                });
+            }
+            match ty {
+                GgmlType::Q4_0 => blocks(ty, src, dst, legacy::q4_0),
+                GgmlType::Q4_1 => blocks(ty, src, dst, legacy::q4_1),
+                GgmlType::Q5_0 => blocks(ty, src, dst, legacy::q5_0),
+                GgmlType::Q5_1 => blocks(ty, src, dst, legacy::q5_1),
+                GgmlType::Q8_0 => blocks(ty, src, dst, legacy::q8_0),
+                GgmlType::Q2_K => blocks(ty, src, dst, k::q2_k),
+                GgmlType::Q3_K => blocks(ty, src, dst, k::q3_k),
+                GgmlType::Q4_K => blocks(ty, src, dst, k::q4_k),
+                GgmlType::Q5_K => blocks(ty, src, dst, k::q5_k),
+                GgmlType::Q6_K => blocks(ty, src, dst, k::q6_k),
+                GgmlType::IQ4_NL => blocks(ty, src, dst, iq4::iq4_nl),
+                GgmlType::IQ4_XS => blocks(ty, src, dst, iq4::iq4_xs),
+                GgmlType::TQ1_0 => blocks(ty, src, dst, tq::tq1_0),
+                GgmlType::TQ2_0 => blocks(ty, src, dst, tq::tq2_0),
+                GgmlType::MXFP4 => blocks(ty, src, dst, fp4::mxfp4),
+                _ => Err(QuantizeError::Unsupported(ty)),
+            }
+        }
+    }
+}
+
+/// Runs a block quantizer over every block; the lengths were checked by the caller.
+fn blocks<const N: usize, const B: usize>(
+    ty: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    quantize: BlockFn<N, B>,
+) -> Result<(), QuantizeError> {
+    for (block, (values, bytes)) in src.chunks_exact(N).zip(dst.chunks_exact_mut(B)).enumerate() {
+        // Always Ok: chunks_exact yields exactly N values and B bytes.
+        if let (Ok(values), Ok(bytes)) = (
+            <&[f32; N]>::try_from(values),
+            <&mut [u8; B]>::try_from(bytes),
+        ) {
+            quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
+                ty,
+                block,
+                scale,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// ggml's `nearest_int`: round to nearest (ties to even) by adding 1.5·2²³ and reading the low
+/// mantissa bits. Out of its ±2²² range it returns what the bits say, as ggml does (no assert in
+/// release builds), so garbage in gives ggml's garbage out.
+#[inline(always)]
+pub(crate) fn nearest_int(v: f32) -> i32 {
+    let bits = (v + 12_582_912.0f32).to_bits();
+    (bits & 0x007f_ffff) as i32 - 0x0040_0000
+}
+
+/// C's float→int conversion as x86-64 runs it (`cvttss2si`): truncation toward zero, and
+/// i32::MIN for NaN or anything out of range. Narrower C targets (`(int8_t)f`, `(uint8_t)f`)
+/// keep the low byte of that, so callers cast with `as i8` / `as u8` (wrapping).
+#[inline(always)]
+pub(crate) fn c_trunc_i32(v: f32) -> i32 {
+    if v.is_nan() || v >= 2_147_483_648.0 || v < -2_147_483_648.0 {
+        i32::MIN
+    } else {
+        v as i32
+    }
+}
+
+/// glibc's `lroundf` on x86-64: half away from zero; NaN and out-of-range give `LONG_MIN`.
+#[inline(always)]
+pub(crate) fn c_lroundf(v: f32) -> i64 {
+    if v.is_nan() || v >= 9.223_372e18 || v < -9.223_372e18 {
+        i64::MIN
+    } else {
+        v.round() as i64
+    }
+}
+
+/// An f16 block field, refusing a finite value that would become infinity.
+#[inline(always)]
+pub(crate) fn f16_field(v: f32) -> Result<[u8; 2], Overflow> {
+    let h = f32_to_f16(v);
+    if h & 0x7fff == 0x7c00 && v.is_finite() {
+        return Err(Overflow(v));
+    }
+    Ok(h.to_le_bytes())
+}
+
+/// An f16 block field read back as ggml does (`GGML_FP16_TO_FP32(y->d)`).
+#[inline(always)]
+pub(crate) fn f16_value(bytes: [u8; 2]) -> f32 {
+    crate::quant::scalar::f16_to_f32(u16::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_int_rounds_half_to_even() {
+        assert_eq!(nearest_int(0.5), 0);
+        assert_eq!(nearest_int(1.5), 2);
+        assert_eq!(nearest_int(-2.5), -2);
+        assert_eq!(nearest_int(-2.6), -3);
+    }
+
+    #[test]
+    fn c_conversions_match_x86() {
+        assert_eq!(c_trunc_i32(f32::INFINITY) as i8, 0);
+        assert_eq!(c_trunc_i32(f32::NAN), i32::MIN);
+        assert_eq!(c_trunc_i32(-1.9), -1);
+        assert_eq!(c_lroundf(2.5), 3);
+        assert_eq!(c_lroundf(-2.5), -3);
+        assert_eq!(c_lroundf(f32::INFINITY), i64::MIN);
+    }
+
+    #[test]
+    fn lengths_are_checked() {
+        let mut dst = [0u8; 18];
+        assert!(matches!(
+            quantize_row(GgmlType::Q4_0, &[0.0; 31], &mut dst),
+            Err(QuantizeError::RowLength { .. })
+        ));
+        assert!(matches!(
+            quantize_row(GgmlType::Q4_0, &[0.0; 64], &mut dst),
+            Err(QuantizeError::DestinationSize { .. })
+        ));
+        assert!(matches!(
+            quantize_row(GgmlType::IQ2_XXS, &[0.0; 256], &mut dst),
+            Err(QuantizeError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn overflowing_scale_is_an_error() {
+        let mut src = [0.0f32; 32];
+        src[3] = 1.0e9;
+        let mut dst = [0u8; 34];
+        assert!(matches!(
+            quantize_row(GgmlType::Q8_0, &src, &mut dst),
+            Err(QuantizeError::ScaleOverflow { block: 0, .. })
+        ));
+        src[3] = f32::NAN;
+        assert!(matches!(
+            quantize_row(GgmlType::Q8_0, &src, &mut dst),
+            Err(QuantizeError::NotFinite { index: 3, .. })
+        ));
+    }
+}
