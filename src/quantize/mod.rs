@@ -197,6 +197,11 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
     }
 }
 
+/// Beyond this magnitude ggml's searches square values into infinity (and no f16-scaled type
+/// can represent them anyway: the largest is about 65504·127·63), so such blocks are refused as
+/// overflowing rather than quantized to garbage. MXFP4's E8M0 scale spans all of f32.
+const MAX_ABS: f32 = 1.0e18;
+
 /// Runs a block quantizer over every block; the lengths were checked by the caller.
 fn blocks<const N: usize, const B: usize>(
     ty: GgmlType,
@@ -210,6 +215,14 @@ fn blocks<const N: usize, const B: usize>(
             <&[f32; N]>::try_from(values),
             <&mut [u8; B]>::try_from(bytes),
         ) {
+            let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            if amax > MAX_ABS && ty != GgmlType::MXFP4 {
+                return Err(QuantizeError::ScaleOverflow {
+                    ty,
+                    block,
+                    scale: amax,
+                });
+            }
             quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
                 ty,
                 block,
@@ -234,7 +247,7 @@ pub(crate) fn nearest_int(v: f32) -> i32 {
 /// keep the low byte of that, so callers cast with `as i8` / `as u8` (wrapping).
 #[inline(always)]
 pub(crate) fn c_trunc_i32(v: f32) -> i32 {
-    if v.is_nan() || v >= 2_147_483_648.0 || v < -2_147_483_648.0 {
+    if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
         i32::MIN
     } else {
         v as i32
@@ -244,7 +257,7 @@ pub(crate) fn c_trunc_i32(v: f32) -> i32 {
 /// glibc's `lroundf` on x86-64: half away from zero; NaN and out-of-range give `LONG_MIN`.
 #[inline(always)]
 pub(crate) fn c_lroundf(v: f32) -> i64 {
-    if v.is_nan() || v >= 9.223_372e18 || v < -9.223_372e18 {
+    if !(-9.223_372e18..9.223_372e18).contains(&v) {
         i64::MIN
     } else {
         v.round() as i64

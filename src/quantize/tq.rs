@@ -30,7 +30,7 @@ fn pack5(trits: impl Iterator<Item = i32>, shift_last: bool) -> u8 {
     if shift_last {
         q = q.wrapping_mul(3);
     }
-    ((u32::from(q) * 256 + (243 - 1)) / 243) as u8
+    (u32::from(q) * 256).div_ceil(243) as u8
 }
 
 pub(super) fn tq1_0(x: &[f32; QK_K], y: &mut [u8; 54]) -> Result<(), Overflow> {
