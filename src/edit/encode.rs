@@ -132,9 +132,37 @@ impl Out {
     }
 }
 
+/// A tensor info for a header whose tensors change (type, offset): name, dims (GGUF order,
+/// innermost first), type, offset relative to the data section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTensor {
+    pub name: String,
+    pub dims: Vec<u64>,
+    pub ty: crate::types::GgmlType,
+    pub offset: u64,
+}
+
 /// The new header of `file` with `edits` applied, padded so the data section starts aligned.
 /// Errors are one line naming the key and the reason.
 pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
+    header(file, edits, None)
+}
+
+/// As [`build_header`], with `tensors` written as the tensor infos instead of `file`'s (for a
+/// rewrite that changes tensor types, hence sizes and offsets).
+pub fn build_header_with_tensors(
+    file: &GgufFile,
+    edits: &Edits,
+    tensors: &[NewTensor],
+) -> Result<Vec<u8>, String> {
+    header(file, edits, Some(tensors))
+}
+
+fn header(
+    file: &GgufFile,
+    edits: &Edits,
+    tensors: Option<&[NewTensor]>,
+) -> Result<Vec<u8>, String> {
     if file.version() < 2 {
         return Err(format!(
             "GGUF version {} files cannot be edited (only 2 and 3)",
@@ -160,7 +188,7 @@ pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
     };
     out.bytes.extend_from_slice(b"GGUF");
     out.u32(file.version());
-    out.u64(file.tensors().len() as u64);
+    out.u64(tensors.map_or(file.tensors().len(), <[NewTensor]>::len) as u64);
     let count_at = out.bytes.len();
     out.u64(0); // key count, filled in below
     let mut count = 0u64;
@@ -191,7 +219,9 @@ pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
     }
     let mut added: Vec<&str> = Vec::new();
     for (key, value) in &edits.set {
-        if file.get(key).is_some() || added.contains(&key.as_str()) {
+        // A key both removed and set moves to the end (as ggml's gguf_set_* does).
+        let kept = file.get(key).is_some() && !edits.remove.iter().any(|k| k == key);
+        if kept || added.contains(&key.as_str()) {
             continue;
         }
         added.push(key);
@@ -207,8 +237,18 @@ pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
         count.to_le_bytes()
     };
     out.bytes[count_at..count_at + 8].copy_from_slice(&count_bytes);
-    // Tensor infos verbatim: their offsets are relative to the data section.
-    if let Some(first) = file.tensors().first() {
+    if let Some(tensors) = tensors {
+        for t in tensors {
+            out.str(t.name.as_bytes());
+            out.u32(u32::try_from(t.dims.len()).map_err(|e| e.to_string())?);
+            for &d in &t.dims {
+                out.u64(d);
+            }
+            out.u32(t.ty.id());
+            out.u64(t.offset);
+        }
+    } else if let Some(first) = file.tensors().first() {
+        // Tensor infos verbatim: their offsets are relative to the data section.
         let start = usize::try_from(first.info_offset()).map_err(|e| e.to_string())?;
         let infos = file
             .header_bytes()

@@ -9,7 +9,7 @@ mod encode;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod write;
 
-pub use encode::{build_header, NewValue};
+pub use encode::{build_header, build_header_with_tensors, NewTensor, NewValue};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use write::edit_file;
 

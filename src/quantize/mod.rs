@@ -53,6 +53,77 @@ pub fn is_supported(ty: GgmlType) -> bool {
     ty == GgmlType::F32 || SUPPORTED.contains(&ty)
 }
 
+/// llama.cpp's `general.file_type` (LLAMA_FTYPE_MOSTLY_*) for a file of `ty` tensors, as
+/// `llama-quantize --pure` writes it; the K types take their `_S` variant, MXFP4 `MXFP4_MOE`.
+pub fn llama_file_type(ty: GgmlType) -> Option<u32> {
+    Some(match ty {
+        GgmlType::F32 => 0,
+        GgmlType::F16 => 1,
+        GgmlType::Q4_0 => 2,
+        GgmlType::Q4_1 => 3,
+        GgmlType::Q8_0 => 7,
+        GgmlType::Q5_0 => 8,
+        GgmlType::Q5_1 => 9,
+        GgmlType::Q2_K => 10,
+        GgmlType::Q3_K => 11,
+        GgmlType::Q4_K => 14,
+        GgmlType::Q5_K => 16,
+        GgmlType::Q6_K => 18,
+        GgmlType::IQ4_NL => 25,
+        GgmlType::IQ4_XS => 30,
+        GgmlType::BF16 => 32,
+        GgmlType::TQ1_0 => 36,
+        GgmlType::TQ2_0 => 37,
+        GgmlType::MXFP4 => 38,
+        _ => return None,
+    })
+}
+
+/// Whether llama.cpp's `llama_model_quantize` would quantize a tensor of this name and number of
+/// dims (its `tensor_allows_quantization`, the architecture-independent rules): 2-D or more,
+/// named `*weight`, and not a norm, MoE router, position/token-type embedding, conv or
+/// RWKV time-mix tensor and the like, which it keeps as they are.
+pub fn llama_quantizes(name: &str, n_dims: usize) -> bool {
+    const KEPT: [&str; 31] = [
+        "_norm.weight",
+        "ffn_gate_inp.weight",
+        "ffn_gate_tid2eid.weight",
+        "altup",
+        "laurel",
+        "per_layer_model_proj",
+        "ssm_conv1d",
+        "shortconv.conv.weight",
+        "indexer.k_proj.weight",
+        "indexer.q_proj.weight",
+        "time_mix_first.weight",
+        "time_mix_w0.weight",
+        "time_mix_w1.weight",
+        "time_mix_w2.weight",
+        "time_mix_v0.weight",
+        "time_mix_v1.weight",
+        "time_mix_v2.weight",
+        "time_mix_a0.weight",
+        "time_mix_a1.weight",
+        "time_mix_a2.weight",
+        "time_mix_g1.weight",
+        "time_mix_g2.weight",
+        "time_mix_decay_w1.weight",
+        "time_mix_decay_w2.weight",
+        "time_mix_lerp_fused.weight",
+        "attn_rel_b.weight",
+        ".position_embd",
+        ".rel_pos",
+        ".patch_embd",
+        ".patch_merger",
+        "a.rvq.codebook",
+    ];
+    n_dims >= 2
+        && name.ends_with("weight")
+        && name != "position_embd.weight"
+        && name != "token_types.weight"
+        && !KEPT.iter().any(|k| name.contains(k))
+}
+
 /// Why a row could not be quantized.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuantizeError {

@@ -12,6 +12,7 @@ mod json;
 mod llama_names;
 mod model;
 mod output;
+mod quantize;
 mod set;
 mod st_dequant;
 mod st_inspect;
@@ -31,7 +32,7 @@ Exit codes:
   0  success (diff: the files are identical)
   1  a bad file, tensor or request, with one `error:` line naming what and where
      (diff: the files differ, nothing on stderr)
-  2  bad usage (unknown option, missing argument); stats, diff and set: any error
+  2  bad usage (unknown option, missing argument); stats, diff, set and quantize: any error
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -58,6 +59,8 @@ enum Command {
     Diff(diff::Args),
     #[command(after_help = EXIT_CODES)]
     Set(set::Args),
+    #[command(after_help = EXIT_CODES)]
+    Quantize(quantize::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
+        Command::Quantize(args) => quantize::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
