@@ -141,3 +141,67 @@ fn input_and_output_may_not_be_the_same_file() {
     assert_eq!(result.status.code(), Some(2));
     assert_eq!(sha256(&input), sha256(&fixtures().join("input.gguf")));
 }
+
+/// The values of tensor `name` of the GGUF at `path`, dequantized.
+fn tensor_values(path: &Path, name: &str) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    let file = gguf_lens::gguf::GgufFile::from_bytes(&bytes).unwrap();
+    let tensor = file.tensor(name).unwrap();
+    let data = file.tensor_data(&bytes, tensor).unwrap();
+    let mut out = vec![0.0f32; tensor.n_elements() as usize];
+    gguf_lens::quant::dequantize(tensor.ggml_type(), data, &mut out).unwrap();
+    out
+}
+
+/// quant-error's metrics, recomputed here from a file `quantize` wrote (which the test above
+/// holds byte-identical to llama.cpp's) and the input's values.
+#[test]
+fn quant_error_matches_the_quantized_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixtures().join("input.gguf");
+    let name = "blk.0.attn_q.weight";
+    for ty in ["Q8_0", "Q4_K", "IQ4_XS"] {
+        let out = dir.path().join(format!("{ty}.gguf"));
+        let status = gguf_lens()
+            .args(["quantize", "--type", ty])
+            .arg(&input)
+            .arg(&out)
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.success());
+        let x = tensor_values(&input, name);
+        let y = tensor_values(&out, name);
+        let (mut e2, mut x2, mut y2, mut xy, mut max) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for (&a, &b) in x.iter().zip(&y) {
+            let (a, b) = (f64::from(a), f64::from(b));
+            e2 += (a - b) * (a - b);
+            x2 += a * a;
+            y2 += b * b;
+            xy += a * b;
+            max = max.max((a - b).abs());
+        }
+        let n = x.len() as f64;
+        let result = gguf_lens()
+            .args(["quant-error", "--json", "--types", ty])
+            .arg(&input)
+            .arg(name)
+            .output()
+            .unwrap();
+        assert!(result.status.success());
+        let doc: serde_json::Value = serde_json::from_slice(&result.stdout).unwrap();
+        let r = &doc["results"][0];
+        assert_eq!(r["type"], ty);
+        let close = |key: &str, want: f64| {
+            let got = r[key].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1e-30),
+                "{ty} {key}: {got} vs {want}"
+            );
+        };
+        close("rmse", (e2 / n).sqrt());
+        close("max_abs_error", max);
+        close("relative_rmse", (e2 / x2).sqrt());
+        close("cosine", xy / (x2.sqrt() * y2.sqrt()));
+    }
+}

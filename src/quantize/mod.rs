@@ -18,6 +18,7 @@ use std::fmt;
 
 use crate::types::GgmlType;
 
+mod error;
 mod float;
 mod fp4;
 mod iq4;
@@ -25,6 +26,7 @@ mod k;
 mod legacy;
 mod tq;
 
+pub use error::{QuantError, QuantErrorReport};
 pub use float::{f32_to_bf16, f32_to_f16};
 
 /// The types [`quantize_row`] writes, in ggml id order.

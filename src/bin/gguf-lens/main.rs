@@ -12,6 +12,7 @@ mod json;
 mod llama_names;
 mod model;
 mod output;
+mod quant_error;
 mod quantize;
 mod set;
 mod st_dequant;
@@ -61,6 +62,8 @@ enum Command {
     Set(set::Args),
     #[command(after_help = EXIT_CODES)]
     Quantize(quantize::Args),
+    #[command(after_help = EXIT_CODES)]
+    QuantError(quant_error::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
         Command::Quantize(args) => quantize::run(args),
+        Command::QuantError(args) => quant_error::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
