@@ -33,7 +33,8 @@ Exit codes:
   0  success (diff: the files are identical)
   1  a bad file, tensor or request, with one `error:` line naming what and where
      (diff: the files differ, nothing on stderr)
-  2  bad usage (unknown option, missing argument); stats, diff, set and quantize: any error
+  2  bad usage (unknown option, missing argument); stats, diff, set, quantize
+     and quant-error: any error
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
