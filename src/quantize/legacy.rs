@@ -2,7 +2,7 @@
 //! `quantize_row_*_ref`). Layouts are those of `quant::scalar::legacy`.
 #![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
 
-use super::{c_trunc_i32, f16_field, Overflow};
+use super::{c_round_i32, c_trunc_i32, f16_field, Overflow};
 
 const QK: usize = 32;
 
@@ -120,7 +120,7 @@ pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
     y[0..2].copy_from_slice(&f16_field(d)?);
     for j in 0..QK {
         // `qs[j] = roundf(x0)`: round half away from zero, then C's int8 conversion.
-        y[2 + j] = c_trunc_i32((x[j] * id).round()) as i8 as u8;
+        y[2 + j] = c_round_i32(x[j] * id) as i8 as u8;
     }
     Ok(())
 }

@@ -320,11 +320,50 @@ pub(crate) fn nearest_int(v: f32) -> i32 {
 /// keep the low byte of that, so callers cast with `as i8` / `as u8` (wrapping).
 #[inline(always)]
 pub(crate) fn c_trunc_i32(v: f32) -> i32 {
-    if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
-        i32::MIN
-    } else {
-        v as i32
+    #[cfg(target_arch = "x86_64")]
+    {
+        // The instruction itself (SSE, always present on x86-64): no range checks.
+        #[allow(unused_unsafe)]
+        // SAFETY: SSE is part of the x86-64 baseline; the intrinsics only touch registers.
+        unsafe {
+            use core::arch::x86_64::{_mm_cvttss_si32, _mm_set_ss};
+            _mm_cvttss_si32(_mm_set_ss(v))
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
+            i32::MIN
+        } else {
+            v as i32
+        }
+    }
+}
+
+/// `c_trunc_i32(roundf(v))`: round half away from zero, then C's conversion, without a call
+/// to `roundf` (x86-64's baseline has no rounding instruction). Exact: `v − trunc(v)` is
+/// representable, and values of 2²³ or more are already integers.
+#[inline(always)]
+pub(crate) fn c_round_i32(v: f32) -> i32 {
+    let i = c_trunc_i32(v);
+    if i == i32::MIN {
+        // NaN, out of range, or exactly −2³¹ (whose rounding is itself).
+        return i32::MIN;
+    }
+    let frac = v - i as f32;
+    i + i32::from(frac >= 0.5) - i32::from(frac <= -0.5)
+}
+
+/// glibc's `lroundf` on x86-64, truncated to C's int as ggml assigns it: half away from zero;
+/// NaN and out-of-range give `LONG_MIN`, whose low 32 bits are 0.
+#[inline(always)]
+pub(crate) fn c_lroundf_int(v: f32) -> i32 {
+    if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
+        // Beyond i32 but within i64, the low 32 bits of the rounded value; beyond i64 (and
+        // NaN) LONG_MIN's low bits, 0. Never reached by ggml's ternary types (|x·id| ≤ 1).
+        return c_lroundf(v) as i32;
+    }
+    c_round_i32(v)
 }
 
 /// glibc's `lroundf` on x86-64: half away from zero; NaN and out-of-range give `LONG_MIN`.
@@ -373,6 +412,27 @@ mod tests {
         assert_eq!(c_lroundf(2.5), 3);
         assert_eq!(c_lroundf(-2.5), -3);
         assert_eq!(c_lroundf(f32::INFINITY), i64::MIN);
+        assert_eq!(c_trunc_i32(3.0e9), i32::MIN);
+        assert_eq!(c_trunc_i32(-2.9), -2);
+    }
+
+    #[test]
+    fn fast_rounding_equals_roundf() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let check = |v: f32| {
+            assert_eq!(c_round_i32(v), c_trunc_i32(v.round()), "{v:e}");
+            assert_eq!(c_lroundf_int(v), c_lroundf(v) as i32, "{v:e}");
+        };
+        for v in [0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997, -0.49999997, 8388607.5, 2147483520.0] {
+            check(v);
+        }
+        check(f32::NAN);
+        check(f32::INFINITY);
+        check(-2_147_483_648.0);
+        for _ in 0..1_000_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            check(f32::from_bits((state >> 32) as u32));
+        }
     }
 
     #[test]

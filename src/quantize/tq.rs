@@ -2,7 +2,7 @@
 //! magnitude, each value rounded (half away from zero, `lroundf`) to −1, 0 or 1.
 #![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
 
-use super::{c_lroundf, f16_field, Overflow};
+use super::{c_lroundf_int, f16_field, Overflow};
 
 const QK_K: usize = 256;
 
@@ -17,7 +17,7 @@ fn scale(x: &[f32; QK_K]) -> (f32, f32) {
 
 /// The trit of one value: `lroundf(x·id) + 1` as C's int (the low 32 bits of the long).
 fn trit(v: f32, id: f32) -> i32 {
-    (c_lroundf(v * id) as i32).wrapping_add(1)
+    c_lroundf_int(v * id).wrapping_add(1)
 }
 
 /// Five (or four, then ×3) trits as a base-3 number, turned into a fixed-point fraction of 256
