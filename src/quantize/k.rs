@@ -134,8 +134,9 @@ struct Qkx2 {
     use_mad: bool,
 }
 
-/// ggml's `make_qkx2_quants`: an affine fit `scale·L − min` of unsigned quants, searched over
+/// ggml's `make_qkx2_quants` as written (the reference the lane version is tested against): an affine fit `scale·L − min` of unsigned quants, searched over
 /// `nstep + 1` inverse scales by weighted least squares. Returns (scale, −min).
+#[cfg(test)]
 fn make_qkx2_quants(
     x: &[f32],
     weights: &[f32],
@@ -222,6 +223,162 @@ fn make_qkx2_quants(
     (scale, -min)
 }
 
+/// [`make_qkx2_quants`] for `L` sub-blocks at once, one per lane, each lane running exactly
+/// the scalar sequence of f32 operations (selects where the scalar code branches), so the
+/// results are bit-identical while the compiler vectorises across lanes. Values and weights are
+/// transposed (`xt[i][lane]`); returns per lane (scale, −min) and the quants in `lt`.
+#[inline(always)]
+fn make_qkx2_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    let nmax = p.nmax;
+    let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    let mut min = xt[0];
+    let mut max = xt[0];
+    let mut sum_w = wt[0];
+    let mut sum_x = [0.0f32; L];
+    for k in 0..L {
+        sum_x[k] = sum_w[k] * xt[0][k];
+    }
+    for i in 1..N {
+        for k in 0..L {
+            let x = xt[i][k];
+            if x < min[k] {
+                min[k] = x;
+            }
+            if x > max[k] {
+                max[k] = x;
+            }
+            let w = wt[i][k];
+            sum_w[k] += w;
+            sum_x[k] += w * x;
+        }
+    }
+    let mut flat = [false; L];
+    let mut iscale = [0.0f32; L];
+    let mut scale = [0.0f32; L];
+    for k in 0..L {
+        if min[k] > 0.0 {
+            min[k] = 0.0;
+        }
+        flat[k] = max[k] == min[k];
+        iscale[k] = nmax as f32 / (max[k] - min[k]);
+        scale[k] = 1.0 / iscale[k];
+    }
+    // A flat lane returns (0, −min) with all quants 0; its other results are discarded.
+    let flat_min = min;
+    let mut best_error = [0.0f32; L];
+    for i in 0..N {
+        for k in 0..L {
+            let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
+            lt[i][k] = l as u8;
+            let diff = scale[k] * l as f32 + min[k] - xt[i][k];
+            best_error[k] += wt[i][k] * err(diff);
+        }
+    }
+    let mut laux = [[0u8; L]; N];
+    for is in 0..=p.nstep {
+        let mut sum_l = [0.0f32; L];
+        let mut sum_l2 = [0.0f32; L];
+        let mut sum_xl = [0.0f32; L];
+        for k in 0..L {
+            iscale[k] = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max[k] - min[k]);
+        }
+        for i in 0..N {
+            for k in 0..L {
+                let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
+                laux[i][k] = l as u8;
+                let w = wt[i][k];
+                let lf = l as f32;
+                sum_l[k] += w * lf;
+                sum_l2[k] += w * lf * lf;
+                sum_xl[k] += w * lf * xt[i][k];
+            }
+        }
+        let mut this_scale = [0.0f32; L];
+        let mut this_min = [0.0f32; L];
+        let mut positive = [false; L];
+        for k in 0..L {
+            let d = sum_w[k] * sum_l2[k] - sum_l[k] * sum_l[k];
+            positive[k] = d > 0.0;
+            this_scale[k] = (sum_w[k] * sum_xl[k] - sum_x[k] * sum_l[k]) / d;
+            this_min[k] = (sum_l2[k] * sum_x[k] - sum_l[k] * sum_xl[k]) / d;
+            if this_min[k] > 0.0 {
+                this_min[k] = 0.0;
+                this_scale[k] = sum_xl[k] / sum_l2[k];
+            }
+        }
+        let mut cur_error = [0.0f32; L];
+        for i in 0..N {
+            for k in 0..L {
+                let diff = this_scale[k] * f32::from(laux[i][k]) + this_min[k] - xt[i][k];
+                cur_error[k] += wt[i][k] * err(diff);
+            }
+        }
+        let mut take = [false; L];
+        for k in 0..L {
+            take[k] = positive[k] && cur_error[k] < best_error[k];
+        }
+        for i in 0..N {
+            for k in 0..L {
+                if take[k] {
+                    lt[i][k] = laux[i][k];
+                }
+            }
+        }
+        for k in 0..L {
+            if take[k] {
+                best_error[k] = cur_error[k];
+                scale[k] = this_scale[k];
+                min[k] = this_min[k];
+            }
+        }
+    }
+    let mut the_min = [0.0f32; L];
+    for k in 0..L {
+        if flat[k] {
+            scale[k] = 0.0;
+            the_min[k] = -flat_min[k];
+            for row in lt.iter_mut() {
+                row[k] = 0;
+            }
+        } else {
+            the_min[k] = -min[k];
+        }
+    }
+    (scale, the_min)
+}
+
+/// [`make_qkx2_lanes`], built for AVX2 when the CPU has it (8 lanes per vector instead of
+/// SSE2's 4; the same operations, so the same bits: no FMA is enabled).
+fn qkx2_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { qkx2_lanes_avx2(xt, wt, p, lt) };
+    }
+    make_qkx2_lanes(xt, wt, p, lt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn qkx2_lanes_avx2<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    make_qkx2_lanes(xt, wt, p, lt)
+}
+
 /// Packs 2-bit quants four to a byte: byte l of each 32-byte group holds values l, l+32, l+64,
 /// l+96 of its 128.
 fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
@@ -242,32 +399,28 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
         nstep: 15,
         use_mad: true,
     };
+    let mut xt = [[0.0f32; 16]; 16];
+    let mut wt = [[0.0f32; 16]; 16];
+    for j in 0..16 {
+        for l in 0..16 {
+            xt[l][j] = x[16 * j + l];
+            wt[l][j] = x[16 * j + l].abs();
+        }
+    }
+    let mut lt = [[0u8; 16]; 16];
+    let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
     let mut big_l = [0u8; QK_K];
-    let mut laux = [0u8; 16];
-    let mut weights = [0.0f32; 16];
-    let mut mins = [0.0f32; 16];
-    let mut scales = [0.0f32; 16];
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..16 {
-        let xs = &x[16 * j..16 * j + 16];
         for l in 0..16 {
-            weights[l] = xs[l].abs();
+            big_l[16 * j + l] = lt[l][j];
         }
-        let (scale, min) = make_qkx2_quants(
-            xs,
-            &weights,
-            &params,
-            &mut big_l[16 * j..16 * j + 16],
-            &mut laux,
-        );
-        scales[j] = scale;
-        mins[j] = min;
-        if scale > max_scale {
-            max_scale = scale;
+        if scales[j] > max_scale {
+            max_scale = scales[j];
         }
-        if min > max_min {
-            max_min = min;
+        if mins[j] > max_min {
+            max_min = mins[j];
         }
     }
     let (sc, rest) = y.split_at_mut(16);
@@ -378,31 +531,30 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
 
 /// The sub-block fits of Q4_K and Q5_K: weights `sqrt(mean x²) + |x|`, one affine fit per 32.
 fn k_fits(x: &[f32; QK_K], params: &Qkx2, big_l: &mut [u8; QK_K]) -> ([f32; 8], [f32; 8]) {
-    let mut scales = [0.0f32; 8];
-    let mut mins = [0.0f32; 8];
-    let mut weights = [0.0f32; 32];
-    let mut laux = [0u8; 32];
-    for j in 0..8 {
-        let xs = &x[32 * j..32 * j + 32];
-        let mut sum_x2 = 0.0f32;
-        for &v in xs {
-            sum_x2 += v * v;
+    let mut xt = [[0.0f32; 8]; 32];
+    let mut wt = [[0.0f32; 8]; 32];
+    let mut sum_x2 = [0.0f32; 8];
+    for l in 0..32 {
+        for j in 0..8 {
+            let v = x[32 * j + l];
+            xt[l][j] = v;
+            sum_x2[j] += v * v;
         }
-        let av_x = (sum_x2 / 32.0).sqrt();
-        for l in 0..32 {
-            weights[l] = av_x + xs[l].abs();
-        }
-        let (scale, min) = make_qkx2_quants(
-            xs,
-            &weights,
-            params,
-            &mut big_l[32 * j..32 * j + 32],
-            &mut laux,
-        );
-        scales[j] = scale;
-        mins[j] = min;
     }
-    (scales, mins)
+    for j in 0..8 {
+        let av_x = (sum_x2[j] / 32.0).sqrt();
+        for l in 0..32 {
+            wt[l][j] = av_x + xt[l][j].abs();
+        }
+    }
+    let mut lt = [[0u8; 8]; 32];
+    let fits = qkx2_lanes(&xt, &wt, params, &mut lt);
+    for j in 0..8 {
+        for l in 0..32 {
+            big_l[32 * j + l] = lt[l][j];
+        }
+    }
+    fits
 }
 
 /// Quantizes the 8 scales and mins of Q4_K/Q5_K to 6 bits into `head` (d, dmin, 12 scale
@@ -583,4 +735,77 @@ pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lane version gives the scalar one's bits on every lane (random, flat, zero and
+    /// mixed-sign sub-blocks).
+    #[test]
+    fn lanes_equal_scalar_make_qkx2_quants() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..300 {
+            let mut xt = [[0.0f32; 8]; 32];
+            let mut wt = [[0.0f32; 8]; 32];
+            for (i, row) in xt.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let r = next();
+                    *v = match (round + k) % 5 {
+                        0 => 0.0,
+                        1 => 1.25,
+                        2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.25,
+                        3 => f32::from_bits(
+                            (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
+                        ),
+                        _ => i as f32 * 0.1 - 1.0,
+                    };
+                }
+            }
+            for i in 0..32 {
+                for k in 0..8 {
+                    wt[i][k] = xt[i][k].abs() + 0.5;
+                }
+            }
+            let params = Qkx2 {
+                nmax: 15,
+                rmin: -1.0,
+                rdelta: 0.1,
+                nstep: 20,
+                use_mad: round % 2 == 0,
+            };
+            let mut lt = [[0u8; 8]; 32];
+            let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
+            // The portable build of the lanes (what runs without AVX2) agrees too.
+            let mut lt_portable = [[0u8; 8]; 32];
+            let portable = make_qkx2_lanes(&xt, &wt, &params, &mut lt_portable);
+            assert_eq!(lt, lt_portable);
+            assert_eq!(
+                (scales.map(f32::to_bits), mins.map(f32::to_bits)),
+                (portable.0.map(f32::to_bits), portable.1.map(f32::to_bits))
+            );
+            for k in 0..8 {
+                let x: Vec<f32> = (0..32).map(|i| xt[i][k]).collect();
+                let w: Vec<f32> = (0..32).map(|i| wt[i][k]).collect();
+                let mut l = [0u8; 32];
+                let mut laux = [0u8; 32];
+                let (scale, min) = make_qkx2_quants(&x, &w, &params, &mut l, &mut laux);
+                assert_eq!(
+                    scale.to_bits(),
+                    scales[k].to_bits(),
+                    "round {round} lane {k}"
+                );
+                assert_eq!(min.to_bits(), mins[k].to_bits(), "round {round} lane {k}");
+                let lanes: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
+                assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
+            }
+        }
+    }
 }

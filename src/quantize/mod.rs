@@ -423,7 +423,17 @@ mod tests {
             assert_eq!(c_round_i32(v), c_trunc_i32(v.round()), "{v:e}");
             assert_eq!(c_lroundf_int(v), c_lroundf(v) as i32, "{v:e}");
         };
-        for v in [0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997, -0.49999997, 8388607.5, 2147483520.0] {
+        for v in [
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.49999997,
+            -0.49999997,
+            8388607.5,
+            2147483520.0,
+        ] {
             check(v);
         }
         check(f32::NAN);
