@@ -10,8 +10,9 @@ const QK_K: usize = 256;
 /// ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zeros.
 const GROUP_MAX_EPS: f32 = 1e-15;
 
-/// ggml's `make_qx_quants` with `rmse_type = 1` and no weights (Q6_K): signed quants in
+/// ggml's `make_qx_quants` as written (the reference the lane version is tested against), with `rmse_type = 1` and no weights (Q6_K): signed quants in
 /// 0..2·nmax, weights x², the scale searched over 18 nudged inverse scales.
+#[cfg(test)]
 fn make_qx_quants(x: &[f32], nmax: i32, l_out: &mut [i8]) -> f32 {
     let mut max = 0.0f32;
     let mut amax = 0.0f32;
@@ -61,6 +62,127 @@ fn make_qx_quants(x: &[f32], nmax: i32, l_out: &mut [i8]) -> f32 {
         }
     }
     scale
+}
+
+/// [`make_qx_quants`] (nmax 32, weights x²) for `L` sub-blocks at once, one per lane, each
+/// lane running the scalar sequence of f32 operations (selects for branches): bit-identical,
+/// vectorised across lanes. `xt[i][lane]`; quants (0..64) into `lt`, scales returned.
+#[inline(always)]
+fn make_qx_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    let clamp = |l: i32| l.min(nmax - 1).max(-nmax);
+    let mut max = [0.0f32; L];
+    let mut amax = [0.0f32; L];
+    for row in xt {
+        for k in 0..L {
+            let ax = row[k].abs();
+            if ax > amax[k] {
+                amax[k] = ax;
+                max[k] = row[k];
+            }
+        }
+    }
+    let mut iscale = [0.0f32; L];
+    let mut sumlx = [0.0f32; L];
+    let mut suml2 = [0.0f32; L];
+    for k in 0..L {
+        iscale[k] = -(nmax as f32) / max[k];
+    }
+    for i in 0..N {
+        for k in 0..L {
+            let v = xt[i][k];
+            let l = clamp(nearest_int(iscale[k] * v));
+            lt[i][k] = (l + nmax) as i8;
+            let w = v * v;
+            sumlx[k] += w * v * l as f32;
+            suml2[k] += w * l as f32 * l as f32;
+        }
+    }
+    let mut scale = [0.0f32; L];
+    let mut best = [0.0f32; L];
+    for k in 0..L {
+        scale[k] = if suml2[k] != 0.0 {
+            sumlx[k] / suml2[k]
+        } else {
+            0.0
+        };
+        best[k] = scale[k] * sumlx[k];
+    }
+    let mut laux = [[0i8; L]; N];
+    for is in -9i32..=9 {
+        if is == 0 {
+            continue;
+        }
+        for k in 0..L {
+            iscale[k] = -(nmax as f32 + 0.1f32 * is as f32) / max[k];
+            sumlx[k] = 0.0;
+            suml2[k] = 0.0;
+        }
+        for i in 0..N {
+            for k in 0..L {
+                let v = xt[i][k];
+                let l = clamp(nearest_int(iscale[k] * v));
+                laux[i][k] = (nmax + l) as i8;
+                let w = v * v;
+                sumlx[k] += w * v * l as f32;
+                suml2[k] += w * l as f32 * l as f32;
+            }
+        }
+        let mut take = [false; L];
+        for k in 0..L {
+            take[k] = suml2[k] > 0.0 && sumlx[k] * sumlx[k] > best[k] * suml2[k];
+        }
+        for i in 0..N {
+            for k in 0..L {
+                if take[k] {
+                    lt[i][k] = laux[i][k];
+                }
+            }
+        }
+        for k in 0..L {
+            if take[k] {
+                scale[k] = sumlx[k] / suml2[k];
+                best[k] = scale[k] * sumlx[k];
+            }
+        }
+    }
+    for k in 0..L {
+        // An all-zero lane: quants 0 and scale 0, as ggml's early return.
+        if amax[k] < GROUP_MAX_EPS {
+            scale[k] = 0.0;
+            for row in lt.iter_mut() {
+                row[k] = 0;
+            }
+        }
+    }
+    scale
+}
+
+/// [`make_qx_lanes`] for AVX2 when the CPU has it (same operations, same bits).
+fn qx_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { qx_lanes_avx2(xt, nmax, lt) };
+    }
+    make_qx_lanes(xt, nmax, lt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn qx_lanes_avx2<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    make_qx_lanes(xt, nmax, lt)
 }
 
 /// ggml's `make_q3_quants` with `do_rmse` (Q3_K): start from the max-based scale, then move
@@ -686,17 +808,22 @@ pub(super) fn q5_k(x: &[f32; QK_K], y: &mut [u8; 176]) -> Result<(), Overflow> {
 }
 
 pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
+    let mut xt = [[0.0f32; 16]; 16];
+    for ib in 0..16 {
+        for i in 0..16 {
+            xt[i][ib] = x[16 * ib + i];
+        }
+    }
+    let mut lt = [[0i8; 16]; 16];
+    let scales = qx_lanes(&xt, 32, &mut lt);
     let mut big_l = [0i8; QK_K];
-    let mut scales = [0.0f32; 16];
     let mut max_scale = 0.0f32;
     let mut max_abs_scale = 0.0f32;
     for ib in 0..16 {
-        let scale = make_qx_quants(
-            &x[16 * ib..16 * ib + 16],
-            32,
-            &mut big_l[16 * ib..16 * ib + 16],
-        );
-        scales[ib] = scale;
+        for i in 0..16 {
+            big_l[16 * ib + i] = lt[i][ib];
+        }
+        let scale = scales[ib];
         if scale.abs() > max_abs_scale {
             max_abs_scale = scale.abs();
             max_scale = scale;
@@ -804,6 +931,52 @@ mod tests {
                 );
                 assert_eq!(min.to_bits(), mins[k].to_bits(), "round {round} lane {k}");
                 let lanes: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
+                assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_equal_scalar_make_qx_quants() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..300 {
+            let mut xt = [[0.0f32; 16]; 16];
+            for (i, row) in xt.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let r = next();
+                    *v = match (round + k) % 5 {
+                        0 => 0.0,
+                        1 => -0.75,
+                        2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5,
+                        3 => f32::from_bits(
+                            (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
+                        ),
+                        _ => i as f32 * 0.1 - 1.0,
+                    };
+                }
+            }
+            let mut lt = [[0i8; 16]; 16];
+            let scales = qx_lanes(&xt, 32, &mut lt);
+            let mut lt_portable = [[0i8; 16]; 16];
+            let portable = make_qx_lanes(&xt, 32, &mut lt_portable);
+            assert_eq!(lt, lt_portable);
+            assert_eq!(scales.map(f32::to_bits), portable.map(f32::to_bits));
+            for k in 0..16 {
+                let x: Vec<f32> = (0..16).map(|i| xt[i][k]).collect();
+                let mut l = [0i8; 16];
+                let scale = make_qx_quants(&x, 32, &mut l);
+                assert_eq!(
+                    scale.to_bits(),
+                    scales[k].to_bits(),
+                    "round {round} lane {k}"
+                );
+                let lanes: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
                 assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
             }
         }
