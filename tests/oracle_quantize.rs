@@ -211,3 +211,39 @@ fn a_scale_beyond_f16_is_refused() {
         }
     }
 }
+
+/// Quantizing block by block (and IQ4_NL in odd runs of 1, 3 and 5 blocks, which take its
+/// remainder path) gives ggml's bytes too: rows are independent of how they are cut.
+#[test]
+fn pieces_give_ggmls_bytes() {
+    let manifest = manifest();
+    let raw_rows = manifest["raw_rows"].as_u64().unwrap() as usize;
+    let src = rows(0, raw_rows);
+    for (name, spec) in manifest["types"].as_object().unwrap() {
+        let ty = GgmlType::from_name(name).unwrap();
+        let raw = std::fs::read(fixtures().join(spec["raw"].as_str().unwrap())).unwrap();
+        let block = ty.block_size() as usize;
+        let block_bytes = ty.type_size() as usize;
+        let pieces: Vec<usize> = if ty == GgmlType::IQ4_NL {
+            vec![1, 3, 5, 8, 16, 7] // blocks per call, cycled
+        } else {
+            vec![1]
+        };
+        let mut ours = Vec::with_capacity(raw.len());
+        let (mut at, mut k) = (0usize, 0usize);
+        while at < src.len() {
+            let n = (pieces[k % pieces.len()] * block).min(src.len() - at);
+            let mut dst = vec![0u8; n / block * block_bytes];
+            quantize_row(ty, &src[at..at + n], &mut dst).unwrap();
+            ours.extend_from_slice(&dst);
+            at += n;
+            k += 1;
+        }
+        let row_bytes = spec["row_bytes"].as_u64().unwrap() as usize;
+        assert!(
+            ours == raw,
+            "{}",
+            first_difference(ty, &ours, &raw, row_bytes)
+        );
+    }
+}

@@ -2,6 +2,10 @@
 //! way `ggml_quantize_chunk` does it without an importance matrix: `quantize_iq4_nl` /
 //! `quantize_iq4_xs`, i.e. ggml's `quantize_row_iq4_nl_impl` with weights x² and a scale search
 //! over 15 candidates (ntry = 7), not the cheaper `_ref` path.
+//!
+//! The search runs over several 32-value blocks at once, one per lane (the 8 blocks of an IQ4_XS
+//! super-block, or 8 consecutive IQ4_NL blocks), each lane doing exactly ggml's sequence of f32
+//! operations, so the bits are ggml's while the compiler vectorises across lanes.
 #![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
 
 use super::{f16_field, nearest_int, Overflow};
@@ -11,7 +15,8 @@ const NTRY: i32 = 7;
 const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// ggml's `best_index_int8`: the index of the table value nearest `x` (bisection; ties go up).
-fn best_index(x: f32) -> u8 {
+#[cfg(test)]
+fn best_index_bisect(x: f32) -> u8 {
     let val = |i: usize| f32::from(VALUES[i]);
     if x <= val(0) {
         return 0;
@@ -35,57 +40,117 @@ fn best_index(x: f32) -> u8 {
     }
 }
 
-/// The scale of one 32-value block (indices into `l`), or 0 for an all-zero block (then `l` is
-/// left as it was, like ggml).
-fn block_scale(xb: &[f32], l: &mut [u8]) -> f32 {
-    let mut weight = [0.0f32; 32];
-    for j in 0..32 {
-        weight[j] = xb[j] * xb[j];
+/// `best_index_int8` without branches on the data: the bisection ends at the last table value
+/// ≤ x (the table is increasing), so counting them gives the same bracket; NaN goes to 15 as
+/// the bisection sends it. Tested equal on every kind of input.
+#[inline(always)]
+fn best_index(x: f32) -> u8 {
+    let val = |i: usize| f32::from(VALUES[i]);
+    let mut ml = 0usize;
+    for k in 1..15 {
+        ml += usize::from(val(k) <= x);
     }
-    let mut amax = 0.0f32;
-    let mut max = 0.0f32;
-    for &v in xb {
-        if v.abs() > amax {
-            amax = v.abs();
-            max = v;
-        }
-    }
-    if amax < GROUP_MAX_EPS {
-        return 0.0;
-    }
+    let mu = (ml + 1).min(15);
+    let inner = if x - val(mu - 1) < val(mu) - x {
+        mu - 1
+    } else {
+        mu
+    };
+    let index = if x <= val(0) {
+        0
+    } else if x >= val(15) || x.is_nan() {
+        15
+    } else {
+        inner
+    };
+    index as u8
+}
+
+/// The scale of each lane's 32-value block (`xt[j][lane]`), 0 for an all-zero block.
+#[inline(always)]
+fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
     let v0 = f32::from(VALUES[0]);
-    let mut d = -max / v0;
-    let mut id = 1.0 / d;
-    let mut sumqx = 0.0f32;
-    let mut sumq2 = 0.0f32;
-    for j in 0..32 {
-        let al = id * xb[j];
-        let li = best_index(al);
-        l[j] = li;
-        let q = f32::from(VALUES[usize::from(li)]);
-        let w = weight[j];
-        sumqx += w * q * xb[j];
-        sumq2 += w * q * q;
-    }
-    d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-    let mut best = d * sumqx;
-    for itry in -NTRY..=NTRY {
-        // `(itry + values[0])/max`: an int sum, then a float division.
-        id = (itry + i32::from(VALUES[0])) as f32 / max;
-        sumqx = 0.0;
-        sumq2 = 0.0;
-        for j in 0..32 {
-            let q = f32::from(VALUES[usize::from(best_index(id * xb[j]))]);
-            let w = weight[j];
-            sumqx += w * q * xb[j];
-            sumq2 += w * q * q;
+    let mut amax = [0.0f32; L];
+    let mut max = [0.0f32; L];
+    for row in xt {
+        for k in 0..L {
+            if row[k].abs() > amax[k] {
+                amax[k] = row[k].abs();
+                max[k] = row[k];
+            }
         }
-        if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
-            d = sumqx / sumq2;
-            best = d * sumqx;
+    }
+    let mut d = [0.0f32; L];
+    let mut id = [0.0f32; L];
+    let mut sumqx = [0.0f32; L];
+    let mut sumq2 = [0.0f32; L];
+    for k in 0..L {
+        d[k] = -max[k] / v0;
+        id[k] = 1.0 / d[k];
+    }
+    for row in xt {
+        for k in 0..L {
+            let x = row[k];
+            let q = f32::from(VALUES[usize::from(best_index(id[k] * x))]);
+            let w = x * x;
+            sumqx[k] += w * q * x;
+            sumq2[k] += w * q * q;
+        }
+    }
+    let mut best = [0.0f32; L];
+    for k in 0..L {
+        d[k] = if sumq2[k] > 0.0 {
+            sumqx[k] / sumq2[k]
+        } else {
+            0.0
+        };
+        best[k] = d[k] * sumqx[k];
+    }
+    for itry in -NTRY..=NTRY {
+        for k in 0..L {
+            // `(itry + values[0])/max`: an int sum, then a float division.
+            id[k] = (itry + i32::from(VALUES[0])) as f32 / max[k];
+            sumqx[k] = 0.0;
+            sumq2[k] = 0.0;
+        }
+        for row in xt {
+            for k in 0..L {
+                let x = row[k];
+                let q = f32::from(VALUES[usize::from(best_index(id[k] * x))]);
+                let w = x * x;
+                sumqx[k] += w * q * x;
+                sumq2[k] += w * q * q;
+            }
+        }
+        for k in 0..L {
+            if sumq2[k] > 0.0 && sumqx[k] * sumqx[k] > best[k] * sumq2[k] {
+                d[k] = sumqx[k] / sumq2[k];
+                best[k] = d[k] * sumqx[k];
+            }
+        }
+    }
+    for k in 0..L {
+        if amax[k] < GROUP_MAX_EPS {
+            d[k] = 0.0;
         }
     }
     d
+}
+
+/// [`block_scales`] for AVX2 when the CPU has it (same operations, same bits).
+fn scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { scales_avx2(xt) };
+    }
+    block_scales(xt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scales_avx2<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
+    block_scales(xt)
 }
 
 /// Packs 32 indices: byte j holds values j (low nibble) and j+16 (high).
@@ -95,12 +160,11 @@ fn pack(l: &[u8], qs: &mut [u8]) {
     }
 }
 
-pub(super) fn iq4_nl(x: &[f32; 32], y: &mut [u8; 18]) -> Result<(), Overflow> {
-    let mut l = [0u8; 32];
-    let scale = block_scale(x, &mut l);
+/// One IQ4_NL block from its scale: ggml re-picks every index against the exact f32 scale.
+fn iq4_nl_block(x: &[f32], scale: f32, y: &mut [u8]) -> Result<(), Overflow> {
     y[0..2].copy_from_slice(&f16_field(scale)?);
-    // With one block per super-block ggml re-picks every index against the exact f32 scale.
     let id = if scale != 0.0 { 1.0 / scale } else { 0.0 };
+    let mut l = [0u8; 32];
     for j in 0..32 {
         l[j] = best_index(id * x[j]);
     }
@@ -108,14 +172,53 @@ pub(super) fn iq4_nl(x: &[f32; 32], y: &mut [u8; 18]) -> Result<(), Overflow> {
     Ok(())
 }
 
+/// IQ4_NL over whole blocks (`x.len() == 32·n`, `y.len() == 18·n`, checked by the caller), eight
+/// blocks per search where it can; an error carries the block's index.
+pub(super) fn iq4_nl_row(x: &[f32], y: &mut [u8]) -> Result<(), (usize, Overflow)> {
+    let mut block = 0;
+    let mut groups_x = x.chunks_exact(256);
+    let mut groups_y = y.chunks_exact_mut(144);
+    for (gx, gy) in (&mut groups_x).zip(&mut groups_y) {
+        let mut xt = [[0.0f32; 8]; 32];
+        for b in 0..8 {
+            for j in 0..32 {
+                xt[j][b] = gx[32 * b + j];
+            }
+        }
+        let d = scales(&xt);
+        for b in 0..8 {
+            iq4_nl_block(&gx[32 * b..32 * b + 32], d[b], &mut gy[18 * b..18 * b + 18])
+                .map_err(|e| (block + b, e))?;
+        }
+        block += 8;
+    }
+    let rest_y = groups_y.into_remainder();
+    for (bx, by) in groups_x
+        .remainder()
+        .chunks_exact(32)
+        .zip(rest_y.chunks_exact_mut(18))
+    {
+        let mut xt = [[0.0f32; 1]; 32];
+        for j in 0..32 {
+            xt[j][0] = bx[j];
+        }
+        iq4_nl_block(bx, scales(&xt)[0], by).map_err(|e| (block, e))?;
+        block += 1;
+    }
+    Ok(())
+}
+
 pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> {
-    let mut l = [0u8; 256];
-    let mut scales = [0.0f32; 8];
+    let mut xt = [[0.0f32; 8]; 32];
+    for ib in 0..8 {
+        for j in 0..32 {
+            xt[j][ib] = x[32 * ib + j];
+        }
+    }
+    let scales = scales(&xt);
     let mut max_scale = 0.0f32;
     let mut amax_scale = 0.0f32;
-    for ib in 0..8 {
-        let d = block_scale(&x[32 * ib..32 * ib + 32], &mut l[32 * ib..32 * ib + 32]);
-        scales[ib] = d;
+    for &d in &scales {
         if d.abs() > amax_scale {
             amax_scale = d.abs();
             max_scale = d;
@@ -124,6 +227,7 @@ pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> 
     let d = -max_scale / 32.0;
     y[0..2].copy_from_slice(&f16_field(d)?);
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    let mut l = [0u8; 256];
     let mut scales_h = 0u16;
     let mut scales_l = [0u8; 4];
     for ib in 0..8 {
@@ -147,4 +251,39 @@ pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> 
         pack(&l[32 * i..32 * i + 32], &mut y[8 + 16 * i..8 + 16 * i + 16]);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branchless_best_index_equals_the_bisection() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            -127.0,
+            113.0,
+            -10.0,
+            1.0,
+            -4.5,
+            19.0,
+        ];
+        for x in specials {
+            assert_eq!(best_index(x), best_index_bisect(x), "{x}");
+        }
+        for v in -300..300 {
+            let x = v as f32 * 0.5;
+            assert_eq!(best_index(x), best_index_bisect(x), "{x}");
+        }
+        for _ in 0..1_000_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let x = f32::from_bits((state >> 32) as u32);
+            assert_eq!(best_index(x), best_index_bisect(x), "{x:e}");
+        }
+    }
 }

@@ -259,7 +259,12 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
                 GgmlType::Q4_K => blocks(ty, src, dst, k::q4_k),
                 GgmlType::Q5_K => blocks(ty, src, dst, k::q5_k),
                 GgmlType::Q6_K => blocks(ty, src, dst, k::q6_k),
-                GgmlType::IQ4_NL => blocks(ty, src, dst, iq4::iq4_nl),
+                GgmlType::IQ4_NL => {
+                    check_magnitudes::<32>(ty, src)?;
+                    iq4::iq4_nl_row(src, dst).map_err(|(block, Overflow(scale))| {
+                        QuantizeError::ScaleOverflow { ty, block, scale }
+                    })
+                }
                 GgmlType::IQ4_XS => blocks(ty, src, dst, iq4::iq4_xs),
                 GgmlType::TQ1_0 => blocks(ty, src, dst, tq::tq1_0),
                 GgmlType::TQ2_0 => blocks(ty, src, dst, tq::tq2_0),
@@ -274,6 +279,21 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
 /// can represent them anyway: the largest is about 65504·127·63), so such blocks are refused as
 /// overflowing rather than quantized to garbage. MXFP4's E8M0 scale spans all of f32.
 const MAX_ABS: f32 = 1.0e18;
+
+/// Refuses a block of `N` values holding a magnitude beyond [`MAX_ABS`] (see there).
+fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), QuantizeError> {
+    for (block, values) in src.chunks_exact(N).enumerate() {
+        let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        if amax > MAX_ABS {
+            return Err(QuantizeError::ScaleOverflow {
+                ty,
+                block,
+                scale: amax,
+            });
+        }
+    }
+    Ok(())
+}
 
 /// Runs a block quantizer over every block; the lengths were checked by the caller.
 fn blocks<const N: usize, const B: usize>(
