@@ -185,8 +185,9 @@ unsafe fn qx_lanes_avx2<const L: usize, const N: usize>(
     make_qx_lanes(xt, nmax, lt)
 }
 
-/// ggml's `make_q3_quants` with `do_rmse` (Q3_K): start from the max-based scale, then move
+/// ggml's `make_q3_quants` as written (the reference the lane version is tested against), with `do_rmse` (Q3_K): start from the max-based scale, then move
 /// single quants while the weighted fit improves (at most five passes).
+#[cfg(test)]
 fn make_q3_quants(x: &[f32], nmax: i32, l_out: &mut [i8]) -> f32 {
     let mut max = 0.0f32;
     let mut amax = 0.0f32;
@@ -245,6 +246,110 @@ fn make_q3_quants(x: &[f32], nmax: i32, l_out: &mut [i8]) -> f32 {
     } else {
         0.0
     }
+}
+
+/// [`make_q3_quants`] for `L` sub-blocks at once, one per lane: the same f32 operations per
+/// lane, so the same bits. A lane whose pass changes nothing would change nothing in a later
+/// pass either (its state is the same), so running passes until no lane changes equals ggml's
+/// per-group early exit.
+#[inline(always)]
+fn make_q3_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    let clamp = |l: i32| l.min(nmax - 1).max(-nmax);
+    let mut max = [0.0f32; L];
+    let mut amax = [0.0f32; L];
+    for row in xt {
+        for k in 0..L {
+            let ax = row[k].abs();
+            if ax > amax[k] {
+                amax[k] = ax;
+                max[k] = row[k];
+            }
+        }
+    }
+    let mut iscale = [0.0f32; L];
+    for k in 0..L {
+        iscale[k] = -(nmax as f32) / max[k];
+    }
+    let mut sumlx = [0.0f32; L];
+    let mut suml2 = [0.0f32; L];
+    for i in 0..N {
+        for k in 0..L {
+            let v = xt[i][k];
+            let l = clamp(nearest_int(iscale[k] * v));
+            lt[i][k] = l as i8;
+            let w = v * v;
+            sumlx[k] += w * v * l as f32;
+            suml2[k] += w * l as f32 * l as f32;
+        }
+    }
+    for _ in 0..5 {
+        let mut changed = [0u32; L];
+        for i in 0..N {
+            for k in 0..L {
+                let v = xt[i][k];
+                let w = v * v;
+                let li = f32::from(lt[i][k]);
+                let mut slx = sumlx[k] - w * v * li;
+                let mut sl2 = suml2[k] - w * li * li;
+                let new_l = clamp(nearest_int(v * sl2 / slx));
+                let moved = slx > 0.0 && new_l != i32::from(lt[i][k]);
+                slx += w * v * new_l as f32;
+                sl2 += w * new_l as f32 * new_l as f32;
+                if moved && sl2 > 0.0 && slx * slx * suml2[k] > sumlx[k] * sumlx[k] * sl2 {
+                    lt[i][k] = new_l as i8;
+                    sumlx[k] = slx;
+                    suml2[k] = sl2;
+                    changed[k] += 1;
+                }
+            }
+        }
+        if changed.iter().all(|&c| c == 0) {
+            break;
+        }
+    }
+    let mut scale = [0.0f32; L];
+    for k in 0..L {
+        let zero = amax[k] < GROUP_MAX_EPS;
+        // `suml2 > 0 ? sumlx/suml2 : 0`, NaN included.
+        scale[k] = if !zero && suml2[k] > 0.0 {
+            sumlx[k] / suml2[k]
+        } else {
+            0.0
+        };
+        for row in lt.iter_mut() {
+            // ggml returns all-zero groups with quants 0, the others shifted by nmax.
+            row[k] = if zero { 0 } else { row[k] + nmax as i8 };
+        }
+    }
+    scale
+}
+
+/// [`make_q3_lanes`] for AVX2 when the CPU has it (same operations, same bits).
+fn q3_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { q3_lanes_avx2(xt, nmax, lt) };
+    }
+    make_q3_lanes(xt, nmax, lt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn q3_lanes_avx2<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    make_q3_lanes(xt, nmax, lt)
 }
 
 /// Parameters of ggml's `make_qkx2_quants` search.
@@ -584,12 +689,21 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
 }
 
 pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
+    let mut xt = [[0.0f32; 16]; 16];
+    for j in 0..16 {
+        for i in 0..16 {
+            xt[i][j] = x[16 * j + i];
+        }
+    }
+    let mut lt = [[0i8; 16]; 16];
+    let scales = q3_lanes(&xt, 4, &mut lt);
     let mut big_l = [0i8; QK_K];
-    let mut scales = [0.0f32; 16];
     let mut max_scale = 0.0f32;
     let mut amax = 0.0f32;
     for j in 0..16 {
-        scales[j] = make_q3_quants(&x[16 * j..16 * j + 16], 4, &mut big_l[16 * j..16 * j + 16]);
+        for i in 0..16 {
+            big_l[16 * j + i] = lt[i][j];
+        }
         let scale = scales[j].abs();
         if scale > amax {
             amax = scale;
@@ -971,6 +1085,53 @@ mod tests {
                 let x: Vec<f32> = (0..16).map(|i| xt[i][k]).collect();
                 let mut l = [0i8; 16];
                 let scale = make_qx_quants(&x, 32, &mut l);
+                assert_eq!(
+                    scale.to_bits(),
+                    scales[k].to_bits(),
+                    "round {round} lane {k}"
+                );
+                let lanes: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_equal_scalar_make_q3_quants() {
+        let mut state = 0x5851_f42d_4c95_7f2du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..500 {
+            let mut xt = [[0.0f32; 16]; 16];
+            for (i, row) in xt.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let r = next();
+                    *v = match (round + k) % 6 {
+                        0 => 0.0,
+                        1 => 2.5,
+                        2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5,
+                        3 => f32::from_bits(
+                            (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
+                        ),
+                        4 => ((r >> 60) as f32 - 8.0) * 0.25,
+                        _ => i as f32 * 0.1 - 1.0,
+                    };
+                }
+            }
+            let mut lt = [[0i8; 16]; 16];
+            let scales = q3_lanes(&xt, 4, &mut lt);
+            let mut lt_portable = [[0i8; 16]; 16];
+            let portable = make_q3_lanes(&xt, 4, &mut lt_portable);
+            assert_eq!(lt, lt_portable);
+            assert_eq!(scales.map(f32::to_bits), portable.map(f32::to_bits));
+            for k in 0..16 {
+                let x: Vec<f32> = (0..16).map(|i| xt[i][k]).collect();
+                let mut l = [0i8; 16];
+                let scale = make_q3_quants(&x, 4, &mut l);
                 assert_eq!(
                     scale.to_bits(),
                     scales[k].to_bits(),
