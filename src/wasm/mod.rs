@@ -17,6 +17,7 @@ use crate::safetensors::Dtype;
 use crate::summary::Summary;
 
 mod compare_js;
+mod quant_error;
 mod safetensors_js;
 mod stats;
 mod summary;
