@@ -6,7 +6,8 @@ use super::{c_round_i32, c_trunc_i32, f16_field, Overflow};
 
 const QK: usize = 32;
 
-/// The value of largest magnitude (the first one, on ties) and that magnitude.
+/// The value of largest magnitude (the first one, on ties), as ggml finds it: an all-zero
+/// block gives +0 even when it holds −0 (so its scale is −0, as ggml's).
 fn signed_max(x: &[f32; QK]) -> f32 {
     let mut amax = 0.0f32;
     let mut max = 0.0f32;
@@ -43,21 +44,51 @@ fn inverse(d: f32) -> f32 {
     }
 }
 
+/// C's `(int)v`. With `SMALL` every value is known finite and far inside ±2³¹ (the block's
+/// inverse scale is finite, so |x·id| ≤ the level count), where Rust's `as` truncates alike
+/// and vectorises; otherwise (an infinite inverse scale, from a subnormal scale) x86-64's
+/// conversion is emulated exactly.
+#[inline(always)]
+fn trunc<const SMALL: bool>(v: f32) -> i32 {
+    if SMALL {
+        v as i32
+    } else {
+        c_trunc_i32(v)
+    }
+}
+
 /// `MIN(limit, (int8_t)v)` in C: the int8 conversion first (wrapping), then the clamp.
-fn min_i8(limit: i32, v: f32) -> u8 {
-    (c_trunc_i32(v) as i8 as i32).min(limit) as u8
+#[inline(always)]
+fn min_i8<const SMALL: bool>(limit: i32, v: f32) -> u8 {
+    (trunc::<SMALL>(v) as i8 as i32).min(limit) as u8
+}
+
+/// Runs `body::<true>` when `id` is finite (all conversions in range), else `body::<false>`.
+macro_rules! by_range {
+    ($id:expr, $body:ident($($arg:expr),*)) => {
+        if $id.is_finite() {
+            $body::<true>($($arg),*)
+        } else {
+            $body::<false>($($arg),*)
+        }
+    };
 }
 
 pub(super) fn q4_0(x: &[f32; QK], y: &mut [u8; 18]) -> Result<(), Overflow> {
     let d = signed_max(x) / -8.0;
     let id = inverse(d);
     y[0..2].copy_from_slice(&f16_field(d)?);
-    for j in 0..QK / 2 {
-        let xi0 = min_i8(15, x[j] * id + 8.5);
-        let xi1 = min_i8(15, x[QK / 2 + j] * id + 8.5);
-        y[2 + j] = xi0 | (xi1 << 4);
-    }
+    by_range!(id, q4_0_quants(x, id, &mut y[2..18]));
     Ok(())
+}
+
+#[inline(always)]
+fn q4_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
+    for j in 0..QK / 2 {
+        let xi0 = min_i8::<SMALL>(15, x[j] * id + 8.5);
+        let xi1 = min_i8::<SMALL>(15, x[QK / 2 + j] * id + 8.5);
+        qs[j] = xi0 | (xi1 << 4);
+    }
 }
 
 pub(super) fn q4_1(x: &[f32; QK], y: &mut [u8; 20]) -> Result<(), Overflow> {
@@ -66,28 +97,39 @@ pub(super) fn q4_1(x: &[f32; QK], y: &mut [u8; 20]) -> Result<(), Overflow> {
     let id = inverse(d);
     y[0..2].copy_from_slice(&f16_field(d)?);
     y[2..4].copy_from_slice(&f16_field(min)?);
-    for j in 0..QK / 2 {
-        let xi0 = min_i8(15, (x[j] - min) * id + 0.5);
-        let xi1 = min_i8(15, (x[QK / 2 + j] - min) * id + 0.5);
-        y[4 + j] = xi0 | (xi1 << 4);
-    }
+    by_range!(id, q4_1_quants(x, min, id, &mut y[4..20]));
     Ok(())
+}
+
+#[inline(always)]
+fn q4_1_quants<const SMALL: bool>(x: &[f32; QK], min: f32, id: f32, qs: &mut [u8]) {
+    for j in 0..QK / 2 {
+        let xi0 = min_i8::<SMALL>(15, (x[j] - min) * id + 0.5);
+        let xi1 = min_i8::<SMALL>(15, (x[QK / 2 + j] - min) * id + 0.5);
+        qs[j] = xi0 | (xi1 << 4);
+    }
 }
 
 pub(super) fn q5_0(x: &[f32; QK], y: &mut [u8; 22]) -> Result<(), Overflow> {
     let d = signed_max(x) / -16.0;
     let id = inverse(d);
     y[0..2].copy_from_slice(&f16_field(d)?);
+    let qh = by_range!(id, q5_0_quants(x, id, &mut y[6..22]));
+    y[2..6].copy_from_slice(&qh.to_le_bytes());
+    Ok(())
+}
+
+#[inline(always)]
+fn q5_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) -> u32 {
     let mut qh = 0u32;
     for j in 0..QK / 2 {
-        let xi0 = min_i8(31, x[j] * id + 16.5);
-        let xi1 = min_i8(31, x[QK / 2 + j] * id + 16.5);
-        y[6 + j] = (xi0 & 0x0f) | ((xi1 & 0x0f) << 4);
+        let xi0 = min_i8::<SMALL>(31, x[j] * id + 16.5);
+        let xi1 = min_i8::<SMALL>(31, x[QK / 2 + j] * id + 16.5);
+        qs[j] = (xi0 & 0x0f) | ((xi1 & 0x0f) << 4);
         qh |= ((u32::from(xi0) & 0x10) >> 4) << j;
         qh |= ((u32::from(xi1) & 0x10) >> 4) << (j + QK / 2);
     }
-    y[2..6].copy_from_slice(&qh.to_le_bytes());
-    Ok(())
+    qh
 }
 
 pub(super) fn q5_1(x: &[f32; QK], y: &mut [u8; 24]) -> Result<(), Overflow> {
@@ -96,17 +138,23 @@ pub(super) fn q5_1(x: &[f32; QK], y: &mut [u8; 24]) -> Result<(), Overflow> {
     let id = inverse(d);
     y[0..2].copy_from_slice(&f16_field(d)?);
     y[2..4].copy_from_slice(&f16_field(min)?);
+    let qh = by_range!(id, q5_1_quants(x, min, id, &mut y[8..24]));
+    y[4..8].copy_from_slice(&qh.to_le_bytes());
+    Ok(())
+}
+
+#[inline(always)]
+fn q5_1_quants<const SMALL: bool>(x: &[f32; QK], min: f32, id: f32, qs: &mut [u8]) -> u32 {
     let mut qh = 0u32;
     for j in 0..QK / 2 {
         // `(uint8_t)(x0 + 0.5f)`: no clamp in ggml.
-        let xi0 = c_trunc_i32((x[j] - min) * id + 0.5) as u8;
-        let xi1 = c_trunc_i32((x[QK / 2 + j] - min) * id + 0.5) as u8;
-        y[8 + j] = (xi0 & 0x0f) | ((xi1 & 0x0f) << 4);
+        let xi0 = trunc::<SMALL>((x[j] - min) * id + 0.5) as u8;
+        let xi1 = trunc::<SMALL>((x[QK / 2 + j] - min) * id + 0.5) as u8;
+        qs[j] = (xi0 & 0x0f) | ((xi1 & 0x0f) << 4);
         qh |= ((u32::from(xi0) & 0x10) >> 4) << j;
         qh |= ((u32::from(xi1) & 0x10) >> 4) << (j + QK / 2);
     }
-    y[4..8].copy_from_slice(&qh.to_le_bytes());
-    Ok(())
+    qh
 }
 
 pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
@@ -118,9 +166,23 @@ pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
     let d = amax / 127.0;
     let id = inverse(d);
     y[0..2].copy_from_slice(&f16_field(d)?);
+    by_range!(id, q8_0_quants(x, id, &mut y[2..34]));
+    Ok(())
+}
+
+#[inline(always)]
+fn q8_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
     for j in 0..QK {
         // `qs[j] = roundf(x0)`: round half away from zero, then C's int8 conversion.
-        y[2 + j] = c_round_i32(x[j] * id) as i8 as u8;
+        let v = x[j] * id;
+        let q = if SMALL {
+            // |v| ≤ 127: v − trunc(v) is exact, so this is roundf.
+            let i = v as i32;
+            let frac = v - i as f32;
+            i + i32::from(frac >= 0.5) - i32::from(frac <= -0.5)
+        } else {
+            c_round_i32(v)
+        };
+        qs[j] = q as i8 as u8;
     }
-    Ok(())
 }

@@ -53,7 +53,14 @@ pub fn row(row: u64, out: &mut [f32; N_PER_ROW]) {
             0 => nrm,
             1 => nrm * pow2((row0 % 31) as i64 - 20),
             2 => sym(row, j),
-            3 => 0.0,
+            // Zeros; every other such row −0.
+            3 => {
+                if (row / KINDS) % 2 == 1 {
+                    -0.0
+                } else {
+                    0.0
+                }
+            }
             4 => normal(row, 0),
             5 => nrm * 30000.0,
             6 => nrm * 1e-30,
