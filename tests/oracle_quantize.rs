@@ -247,3 +247,30 @@ fn pieces_give_ggmls_bytes() {
         );
     }
 }
+
+/// F16 and BF16 element conversions against ggml on every top-16-bit pattern (NaNs, infinities,
+/// overflow, subnormals) with low halves at and beside the rounding ties.
+#[test]
+fn f16_and_bf16_match_ggml_on_special_values() {
+    let manifest = manifest();
+    let lows: Vec<u32> = manifest["elementwise_lows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as u32)
+        .collect();
+    let src: Vec<f32> = lows
+        .iter()
+        .flat_map(|&lo| (0u32..1 << 16).map(move |hi| f32::from_bits(hi << 16 | lo)))
+        .collect();
+    for name in ["F16", "BF16"] {
+        let ty = GgmlType::from_name(name).unwrap();
+        let mut dst = vec![0u8; src.len() * 2];
+        quantize_row(ty, &src, &mut dst).unwrap();
+        assert_eq!(
+            hex(&Sha256::digest(&dst)),
+            manifest["elementwise_sha256"][name].as_str().unwrap(),
+            "{name}"
+        );
+    }
+}

@@ -482,6 +482,54 @@ mod tests {
         ));
     }
 
+    /// Any bits, any length: an answer or an error, never a panic.
+    #[test]
+    fn arbitrary_input_never_panics() {
+        let mut state = 0xdead_beef_cafe_f00du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..40 {
+            let len = [0usize, 1, 31, 32, 33, 64, 255, 256, 512][round % 9];
+            let src: Vec<f32> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    match r % 4 {
+                        0 => f32::from_bits(r as u32),
+                        1 => f32::from_bits((r >> 32) as u32 & 0x807f_ffff), // subnormal
+                        2 => ((r >> 40) as f32 - 8.0e6) * 1.0e-3,
+                        _ => 0.0,
+                    }
+                })
+                .collect();
+            for ty in crate::types::GgmlType::ALL {
+                let size = quantized_size(ty, src.len()).unwrap_or(0);
+                for dst_len in [size, size + 1] {
+                    let mut dst = vec![0u8; dst_len];
+                    let _ = quantize_row(ty, &src, &mut dst);
+                }
+                // Finite values below the overflow limits always quantize.
+                let tame: Vec<f32> = src
+                    .iter()
+                    .map(|v| {
+                        if v.is_finite() && v.abs() < 1.0e3 {
+                            *v
+                        } else {
+                            0.5
+                        }
+                    })
+                    .collect();
+                if is_supported(ty) && size > 0 {
+                    let mut dst = vec![0u8; size];
+                    assert_eq!(quantize_row(ty, &tame, &mut dst), Ok(()), "{ty}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn overflowing_scale_is_an_error() {
         let mut src = [0.0f32; 32];
