@@ -486,6 +486,8 @@ export declare class SafetensorsModel {
   readTensor(name: string, options?: ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;
+  /** The error of quantizing a stored tensor's or GPTQ layer's values to each ggml type. */
+  quantError(name: string, options?: QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<QuantErrorReport>;
   close(): Promise<void>;
 }
 

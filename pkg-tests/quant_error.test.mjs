@@ -36,3 +36,21 @@ for (const tensor of ['blk.0.attn_q.weight', 'blk.0.ffn_down.weight']) {
     }
   });
 }
+
+test('quantError of a safetensors tensor equals gguf-lens quant-error, skipped types included', async () => {
+  const file = path.join(REPO, 'fixtures/diff/arrays-a.safetensors');
+  const types = ['Q8_0', 'Q4_0', 'IQ4_NL', 'MXFP4', 'Q4_K'];
+  const cli = JSON.parse(execFileSync(CLI, ['quant-error', file, 'h', '--json', '--types', types.join(',')]));
+  const model = await open(file);
+  try {
+    const got = await model.quantError('h', { types });
+    assert.deepEqual(got.skipped.map((s) => s.type), cli.skipped.map((s) => s.type));
+    assert.deepEqual(got.results.map((r) => r.type), cli.results.map((r) => r.type));
+    for (const [i, r] of got.results.entries()) {
+      assert.equal(r.maxAbsError, cli.results[i].max_abs_error, r.type);
+      assert.ok(Math.abs(r.rmse - cli.results[i].rmse) <= 1e-12 * cli.results[i].rmse, r.type);
+    }
+  } finally {
+    await model.close();
+  }
+});

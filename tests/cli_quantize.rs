@@ -205,3 +205,28 @@ fn quant_error_matches_the_quantized_file() {
         close("cosine", xy / (x2.sqrt() * y2.sqrt()));
     }
 }
+
+#[test]
+fn quant_error_lists_types_whose_block_does_not_fit() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/diff/arrays-a.safetensors");
+    let result = gguf_lens()
+        .args(["quant-error", "--types", "Q8_0,Q4_K"])
+        .arg(&file)
+        .arg("h")
+        .output()
+        .unwrap();
+    assert!(result.status.success());
+    let text = String::from_utf8_lossy(&result.stdout);
+    assert!(text.contains("Q8_0      8.5000"), "{text}");
+    assert!(
+        text.contains("Q4_K     skipped: row length 32 is not a multiple of its block of 256"),
+        "{text}"
+    );
+    let bad = gguf_lens()
+        .args(["quant-error", "--types", "IQ1_S"])
+        .arg(&file)
+        .arg("h")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
