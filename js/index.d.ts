@@ -207,6 +207,9 @@ export declare class GgufModel {
   lint(): LintReport;
   /** llama-gguf-hash's tensor-data digests (no algorithm chosen: xxh64, as there). */
   hash(options?: HashOptions): Promise<HashReport>;
+  /** The error of quantizing the tensor's values to each type, bit-exact to ggml's quantizers
+   * without an importance matrix. */
+  quantError(name: string, options?: QuantErrorOptions): Promise<QuantErrorReport>;
   close(): Promise<void>;
 }
 
@@ -294,6 +297,30 @@ export interface HashReport {
   model: Digests;
   /** llama-gguf-hash's output, line for line. */
   lines: string;
+}
+
+export interface QuantErrorOptions extends ReadOptions {
+  /** ggml type names (default: every type gguf-lens quantizes to: F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
+   * Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS BF16 TQ1_0 TQ2_0 MXFP4). */
+  types?: string[];
+}
+
+export interface QuantErrorResult {
+  type: string;
+  bitsPerWeight: number;
+  nValues: number;
+  rmse: number;
+  maxAbsError: number;
+  /** RMSE over the RMS of the values. */
+  relativeRmse: number;
+  /** Cosine similarity of the values and their round trip. */
+  cosine: number;
+}
+
+export interface QuantErrorReport {
+  results: QuantErrorResult[];
+  /** Types whose block does not divide the row length, or whose scale overflowed f16. */
+  skipped: { type: string; reason: string }[];
 }
 
 /** A transport failure (HTTP status, dropped connection, truncated body, missing size). */
@@ -551,6 +578,8 @@ export declare class SafetensorsModel {
   readTensor(name: string, options?: ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;
+  /** The error of quantizing a stored tensor's or GPTQ layer's values to each ggml type. */
+  quantError(name: string, options?: QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<QuantErrorReport>;
   close(): Promise<void>;
 }
 

@@ -130,6 +130,25 @@ export class GgufModel extends ShardedModel {
       }), (job, bytes, first) => job.addRows(header, name, first, bytes));
   }
 
+  /**
+   * The error of quantizing rows [a, b) (default: all) of a tensor to each type, bit-exact to
+   * ggml's quantizers without an importance matrix (`gguf-lens quant-error`): `{ results: [{
+   * type, bitsPerWeight, nValues, rmse, maxAbsError, relativeRmse, cosine }], skipped: [{ type,
+   * reason }] }`. `options.types`: ggml type names (default: every type gguf-lens quantizes to).
+   */
+  async quantError(name, options = {}) {
+    const t = this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const header = this.shards[t.shard].header;
+    const job = new this.wasm.QuantErrorJob(options.types ?? [], t.rowLength);
+    try {
+      await this._eachChunk(t, a, b, options, (bytes) => job.addRows(header, name, bytes));
+      return job.result();
+    } finally {
+      job.free();
+    }
+  }
+
   /** Reads rows [a, b) chunk by chunk (the next chunk is fetched while one is dequantized). */
   async _eachChunk(t, a, b, options, consume) {
     const shard = this.shards[t.shard];

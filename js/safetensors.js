@@ -334,6 +334,22 @@ export class SafetensorsModel extends ShardedModel {
       }), (job, values, first) => job.add(first, values));
   }
 
+  /**
+   * The error of quantizing rows [a, b) (default: all) of a tensor or GPTQ layer to each ggml
+   * type, bit-exact to ggml's quantizers without an importance matrix: as `GgufModel.quantError`.
+   */
+  async quantError(name, options = {}) {
+    const t = this._layerNamed(name) ?? this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const job = new this.wasm.QuantErrorJob(options.types ?? [], t.inFeatures ?? t.rowLength);
+    try {
+      await this._eachChunk(name, a, b, options, (values) => job.add(values));
+      return job.result();
+    } finally {
+      job.free();
+    }
+  }
+
   /** Calls consume(values, firstRow) for consecutive row chunks of [a, b). */
   async _eachChunk(name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;

@@ -21,6 +21,7 @@ pub mod hash;
 pub mod lint;
 pub mod model;
 pub mod quant;
+pub mod quantize;
 pub mod safetensors;
 pub mod special_tokens;
 pub mod stats;

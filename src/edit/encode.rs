@@ -152,18 +152,39 @@ pub fn new_alignment(file: &GgufFile, edits: &Edits) -> Result<u64, String> {
     Ok(file.alignment())
 }
 
+/// A tensor info for a header whose tensors change (type, offset): name, dims (GGUF order,
+/// innermost first), type, offset relative to the data section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTensor {
+    pub name: String,
+    pub dims: Vec<u64>,
+    pub ty: crate::types::GgmlType,
+    pub offset: u64,
+}
+
 /// The new header of `file` with `edits` applied, padded so the data section starts aligned.
-/// Tensor infos are copied verbatim, or, when `offsets` is given (a new alignment), rewritten
-/// with those data offsets. Errors are one line naming the key and the reason.
+/// Tensor infos are copied verbatim (a new alignment goes through [`super::plan`], which lays
+/// the tensors out anew). Errors are one line naming the key and the reason.
 pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
     encode_header(file, edits, new_alignment(file, edits)?, None)
 }
 
+/// As [`build_header`], with `tensors` written as the tensor infos instead of `file`'s (for a
+/// rewrite that changes tensor types, hence sizes and offsets).
+pub fn build_header_with_tensors(
+    file: &GgufFile,
+    edits: &Edits,
+    tensors: &[NewTensor],
+) -> Result<Vec<u8>, String> {
+    encode_header(file, edits, new_alignment(file, edits)?, Some(tensors))
+}
+
+/// The header with `alignment` (already checked) and, when given, `tensors` as the tensor infos.
 pub(crate) fn encode_header(
     file: &GgufFile,
     edits: &Edits,
     alignment: u64,
-    offsets: Option<&[u64]>,
+    tensors: Option<&[NewTensor]>,
 ) -> Result<Vec<u8>, String> {
     if file.version() < 2 {
         return Err(format!(
@@ -182,7 +203,7 @@ pub(crate) fn encode_header(
     };
     out.bytes.extend_from_slice(b"GGUF");
     out.u32(file.version());
-    out.u64(file.tensors().len() as u64);
+    out.u64(tensors.map_or(file.tensors().len(), <[NewTensor]>::len) as u64);
     let count_at = out.bytes.len();
     out.u64(0); // key count, filled in below
     let mut count = 0u64;
@@ -213,7 +234,9 @@ pub(crate) fn encode_header(
     }
     let mut added: Vec<&str> = Vec::new();
     for (key, value) in &edits.set {
-        if file.get(key).is_some() || added.contains(&key.as_str()) {
+        // A key both removed and set moves to the end (as ggml's gguf_set_* does).
+        let kept = file.get(key).is_some() && !edits.remove.iter().any(|k| k == key);
+        if kept || added.contains(&key.as_str()) {
             continue;
         }
         added.push(key);
@@ -229,15 +252,15 @@ pub(crate) fn encode_header(
         count.to_le_bytes()
     };
     out.bytes[count_at..count_at + 8].copy_from_slice(&count_bytes);
-    if let Some(offsets) = offsets {
-        for (tensor, &offset) in file.tensors().iter().zip(offsets) {
-            out.str(tensor.name().as_bytes());
-            out.u32(tensor.dims().len() as u32);
-            for &d in tensor.dims() {
+    if let Some(tensors) = tensors {
+        for t in tensors {
+            out.str(t.name.as_bytes());
+            out.u32(u32::try_from(t.dims.len()).map_err(|e| e.to_string())?);
+            for &d in &t.dims {
                 out.u64(d);
             }
-            out.u32(tensor.ggml_type() as u32);
-            out.u64(offset);
+            out.u32(t.ty.id());
+            out.u64(t.offset);
         }
     } else if let Some(first) = file.tensors().first() {
         // Tensor infos verbatim: their offsets are relative to the data section.

@@ -12,7 +12,7 @@ mod values;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod write;
 
-pub use encode::{build_header, new_alignment, NewValue};
+pub use encode::{build_header, build_header_with_tensors, new_alignment, NewTensor, NewValue};
 pub use plan::{plan, EditPlan, Piece};
 pub use values::{from_json, type_name, typed};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]

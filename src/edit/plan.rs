@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::encode::{encode_header, new_alignment};
+use super::encode::{encode_header, new_alignment, NewTensor};
 use super::Edits;
 use crate::gguf::GgufFile;
 
@@ -44,12 +44,17 @@ pub fn plan(file: &GgufFile, file_size: u64, edits: &Edits) -> Result<EditPlan, 
             len,
         });
     }
-    let mut offsets = Vec::with_capacity(file.tensors().len());
+    let mut tensors = Vec::with_capacity(file.tensors().len());
     let mut pieces = Vec::new();
     let mut at = 0u64;
     let overflow = || "tensor data past 2^64 bytes".to_string();
     for tensor in file.tensors() {
-        offsets.push(at);
+        tensors.push(NewTensor {
+            name: tensor.name().to_string(),
+            dims: tensor.dims().to_vec(),
+            ty: tensor.ggml_type(),
+            offset: at,
+        });
         let n = tensor.n_bytes();
         let range = file.tensor_range(tensor);
         if range.end > file_size {
@@ -72,7 +77,7 @@ pub fn plan(file: &GgufFile, file_size: u64, edits: &Edits) -> Result<EditPlan, 
         }
         at = at.checked_add(padded).ok_or_else(overflow)?;
     }
-    let header = encode_header(file, edits, alignment, Some(&offsets))?;
+    let header = encode_header(file, edits, alignment, Some(&tensors))?;
     let len = (header.len() as u64).checked_add(at).ok_or_else(overflow)?;
     Ok(EditPlan {
         header,

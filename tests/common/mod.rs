@@ -3,6 +3,8 @@
 //! (fixtures/); this only builds the broken ones.
 #![allow(dead_code)]
 
+pub mod quant_rows;
+
 pub struct Builder {
     pub bytes: Vec<u8>,
     pub version: u32,

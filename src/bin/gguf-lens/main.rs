@@ -14,6 +14,8 @@ mod lint;
 mod llama_names;
 mod model;
 mod output;
+mod quant_error;
+mod quantize;
 mod set;
 mod st_dequant;
 mod st_inspect;
@@ -33,8 +35,8 @@ Exit codes:
   0  success (diff: the files are identical)
   1  a bad file, tensor or request, with one `error:` line naming what and where
      (diff: the files differ, nothing on stderr; lint: it found an error)
-  2  bad usage (unknown option, missing argument); stats, diff and set: any error;
-     lint: a file it cannot read
+  2  bad usage (unknown option, missing argument); stats, diff, set, quantize
+     and quant-error: any error; lint: a file it cannot read
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -65,6 +67,10 @@ enum Command {
     Hash(hash::Args),
     #[command(after_help = EXIT_CODES)]
     Lint(lint::Args),
+    #[command(after_help = EXIT_CODES)]
+    Quantize(quantize::Args),
+    #[command(after_help = EXIT_CODES)]
+    QuantError(quant_error::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -114,6 +120,8 @@ fn main() -> ExitCode {
         Command::Set(args) => set::run(args),
         Command::Hash(args) => return finish(hash::run(args)),
         Command::Lint(args) => lint::run(args),
+        Command::Quantize(args) => quantize::run(args),
+        Command::QuantError(args) => quant_error::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

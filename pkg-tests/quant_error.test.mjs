@@ -1,0 +1,56 @@
+// model.quantError against the CLI's quant-error (whose metrics tests/cli_quantize.rs checks
+// against a file llama.cpp's llama_model_quantize wrote): the same numbers from the wasm build.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { open } from 'gguf-lens';
+import { REPO } from './helpers.mjs';
+
+const FILE = path.join(REPO, 'fixtures/quantize_file/input.gguf');
+const CLI = path.join(REPO, 'target/debug/gguf-lens');
+
+for (const tensor of ['blk.0.attn_q.weight', 'blk.0.ffn_down.weight']) {
+  test(`quantError of ${tensor} equals gguf-lens quant-error`, async () => {
+    const types = ['Q8_0', 'Q4_K', 'IQ4_XS', 'MXFP4', 'TQ1_0'];
+    const cli = JSON.parse(execFileSync(CLI, ['quant-error', FILE, tensor, '--json', '--types', types.join(',')]));
+    const model = await open(FILE);
+    try {
+      for (const chunkBytes of [undefined, 600]) {
+        const got = await model.quantError(tensor, { types, chunkBytes });
+        assert.deepEqual(got.skipped, []);
+        assert.deepEqual(got.results.map((r) => r.type), types);
+        for (const [i, r] of got.results.entries()) {
+          const want = cli.results[i];
+          assert.equal(r.type, want.type);
+          assert.equal(r.bitsPerWeight, want.bits_per_weight);
+          assert.equal(r.maxAbsError, want.max_abs_error, `${r.type} max|err|`);
+          for (const [k, w] of [['rmse', want.rmse], ['relativeRmse', want.relative_rmse], ['cosine', want.cosine]]) {
+            assert.ok(Math.abs(r[k] - w) <= 1e-12 * Math.abs(w), `${r.type} ${k}: ${r[k]} vs ${w}`);
+          }
+        }
+      }
+      await assert.rejects(model.quantError(tensor, { types: ['IQ2_XXS'] }), /cannot quantize/);
+    } finally {
+      await model.close();
+    }
+  });
+}
+
+test('quantError of a safetensors tensor equals gguf-lens quant-error, skipped types included', async () => {
+  const file = path.join(REPO, 'fixtures/diff/arrays-a.safetensors');
+  const types = ['Q8_0', 'Q4_0', 'IQ4_NL', 'MXFP4', 'Q4_K'];
+  const cli = JSON.parse(execFileSync(CLI, ['quant-error', file, 'h', '--json', '--types', types.join(',')]));
+  const model = await open(file);
+  try {
+    const got = await model.quantError('h', { types });
+    assert.deepEqual(got.skipped.map((s) => s.type), cli.skipped.map((s) => s.type));
+    assert.deepEqual(got.results.map((r) => r.type), cli.results.map((r) => r.type));
+    for (const [i, r] of got.results.entries()) {
+      assert.equal(r.maxAbsError, cli.results[i].max_abs_error, r.type);
+      assert.ok(Math.abs(r.rmse - cli.results[i].rmse) <= 1e-12 * cli.results[i].rmse, r.type);
+    }
+  } finally {
+    await model.close();
+  }
+});

@@ -1,0 +1,208 @@
+//! `gguf-lens quant-error`: how much each quantization type loses on one tensor.
+
+use gguf_lens::quant::Kernel;
+use gguf_lens::quantize::{QuantError, QuantErrorReport, QuantizeError, SUPPORTED};
+use gguf_lens::types::GgmlType;
+use serde_json::json;
+
+use crate::model::Model;
+use crate::{fatal, json_line, write_stdout, Failure};
+
+/// Quantize one tensor's values (dequantized first if it is quantized) to each TYPE, bit-exact
+/// to ggml without an importance matrix, and report per type: bits per weight, RMSE, max |err|,
+/// relative RMSE (RMSE / RMS of the values) and the cosine similarity of the values and their
+/// round trip. Types whose block does not divide the row length are listed as skipped.
+///
+/// Example: gguf-lens quant-error model.gguf blk.0.attn_q.weight --types Q4_K,Q5_K,Q6_K
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A .gguf (or one shard of a split model), a .safetensors or a model.safetensors.index.json.
+    file: String,
+    /// Tensor name.
+    tensor: String,
+    /// Comma-separated types (default: every type gguf-lens can quantize to).
+    #[arg(long, value_delimiter = ',', value_name = "T1,T2,...")]
+    types: Vec<String>,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Threads (default: every core; the result is the same).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+/// Values per step: bounds memory (16 MiB of f32, plus each type's round trip).
+const CHUNK_ELEMENTS: u64 = 4 << 20;
+
+enum Outcome {
+    Done(QuantErrorReport),
+    Skipped(GgmlType, String),
+}
+
+fn types(args: &Args) -> Result<Vec<GgmlType>, Failure> {
+    if args.types.is_empty() {
+        return Ok(SUPPORTED.to_vec());
+    }
+    args.types
+        .iter()
+        .map(|name| {
+            let ty = GgmlType::from_name(name.trim())
+                .ok_or_else(|| Failure::Usage(format!("--types: unknown type {name:?}")))?;
+            if SUPPORTED.contains(&ty) || ty == GgmlType::F32 {
+                Ok(ty)
+            } else {
+                Err(Failure::Usage(format!(
+                    "--types: cannot quantize to {ty} (the IQ1/IQ2/IQ3 types need an importance \
+                     matrix)"
+                )))
+            }
+        })
+        .collect()
+}
+
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let path = args.file.as_str();
+    let types = types(args)?;
+    let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+    let threads = crate::threads(args.threads);
+    let mut model = Model::open(path)?;
+    let mut rows = model.rows(&args.tensor, kernel).map_err(fatal(path))?;
+    let (source_type, shape, row_len, n_rows) = (
+        rows.type_name(),
+        rows.shape(),
+        rows.row_len(),
+        rows.n_rows(),
+    );
+    let mut outcomes: Vec<Option<QuantError>> = Vec::new();
+    let mut skipped: Vec<(GgmlType, String)> = Vec::new();
+    for &ty in &types {
+        if row_len % u64::from(ty.block_size()) == 0 {
+            outcomes.push(Some(QuantError::new(ty)));
+        } else {
+            outcomes.push(None);
+            skipped.push((
+                ty,
+                format!(
+                    "row length {row_len} is not a multiple of its block of {}",
+                    ty.block_size()
+                ),
+            ));
+        }
+    }
+    let step = rows.rows_per_chunk(CHUNK_ELEMENTS);
+    let mut failed: Vec<Option<String>> = vec![None; types.len()];
+    for chunk in gguf_lens::gguf::row_chunks(0..n_rows, step) {
+        let first_row = chunk.start;
+        let values = rows.read(chunk).map_err(fatal(path))?;
+        // The types share the chunk; threads take every `threads`-th type.
+        let live: Vec<(usize, &mut QuantError)> = outcomes
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| failed[*i].is_none())
+            .filter_map(|(i, acc)| acc.as_mut().map(|a| (i, a)))
+            .collect();
+        let n_threads = threads.clamp(1, live.len().max(1));
+        let mut groups: Vec<Vec<(usize, &mut QuantError)>> =
+            (0..n_threads).map(|_| Vec::new()).collect();
+        for (k, item) in live.into_iter().enumerate() {
+            groups[k % n_threads].push(item);
+        }
+        let errors: Vec<(usize, QuantizeError)> = std::thread::scope(|s| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .map(|group| {
+                    s.spawn(move || {
+                        let mut errors = Vec::new();
+                        for (i, acc) in group {
+                            if let Err(e) = acc.add(values) {
+                                errors.push((i, e));
+                            }
+                        }
+                        errors
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        for (i, e) in errors {
+            let per_row = (row_len / u64::from(types[i].block_size())).max(1);
+            failed[i] = Some(match e {
+                QuantizeError::ScaleOverflow { block, scale, .. } => format!(
+                    "row {}: a block scale of {scale:e} overflows f16",
+                    first_row + block as u64 / per_row
+                ),
+                other => other.to_string(),
+            });
+        }
+    }
+    let mut results = Vec::new();
+    for (i, acc) in outcomes.iter().enumerate() {
+        match (acc, &failed[i]) {
+            (Some(_), Some(why)) => results.push(Outcome::Skipped(types[i], why.clone())),
+            (Some(acc), None) => results.push(Outcome::Done(acc.report())),
+            (None, _) => {}
+        }
+    }
+    for (ty, why) in skipped {
+        results.push(Outcome::Skipped(ty, why));
+    }
+    let text = if args.json {
+        json_line(&json!({
+            "file": path,
+            "tensor": args.tensor,
+            "type": source_type,
+            "shape": shape,
+            "results": results.iter().filter_map(|o| match o {
+                Outcome::Done(r) => Some(json!({
+                    "type": r.ty.name(),
+                    "bits_per_weight": r.bits_per_weight,
+                    "rmse": r.rmse,
+                    "max_abs_error": r.max_abs_err,
+                    "relative_rmse": r.relative_rmse,
+                    "cosine": r.cosine,
+                })),
+                Outcome::Skipped(..) => None,
+            }).collect::<Vec<_>>(),
+            "skipped": results.iter().filter_map(|o| match o {
+                Outcome::Skipped(ty, why) => Some(json!({"type": ty.name(), "reason": why})),
+                Outcome::Done(_) => None,
+            }).collect::<Vec<_>>(),
+        }))
+    } else {
+        let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+        let mut text = format!(
+            "{} {} [{}] ({} values)\n{:<8} {:>7} {:>12} {:>12} {:>10} {:>12}\n",
+            args.tensor,
+            source_type,
+            dims.join(", "),
+            row_len.saturating_mul(n_rows),
+            "type",
+            "bits/w",
+            "rmse",
+            "max|err|",
+            "rel.rmse",
+            "cosine"
+        );
+        for o in &results {
+            match o {
+                Outcome::Done(r) => text.push_str(&format!(
+                    "{:<8} {:>7.4} {:>12.6e} {:>12.6e} {:>10.6} {:>12.9}\n",
+                    r.ty.name(),
+                    r.bits_per_weight,
+                    r.rmse,
+                    r.max_abs_err,
+                    r.relative_rmse,
+                    r.cosine
+                )),
+                Outcome::Skipped(ty, why) => {
+                    text.push_str(&format!("{:<8} skipped: {why}\n", ty.name()))
+                }
+            }
+        }
+        text
+    };
+    write_stdout(text.as_bytes())
+}

@@ -1,0 +1,1145 @@
+//! The K-quants (256-value super-blocks): Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, as ggml's
+//! `quantize_row_*_ref` (the path `ggml_quantize_chunk` takes without an importance matrix).
+//! Layouts are those of `quant::scalar::k`.
+#![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
+
+use super::{f16_field, f16_value, nearest_int, Overflow};
+
+const QK_K: usize = 256;
+
+/// ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zeros.
+const GROUP_MAX_EPS: f32 = 1e-15;
+
+/// ggml's `make_qx_quants` as written (the reference the lane version is tested against), with `rmse_type = 1` and no weights (Q6_K): signed quants in
+/// 0..2·nmax, weights x², the scale searched over 18 nudged inverse scales.
+#[cfg(test)]
+fn make_qx_quants(x: &[f32], nmax: i32, l_out: &mut [i8]) -> f32 {
+    let mut max = 0.0f32;
+    let mut amax = 0.0f32;
+    for &v in x {
+        let ax = v.abs();
+        if ax > amax {
+            amax = ax;
+            max = v;
+        }
+    }
+    if amax < GROUP_MAX_EPS {
+        l_out.iter_mut().for_each(|l| *l = 0);
+        return 0.0;
+    }
+    let clamp = |l: i32| l.min(nmax - 1).max(-nmax);
+    let mut iscale = -(nmax as f32) / max;
+    let mut sumlx = 0.0f32;
+    let mut suml2 = 0.0f32;
+    for (&v, out) in x.iter().zip(l_out.iter_mut()) {
+        let l = clamp(nearest_int(iscale * v));
+        *out = (l + nmax) as i8;
+        let w = v * v;
+        sumlx += w * v * l as f32;
+        suml2 += w * l as f32 * l as f32;
+    }
+    let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
+    let mut best = scale * sumlx;
+    for is in -9i32..=9 {
+        if is == 0 {
+            continue;
+        }
+        iscale = -(nmax as f32 + 0.1f32 * is as f32) / max;
+        sumlx = 0.0;
+        suml2 = 0.0;
+        for &v in x {
+            let l = clamp(nearest_int(iscale * v));
+            let w = v * v;
+            sumlx += w * v * l as f32;
+            suml2 += w * l as f32 * l as f32;
+        }
+        if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
+            for (&v, out) in x.iter().zip(l_out.iter_mut()) {
+                *out = (nmax + clamp(nearest_int(iscale * v))) as i8;
+            }
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    scale
+}
+
+/// [`make_qx_quants`] (nmax 32, weights x²) for `L` sub-blocks at once, one per lane, each
+/// lane running the scalar sequence of f32 operations (selects for branches): bit-identical,
+/// vectorised across lanes. `xt[i][lane]`; quants (0..64) into `lt`, scales returned.
+#[inline(always)]
+fn make_qx_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    let clamp = |l: i32| l.min(nmax - 1).max(-nmax);
+    let mut max = [0.0f32; L];
+    let mut amax = [0.0f32; L];
+    for row in xt {
+        for k in 0..L {
+            let ax = row[k].abs();
+            if ax > amax[k] {
+                amax[k] = ax;
+                max[k] = row[k];
+            }
+        }
+    }
+    let mut iscale = [0.0f32; L];
+    let mut sumlx = [0.0f32; L];
+    let mut suml2 = [0.0f32; L];
+    for k in 0..L {
+        iscale[k] = -(nmax as f32) / max[k];
+    }
+    for i in 0..N {
+        for k in 0..L {
+            let v = xt[i][k];
+            let l = clamp(nearest_int(iscale[k] * v));
+            lt[i][k] = (l + nmax) as i8;
+            let w = v * v;
+            sumlx[k] += w * v * l as f32;
+            suml2[k] += w * l as f32 * l as f32;
+        }
+    }
+    let mut scale = [0.0f32; L];
+    let mut best = [0.0f32; L];
+    for k in 0..L {
+        scale[k] = if suml2[k] != 0.0 {
+            sumlx[k] / suml2[k]
+        } else {
+            0.0
+        };
+        best[k] = scale[k] * sumlx[k];
+    }
+    let mut laux = [[0i8; L]; N];
+    for is in -9i32..=9 {
+        if is == 0 {
+            continue;
+        }
+        for k in 0..L {
+            iscale[k] = -(nmax as f32 + 0.1f32 * is as f32) / max[k];
+            sumlx[k] = 0.0;
+            suml2[k] = 0.0;
+        }
+        for i in 0..N {
+            for k in 0..L {
+                let v = xt[i][k];
+                let l = clamp(nearest_int(iscale[k] * v));
+                laux[i][k] = (nmax + l) as i8;
+                let w = v * v;
+                sumlx[k] += w * v * l as f32;
+                suml2[k] += w * l as f32 * l as f32;
+            }
+        }
+        let mut take = [false; L];
+        for k in 0..L {
+            take[k] = suml2[k] > 0.0 && sumlx[k] * sumlx[k] > best[k] * suml2[k];
+        }
+        for i in 0..N {
+            for k in 0..L {
+                if take[k] {
+                    lt[i][k] = laux[i][k];
+                }
+            }
+        }
+        for k in 0..L {
+            if take[k] {
+                scale[k] = sumlx[k] / suml2[k];
+                best[k] = scale[k] * sumlx[k];
+            }
+        }
+    }
+    for k in 0..L {
+        // An all-zero lane: quants 0 and scale 0, as ggml's early return.
+        if amax[k] < GROUP_MAX_EPS {
+            scale[k] = 0.0;
+            for row in lt.iter_mut() {
+                row[k] = 0;
+            }
+        }
+    }
+    scale
+}
+
+/// [`make_qx_lanes`] for AVX2 when the CPU has it (same operations, same bits).
+fn qx_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { qx_lanes_avx2(xt, nmax, lt) };
+    }
+    make_qx_lanes(xt, nmax, lt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn qx_lanes_avx2<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    make_qx_lanes(xt, nmax, lt)
+}
+
+/// ggml's `make_q3_quants` as written (the reference the lane version is tested against), with `do_rmse` (Q3_K): start from the max-based scale, then move
+/// single quants while the weighted fit improves (at most five passes).
+#[cfg(test)]
+fn make_q3_quants(x: &[f32], nmax: i32, l_out: &mut [i8]) -> f32 {
+    let mut max = 0.0f32;
+    let mut amax = 0.0f32;
+    for &v in x {
+        let ax = v.abs();
+        if ax > amax {
+            amax = ax;
+            max = v;
+        }
+    }
+    if amax < GROUP_MAX_EPS {
+        l_out.iter_mut().for_each(|l| *l = 0);
+        return 0.0;
+    }
+    let clamp = |l: i32| l.min(nmax - 1).max(-nmax);
+    let iscale = -(nmax as f32) / max;
+    let mut sumlx = 0.0f32;
+    let mut suml2 = 0.0f32;
+    for (&v, out) in x.iter().zip(l_out.iter_mut()) {
+        let l = clamp(nearest_int(iscale * v));
+        *out = l as i8;
+        let w = v * v;
+        sumlx += w * v * l as f32;
+        suml2 += w * l as f32 * l as f32;
+    }
+    for _ in 0..5 {
+        let mut n_changed = 0;
+        for (&v, out) in x.iter().zip(l_out.iter_mut()) {
+            let w = v * v;
+            let li = f32::from(*out);
+            let mut slx = sumlx - w * v * li;
+            if slx > 0.0 {
+                let mut sl2 = suml2 - w * li * li;
+                let new_l = clamp(nearest_int(v * sl2 / slx));
+                if new_l != i32::from(*out) {
+                    slx += w * v * new_l as f32;
+                    sl2 += w * new_l as f32 * new_l as f32;
+                    if sl2 > 0.0 && slx * slx * suml2 > sumlx * sumlx * sl2 {
+                        *out = new_l as i8;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        n_changed += 1;
+                    }
+                }
+            }
+        }
+        if n_changed == 0 {
+            break;
+        }
+    }
+    for out in l_out.iter_mut() {
+        *out += nmax as i8;
+    }
+    if suml2 > 0.0 {
+        sumlx / suml2
+    } else {
+        0.0
+    }
+}
+
+/// [`make_q3_quants`] for `L` sub-blocks at once, one per lane: the same f32 operations per
+/// lane, so the same bits. A lane whose pass changes nothing would change nothing in a later
+/// pass either (its state is the same), so running passes until no lane changes equals ggml's
+/// per-group early exit.
+#[inline(always)]
+fn make_q3_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    let clamp = |l: i32| l.min(nmax - 1).max(-nmax);
+    let mut max = [0.0f32; L];
+    let mut amax = [0.0f32; L];
+    for row in xt {
+        for k in 0..L {
+            let ax = row[k].abs();
+            if ax > amax[k] {
+                amax[k] = ax;
+                max[k] = row[k];
+            }
+        }
+    }
+    let mut iscale = [0.0f32; L];
+    for k in 0..L {
+        iscale[k] = -(nmax as f32) / max[k];
+    }
+    let mut sumlx = [0.0f32; L];
+    let mut suml2 = [0.0f32; L];
+    for i in 0..N {
+        for k in 0..L {
+            let v = xt[i][k];
+            let l = clamp(nearest_int(iscale[k] * v));
+            lt[i][k] = l as i8;
+            let w = v * v;
+            sumlx[k] += w * v * l as f32;
+            suml2[k] += w * l as f32 * l as f32;
+        }
+    }
+    for _ in 0..5 {
+        let mut changed = [0u32; L];
+        for i in 0..N {
+            for k in 0..L {
+                let v = xt[i][k];
+                let w = v * v;
+                let li = f32::from(lt[i][k]);
+                let mut slx = sumlx[k] - w * v * li;
+                let mut sl2 = suml2[k] - w * li * li;
+                let new_l = clamp(nearest_int(v * sl2 / slx));
+                let moved = slx > 0.0 && new_l != i32::from(lt[i][k]);
+                slx += w * v * new_l as f32;
+                sl2 += w * new_l as f32 * new_l as f32;
+                if moved && sl2 > 0.0 && slx * slx * suml2[k] > sumlx[k] * sumlx[k] * sl2 {
+                    lt[i][k] = new_l as i8;
+                    sumlx[k] = slx;
+                    suml2[k] = sl2;
+                    changed[k] += 1;
+                }
+            }
+        }
+        if changed.iter().all(|&c| c == 0) {
+            break;
+        }
+    }
+    let mut scale = [0.0f32; L];
+    for k in 0..L {
+        let zero = amax[k] < GROUP_MAX_EPS;
+        // `suml2 > 0 ? sumlx/suml2 : 0`, NaN included.
+        scale[k] = if !zero && suml2[k] > 0.0 {
+            sumlx[k] / suml2[k]
+        } else {
+            0.0
+        };
+        for row in lt.iter_mut() {
+            // ggml returns all-zero groups with quants 0, the others shifted by nmax.
+            row[k] = if zero { 0 } else { row[k] + nmax as i8 };
+        }
+    }
+    scale
+}
+
+/// [`make_q3_lanes`] for AVX2 when the CPU has it (same operations, same bits).
+fn q3_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { q3_lanes_avx2(xt, nmax, lt) };
+    }
+    make_q3_lanes(xt, nmax, lt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn q3_lanes_avx2<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    make_q3_lanes(xt, nmax, lt)
+}
+
+/// Parameters of ggml's `make_qkx2_quants` search.
+struct Qkx2 {
+    nmax: i32,
+    rmin: f32,
+    rdelta: f32,
+    nstep: i32,
+    use_mad: bool,
+}
+
+/// ggml's `make_qkx2_quants` as written (the reference the lane version is tested against): an affine fit `scale·L − min` of unsigned quants, searched over
+/// `nstep + 1` inverse scales by weighted least squares. Returns (scale, −min).
+#[cfg(test)]
+fn make_qkx2_quants(
+    x: &[f32],
+    weights: &[f32],
+    p: &Qkx2,
+    l_out: &mut [u8],
+    laux: &mut [u8],
+) -> (f32, f32) {
+    let n = x.len().min(weights.len());
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mut min = x[0];
+    let mut max = x[0];
+    let mut sum_w = weights[0];
+    let mut sum_x = sum_w * x[0];
+    for i in 1..n {
+        if x[i] < min {
+            min = x[i];
+        }
+        if x[i] > max {
+            max = x[i];
+        }
+        let w = weights[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if min > 0.0 {
+        min = 0.0;
+    }
+    if max == min {
+        l_out.iter_mut().for_each(|l| *l = 0);
+        return (0.0, -min);
+    }
+    let nmax = p.nmax;
+    let clamp = |l: i32| l.min(nmax).max(0);
+    let mut iscale = nmax as f32 / (max - min);
+    let mut scale = 1.0 / iscale;
+    let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    let mut best_error = 0.0f32;
+    for i in 0..n {
+        let l = clamp(nearest_int(iscale * (x[i] - min)));
+        l_out[i] = l as u8;
+        let diff = scale * f32::from(l_out[i]) + min - x[i];
+        best_error += weights[i] * err(diff);
+    }
+    if p.nstep < 1 {
+        return (scale, -min);
+    }
+    for is in 0..=p.nstep {
+        iscale = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max - min);
+        let mut sum_l = 0.0f32;
+        let mut sum_l2 = 0.0f32;
+        let mut sum_xl = 0.0f32;
+        for i in 0..n {
+            let l = clamp(nearest_int(iscale * (x[i] - min)));
+            laux[i] = l as u8;
+            let w = weights[i];
+            let lf = l as f32;
+            sum_l += w * lf;
+            sum_l2 += w * lf * lf;
+            sum_xl += w * lf * x[i];
+        }
+        let d = sum_w * sum_l2 - sum_l * sum_l;
+        if d > 0.0 {
+            let mut this_scale = (sum_w * sum_xl - sum_x * sum_l) / d;
+            let mut this_min = (sum_l2 * sum_x - sum_l * sum_xl) / d;
+            if this_min > 0.0 {
+                this_min = 0.0;
+                this_scale = sum_xl / sum_l2;
+            }
+            let mut cur_error = 0.0f32;
+            for i in 0..n {
+                let diff = this_scale * f32::from(laux[i]) + this_min - x[i];
+                cur_error += weights[i] * err(diff);
+            }
+            if cur_error < best_error {
+                l_out[..n].copy_from_slice(&laux[..n]);
+                best_error = cur_error;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    (scale, -min)
+}
+
+/// [`make_qkx2_quants`] for `L` sub-blocks at once, one per lane, each lane running exactly
+/// the scalar sequence of f32 operations (selects where the scalar code branches), so the
+/// results are bit-identical while the compiler vectorises across lanes. Values and weights are
+/// transposed (`xt[i][lane]`); returns per lane (scale, −min) and the quants in `lt`.
+#[inline(always)]
+fn make_qkx2_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    let nmax = p.nmax;
+    let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    let mut min = xt[0];
+    let mut max = xt[0];
+    let mut sum_w = wt[0];
+    let mut sum_x = [0.0f32; L];
+    for k in 0..L {
+        sum_x[k] = sum_w[k] * xt[0][k];
+    }
+    for i in 1..N {
+        for k in 0..L {
+            let x = xt[i][k];
+            if x < min[k] {
+                min[k] = x;
+            }
+            if x > max[k] {
+                max[k] = x;
+            }
+            let w = wt[i][k];
+            sum_w[k] += w;
+            sum_x[k] += w * x;
+        }
+    }
+    let mut flat = [false; L];
+    let mut iscale = [0.0f32; L];
+    let mut scale = [0.0f32; L];
+    for k in 0..L {
+        if min[k] > 0.0 {
+            min[k] = 0.0;
+        }
+        flat[k] = max[k] == min[k];
+        iscale[k] = nmax as f32 / (max[k] - min[k]);
+        scale[k] = 1.0 / iscale[k];
+    }
+    // A flat lane returns (0, −min) with all quants 0; its other results are discarded.
+    let flat_min = min;
+    let mut best_error = [0.0f32; L];
+    for i in 0..N {
+        for k in 0..L {
+            let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
+            lt[i][k] = l as u8;
+            let diff = scale[k] * l as f32 + min[k] - xt[i][k];
+            best_error[k] += wt[i][k] * err(diff);
+        }
+    }
+    let mut laux = [[0u8; L]; N];
+    for is in 0..=p.nstep {
+        let mut sum_l = [0.0f32; L];
+        let mut sum_l2 = [0.0f32; L];
+        let mut sum_xl = [0.0f32; L];
+        for k in 0..L {
+            iscale[k] = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max[k] - min[k]);
+        }
+        for i in 0..N {
+            for k in 0..L {
+                let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
+                laux[i][k] = l as u8;
+                let w = wt[i][k];
+                let lf = l as f32;
+                sum_l[k] += w * lf;
+                sum_l2[k] += w * lf * lf;
+                sum_xl[k] += w * lf * xt[i][k];
+            }
+        }
+        let mut this_scale = [0.0f32; L];
+        let mut this_min = [0.0f32; L];
+        let mut positive = [false; L];
+        for k in 0..L {
+            let d = sum_w[k] * sum_l2[k] - sum_l[k] * sum_l[k];
+            positive[k] = d > 0.0;
+            this_scale[k] = (sum_w[k] * sum_xl[k] - sum_x[k] * sum_l[k]) / d;
+            this_min[k] = (sum_l2[k] * sum_x[k] - sum_l[k] * sum_xl[k]) / d;
+            if this_min[k] > 0.0 {
+                this_min[k] = 0.0;
+                this_scale[k] = sum_xl[k] / sum_l2[k];
+            }
+        }
+        let mut cur_error = [0.0f32; L];
+        for i in 0..N {
+            for k in 0..L {
+                let diff = this_scale[k] * f32::from(laux[i][k]) + this_min[k] - xt[i][k];
+                cur_error[k] += wt[i][k] * err(diff);
+            }
+        }
+        let mut take = [false; L];
+        for k in 0..L {
+            take[k] = positive[k] && cur_error[k] < best_error[k];
+        }
+        for i in 0..N {
+            for k in 0..L {
+                if take[k] {
+                    lt[i][k] = laux[i][k];
+                }
+            }
+        }
+        for k in 0..L {
+            if take[k] {
+                best_error[k] = cur_error[k];
+                scale[k] = this_scale[k];
+                min[k] = this_min[k];
+            }
+        }
+    }
+    let mut the_min = [0.0f32; L];
+    for k in 0..L {
+        if flat[k] {
+            scale[k] = 0.0;
+            the_min[k] = -flat_min[k];
+            for row in lt.iter_mut() {
+                row[k] = 0;
+            }
+        } else {
+            the_min[k] = -min[k];
+        }
+    }
+    (scale, the_min)
+}
+
+/// [`make_qkx2_lanes`], built for AVX2 when the CPU has it (8 lanes per vector instead of
+/// SSE2's 4; the same operations, so the same bits: no FMA is enabled).
+fn qkx2_lanes<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { qkx2_lanes_avx2(xt, wt, p, lt) };
+    }
+    make_qkx2_lanes(xt, wt, p, lt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn qkx2_lanes_avx2<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    make_qkx2_lanes(xt, wt, p, lt)
+}
+
+/// Packs 2-bit quants four to a byte: byte l of each 32-byte group holds values l, l+32, l+64,
+/// l+96 of its 128.
+fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
+    for j in (0..QK_K).step_by(128) {
+        for i in 0..32 {
+            qs[j / 4 + i] =
+                l[j + i] | (l[j + i + 32] << 2) | (l[j + i + 64] << 4) | (l[j + i + 96] << 6);
+        }
+    }
+}
+
+pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
+    const Q4SCALE: f32 = 15.0;
+    let params = Qkx2 {
+        nmax: 3,
+        rmin: -0.5,
+        rdelta: 0.1,
+        nstep: 15,
+        use_mad: true,
+    };
+    let mut xt = [[0.0f32; 16]; 16];
+    let mut wt = [[0.0f32; 16]; 16];
+    for j in 0..16 {
+        for l in 0..16 {
+            xt[l][j] = x[16 * j + l];
+            wt[l][j] = x[16 * j + l].abs();
+        }
+    }
+    let mut lt = [[0u8; 16]; 16];
+    let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
+    let mut big_l = [0u8; QK_K];
+    let mut max_scale = 0.0f32;
+    let mut max_min = 0.0f32;
+    for j in 0..16 {
+        for l in 0..16 {
+            big_l[16 * j + l] = lt[l][j];
+        }
+        if scales[j] > max_scale {
+            max_scale = scales[j];
+        }
+        if mins[j] > max_min {
+            max_min = mins[j];
+        }
+    }
+    let (sc, rest) = y.split_at_mut(16);
+    let (qs, dd) = rest.split_at_mut(64);
+    if max_scale > 0.0 {
+        let iscale = Q4SCALE / max_scale;
+        for j in 0..16 {
+            sc[j] = nearest_int(iscale * scales[j]) as u8;
+        }
+        dd[0..2].copy_from_slice(&f16_field(max_scale / Q4SCALE)?);
+    } else {
+        sc.iter_mut().for_each(|s| *s = 0);
+        dd[0..2].copy_from_slice(&f16_field(0.0)?);
+    }
+    if max_min > 0.0 {
+        let iscale = Q4SCALE / max_min;
+        for j in 0..16 {
+            sc[j] |= (nearest_int(iscale * mins[j]) << 4) as u8;
+        }
+        dd[2..4].copy_from_slice(&f16_field(max_min / Q4SCALE)?);
+    } else {
+        dd[2..4].copy_from_slice(&f16_field(0.0)?);
+    }
+    let d_all = f16_value([dd[0], dd[1]]);
+    let dmin_all = f16_value([dd[2], dd[3]]);
+    for j in 0..16 {
+        let d = d_all * f32::from(sc[j] & 0xf);
+        if d == 0.0 {
+            continue;
+        }
+        let dm = dmin_all * f32::from(sc[j] >> 4);
+        for ii in 0..16 {
+            let l = nearest_int((x[16 * j + ii] + dm) / d);
+            big_l[16 * j + ii] = l.clamp(0, 3) as u8;
+        }
+    }
+    pack_2bit(&big_l, qs);
+    Ok(())
+}
+
+pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
+    let mut xt = [[0.0f32; 16]; 16];
+    for j in 0..16 {
+        for i in 0..16 {
+            xt[i][j] = x[16 * j + i];
+        }
+    }
+    let mut lt = [[0i8; 16]; 16];
+    let scales = q3_lanes(&xt, 4, &mut lt);
+    let mut big_l = [0i8; QK_K];
+    let mut max_scale = 0.0f32;
+    let mut amax = 0.0f32;
+    for j in 0..16 {
+        for i in 0..16 {
+            big_l[16 * j + i] = lt[i][j];
+        }
+        let scale = scales[j].abs();
+        if scale > amax {
+            amax = scale;
+            max_scale = scales[j];
+        }
+    }
+    let (hmask, rest) = y.split_at_mut(32);
+    let (qs, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(12);
+    sc.iter_mut().for_each(|s| *s = 0);
+    if max_scale != 0.0 {
+        let iscale = -32.0f32 / max_scale;
+        for j in 0..16 {
+            // `int8_t l = nearest_int(...)`: the int8 conversion wraps before the clamp.
+            let l = (nearest_int(iscale * scales[j]) as i8).clamp(-32, 31) + 32;
+            let l = l as u8;
+            if j < 8 {
+                sc[j] = l & 0xf;
+            } else {
+                sc[j - 8] |= (l & 0xf) << 4;
+            }
+            sc[j % 4 + 8] |= (l >> 4) << (2 * (j / 4));
+        }
+        dd.copy_from_slice(&f16_field(1.0 / iscale)?);
+    } else {
+        dd.copy_from_slice(&f16_field(0.0)?);
+    }
+    let d_all = f16_value([dd[0], dd[1]]);
+    for j in 0..16 {
+        let low = if j < 8 { sc[j] & 0xf } else { sc[j - 8] >> 4 };
+        let s = (low | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) as i8 - 32;
+        let d = d_all * f32::from(s);
+        if d == 0.0 {
+            continue;
+        }
+        for ii in 0..16 {
+            let l = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
+            big_l[16 * j + ii] = (l + 4) as i8;
+        }
+    }
+    hmask.iter_mut().for_each(|h| *h = 0);
+    let mut m = 0usize;
+    let mut hm = 1u8;
+    let mut unsigned = [0u8; QK_K];
+    for j in 0..QK_K {
+        let mut l = big_l[j];
+        if l > 3 {
+            hmask[m] |= hm;
+            l -= 4;
+        }
+        unsigned[j] = l as u8;
+        m += 1;
+        if m == QK_K / 8 {
+            m = 0;
+            hm <<= 1;
+        }
+    }
+    pack_2bit(&unsigned, qs);
+    Ok(())
+}
+
+/// The sub-block fits of Q4_K and Q5_K: weights `sqrt(mean x²) + |x|`, one affine fit per 32.
+fn k_fits(x: &[f32; QK_K], params: &Qkx2, big_l: &mut [u8; QK_K]) -> ([f32; 8], [f32; 8]) {
+    let mut xt = [[0.0f32; 8]; 32];
+    let mut wt = [[0.0f32; 8]; 32];
+    let mut sum_x2 = [0.0f32; 8];
+    for l in 0..32 {
+        for j in 0..8 {
+            let v = x[32 * j + l];
+            xt[l][j] = v;
+            sum_x2[j] += v * v;
+        }
+    }
+    for j in 0..8 {
+        let av_x = (sum_x2[j] / 32.0).sqrt();
+        for l in 0..32 {
+            wt[l][j] = av_x + xt[l][j].abs();
+        }
+    }
+    let mut lt = [[0u8; 8]; 32];
+    let fits = qkx2_lanes(&xt, &wt, params, &mut lt);
+    for j in 0..8 {
+        for l in 0..32 {
+            big_l[32 * j + l] = lt[l][j];
+        }
+    }
+    fits
+}
+
+/// Quantizes the 8 scales and mins of Q4_K/Q5_K to 6 bits into `head` (d, dmin, 12 scale
+/// bytes), then requantizes every value against them into `big_l` (0..=nmax).
+fn k_scales(
+    x: &[f32; QK_K],
+    scales: &[f32; 8],
+    mins: &[f32; 8],
+    nmax: i32,
+    head: &mut [u8],
+    big_l: &mut [u8; QK_K],
+) -> Result<(), Overflow> {
+    let mut max_scale = 0.0f32;
+    let mut max_min = 0.0f32;
+    for j in 0..8 {
+        if scales[j] > max_scale {
+            max_scale = scales[j];
+        }
+        if mins[j] > max_min {
+            max_min = mins[j];
+        }
+    }
+    let inv_scale = if max_scale > 0.0 {
+        63.0 / max_scale
+    } else {
+        0.0
+    };
+    let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
+    let sc = &mut head[4..16];
+    for j in 0..8 {
+        // `uint8_t ls = nearest_int(...)`: the uint8 conversion wraps before the MIN.
+        let ls = (nearest_int(inv_scale * scales[j]) as u8).min(63);
+        let lm = (nearest_int(inv_min * mins[j]) as u8).min(63);
+        if j < 4 {
+            sc[j] = ls;
+            sc[j + 4] = lm;
+        } else {
+            sc[j + 4] = (ls & 0xf) | ((lm & 0xf) << 4);
+            sc[j - 4] |= (ls >> 4) << 6;
+            sc[j] |= (lm >> 4) << 6;
+        }
+    }
+    let d = f16_field(max_scale / 63.0)?;
+    let dmin = f16_field(max_min / 63.0)?;
+    head[0..2].copy_from_slice(&d);
+    head[2..4].copy_from_slice(&dmin);
+    let (d, dmin) = (f16_value(d), f16_value(dmin));
+    for j in 0..8 {
+        let (s, m) = scale_min_k4(j, &head[4..16]);
+        let dj = d * f32::from(s);
+        if dj == 0.0 {
+            continue;
+        }
+        let dm = dmin * f32::from(m);
+        for ii in 0..32 {
+            let l = nearest_int((x[32 * j + ii] + dm) / dj);
+            big_l[32 * j + ii] = l.clamp(0, nmax) as u8;
+        }
+    }
+    Ok(())
+}
+
+/// The 6-bit scale and min of sub-block j from the 12 packed bytes (ggml's `get_scale_min_k4`).
+fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+    if j < 4 {
+        (q[j] & 63, q[j + 4] & 63)
+    } else {
+        (
+            (q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4),
+            (q[j + 4] >> 4) | ((q[j] >> 6) << 4),
+        )
+    }
+}
+
+pub(super) fn q4_k(x: &[f32; QK_K], y: &mut [u8; 144]) -> Result<(), Overflow> {
+    let params = Qkx2 {
+        nmax: 15,
+        rmin: -1.0,
+        rdelta: 0.1,
+        nstep: 20,
+        use_mad: false,
+    };
+    let mut big_l = [0u8; QK_K];
+    let (scales, mins) = k_fits(x, &params, &mut big_l);
+    let (head, qs) = y.split_at_mut(16);
+    k_scales(x, &scales, &mins, 15, head, &mut big_l)?;
+    for (g, j) in (0..QK_K).step_by(64).enumerate() {
+        for l in 0..32 {
+            qs[32 * g + l] = big_l[j + l] | (big_l[j + l + 32] << 4);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn q5_k(x: &[f32; QK_K], y: &mut [u8; 176]) -> Result<(), Overflow> {
+    let params = Qkx2 {
+        nmax: 31,
+        rmin: -0.5,
+        rdelta: 0.1,
+        nstep: 15,
+        use_mad: false,
+    };
+    let mut big_l = [0u8; QK_K];
+    let (scales, mins) = k_fits(x, &params, &mut big_l);
+    let (head, rest) = y.split_at_mut(16);
+    k_scales(x, &scales, &mins, 31, head, &mut big_l)?;
+    let (qh, ql) = rest.split_at_mut(32);
+    qh.iter_mut().for_each(|h| *h = 0);
+    let mut m1 = 1u8;
+    let mut m2 = 2u8;
+    for (g, n) in (0..QK_K).step_by(64).enumerate() {
+        for j in 0..32 {
+            let mut l1 = big_l[n + j];
+            if l1 > 15 {
+                l1 -= 16;
+                qh[j] |= m1;
+            }
+            let mut l2 = big_l[n + j + 32];
+            if l2 > 15 {
+                l2 -= 16;
+                qh[j] |= m2;
+            }
+            ql[32 * g + j] = l1 | (l2 << 4);
+        }
+        m1 <<= 2;
+        m2 <<= 2;
+    }
+    Ok(())
+}
+
+pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
+    let mut xt = [[0.0f32; 16]; 16];
+    for ib in 0..16 {
+        for i in 0..16 {
+            xt[i][ib] = x[16 * ib + i];
+        }
+    }
+    let mut lt = [[0i8; 16]; 16];
+    let scales = qx_lanes(&xt, 32, &mut lt);
+    let mut big_l = [0i8; QK_K];
+    let mut max_scale = 0.0f32;
+    let mut max_abs_scale = 0.0f32;
+    for ib in 0..16 {
+        for i in 0..16 {
+            big_l[16 * ib + i] = lt[i][ib];
+        }
+        let scale = scales[ib];
+        if scale.abs() > max_abs_scale {
+            max_abs_scale = scale.abs();
+            max_scale = scale;
+        }
+    }
+    if max_abs_scale < GROUP_MAX_EPS {
+        y.iter_mut().for_each(|b| *b = 0);
+        return Ok(());
+    }
+    let (ql, rest) = y.split_at_mut(128);
+    let (qh, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(16);
+    let iscale = -128.0f32 / max_scale;
+    dd.copy_from_slice(&f16_field(1.0 / iscale)?);
+    for ib in 0..16 {
+        sc[ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
+    }
+    let d_all = f16_value([dd[0], dd[1]]);
+    for j in 0..16 {
+        let d = d_all * f32::from(sc[j] as i8);
+        if d == 0.0 {
+            continue;
+        }
+        for ii in 0..16 {
+            let l = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
+            big_l[16 * j + ii] = (l + 32) as i8;
+        }
+    }
+    for (g, j) in (0..QK_K).step_by(128).enumerate() {
+        for l in 0..32 {
+            let q = |k: usize| big_l[j + l + k] as u8;
+            ql[64 * g + l] = (q(0) & 0xf) | ((q(64) & 0xf) << 4);
+            ql[64 * g + l + 32] = (q(32) & 0xf) | ((q(96) & 0xf) << 4);
+            qh[32 * g + l] =
+                (q(0) >> 4) | ((q(32) >> 4) << 2) | ((q(64) >> 4) << 4) | ((q(96) >> 4) << 6);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lane version gives the scalar one's bits on every lane (random, flat, zero and
+    /// mixed-sign sub-blocks).
+    #[test]
+    fn lanes_equal_scalar_make_qkx2_quants() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..300 {
+            let mut xt = [[0.0f32; 8]; 32];
+            let mut wt = [[0.0f32; 8]; 32];
+            for (i, row) in xt.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let r = next();
+                    *v = match (round + k) % 5 {
+                        0 => 0.0,
+                        1 => 1.25,
+                        2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.25,
+                        3 => f32::from_bits(
+                            (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
+                        ),
+                        _ => i as f32 * 0.1 - 1.0,
+                    };
+                }
+            }
+            for i in 0..32 {
+                for k in 0..8 {
+                    wt[i][k] = xt[i][k].abs() + 0.5;
+                }
+            }
+            let params = Qkx2 {
+                nmax: 15,
+                rmin: -1.0,
+                rdelta: 0.1,
+                nstep: 20,
+                use_mad: round % 2 == 0,
+            };
+            let mut lt = [[0u8; 8]; 32];
+            let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
+            // The portable build of the lanes (what runs without AVX2) agrees too.
+            let mut lt_portable = [[0u8; 8]; 32];
+            let portable = make_qkx2_lanes(&xt, &wt, &params, &mut lt_portable);
+            assert_eq!(lt, lt_portable);
+            assert_eq!(
+                (scales.map(f32::to_bits), mins.map(f32::to_bits)),
+                (portable.0.map(f32::to_bits), portable.1.map(f32::to_bits))
+            );
+            for k in 0..8 {
+                let x: Vec<f32> = (0..32).map(|i| xt[i][k]).collect();
+                let w: Vec<f32> = (0..32).map(|i| wt[i][k]).collect();
+                let mut l = [0u8; 32];
+                let mut laux = [0u8; 32];
+                let (scale, min) = make_qkx2_quants(&x, &w, &params, &mut l, &mut laux);
+                assert_eq!(
+                    scale.to_bits(),
+                    scales[k].to_bits(),
+                    "round {round} lane {k}"
+                );
+                assert_eq!(min.to_bits(), mins[k].to_bits(), "round {round} lane {k}");
+                let lanes: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
+                assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_equal_scalar_make_qx_quants() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..300 {
+            let mut xt = [[0.0f32; 16]; 16];
+            for (i, row) in xt.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let r = next();
+                    *v = match (round + k) % 5 {
+                        0 => 0.0,
+                        1 => -0.75,
+                        2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5,
+                        3 => f32::from_bits(
+                            (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
+                        ),
+                        _ => i as f32 * 0.1 - 1.0,
+                    };
+                }
+            }
+            let mut lt = [[0i8; 16]; 16];
+            let scales = qx_lanes(&xt, 32, &mut lt);
+            let mut lt_portable = [[0i8; 16]; 16];
+            let portable = make_qx_lanes(&xt, 32, &mut lt_portable);
+            assert_eq!(lt, lt_portable);
+            assert_eq!(scales.map(f32::to_bits), portable.map(f32::to_bits));
+            for k in 0..16 {
+                let x: Vec<f32> = (0..16).map(|i| xt[i][k]).collect();
+                let mut l = [0i8; 16];
+                let scale = make_qx_quants(&x, 32, &mut l);
+                assert_eq!(
+                    scale.to_bits(),
+                    scales[k].to_bits(),
+                    "round {round} lane {k}"
+                );
+                let lanes: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_equal_scalar_make_q3_quants() {
+        let mut state = 0x5851_f42d_4c95_7f2du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..500 {
+            let mut xt = [[0.0f32; 16]; 16];
+            for (i, row) in xt.iter_mut().enumerate() {
+                for (k, v) in row.iter_mut().enumerate() {
+                    let r = next();
+                    *v = match (round + k) % 6 {
+                        0 => 0.0,
+                        1 => 2.5,
+                        2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5,
+                        3 => f32::from_bits(
+                            (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
+                        ),
+                        4 => ((r >> 60) as f32 - 8.0) * 0.25,
+                        _ => i as f32 * 0.1 - 1.0,
+                    };
+                }
+            }
+            let mut lt = [[0i8; 16]; 16];
+            let scales = q3_lanes(&xt, 4, &mut lt);
+            let mut lt_portable = [[0i8; 16]; 16];
+            let portable = make_q3_lanes(&xt, 4, &mut lt_portable);
+            assert_eq!(lt, lt_portable);
+            assert_eq!(scales.map(f32::to_bits), portable.map(f32::to_bits));
+            for k in 0..16 {
+                let x: Vec<f32> = (0..16).map(|i| xt[i][k]).collect();
+                let mut l = [0i8; 16];
+                let scale = make_q3_quants(&x, 4, &mut l);
+                assert_eq!(
+                    scale.to_bits(),
+                    scales[k].to_bits(),
+                    "round {round} lane {k}"
+                );
+                let lanes: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The 32-value block quants with one f16 scale: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (ggml's
+//! `quantize_row_*_ref`). Layouts are those of `quant::scalar::legacy`.
+#![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
+
+use super::{c_round_i32, c_trunc_i32, f16_field, Overflow};
+
+const QK: usize = 32;
+
+/// The value of largest magnitude (the first one, on ties), as ggml finds it: an all-zero
+/// block gives +0 even when it holds −0 (so its scale is −0, as ggml's).
+fn signed_max(x: &[f32; QK]) -> f32 {
+    let mut amax = 0.0f32;
+    let mut max = 0.0f32;
+    for &v in x {
+        if amax < v.abs() {
+            amax = v.abs();
+            max = v;
+        }
+    }
+    max
+}
+
+/// Minimum and maximum, starting from ±FLT_MAX as ggml does.
+fn min_max(x: &[f32; QK]) -> (f32, f32) {
+    let mut min = f32::MAX;
+    let mut max = -f32::MAX;
+    for &v in x {
+        if v < min {
+            min = v;
+        }
+        if v > max {
+            max = v;
+        }
+    }
+    (min, max)
+}
+
+/// `1/d`, or 0 for a zero scale.
+fn inverse(d: f32) -> f32 {
+    if d != 0.0 {
+        1.0 / d
+    } else {
+        0.0
+    }
+}
+
+/// C's `(int)v`. With `SMALL` every value is known finite and far inside ±2³¹ (the block's
+/// inverse scale is finite, so |x·id| ≤ the level count), where Rust's `as` truncates alike
+/// and vectorises; otherwise (an infinite inverse scale, from a subnormal scale) x86-64's
+/// conversion is emulated exactly.
+#[inline(always)]
+fn trunc<const SMALL: bool>(v: f32) -> i32 {
+    if SMALL {
+        v as i32
+    } else {
+        c_trunc_i32(v)
+    }
+}
+
+/// `MIN(limit, (int8_t)v)` in C: the int8 conversion first (wrapping), then the clamp.
+#[inline(always)]
+fn min_i8<const SMALL: bool>(limit: i32, v: f32) -> u8 {
+    (trunc::<SMALL>(v) as i8 as i32).min(limit) as u8
+}
+
+/// Runs `body::<true>` when `id` is finite (all conversions in range), else `body::<false>`.
+macro_rules! by_range {
+    ($id:expr, $body:ident($($arg:expr),*)) => {
+        if $id.is_finite() {
+            $body::<true>($($arg),*)
+        } else {
+            $body::<false>($($arg),*)
+        }
+    };
+}
+
+pub(super) fn q4_0(x: &[f32; QK], y: &mut [u8; 18]) -> Result<(), Overflow> {
+    let d = signed_max(x) / -8.0;
+    let id = inverse(d);
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    by_range!(id, q4_0_quants(x, id, &mut y[2..18]));
+    Ok(())
+}
+
+#[inline(always)]
+fn q4_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
+    for j in 0..QK / 2 {
+        let xi0 = min_i8::<SMALL>(15, x[j] * id + 8.5);
+        let xi1 = min_i8::<SMALL>(15, x[QK / 2 + j] * id + 8.5);
+        qs[j] = xi0 | (xi1 << 4);
+    }
+}
+
+pub(super) fn q4_1(x: &[f32; QK], y: &mut [u8; 20]) -> Result<(), Overflow> {
+    let (min, max) = min_max(x);
+    let d = (max - min) / 15.0;
+    let id = inverse(d);
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    y[2..4].copy_from_slice(&f16_field(min)?);
+    by_range!(id, q4_1_quants(x, min, id, &mut y[4..20]));
+    Ok(())
+}
+
+#[inline(always)]
+fn q4_1_quants<const SMALL: bool>(x: &[f32; QK], min: f32, id: f32, qs: &mut [u8]) {
+    for j in 0..QK / 2 {
+        let xi0 = min_i8::<SMALL>(15, (x[j] - min) * id + 0.5);
+        let xi1 = min_i8::<SMALL>(15, (x[QK / 2 + j] - min) * id + 0.5);
+        qs[j] = xi0 | (xi1 << 4);
+    }
+}
+
+pub(super) fn q5_0(x: &[f32; QK], y: &mut [u8; 22]) -> Result<(), Overflow> {
+    let d = signed_max(x) / -16.0;
+    let id = inverse(d);
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    let qh = by_range!(id, q5_0_quants(x, id, &mut y[6..22]));
+    y[2..6].copy_from_slice(&qh.to_le_bytes());
+    Ok(())
+}
+
+#[inline(always)]
+fn q5_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) -> u32 {
+    let mut qh = 0u32;
+    for j in 0..QK / 2 {
+        let xi0 = min_i8::<SMALL>(31, x[j] * id + 16.5);
+        let xi1 = min_i8::<SMALL>(31, x[QK / 2 + j] * id + 16.5);
+        qs[j] = (xi0 & 0x0f) | ((xi1 & 0x0f) << 4);
+        qh |= ((u32::from(xi0) & 0x10) >> 4) << j;
+        qh |= ((u32::from(xi1) & 0x10) >> 4) << (j + QK / 2);
+    }
+    qh
+}
+
+pub(super) fn q5_1(x: &[f32; QK], y: &mut [u8; 24]) -> Result<(), Overflow> {
+    let (min, max) = min_max(x);
+    let d = (max - min) / 31.0;
+    let id = inverse(d);
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    y[2..4].copy_from_slice(&f16_field(min)?);
+    let qh = by_range!(id, q5_1_quants(x, min, id, &mut y[8..24]));
+    y[4..8].copy_from_slice(&qh.to_le_bytes());
+    Ok(())
+}
+
+#[inline(always)]
+fn q5_1_quants<const SMALL: bool>(x: &[f32; QK], min: f32, id: f32, qs: &mut [u8]) -> u32 {
+    let mut qh = 0u32;
+    for j in 0..QK / 2 {
+        // `(uint8_t)(x0 + 0.5f)`: no clamp in ggml.
+        let xi0 = trunc::<SMALL>((x[j] - min) * id + 0.5) as u8;
+        let xi1 = trunc::<SMALL>((x[QK / 2 + j] - min) * id + 0.5) as u8;
+        qs[j] = (xi0 & 0x0f) | ((xi1 & 0x0f) << 4);
+        qh |= ((u32::from(xi0) & 0x10) >> 4) << j;
+        qh |= ((u32::from(xi1) & 0x10) >> 4) << (j + QK / 2);
+    }
+    qh
+}
+
+pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
+    let mut amax = 0.0f32;
+    for &v in x {
+        // MAX(a, b) is `a > b ? a : b`.
+        amax = if amax > v.abs() { amax } else { v.abs() };
+    }
+    let d = amax / 127.0;
+    let id = inverse(d);
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    by_range!(id, q8_0_quants(x, id, &mut y[2..34]));
+    Ok(())
+}
+
+#[inline(always)]
+fn q8_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
+    for j in 0..QK {
+        // `qs[j] = roundf(x0)`: round half away from zero, then C's int8 conversion.
+        let v = x[j] * id;
+        let q = if SMALL {
+            // |v| ≤ 127: v − trunc(v) is exact, so this is roundf.
+            let i = v as i32;
+            let frac = v - i as f32;
+            i + i32::from(frac >= 0.5) - i32::from(frac <= -0.5)
+        } else {
+            c_round_i32(v)
+        };
+        qs[j] = q as i8 as u8;
+    }
+}

@@ -1,0 +1,548 @@
+//! Quantizers: f32 rows → ggml blocks, bit-exact to what ggml's `ggml_quantize_chunk` writes
+//! without an importance matrix (fixtures/make_quantize.py is the oracle).
+//!
+//! For most types that is ggml's `quantize_row_*_ref`; for IQ4_NL and IQ4_XS it is the scale
+//! search `quantize_iq4_nl` / `quantize_iq4_xs` run (ntry = 7), not their `_ref` variant.
+//! Arithmetic is f32 in ggml's operation order, with no fused multiply-add (ggml-base is built
+//! without `-march`, so its compiler cannot contract), and C's float→integer conversions are
+//! reproduced as x86-64 executes them (see [`c_trunc_i32`]).
+//!
+//! Every block is independent of the others (no state crosses a block), so a row and a chunk of
+//! rows quantize the same way: `quantize_row` takes any whole number of blocks.
+//!
+//! One deliberate difference: ggml stores an f16 block scale that overflows as infinity (which
+//! its own validator then rejects); we return [`QuantizeError::ScaleOverflow`] instead. Inputs
+//! that are not finite are refused too (ggml's result for them is unspecified).
+
+use std::fmt;
+
+use crate::types::GgmlType;
+
+mod error;
+mod float;
+mod fp4;
+mod iq4;
+mod k;
+mod legacy;
+mod tq;
+
+pub use error::{QuantError, QuantErrorReport};
+pub use float::{f32_to_bf16, f32_to_f16};
+
+/// The types [`quantize_row`] writes, in ggml id order.
+pub const SUPPORTED: [GgmlType; 17] = [
+    GgmlType::F16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::BF16,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+];
+
+/// True when [`quantize_row`] can write `ty` (F32 too: a copy).
+pub fn is_supported(ty: GgmlType) -> bool {
+    ty == GgmlType::F32 || SUPPORTED.contains(&ty)
+}
+
+/// llama.cpp's `general.file_type` (LLAMA_FTYPE_MOSTLY_*) for a file of `ty` tensors, as
+/// `llama-quantize --pure` writes it; the K types take their `_S` variant, MXFP4 `MXFP4_MOE`.
+pub fn llama_file_type(ty: GgmlType) -> Option<u32> {
+    Some(match ty {
+        GgmlType::F32 => 0,
+        GgmlType::F16 => 1,
+        GgmlType::Q4_0 => 2,
+        GgmlType::Q4_1 => 3,
+        GgmlType::Q8_0 => 7,
+        GgmlType::Q5_0 => 8,
+        GgmlType::Q5_1 => 9,
+        GgmlType::Q2_K => 10,
+        GgmlType::Q3_K => 11,
+        GgmlType::Q4_K => 14,
+        GgmlType::Q5_K => 16,
+        GgmlType::Q6_K => 18,
+        GgmlType::IQ4_NL => 25,
+        GgmlType::IQ4_XS => 30,
+        GgmlType::BF16 => 32,
+        GgmlType::TQ1_0 => 36,
+        GgmlType::TQ2_0 => 37,
+        GgmlType::MXFP4 => 38,
+        _ => return None,
+    })
+}
+
+/// Whether llama.cpp's `llama_model_quantize` would quantize a tensor of this name and number of
+/// dims (its `tensor_allows_quantization`, the architecture-independent rules): 2-D or more,
+/// named `*weight`, and not a norm, MoE router, position/token-type embedding, conv or
+/// RWKV time-mix tensor and the like, which it keeps as they are.
+pub fn llama_quantizes(name: &str, n_dims: usize) -> bool {
+    const KEPT: [&str; 31] = [
+        "_norm.weight",
+        "ffn_gate_inp.weight",
+        "ffn_gate_tid2eid.weight",
+        "altup",
+        "laurel",
+        "per_layer_model_proj",
+        "ssm_conv1d",
+        "shortconv.conv.weight",
+        "indexer.k_proj.weight",
+        "indexer.q_proj.weight",
+        "time_mix_first.weight",
+        "time_mix_w0.weight",
+        "time_mix_w1.weight",
+        "time_mix_w2.weight",
+        "time_mix_v0.weight",
+        "time_mix_v1.weight",
+        "time_mix_v2.weight",
+        "time_mix_a0.weight",
+        "time_mix_a1.weight",
+        "time_mix_a2.weight",
+        "time_mix_g1.weight",
+        "time_mix_g2.weight",
+        "time_mix_decay_w1.weight",
+        "time_mix_decay_w2.weight",
+        "time_mix_lerp_fused.weight",
+        "attn_rel_b.weight",
+        ".position_embd",
+        ".rel_pos",
+        ".patch_embd",
+        ".patch_merger",
+        "a.rvq.codebook",
+    ];
+    n_dims >= 2
+        && name.ends_with("weight")
+        && name != "position_embd.weight"
+        && name != "token_types.weight"
+        && !KEPT.iter().any(|k| name.contains(k))
+}
+
+/// Why a row could not be quantized.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QuantizeError {
+    /// No quantizer for this type (the IQ1/IQ2/IQ3 families need an importance matrix).
+    Unsupported(GgmlType),
+    /// The source is not a whole number of the type's blocks.
+    RowLength {
+        ty: GgmlType,
+        len: usize,
+        block: usize,
+    },
+    /// The destination does not have exactly the bytes the source quantizes to.
+    DestinationSize {
+        ty: GgmlType,
+        expected: usize,
+        actual: usize,
+    },
+    /// A value is NaN or infinite.
+    NotFinite {
+        ty: GgmlType,
+        index: usize,
+        value: f32,
+    },
+    /// A block's f16 scale (or min) would be infinite: its values are too large for the type.
+    ScaleOverflow {
+        ty: GgmlType,
+        block: usize,
+        scale: f32,
+    },
+}
+
+impl fmt::Display for QuantizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QuantizeError::Unsupported(ty) => write!(f, "cannot quantize to {ty}"),
+            QuantizeError::RowLength { ty, len, block } => write!(
+                f,
+                "{len} values are not a whole number of {ty} blocks of {block}"
+            ),
+            QuantizeError::DestinationSize {
+                ty,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "{ty} output needs {expected} bytes, the buffer has {actual}"
+            ),
+            QuantizeError::NotFinite { ty, index, value } => {
+                write!(f, "cannot quantize {value} (value {index}) to {ty}")
+            }
+            QuantizeError::ScaleOverflow { ty, block, scale } => write!(
+                f,
+                "{ty} block {block}: scale {scale:e} overflows f16 (values too large for {ty})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for QuantizeError {}
+
+/// A block's f16 field overflowed: the f32 value that did.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Overflow(pub(crate) f32);
+
+/// A block quantizer: `B` bytes from `N` values.
+type BlockFn<const N: usize, const B: usize> = fn(&[f32; N], &mut [u8; B]) -> Result<(), Overflow>;
+
+/// Bytes `src.len()` values of `ty` take, or the reason they cannot.
+pub fn quantized_size(ty: GgmlType, len: usize) -> Result<usize, QuantizeError> {
+    if !is_supported(ty) {
+        return Err(QuantizeError::Unsupported(ty));
+    }
+    let block = usize::try_from(ty.block_size()).unwrap_or(usize::MAX);
+    let size = usize::try_from(ty.type_size()).unwrap_or(usize::MAX);
+    if block == 0 || len % block != 0 {
+        return Err(QuantizeError::RowLength { ty, len, block });
+    }
+    (len / block)
+        .checked_mul(size)
+        .ok_or(QuantizeError::RowLength { ty, len, block })
+}
+
+/// Quantizes `src` (a whole number of `ty` blocks: one row, or several rows back to back) into
+/// `dst`, which must hold exactly the quantized bytes. Bit-exact to `ggml_quantize_chunk` with
+/// no importance matrix, except that overflowing scales and non-finite values are errors.
+pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), QuantizeError> {
+    let expected = quantized_size(ty, src.len())?;
+    if dst.len() != expected {
+        return Err(QuantizeError::DestinationSize {
+            ty,
+            expected,
+            actual: dst.len(),
+        });
+    }
+    match ty {
+        GgmlType::F32 => {
+            for (out, v) in dst.chunks_exact_mut(4).zip(src) {
+                out.copy_from_slice(&v.to_le_bytes());
+            }
+            Ok(())
+        }
+        // Element conversions: no block scale, and ggml converts NaN and infinity too.
+        GgmlType::F16 => {
+            for (out, v) in dst.chunks_exact_mut(2).zip(src) {
+                out.copy_from_slice(&f32_to_f16(*v).to_le_bytes());
+            }
+            Ok(())
+        }
+        GgmlType::BF16 => {
+            for (out, v) in dst.chunks_exact_mut(2).zip(src) {
+                out.copy_from_slice(&f32_to_bf16(*v).to_le_bytes());
+            }
+            Ok(())
+        }
+        _ => {
+            if let Some(index) = src.iter().position(|v| !v.is_finite()) {
+                return Err(QuantizeError::NotFinite {
+                    ty,
+                    index,
+                    value: src[index],
+                });
+            }
+            match ty {
+                GgmlType::Q4_0 => blocks(ty, src, dst, legacy::q4_0),
+                GgmlType::Q4_1 => blocks(ty, src, dst, legacy::q4_1),
+                GgmlType::Q5_0 => blocks(ty, src, dst, legacy::q5_0),
+                GgmlType::Q5_1 => blocks(ty, src, dst, legacy::q5_1),
+                GgmlType::Q8_0 => blocks(ty, src, dst, legacy::q8_0),
+                GgmlType::Q2_K => blocks(ty, src, dst, k::q2_k),
+                GgmlType::Q3_K => blocks(ty, src, dst, k::q3_k),
+                GgmlType::Q4_K => blocks(ty, src, dst, k::q4_k),
+                GgmlType::Q5_K => blocks(ty, src, dst, k::q5_k),
+                GgmlType::Q6_K => blocks(ty, src, dst, k::q6_k),
+                GgmlType::IQ4_NL => {
+                    check_magnitudes::<32>(ty, src)?;
+                    iq4::iq4_nl_row(src, dst).map_err(|(block, Overflow(scale))| {
+                        QuantizeError::ScaleOverflow { ty, block, scale }
+                    })
+                }
+                GgmlType::IQ4_XS => blocks(ty, src, dst, iq4::iq4_xs),
+                GgmlType::TQ1_0 => blocks(ty, src, dst, tq::tq1_0),
+                GgmlType::TQ2_0 => blocks(ty, src, dst, tq::tq2_0),
+                GgmlType::MXFP4 => blocks(ty, src, dst, fp4::mxfp4),
+                _ => Err(QuantizeError::Unsupported(ty)),
+            }
+        }
+    }
+}
+
+/// Beyond this magnitude ggml's searches square values into infinity (and no f16-scaled type
+/// can represent them anyway: the largest is about 65504·127·63), so such blocks are refused as
+/// overflowing rather than quantized to garbage. MXFP4's E8M0 scale spans all of f32.
+const MAX_ABS: f32 = 1.0e18;
+
+/// Refuses a block of `N` values holding a magnitude beyond [`MAX_ABS`] (see there).
+fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), QuantizeError> {
+    for (block, values) in src.chunks_exact(N).enumerate() {
+        let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        if amax > MAX_ABS {
+            return Err(QuantizeError::ScaleOverflow {
+                ty,
+                block,
+                scale: amax,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs a block quantizer over every block; the lengths were checked by the caller.
+fn blocks<const N: usize, const B: usize>(
+    ty: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    quantize: BlockFn<N, B>,
+) -> Result<(), QuantizeError> {
+    for (block, (values, bytes)) in src.chunks_exact(N).zip(dst.chunks_exact_mut(B)).enumerate() {
+        // Always Ok: chunks_exact yields exactly N values and B bytes.
+        if let (Ok(values), Ok(bytes)) = (
+            <&[f32; N]>::try_from(values),
+            <&mut [u8; B]>::try_from(bytes),
+        ) {
+            let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            if amax > MAX_ABS && ty != GgmlType::MXFP4 {
+                return Err(QuantizeError::ScaleOverflow {
+                    ty,
+                    block,
+                    scale: amax,
+                });
+            }
+            quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
+                ty,
+                block,
+                scale,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// ggml's `nearest_int`: round to nearest (ties to even) by adding 1.5·2²³ and reading the low
+/// mantissa bits. Out of its ±2²² range it returns what the bits say, as ggml does (no assert in
+/// release builds), so garbage in gives ggml's garbage out.
+#[inline(always)]
+pub(crate) fn nearest_int(v: f32) -> i32 {
+    let bits = (v + 12_582_912.0f32).to_bits();
+    (bits & 0x007f_ffff) as i32 - 0x0040_0000
+}
+
+/// C's float→int conversion as x86-64 runs it (`cvttss2si`): truncation toward zero, and
+/// i32::MIN for NaN or anything out of range. Narrower C targets (`(int8_t)f`, `(uint8_t)f`)
+/// keep the low byte of that, so callers cast with `as i8` / `as u8` (wrapping).
+#[inline(always)]
+pub(crate) fn c_trunc_i32(v: f32) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // The instruction itself (SSE, always present on x86-64): no range checks.
+        #[allow(unused_unsafe)]
+        // SAFETY: SSE is part of the x86-64 baseline; the intrinsics only touch registers.
+        unsafe {
+            use core::arch::x86_64::{_mm_cvttss_si32, _mm_set_ss};
+            _mm_cvttss_si32(_mm_set_ss(v))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
+            i32::MIN
+        } else {
+            v as i32
+        }
+    }
+}
+
+/// `c_trunc_i32(roundf(v))`: round half away from zero, then C's conversion, without a call
+/// to `roundf` (x86-64's baseline has no rounding instruction). Exact: `v − trunc(v)` is
+/// representable, and values of 2²³ or more are already integers.
+#[inline(always)]
+pub(crate) fn c_round_i32(v: f32) -> i32 {
+    let i = c_trunc_i32(v);
+    if i == i32::MIN {
+        // NaN, out of range, or exactly −2³¹ (whose rounding is itself).
+        return i32::MIN;
+    }
+    let frac = v - i as f32;
+    i + i32::from(frac >= 0.5) - i32::from(frac <= -0.5)
+}
+
+/// glibc's `lroundf` on x86-64, truncated to C's int as ggml assigns it: half away from zero;
+/// NaN and out-of-range give `LONG_MIN`, whose low 32 bits are 0.
+#[inline(always)]
+pub(crate) fn c_lroundf_int(v: f32) -> i32 {
+    if !(-2_147_483_648.0..2_147_483_648.0).contains(&v) {
+        // Beyond i32 but within i64, the low 32 bits of the rounded value; beyond i64 (and
+        // NaN) LONG_MIN's low bits, 0. Never reached by ggml's ternary types (|x·id| ≤ 1).
+        return c_lroundf(v) as i32;
+    }
+    c_round_i32(v)
+}
+
+/// glibc's `lroundf` on x86-64: half away from zero; NaN and out-of-range give `LONG_MIN`.
+#[inline(always)]
+pub(crate) fn c_lroundf(v: f32) -> i64 {
+    if !(-9.223_372e18..9.223_372e18).contains(&v) {
+        i64::MIN
+    } else {
+        v.round() as i64
+    }
+}
+
+/// An f16 block field, refusing a finite value that would become infinity.
+#[inline(always)]
+pub(crate) fn f16_field(v: f32) -> Result<[u8; 2], Overflow> {
+    let h = f32_to_f16(v);
+    if h & 0x7fff == 0x7c00 && v.is_finite() {
+        return Err(Overflow(v));
+    }
+    Ok(h.to_le_bytes())
+}
+
+/// An f16 block field read back as ggml does (`GGML_FP16_TO_FP32(y->d)`).
+#[inline(always)]
+pub(crate) fn f16_value(bytes: [u8; 2]) -> f32 {
+    crate::quant::scalar::f16_to_f32(u16::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_int_rounds_half_to_even() {
+        assert_eq!(nearest_int(0.5), 0);
+        assert_eq!(nearest_int(1.5), 2);
+        assert_eq!(nearest_int(-2.5), -2);
+        assert_eq!(nearest_int(-2.6), -3);
+    }
+
+    #[test]
+    fn c_conversions_match_x86() {
+        assert_eq!(c_trunc_i32(f32::INFINITY) as i8, 0);
+        assert_eq!(c_trunc_i32(f32::NAN), i32::MIN);
+        assert_eq!(c_trunc_i32(-1.9), -1);
+        assert_eq!(c_lroundf(2.5), 3);
+        assert_eq!(c_lroundf(-2.5), -3);
+        assert_eq!(c_lroundf(f32::INFINITY), i64::MIN);
+        assert_eq!(c_trunc_i32(3.0e9), i32::MIN);
+        assert_eq!(c_trunc_i32(-2.9), -2);
+    }
+
+    #[test]
+    fn fast_rounding_equals_roundf() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let check = |v: f32| {
+            assert_eq!(c_round_i32(v), c_trunc_i32(v.round()), "{v:e}");
+            assert_eq!(c_lroundf_int(v), c_lroundf(v) as i32, "{v:e}");
+        };
+        for v in [
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.49999997,
+            -0.49999997,
+            8388607.5,
+            2147483520.0,
+        ] {
+            check(v);
+        }
+        check(f32::NAN);
+        check(f32::INFINITY);
+        check(-2_147_483_648.0);
+        for _ in 0..1_000_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            check(f32::from_bits((state >> 32) as u32));
+        }
+    }
+
+    #[test]
+    fn lengths_are_checked() {
+        let mut dst = [0u8; 18];
+        assert!(matches!(
+            quantize_row(GgmlType::Q4_0, &[0.0; 31], &mut dst),
+            Err(QuantizeError::RowLength { .. })
+        ));
+        assert!(matches!(
+            quantize_row(GgmlType::Q4_0, &[0.0; 64], &mut dst),
+            Err(QuantizeError::DestinationSize { .. })
+        ));
+        assert!(matches!(
+            quantize_row(GgmlType::IQ2_XXS, &[0.0; 256], &mut dst),
+            Err(QuantizeError::Unsupported(_))
+        ));
+    }
+
+    /// Any bits, any length: an answer or an error, never a panic.
+    #[test]
+    fn arbitrary_input_never_panics() {
+        let mut state = 0xdead_beef_cafe_f00du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..40 {
+            let len = [0usize, 1, 31, 32, 33, 64, 255, 256, 512][round % 9];
+            let src: Vec<f32> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    match r % 4 {
+                        0 => f32::from_bits(r as u32),
+                        1 => f32::from_bits((r >> 32) as u32 & 0x807f_ffff), // subnormal
+                        2 => ((r >> 40) as f32 - 8.0e6) * 1.0e-3,
+                        _ => 0.0,
+                    }
+                })
+                .collect();
+            for ty in crate::types::GgmlType::ALL {
+                let size = quantized_size(ty, src.len()).unwrap_or(0);
+                for dst_len in [size, size + 1] {
+                    let mut dst = vec![0u8; dst_len];
+                    let _ = quantize_row(ty, &src, &mut dst);
+                }
+                // Finite values below the overflow limits always quantize.
+                let tame: Vec<f32> = src
+                    .iter()
+                    .map(|v| {
+                        if v.is_finite() && v.abs() < 1.0e3 {
+                            *v
+                        } else {
+                            0.5
+                        }
+                    })
+                    .collect();
+                if is_supported(ty) && size > 0 {
+                    let mut dst = vec![0u8; size];
+                    assert_eq!(quantize_row(ty, &tame, &mut dst), Ok(()), "{ty}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn overflowing_scale_is_an_error() {
+        let mut src = [0.0f32; 32];
+        src[3] = 1.0e9;
+        let mut dst = [0u8; 34];
+        assert!(matches!(
+            quantize_row(GgmlType::Q8_0, &src, &mut dst),
+            Err(QuantizeError::ScaleOverflow { block: 0, .. })
+        ));
+        src[3] = f32::NAN;
+        assert!(matches!(
+            quantize_row(GgmlType::Q8_0, &src, &mut dst),
+            Err(QuantizeError::NotFinite { index: 3, .. })
+        ));
+    }
+}

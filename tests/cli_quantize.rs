@@ -1,0 +1,232 @@
+//! `gguf-lens quantize` against llama.cpp: fixtures/make_quantize_file.py ran
+//! `llama_model_quantize` with `pure = true` on fixtures/quantize_file/input.gguf for every type
+//! we write; our output must be the same file, byte for byte.
+#![cfg(not(target_os = "wasi"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/quantize_file")
+}
+
+fn gguf_lens() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gguf-lens"))
+}
+
+fn sha256(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn quantized_files_equal_llama_cpp_pure_output() {
+    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let input = fixtures().join("input.gguf");
+    assert_eq!(sha256(&input), manifest["input_sha256"].as_str().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let types = manifest["types"].as_object().unwrap();
+    assert_eq!(types.len(), gguf_lens::quantize::SUPPORTED.len());
+    let mut failures = Vec::new();
+    for (name, spec) in types {
+        let out = dir.path().join(format!("{name}.gguf"));
+        let result = gguf_lens()
+            .args(["quantize", "--type", name, "--threads", "2"])
+            .arg(&input)
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        if sha256(&out) != spec["sha256"].as_str().unwrap() {
+            failures.push(format!(
+                "{name}: differs from llama.cpp's ({} bytes, llama.cpp {})",
+                std::fs::metadata(&out).unwrap().len(),
+                spec["size"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A GGUF v3 with one F32 tensor `w.weight` of shape [rows, 32] holding `values`.
+fn one_tensor_file(path: &Path, values: &[f32]) {
+    let mut b = b"GGUF".to_vec();
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&1u64.to_le_bytes()); // tensors
+    b.extend_from_slice(&0u64.to_le_bytes()); // keys
+    let name = b"w.weight";
+    b.extend_from_slice(&(name.len() as u64).to_le_bytes());
+    b.extend_from_slice(name);
+    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&32u64.to_le_bytes());
+    b.extend_from_slice(&(values.len() as u64 / 32).to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes()); // F32
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.resize(b.len().div_ceil(32) * 32, 0);
+    for v in values {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn an_overflowing_scale_is_an_error_naming_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let mut values = vec![0.5f32; 96];
+    values[70] = 1.0e7; // row 2: Q8_0's scale 1e7/127 overflows f16
+    one_tensor_file(&input, &values);
+    let out = dir.path().join("out.gguf");
+    let result = gguf_lens()
+        .args(["quantize", "--type", "Q8_0"])
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("w.weight") && stderr.contains("row 2"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    // MXFP4's E8M0 exponent spans all of f32: the same values quantize.
+    let ok = gguf_lens()
+        .args(["quantize", "--type", "MXFP4"])
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+#[test]
+fn types_needing_an_importance_matrix_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = gguf_lens()
+        .args(["quantize", "--type", "IQ2_XXS"])
+        .arg(fixtures().join("input.gguf"))
+        .arg(dir.path().join("out.gguf"))
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("importance matrix"));
+}
+
+#[test]
+fn input_and_output_may_not_be_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    std::fs::copy(fixtures().join("input.gguf"), &input).unwrap();
+    let result = gguf_lens()
+        .args(["quantize", "--type", "Q8_0"])
+        .arg(&input)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(sha256(&input), sha256(&fixtures().join("input.gguf")));
+}
+
+/// The values of tensor `name` of the GGUF at `path`, dequantized.
+fn tensor_values(path: &Path, name: &str) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    let file = gguf_lens::gguf::GgufFile::from_bytes(&bytes).unwrap();
+    let tensor = file.tensor(name).unwrap();
+    let data = file.tensor_data(&bytes, tensor).unwrap();
+    let mut out = vec![0.0f32; tensor.n_elements() as usize];
+    gguf_lens::quant::dequantize(tensor.ggml_type(), data, &mut out).unwrap();
+    out
+}
+
+/// quant-error's metrics, recomputed here from a file `quantize` wrote (which the test above
+/// holds byte-identical to llama.cpp's) and the input's values.
+#[test]
+fn quant_error_matches_the_quantized_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixtures().join("input.gguf");
+    let name = "blk.0.attn_q.weight";
+    for ty in ["Q8_0", "Q4_K", "IQ4_XS"] {
+        let out = dir.path().join(format!("{ty}.gguf"));
+        let status = gguf_lens()
+            .args(["quantize", "--type", ty])
+            .arg(&input)
+            .arg(&out)
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.success());
+        let x = tensor_values(&input, name);
+        let y = tensor_values(&out, name);
+        let (mut e2, mut x2, mut y2, mut xy, mut max) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for (&a, &b) in x.iter().zip(&y) {
+            let (a, b) = (f64::from(a), f64::from(b));
+            e2 += (a - b) * (a - b);
+            x2 += a * a;
+            y2 += b * b;
+            xy += a * b;
+            max = max.max((a - b).abs());
+        }
+        let n = x.len() as f64;
+        let result = gguf_lens()
+            .args(["quant-error", "--json", "--types", ty])
+            .arg(&input)
+            .arg(name)
+            .output()
+            .unwrap();
+        assert!(result.status.success());
+        let doc: serde_json::Value = serde_json::from_slice(&result.stdout).unwrap();
+        let r = &doc["results"][0];
+        assert_eq!(r["type"], ty);
+        let close = |key: &str, want: f64| {
+            let got = r[key].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1e-30),
+                "{ty} {key}: {got} vs {want}"
+            );
+        };
+        close("rmse", (e2 / n).sqrt());
+        close("max_abs_error", max);
+        close("relative_rmse", (e2 / x2).sqrt());
+        close("cosine", xy / (x2.sqrt() * y2.sqrt()));
+    }
+}
+
+#[test]
+fn quant_error_lists_types_whose_block_does_not_fit() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/diff/arrays-a.safetensors");
+    let result = gguf_lens()
+        .args(["quant-error", "--types", "Q8_0,Q4_K"])
+        .arg(&file)
+        .arg("h")
+        .output()
+        .unwrap();
+    assert!(result.status.success());
+    let text = String::from_utf8_lossy(&result.stdout);
+    assert!(text.contains("Q8_0      8.5000"), "{text}");
+    assert!(
+        text.contains("Q4_K     skipped: row length 32 is not a multiple of its block of 256"),
+        "{text}"
+    );
+    let bad = gguf_lens()
+        .args(["quant-error", "--types", "IQ1_S"])
+        .arg(&file)
+        .arg("h")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
