@@ -303,6 +303,9 @@ export interface QuantErrorOptions extends ReadOptions {
   /** ggml type names (default: every type gguf-lens quantizes to: F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
    * Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS BF16 TQ1_0 TQ2_0 MXFP4). */
   types?: string[];
+  /** About this many rows, in up to 64 evenly spaced runs (default: every row of `rows`);
+   * progress then counts rows. */
+  sampleRows?: number;
 }
 
 export interface QuantErrorResult {

@@ -134,7 +134,9 @@ export class GgufModel extends ShardedModel {
    * The error of quantizing rows [a, b) (default: all) of a tensor to each type, bit-exact to
    * ggml's quantizers without an importance matrix (`gguf-lens quant-error`): `{ results: [{
    * type, bitsPerWeight, nValues, rmse, maxAbsError, relativeRmse, cosine }], skipped: [{ type,
-   * reason }] }`. `options.types`: ggml type names (default: every type gguf-lens quantizes to).
+   * reason }] }`. `options.types`: ggml type names (default: every type gguf-lens quantizes to);
+   * `options.sampleRows`: quantize about that many rows, in up to 64 runs spread evenly over
+   * [a, b) (exact for those rows; `onProgress` counts rows).
    */
   async quantError(name, options = {}) {
     const t = this.tensor(name);
@@ -142,7 +144,14 @@ export class GgufModel extends ShardedModel {
     const header = this.shards[t.shard].header;
     const job = new this.wasm.QuantErrorJob(options.types ?? [], t.rowLength);
     try {
-      await this._eachChunk(t, a, b, options, (bytes) => job.addRows(header, name, bytes));
+      const runs = sampledRuns(a, b, options.sampleRows);
+      // Progress in rows quantized (every type per row).
+      const progress = progressCounter(options.onProgress, runs.reduce((n, [first, last]) => n + last - first, 0));
+      for (const [first, last] of runs) {
+        await this._eachChunk(t, first, last, { ...options, onProgress: undefined }, (bytes) => job.addRows(header, name, bytes));
+        if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+        progress?.(last - first);
+      }
       return job.result();
     } finally {
       job.free();
@@ -205,6 +214,21 @@ export class GgufModel extends ShardedModel {
       await shard.source.close();
     }
   }
+}
+
+/** Runs of rows covering [a, b): all of it, or with `sample` (a row count) up to 64 evenly
+ * spaced runs of about sample / 64 rows each, so a sample sees the whole tensor, not its head. */
+export function sampledRuns(a, b, sample) {
+  if (!(sample > 0) || sample >= b - a) return a < b ? [[a, b]] : [];
+  const runs = Math.min(64, sample);
+  const per = Math.max(1, Math.floor(sample / runs));
+  const stride = (b - a) / runs;
+  const out = [];
+  for (let i = 0; i < runs; i++) {
+    const first = a + Math.floor(i * stride);
+    out.push([first, Math.min(b, first + per)]);
+  }
+  return out;
 }
 
 /** Checks a [a, b) row range of `t` (all rows when absent) and returns it. */

@@ -54,3 +54,23 @@ test('quantError of a safetensors tensor equals gguf-lens quant-error, skipped t
     await model.close();
   }
 });
+
+test('quantError sampleRows: evenly spaced runs, exact for those rows', async () => {
+  const model = await open(FILE);
+  try {
+    const name = 'blk.0.ffn_down.weight';
+    const t = model.tensor(name);
+    const types = ['Q8_0', 'Q4_K'];
+    const one = await model.quantError(name, { types, sampleRows: 1 });
+    const head = await model.quantError(name, { types, rows: [0, 1] });
+    assert.deepEqual(one, head);
+    let last;
+    const three = await model.quantError(name, { types, sampleRows: 3, onProgress: (p) => { last = p; } });
+    assert.equal(three.results[0].nValues, 3 * t.rowLength);
+    assert.deepEqual(last, { loaded: 3, total: 3 });
+    const all = await model.quantError(name, { types, sampleRows: t.nRows + 5 });
+    assert.deepEqual(all, await model.quantError(name, { types }));
+  } finally {
+    await model.close();
+  }
+});

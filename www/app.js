@@ -5,6 +5,7 @@ import { setupCompare } from './compare.js';
 import { mdEscape, safeName, jsonText, download } from './export-util.js';
 import { setupEditing } from './edit-panel.js';
 import { setupIntegrity } from './integrity.js';
+import { setupQuantError } from './quant-panel.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 const $ = (sel) => document.querySelector(sel);
@@ -156,6 +157,7 @@ let sourceName = ''; // its URL or file name, for the names of comparison export
 let compare = null; // setupCompare's handle
 let editing = null; // setupEditing's handle
 let integrity = null; // setupIntegrity's handle
+let quantError = null; // setupQuantError's handle
 
 async function openSource(source, label) {
   hideError();
@@ -169,6 +171,7 @@ async function openSource(source, label) {
     compare.reset(); // the worker dropped the compared file with the old first file
     editing.reset(); // pending edits were the old file's
     integrity.reset();
+    quantError.reset();
     renderAll();
   } catch (err) {
     if (err.name === 'AbortError') { showError(`opening ${label} was cancelled`); return; }
@@ -593,6 +596,7 @@ async function runInspector() {
   const t = model.tensors.find((x) => x.name === name);
   if (!t) return;
   hideError();
+  quantError.reset(); // the chart was another tensor's
   $('#insp-info').textContent = t.gptq
     ? `${t.type} layer · [${t.shape[0]} out × ${t.shape[1]} in] dequantized · group ${t.groupSize}${t.actOrder ? ' · act-order' : ''} · ${fmtBytes(t.nBytes)} in its parts`
     : `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
@@ -729,6 +733,7 @@ function init() {
     rerender: () => renderMetadata(),
   });
   integrity = setupIntegrity({ el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName });
+  quantError = setupQuantError({ el, svg, clear, longTask, showError, model: () => model, fmtNum, fmtInt });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {
     b.addEventListener('click', () => selectTab(b.dataset.tab));

@@ -36,6 +36,9 @@
 //                                            throws one line naming a bad key or value.
 //                                            changes: [{key, remove: true} | {key, value, type?}]
 //   editBlob(changes, {signal})            → the edited file as a Blob (from a File: header + slices)
+//   quantError(name, {sampleRows, signal, onProgress}) → the package's quantError report
+//                                            ({results: [{type, bitsPerWeight, nValues, rmse,
+//                                            maxAbsError, relativeRmse, cosine}], skipped})
 //   lint()                                 → {findings: [{code, severity, message, offset?, key?,
 //                                            tensor?, shard?}], errors, warnings, infos}
 //   hash({xxh64, sha1, sha256, uuid, perTensor, fileName}, {signal, onProgress})
@@ -127,6 +130,7 @@ function ggufModel(f) {
     },
     specialTokens: () => f.specialTokens(),
     lint: () => f.lint(),
+    quantError: (name, opts = {}) => f.quantError(name, { sampleRows: opts.sampleRows, signal: opts.signal, onProgress: opts.onProgress }),
     editChanges: (changes) => editorOf(f, changes).changes(),
     editBlob: (changes, opts = {}) => editorOf(f, changes).toBlob({ signal: opts.signal }),
     hash: (options, opts = {}) => f.hash({ ...options, signal: opts.signal, onProgress: opts.onProgress }),

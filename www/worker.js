@@ -116,6 +116,10 @@ const ops = {
     if (!model.editBlob) throw new Error('only GGUF files can be edited');
     return model.editBlob(changes, ctx);
   },
+  async quantError({ name, sampleRows }, ctx) {
+    if (!model.quantError) throw new Error('quantization error is measured on GGUF tensors');
+    return model.quantError(name, { sampleRows, ...ctx });
+  },
   async lint() {
     if (!model.lint) throw new Error('lint checks GGUF files');
     return model.lint();
