@@ -3,6 +3,8 @@
 //! we write; our output must be the same file, byte for byte.
 #![cfg(not(target_os = "wasi"))]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -12,8 +14,9 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/quantize_file")
 }
 
+/// The binary, through `GGUF_LENS_TEST_RUNNER` (qemu for the aarch64 build) when set.
 fn gguf_lens() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gguf-lens"))
+    common::gguf_lens_command()
 }
 
 fn sha256(path: &Path) -> String {
