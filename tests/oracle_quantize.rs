@@ -91,34 +91,34 @@ fn quantizers_are_bit_exact_to_ggml() {
             "the generated input rows {first}.. differ from the oracle's: tests/common/quant_rows.rs \
              and fixtures/make_quantize.py disagree"
         );
-        // The types split over two threads: the K and IQ4 searches take most of the time.
-        let results: Vec<Vec<u8>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..2)
-                .map(|t| {
-                    let types = &types;
-                    let src = &src;
-                    s.spawn(move || {
-                        types
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, _)| i % 2 == t)
-                            .map(|(i, (ty, _))| {
-                                let mut dst = vec![0u8; quantized_size(*ty, src.len()).unwrap()];
-                                quantize_row(*ty, src, &mut dst)
-                                    .unwrap_or_else(|e| panic!("{ty}: {e}"));
-                                (i, dst)
-                            })
-                            .collect::<Vec<_>>()
-                    })
+        // The types split over two threads (the K and IQ4 searches take most of the time); WASI
+        // has no threads, so there one runs them all.
+        let lanes = if cfg!(target_os = "wasi") { 1 } else { 2 };
+        let work = |t: usize| {
+            types
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % lanes == t)
+                .map(|(i, (ty, _))| {
+                    let mut dst = vec![0u8; quantized_size(*ty, src.len()).unwrap()];
+                    quantize_row(*ty, &src, &mut dst).unwrap_or_else(|e| panic!("{ty}: {e}"));
+                    (i, dst)
                 })
-                .collect();
-            let mut all: Vec<(usize, Vec<u8>)> = handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect();
-            all.sort_by_key(|(i, _)| *i);
-            all.into_iter().map(|(_, d)| d).collect()
-        });
+                .collect::<Vec<_>>()
+        };
+        let mut all: Vec<(usize, Vec<u8>)> = if lanes == 1 {
+            work(0)
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..lanes).map(|t| s.spawn(move || work(t))).collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap())
+                    .collect()
+            })
+        };
+        all.sort_by_key(|(i, _)| *i);
+        let results: Vec<Vec<u8>> = all.into_iter().map(|(_, d)| d).collect();
         for (i, ((ty, spec), ours)) in types.iter().zip(&results).enumerate() {
             total_hash[i].update(ours);
             let row_bytes = spec["row_bytes"].as_u64().unwrap() as usize;

@@ -107,26 +107,30 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         for (k, item) in live.into_iter().enumerate() {
             groups[k % n_threads].push(item);
         }
-        let errors: Vec<(usize, QuantizeError)> = std::thread::scope(|s| {
-            let handles: Vec<_> = groups
-                .into_iter()
-                .map(|group| {
-                    s.spawn(move || {
-                        let mut errors = Vec::new();
-                        for (i, acc) in group {
-                            if let Err(e) = acc.add(values) {
-                                errors.push((i, e));
-                            }
-                        }
-                        errors
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
+        let run = |group: Vec<(usize, &mut QuantError)>| {
+            let mut errors = Vec::new();
+            for (i, acc) in group {
+                if let Err(e) = acc.add(values) {
+                    errors.push((i, e));
+                }
+            }
+            errors
+        };
+        // One group runs here (WASI has no threads).
+        let errors: Vec<(usize, QuantizeError)> = if groups.len() == 1 {
+            groups.into_iter().flat_map(run).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = groups
+                    .into_iter()
+                    .map(|group| s.spawn(move || run(group)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
         for (i, e) in errors {
             let per_row = (row_len / u64::from(types[i].block_size())).max(1);
             failed[i] = Some(match e {
