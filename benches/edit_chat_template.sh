@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-/root/oracle-venv/bin/python - "$dir/big.gguf" <<'PY'
+"${ORACLE_VENV:-/root/oracle-venv}/bin/python" - "$dir/big.gguf" <<'PY'
 import sys, os, numpy as np, gguf
 path = sys.argv[1]
 w = gguf.GGUFWriter(path, "llama")

@@ -201,10 +201,102 @@ export declare class GgufModel {
   readTensor(name: string, options?: ReadOptions): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions): Promise<TensorStats>;
+  /** An editor of the metadata (a split model's first shard): set, remove, then toBlob/toStream. */
+  edit(): GgufEditor;
+  /** What is wrong with the file, from its header (every shard of a split model). */
+  lint(): LintReport;
+  /** llama-gguf-hash's tensor-data digests (no algorithm chosen: xxh64, as there). */
+  hash(options?: HashOptions): Promise<HashReport>;
   /** The error of quantizing the tensor's values to each type, bit-exact to ggml's quantizers
    * without an importance matrix. */
   quantError(name: string, options?: QuantErrorOptions): Promise<QuantErrorReport>;
   close(): Promise<void>;
+}
+
+export interface LintFinding {
+  /** Stable code, e.g. 'file-type-lie', 'tensor-missing', 'token-id-out-of-vocab' (docs/cli.md lists them). */
+  code: string;
+  /** error: llama.cpp fails or misbehaves, or a label lies; warning: harmless untidiness. */
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  offset?: number;
+  key?: string;
+  tensor?: string;
+  shard?: number;
+}
+
+export interface LintReport {
+  findings: LintFinding[];
+  errors: number;
+  warnings: number;
+  infos: number;
+}
+
+/** A GGUF spec type name, as `set` takes it (for an array value: its items' type). */
+export type GgufTypeName = 'uint8' | 'int8' | 'uint16' | 'int16' | 'uint32' | 'int32' | 'uint64' | 'int64'
+  | 'float32' | 'float64' | 'bool' | 'string';
+
+export type EditValue = string | number | boolean | Array<string | number | boolean>;
+
+export interface EditChange {
+  key: string;
+  op: 'set' | 'add' | 'remove';
+  before: unknown;
+  after: EditValue | undefined;
+  type: string | undefined;
+}
+
+/** The edited file: the new header, then pieces of the input (`from: null`: `len` zero bytes). */
+export interface EditPlan {
+  header: Uint8Array;
+  pieces: Array<{ from: number | null; len: number }>;
+  length: number;
+}
+
+/** Pending metadata edits; checked as they are made (a bad value throws one line naming the key). */
+export declare class GgufEditor {
+  /** Without `type`: the existing key's type, or one guessed from the value for a new key. */
+  set(key: string, value: EditValue, type?: GgufTypeName): this;
+  remove(key: string): this;
+  setChatTemplate(text: string): this;
+  /** Forgets the pending change of `key`, or every change. */
+  reset(key?: string): this;
+  changes(): EditChange[];
+  plan(): EditPlan;
+  /** From a File/Blob nothing is read (header + slices); other inputs are read into memory. */
+  toBlob(options?: { signal?: AbortSignal }): Promise<Blob>;
+  /** Reads the input as the stream is consumed. */
+  toStream(options?: { signal?: AbortSignal; chunkBytes?: number; onProgress?: (p: Progress) => void }): ReadableStream<Uint8Array>;
+}
+
+export interface HashOptions {
+  xxh64?: boolean;
+  sha1?: boolean;
+  sha256?: boolean;
+  uuid?: boolean;
+  /** xxh64, sha1 and sha256 (not uuid, as llama-gguf-hash's --all). */
+  all?: boolean;
+  /** Per-tensor digests too (default true; false: llama-gguf-hash's --no-layer). */
+  perTensor?: boolean;
+  /** The name printed in `lines` (default: the path or File name given to open). */
+  fileName?: string;
+  chunkBytes?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+export interface Digests {
+  xxh64?: string;
+  sha1?: string;
+  sha256?: string;
+  uuid?: string;
+}
+
+export interface HashReport {
+  tensors: Array<Digests & { name: string }>;
+  model: Digests;
+  /** llama-gguf-hash's output, line for line. */
+  lines: string;
 }
 
 export interface QuantErrorOptions extends ReadOptions {

@@ -4,6 +4,7 @@
 export { open, openGguf, FIRST_READ_BYTES } from './open.js';
 export { openSafetensors, SafetensorsModel, SAFETENSORS_FIRST_READ_BYTES } from './safetensors.js';
 export { GgufModel, CHUNK_BYTES } from './model.js';
+export { GgufEditor } from './edit.js';
 export { SourceError, toSource } from './sources.js';
 export { compareModels, compareTensor, COMPARE_CHUNK_ELEMENTS } from './compare.js';
 import { loadWasm } from './wasm.js';

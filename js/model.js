@@ -1,5 +1,6 @@
 // GgufModel: a parsed header plus its byte source. Tensor reads fetch only the requested rows,
 // in chunks, and dequantize each chunk in wasm into one preallocated Float32Array.
+import { GgufEditor, hashModel } from './edit.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -170,6 +171,31 @@ export class GgufModel extends ShardedModel {
         throw err;
       }
     }
+  }
+
+  /** An editor of this file's metadata (a split model's: its first shard's): set, remove,
+   * then toBlob() or toStream() for the new file. */
+  edit() {
+    return new GgufEditor(this);
+  }
+
+  /** What is wrong with the file (the core's lint over every shard): `{ findings: [{ code,
+   * severity: 'error' | 'warning' | 'info', message, offset?, key?, tensor?, shard? }], errors,
+   * warnings, infos }`, errors first. Header only: nothing is read. */
+  lint() {
+    if (this.shards.length === 1) return this.header.lint();
+    const job = new this.wasm.LintShards();
+    try {
+      for (const shard of this.shards) job.add(shard.header);
+      return job.finish();
+    } finally {
+      job.free();
+    }
+  }
+
+  /** llama-gguf-hash's tensor-data digests (see hashModel in edit.js). */
+  hash(options = {}) {
+    return hashModel(this, options);
   }
 
   /** Frees the wasm header and closes file handles / open streams. */

@@ -7,6 +7,9 @@ set -euo pipefail
 # pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# llama.cpp's vocabularies and chat templates (llama-cpp-python's sdist, sha256-checked, cached):
+# tests read them as real inputs.
+bash scripts/llama-sdist.sh > /dev/null
 
 echo "== module graph: no Rust or JS module imports one that imports it back"
 python3 scripts/check-cycles.py

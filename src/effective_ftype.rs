@@ -42,17 +42,8 @@ impl<'a> TensorKind<'a> {
 /// The `LLAMA_FTYPE` id the tensor mix points to, or None when there is no matrix or the base
 /// type has no ftype.
 pub fn guess_file_type(tensors: &[TensorKind]) -> Option<u64> {
-    let is_special = |n: &str| n.starts_with("token_embd.") || n.starts_with("output.");
-    let matrices: Vec<&TensorKind> = tensors
-        .iter()
-        .filter(|t| t.n_dims >= 2 && !is_special(t.name))
-        .collect();
-    let mut elements: BTreeMap<GgmlType, u64> = BTreeMap::new();
-    for t in &matrices {
-        let e = elements.entry(t.ggml_type).or_default();
-        *e = e.saturating_add(t.n_elements);
-    }
-    let base = elements.iter().max_by_key(|(_, n)| **n).map(|(t, _)| *t)?;
+    let matrices = voting_matrices(tensors);
+    let base = majority_type(&matrices)?;
     let role_has = |role: &str, types: &[GgmlType]| {
         matrices
             .iter()
@@ -94,6 +85,69 @@ pub fn guess_file_type(tensors: &[TensorKind]) -> Option<u64> {
         G::NVFP4 => 39,
         G::Q1_0 => 40,
         G::Q2_0 => 41,
+        _ => return None,
+    })
+}
+
+/// The matrices that vote (steps 1 and 2 above): 2-D and up, not `token_embd`/`output`.
+fn voting_matrices<'t, 'a>(tensors: &'t [TensorKind<'a>]) -> Vec<&'t TensorKind<'a>> {
+    let is_special = |n: &str| n.starts_with("token_embd.") || n.starts_with("output.");
+    tensors
+        .iter()
+        .filter(|t| t.n_dims >= 2 && !is_special(t.name))
+        .collect()
+}
+
+/// The type holding the most elements among `matrices`.
+fn majority_type(matrices: &[&TensorKind]) -> Option<GgmlType> {
+    let mut elements: BTreeMap<GgmlType, u64> = BTreeMap::new();
+    for t in matrices {
+        let e = elements.entry(t.ggml_type).or_default();
+        *e = e.saturating_add(t.n_elements);
+    }
+    elements.iter().max_by_key(|(_, n)| **n).map(|(t, _)| *t)
+}
+
+/// The *base* type of the tensor mix: the type holding the most elements among the matrices
+/// other than `token_embd`/`output` (None without such a matrix).
+pub fn base_type(tensors: &[TensorKind]) -> Option<GgmlType> {
+    majority_type(&voting_matrices(tensors))
+}
+
+/// The default tensor type llama-quantize gives a `LLAMA_FTYPE` (`llama-quant.cpp`'s
+/// `llama_ftype_get_default_type`): what most matrices of a file with that label hold. None for
+/// ids with no type (removed, unknown, GUESSED).
+pub fn default_type(file_type: u64) -> Option<GgmlType> {
+    use GgmlType as G;
+    Some(match file_type {
+        0 => G::F32,
+        1 => G::F16,
+        2 => G::Q4_0,
+        3 => G::Q4_1,
+        7 => G::Q8_0,
+        8 => G::Q5_0,
+        9 => G::Q5_1,
+        10 | 21 => G::Q2_K,
+        11..=13 => G::Q3_K,
+        14 | 15 => G::Q4_K,
+        16 | 17 => G::Q5_K,
+        18 => G::Q6_K,
+        19 => G::IQ2_XXS,
+        20 | 28 => G::IQ2_XS,
+        22 | 26 | 27 => G::IQ3_S,
+        23 => G::IQ3_XXS,
+        24 => G::IQ1_S,
+        25 => G::IQ4_NL,
+        29 => G::IQ2_S,
+        30 => G::IQ4_XS,
+        31 => G::IQ1_M,
+        32 => G::BF16,
+        36 => G::TQ1_0,
+        37 => G::TQ2_0,
+        38 => G::MXFP4,
+        39 => G::NVFP4,
+        40 => G::Q1_0,
+        41 => G::Q2_0,
         _ => return None,
     })
 }

@@ -60,6 +60,9 @@ pub enum ErrorKind {
         type_id: u32,
         type_name: &'static str,
     },
+    /// A tensor name of `len` bytes: ggml (GGML_MAX_NAME = `limit`) takes names shorter than
+    /// `limit` bytes and refuses the file otherwise.
+    TensorNameTooLong { name: String, len: u64, limit: u64 },
     /// More dimensions than ggml's 4.
     TooManyDims {
         name: String,
@@ -206,6 +209,11 @@ impl fmt::Display for ErrorKind {
             RemovedTensorType { name, type_id, type_name } => write!(
                 f,
                 "tensor {name} has ggml type id {type_id} ({type_name}), which ggml removed"
+            ),
+            TensorNameTooLong { name, len, limit } => write!(
+                f,
+                "tensor name {name:?} is {len} bytes, ggml takes at most {} (GGML_MAX_NAME {limit})",
+                limit.saturating_sub(1)
             ),
             TooManyDims { name, n_dims, limit } => {
                 write!(f, "tensor {name} has {n_dims} dimensions (limit {limit})")

@@ -17,6 +17,8 @@ pub mod effective_ftype;
 pub mod error;
 pub mod gguf;
 pub mod gptq;
+pub mod hash;
+pub mod lint;
 pub mod model;
 pub mod quant;
 pub mod quantize;

@@ -308,6 +308,32 @@ fn unknown_and_removed_tensor_types() {
 }
 
 #[test]
+fn tensor_names_of_64_bytes_or_more_are_refused_as_ggml_does() {
+    for len in [63usize, 64, 65, 200] {
+        let name = "n".repeat(len);
+        let mut b = Builder::new(3);
+        b.header(1, 0).tensor(&name, &[8], 0, 0).data(32, 32);
+        let result = GgufFile::from_bytes(&b.build());
+        if len < 64 {
+            assert_eq!(result.unwrap().tensors()[0].name(), name);
+            continue;
+        }
+        let err = result.expect_err("GGML_MAX_NAME is 64");
+        assert!(
+            matches!(&err.kind, ErrorKind::TensorNameTooLong { name: n, len: l, limit: 64 }
+                if *n == name && *l == len as u64),
+            "{err}"
+        );
+        assert_eq!(err.offset, Some(24), "the tensor info");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("{len} bytes")) && text.contains("64"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn too_many_dims() {
     let mut b = Builder::new(3);
     b.header(1, 0)

@@ -106,6 +106,15 @@ fn failures_leave_no_output_and_name_the_reason() {
     };
     let err = edit_file(input, &out, &edits).unwrap_err();
     assert!(err.starts_with("x.arr:"), "{err}");
+    // An alignment that is not a power of two, or not a uint32, as ggml requires.
+    for bad in [NewValue::U32(48), NewValue::U32(0), NewValue::U64(64)] {
+        let edits = Edits {
+            set: vec![("general.alignment".into(), bad)],
+            ..Default::default()
+        };
+        let err = edit_file(input, &out, &edits).unwrap_err();
+        assert!(err.starts_with("general.alignment:"), "{err}");
+    }
     assert!(!out.exists());
     // Only the copy and its hard link are left: no temporary file, no output.
     let left: Vec<_> = std::fs::read_dir(&dir)
@@ -113,5 +122,75 @@ fn failures_leave_no_output_and_name_the_reason() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sparse input (a 256 MiB tensor that is one hole) gives a sparse output with the same bytes
+/// around the hole, realigned or not.
+#[cfg(target_os = "linux")]
+#[test]
+fn sparse_input_stays_sparse() {
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::unix::fs::MetadataExt;
+    let dir = scratch("sparse");
+    let big = dir.join("big.gguf");
+    // Header: one F32 tensor of 64M elements, then 32-byte alignment; data: 4 bytes, hole, 4 bytes.
+    let n: u64 = 64 << 20;
+    let mut head = b"GGUF".to_vec();
+    head.extend_from_slice(&3u32.to_le_bytes());
+    head.extend_from_slice(&1u64.to_le_bytes());
+    head.extend_from_slice(&0u64.to_le_bytes());
+    head.extend_from_slice(&8u64.to_le_bytes());
+    head.extend_from_slice(b"t.weight");
+    head.extend_from_slice(&1u32.to_le_bytes());
+    head.extend_from_slice(&n.to_le_bytes());
+    head.extend_from_slice(&0u32.to_le_bytes());
+    head.extend_from_slice(&0u64.to_le_bytes());
+    head.resize(head.len().div_ceil(32) * 32, 0);
+    let data_at = head.len() as u64;
+    let mut f = std::fs::File::create(&big).unwrap();
+    f.write_all(&head).unwrap();
+    f.write_all(&1.5f32.to_le_bytes()).unwrap();
+    f.seek(SeekFrom::Start(data_at + n * 4 - 4)).unwrap();
+    f.write_all(&2.5f32.to_le_bytes()).unwrap();
+    drop(f);
+    let sparse_fs = std::fs::metadata(&big).unwrap().blocks() * 512 < n;
+    for (label, alignment) in [("same", None), ("realigned", Some(4096u32))] {
+        let out = dir.join(format!("{label}.gguf"));
+        let mut edits = Edits::default();
+        edits
+            .set
+            .push(("general.name".into(), NewValue::String("x".repeat(100))));
+        if let Some(a) = alignment {
+            edits
+                .set
+                .push(("general.alignment".into(), NewValue::U32(a)));
+        }
+        edit_file(&big, &out, &edits).unwrap();
+        let bytes_len = std::fs::metadata(&out).unwrap().len();
+        let file = gguf_lens::gguf::read_header(&mut std::fs::File::open(&out).unwrap(), bytes_len)
+            .unwrap();
+        let t = &file.tensors()[0];
+        let range = file.tensor_range(t);
+        let mut f = std::fs::File::open(&out).unwrap();
+        let mut word = [0u8; 4];
+        use std::io::Read;
+        f.seek(SeekFrom::Start(range.start)).unwrap();
+        f.read_exact(&mut word).unwrap();
+        assert_eq!(f32::from_le_bytes(word), 1.5, "{label}");
+        f.seek(SeekFrom::Start(range.end - 4)).unwrap();
+        f.read_exact(&mut word).unwrap();
+        assert_eq!(f32::from_le_bytes(word), 2.5, "{label}");
+        f.seek(SeekFrom::Start(range.start + n * 2)).unwrap();
+        f.read_exact(&mut word).unwrap();
+        assert_eq!(word, [0; 4], "{label}");
+        if sparse_fs {
+            let used = std::fs::metadata(&out).unwrap().blocks() * 512;
+            assert!(
+                used < n,
+                "{label}: {used} bytes allocated for a sparse copy"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,6 +3,8 @@
 // The Compare panel lives in compare.js (given this module's helpers through setupCompare).
 import { setupCompare } from './compare.js';
 import { mdEscape, safeName, jsonText, download } from './export-util.js';
+import { setupEditing } from './edit-panel.js';
+import { setupIntegrity } from './integrity.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 const $ = (sel) => document.querySelector(sel);
@@ -43,7 +45,8 @@ function el(tag, props, ...children) {
       else if (k === 'dataset') Object.assign(e.dataset, v);
       else if (k === 'on') for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
       else if (k === 'title') e.title = String(v);
-      else if (/^(type|colspan|scope|value|disabled|role|aria-[a-z]+)$/.test(k)) e.setAttribute(k, String(v));
+      else if (/^(type|colspan|scope|value|disabled|role|rows|download|aria-[a-z]+)$/.test(k)) e.setAttribute(k, String(v));
+      else if (k === 'href' && /^blob:/.test(String(v))) e.setAttribute(k, String(v)); // only our own object URLs
       else throw new Error(`el: attribute ${k} not allowed`);
     }
   }
@@ -151,6 +154,8 @@ let sourceLabel = '';
 let sourceIsUrl = false; // the first file came from a URL: ?url= (and ?compare=) can reopen it
 let sourceName = ''; // its URL or file name, for the names of comparison exports
 let compare = null; // setupCompare's handle
+let editing = null; // setupEditing's handle
+let integrity = null; // setupIntegrity's handle
 
 async function openSource(source, label) {
   hideError();
@@ -162,6 +167,8 @@ async function openSource(source, label) {
     sourceIsUrl = typeof source === 'string';
     sourceName = sourceIsUrl ? source : source.name ?? label; // an array of shards: the label
     compare.reset(); // the worker dropped the compared file with the old first file
+    editing.reset(); // pending edits were the old file's
+    integrity.reset();
     renderAll();
   } catch (err) {
     if (err.name === 'AbortError') { showError(`opening ${label} was cancelled`); return; }
@@ -448,7 +455,10 @@ function renderMetadata() {
   const body = clear($('#meta-table tbody'));
   const q = $('#meta-filter').value.trim().toLowerCase();
   let n = 0;
-  for (const m of model.metadata) {
+  for (const entry of model.metadata) {
+    // A pending scalar edit shows its new value (arrays keep their summary).
+    const pendingValue = editing.pendingOf(entry.key);
+    const m = pendingValue && !pendingValue.remove && entry.type !== 'array' ? { ...entry, value: pendingValue.value } : entry;
     const text = valueText(m);
     const preview = m.type === 'array' ? m.preview.map(fmtValue).join(', ') : '';
     const hit = q ? metaHits[m.key] : undefined;
@@ -481,7 +491,11 @@ function renderMetadata() {
     } else {
       cell.append(el('span', { class: 'mono' }, text));
     }
-    body.append(el('tr', { dataset: { key: m.key } }, el('td', { class: 'mono key' }, m.key), el('td', { class: 'muted' }, m.type === 'array' ? `array<${m.itemType}>` : m.type), cell));
+    const change = editing.pendingOf(m.key);
+    const actions = el('td', { class: 'actions' });
+    if (editing.editable()) actions.append(editing.actionsFor(m, cell));
+    if (change && !change.remove) cell.prepend(el('span', { class: 'tag op-set' }, 'edited'), ' ');
+    body.append(el('tr', { dataset: { key: m.key }, class: change ? (change.remove ? 'removed' : 'edited') : undefined }, el('td', { class: 'mono key' }, m.key), el('td', { class: 'muted' }, m.type === 'array' ? `array<${m.itemType}>` : m.type), cell, actions));
   }
   $('#meta-count').textContent = `${n} of ${model.metadata.length} keys`;
 }
@@ -535,6 +549,7 @@ function renderTokenizer() {
 function renderTemplate() {
   const t = metaGet('tokenizer.chat_template');
   $('#chat-template').textContent = typeof t === 'string' ? t : '(this file has no tokenizer.chat_template)';
+  $('#chat-template-edit').value = typeof t === 'string' ? t : '';
 }
 
 // ----- memory -----
@@ -709,6 +724,11 @@ function init() {
     model: () => model, sourceLabel: () => sourceLabel, sourceName: () => sourceName, sourceIsUrl: () => sourceIsUrl,
     fmt: { int: fmtInt, bytes: fmtBytes, count: fmtCount, num: fmtNum, pct, value: fmtValue, ftypeShort: (ft) => FTYPE_SHORT[ft & ~1024] ?? `type ${ft}`, ftypeLabel },
   });
+  editing = setupEditing({
+    el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName, fmtValue,
+    rerender: () => renderMetadata(),
+  });
+  integrity = setupIntegrity({ el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {
     b.addEventListener('click', () => selectTab(b.dataset.tab));

@@ -30,6 +30,16 @@
 //   fields, metadata keys and array items, tensors; see js/index.d.ts ModelDiff).
 // compareTensor(a, b, name, {signal, onProgress}) → the core's metrics of one tensor read from both
 //   (package compareTensor: ValueMetrics, nulls where undefined), progress in rows.
+// GGUF only (absent for safetensors):
+//   editChanges(changes)                   → the pending changes checked by the core, as
+//                                            [{key, op: 'set'|'add'|'remove', before, after, type}];
+//                                            throws one line naming a bad key or value.
+//                                            changes: [{key, remove: true} | {key, value, type?}]
+//   editBlob(changes, {signal})            → the edited file as a Blob (from a File: header + slices)
+//   lint()                                 → {findings: [{code, severity, message, offset?, key?,
+//                                            tensor?, shard?}], errors, warnings, infos}
+//   hash({xxh64, sha1, sha256, uuid, perTensor, fileName}, {signal, onProgress})
+//                                          → {tensors, model, lines} as llama-gguf-hash prints them
 // source: a URL string, a File/Blob or an ArrayBuffer. Errors reject with an Error whose
 // message is readable as is; an abort rejects with a DOMException named AbortError.
 //
@@ -116,10 +126,24 @@ function ggufModel(f) {
       return m.findText(needle, opts);
     },
     specialTokens: () => f.specialTokens(),
+    lint: () => f.lint(),
+    editChanges: (changes) => editorOf(f, changes).changes(),
+    editBlob: (changes, opts = {}) => editorOf(f, changes).toBlob({ signal: opts.signal }),
+    hash: (options, opts = {}) => f.hash({ ...options, signal: opts.signal, onProgress: opts.onProgress }),
     readRows: (name, rows, opts = {}) => f.readTensor(name, { rows, signal: opts.signal, onProgress: opts.onProgress }),
     // Every core: a pool of the package's statistics workers, each reading its own rows.
     stats: async (name, opts = {}) => statsOf(await f.tensorStats(name, { bins: opts.bins, rows: opts.rows, signal: opts.signal, onProgress: opts.onProgress, workers: statsPool() })),
   };
+}
+
+/** A package editor with `changes` applied (each checked by the core as it is set). */
+function editorOf(f, changes) {
+  const editor = f.edit();
+  for (const c of changes) {
+    if (c.remove) editor.remove(c.key);
+    else editor.set(c.key, c.value, c.type);
+  }
+  return editor;
 }
 
 let pool = null;

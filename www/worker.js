@@ -108,6 +108,22 @@ const ops = {
     if (!modelB) throw new Error('no file to compare with is open');
     return compareTensor(model, modelB, name, ctx);
   },
+  async editChanges({ changes }) {
+    if (!model.editChanges) throw new Error('only GGUF files can be edited');
+    return model.editChanges(changes);
+  },
+  async editBlob({ changes }, ctx) {
+    if (!model.editBlob) throw new Error('only GGUF files can be edited');
+    return model.editBlob(changes, ctx);
+  },
+  async lint() {
+    if (!model.lint) throw new Error('lint checks GGUF files');
+    return model.lint();
+  },
+  async hash({ options }, ctx) {
+    if (!model.hash) throw new Error('hashes are defined for GGUF files (llama-gguf-hash)');
+    return model.hash(options, ctx);
+  },
   async rows({ name, rows }, ctx) {
     const out = await model.readRows(name, rows, ctx);
     return { transfer: out };

@@ -1,6 +1,6 @@
 //! Any bytes: parse as a whole file and as a prefix of unknown length, walk every metadata
 //! value, and dequantize every tensor; the same bytes as a safetensors file (plain tensors and
-//! GPTQ layers). Nothing may panic, hang or allocate past the input.
+//! GPTQ layers); lint the bytes. Nothing may panic, hang or allocate past the input.
 #![no_main]
 
 use gguf_lens::gguf::{parse, ArrayView, ParseStatus, Value};
@@ -88,6 +88,9 @@ fn safetensors(data: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     safetensors(data);
+    // Lint: any bytes give a report (a refused header is one finding), never a panic or hang.
+    let report = gguf_lens::lint::lint_bytes(data, data.len() as u64);
+    assert!(report.need_more.is_none(), "the whole file was given");
     if let Ok(ParseStatus::NeedMore { at_least, .. }) = parse(data, None) {
         assert!(at_least > data.len() as u64);
     }

@@ -18,6 +18,10 @@ import {
   type ValueMetrics,
   type MetadataEntry,
   type ArrayEntry,
+  type GgufEditor,
+  type EditChange,
+  type HashReport,
+  type LintReport,
 } from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
@@ -72,6 +76,18 @@ export async function checkpoint(url: string): Promise<void> {
   } catch (err) {
     if (err instanceof SourceError) console.log(err.retryable);
   }
+}
+
+export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
+  const editor: GgufEditor = model.edit().set('general.name', 'x').set('general.alignment', 64, 'uint32').remove('general.url');
+  const changes: EditChange[] = editor.changes();
+  console.log(changes[0]?.op, editor.plan().pieces.length);
+  const stream: ReadableStream<Uint8Array> = editor.toStream({ onProgress: (p) => console.log(p.loaded) });
+  console.log(stream.locked);
+  const report: HashReport = await model.hash({ sha256: true, uuid: true, perTensor: false });
+  const lint: LintReport = model.lint();
+  for (const f of lint.findings) if (f.severity === 'error') console.log(f.code, f.tensor ?? f.key ?? f.offset);
+  return [await editor.toBlob(), report.model.uuid ?? report.lines];
 }
 
 export function embed(file: File, summary: Summary): string {

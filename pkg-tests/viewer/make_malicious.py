@@ -21,7 +21,8 @@ PAYLOADS = {
     "url": f"javascript:{RUN}",
     "key": f"evil.<script>{RUN}</script>",
     "template": f"</pre><script>{RUN}</script>{{{{ messages }}}}<iframe src=\"javascript:{RUN}\"></iframe>",
-    "tensor": f"<img src=x onerror=\"{RUN}\">.weight",
+    # Shorter than the others: ggml (and gguf-lens) refuse tensor names of 64 bytes or more.
+    "tensor": "<img src=x onerror=\"alert(1);document.title='pwned'\">.weight",
     "tokens": [f"<img src=x onerror=\"{RUN}\">", f"javascript:{RUN}", f"<script>{RUN}</script>", "\"><b>bold</b>", "plain"],
     "model": f"<a href=\"javascript:{RUN}\">x</a>",
     "merge": f"<i onmouseover={RUN}> x",

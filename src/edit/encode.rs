@@ -132,6 +132,26 @@ impl Out {
     }
 }
 
+/// The alignment `edits` leave: a `general.alignment` set (a uint32 power of two), 32 when it
+/// is removed, else the file's.
+pub fn new_alignment(file: &GgufFile, edits: &Edits) -> Result<u64, String> {
+    let key = "general.alignment";
+    if let Some((_, value)) = edits.set.iter().rev().find(|(k, _)| k == key) {
+        return match value {
+            NewValue::U32(a) if a.is_power_of_two() => Ok(u64::from(*a)),
+            NewValue::U32(a) => Err(format!("{key}: {a} is not a power of two")),
+            other => Err(format!(
+                "{key}: must be a uint32 (ggml reads no other type), not a {}",
+                other.value_type().name()
+            )),
+        };
+    }
+    if edits.remove.iter().any(|k| k == key) {
+        return Ok(crate::gguf::DEFAULT_ALIGNMENT);
+    }
+    Ok(file.alignment())
+}
+
 /// A tensor info for a header whose tensors change (type, offset): name, dims (GGUF order,
 /// innermost first), type, offset relative to the data section.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,9 +163,10 @@ pub struct NewTensor {
 }
 
 /// The new header of `file` with `edits` applied, padded so the data section starts aligned.
-/// Errors are one line naming the key and the reason.
+/// Tensor infos are copied verbatim (a new alignment goes through [`super::plan`], which lays
+/// the tensors out anew). Errors are one line naming the key and the reason.
 pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
-    header(file, edits, None)
+    encode_header(file, edits, new_alignment(file, edits)?, None)
 }
 
 /// As [`build_header`], with `tensors` written as the tensor infos instead of `file`'s (for a
@@ -155,12 +176,14 @@ pub fn build_header_with_tensors(
     edits: &Edits,
     tensors: &[NewTensor],
 ) -> Result<Vec<u8>, String> {
-    header(file, edits, Some(tensors))
+    encode_header(file, edits, new_alignment(file, edits)?, Some(tensors))
 }
 
-fn header(
+/// The header with `alignment` (already checked) and, when given, `tensors` as the tensor infos.
+pub(crate) fn encode_header(
     file: &GgufFile,
     edits: &Edits,
+    alignment: u64,
     tensors: Option<&[NewTensor]>,
 ) -> Result<Vec<u8>, String> {
     if file.version() < 2 {
@@ -173,14 +196,6 @@ fn header(
         if file.get(key).is_none() {
             return Err(format!("--remove {key}: no such key"));
         }
-    }
-    for (key, value) in &edits.set {
-        if key == "general.alignment" && *value != NewValue::U32(file.alignment() as u32) {
-            return Err(format!("{key}: changing the alignment is not supported"));
-        }
-    }
-    if edits.remove.iter().any(|k| k == "general.alignment") && file.alignment() != 32 {
-        return Err("general.alignment: removing a non-default alignment is not supported".into());
     }
     let mut out = Out {
         bytes: Vec::new(),
@@ -256,7 +271,7 @@ fn header(
             .ok_or("tensor infos lie outside the header")?;
         out.bytes.extend_from_slice(infos);
     }
-    let align = usize::try_from(file.alignment()).map_err(|e| e.to_string())?;
+    let align = usize::try_from(alignment).map_err(|e| e.to_string())?;
     let padded = out.bytes.len().div_ceil(align) * align;
     out.bytes.resize(padded, 0);
     Ok(out.bytes)

@@ -3,13 +3,18 @@
 //!
 //! Untouched keys are re-encoded from their parsed values in the file's byte order, which gives
 //! the same bytes; tensor infos are copied verbatim, so tensor offsets (relative to the data
-//! section) do not change. For split models, edit the first shard: it holds the metadata.
+//! section) do not change — unless the alignment changes, when the tensors are laid out anew
+//! (see [`plan`]). For split models, edit the first shard: it holds the metadata.
 
 mod encode;
+mod plan;
+mod values;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod write;
 
-pub use encode::{build_header, build_header_with_tensors, NewTensor, NewValue};
+pub use encode::{build_header, build_header_with_tensors, new_alignment, NewTensor, NewValue};
+pub use plan::{plan, EditPlan, Piece};
+pub use values::{from_json, type_name, typed};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use write::edit_file;
 

@@ -579,6 +579,14 @@ impl GgufFile {
             .map(|e| view(&self.header, self.format, &e.value))
     }
 
+    /// Absolute file offset of `key`'s value (just after its type id).
+    pub fn value_offset(&self, key: &str) -> Option<u64> {
+        self.metadata
+            .iter()
+            .find(|e| e.key == key)
+            .map(|e| e.value_offset)
+    }
+
     /// Tensor infos in file order.
     pub fn tensors(&self) -> &[TensorInfo] {
         &self.tensors

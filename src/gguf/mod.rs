@@ -28,6 +28,9 @@ pub const MAX_KV_COUNT: u64 = 1 << 24;
 pub const MAX_TENSOR_COUNT: u64 = 1 << 24;
 /// Most dimensions of a tensor (ggml's GGML_MAX_DIMS).
 pub const MAX_DIMS: u32 = 4;
+/// ggml's GGML_MAX_NAME: a tensor name must be shorter than this many bytes (ggml's
+/// `gguf_init_from_file` refuses the file otherwise).
+pub const MAX_TENSOR_NAME_LEN: u64 = 64;
 /// Largest header kept in memory: element offsets are u32, and wasm32 has 4 GiB in all.
 pub const MAX_HEADER_BYTES: u64 = (1 << 31) - 1;
 

@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use super::value::{read_string_span, Format};
-use super::{Limits, MAX_DIMS};
+use super::{Limits, MAX_DIMS, MAX_TENSOR_NAME_LEN};
 use crate::cursor::Cursor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{GgmlType, TypeIdError};
@@ -114,6 +114,16 @@ pub(crate) fn read_tensor_info(
             )
         })?
         .to_string();
+    if name.len() as u64 >= MAX_TENSOR_NAME_LEN {
+        return Err(Error::at(
+            ErrorKind::TensorNameTooLong {
+                len: name.len() as u64,
+                name,
+                limit: MAX_TENSOR_NAME_LEN,
+            },
+            info_offset,
+        ));
+    }
     let dims_at = cur.pos();
     let n_dims = cur.u32("tensor n_dims")?;
     if n_dims > MAX_DIMS {

@@ -17,6 +17,8 @@ use crate::safetensors::Dtype;
 use crate::summary::Summary;
 
 mod compare_js;
+mod edit_js;
+mod lint_js;
 mod quant_error;
 mod safetensors_js;
 mod stats;

@@ -7,8 +7,10 @@ mod dequant;
 mod diff;
 mod diff_cross;
 mod diff_render;
+mod hash;
 mod inspect;
 mod json;
+mod lint;
 mod llama_names;
 mod model;
 mod output;
@@ -32,9 +34,9 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (diff: the files are identical)
   1  a bad file, tensor or request, with one `error:` line naming what and where
-     (diff: the files differ, nothing on stderr)
+     (diff: the files differ, nothing on stderr; lint: it found an error)
   2  bad usage (unknown option, missing argument); stats, diff, set, quantize
-     and quant-error: any error
+     and quant-error: any error; lint: a file it cannot read
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel (scalar also turns
 off the AVX2 build of the quantizers' searches).";
@@ -63,6 +65,10 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Set(set::Args),
     #[command(after_help = EXIT_CODES)]
+    Hash(hash::Args),
+    #[command(after_help = EXIT_CODES)]
+    Lint(lint::Args),
+    #[command(after_help = EXIT_CODES)]
     Quantize(quantize::Args),
     #[command(after_help = EXIT_CODES)]
     QuantError(quant_error::Args),
@@ -78,6 +84,8 @@ enum Failure {
     Fatal(String),
     /// `diff` found differences: exit 1, nothing on stderr.
     Differ,
+    /// `lint` found errors (already printed on stdout): exit 1, nothing on stderr.
+    LintErrors,
 }
 
 /// For `stats` and `diff`: an error of `path`, as one line naming the file.
@@ -111,6 +119,8 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
+        Command::Hash(args) => return finish(hash::run(args)),
+        Command::Lint(args) => lint::run(args),
         Command::Quantize(args) => quantize::run(args),
         Command::QuantError(args) => quant_error::run(args),
     };
@@ -128,13 +138,12 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
-        Err(Failure::Differ) => ExitCode::from(1),
+        Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
     }
 }
 
 /// For subcommands whose `run` returns `Result<ExitCode, String>`: an `Err` is one `error:` line
 /// and exit 1.
-#[allow(dead_code)]
 fn finish(result: Result<ExitCode, String>) -> ExitCode {
     result.unwrap_or_else(|message| {
         eprintln!("error: {message}");
