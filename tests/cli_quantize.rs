@@ -256,3 +256,34 @@ fn quant_error_takes_a_row_range() {
     assert!((implied - rel).abs() <= 1e-12 * rel, "{implied} vs {rel}");
     assert_eq!(run("0:999").0, Some(2));
 }
+
+#[test]
+fn a_nan_is_an_error_naming_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let mut values = vec![0.25f32; 32 * 64];
+    values[32 * 41 + 5] = f32::NAN; // row 41
+    one_tensor_file(&input, &values);
+    let out = dir.path().join("out.gguf");
+    let result = gguf_lens()
+        .args(["quantize", "--type", "Q4_0", "--threads", "3"])
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("w.weight: row 41: cannot quantize NaN to Q4_0"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let report = gguf_lens()
+        .args(["quant-error", "--json", "--types", "Q8_0,F16"])
+        .arg(&input)
+        .arg("w.weight")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(doc["skipped"][0]["reason"], "row 41: holds NaN");
+}

@@ -139,6 +139,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                     "row {}: a block scale of {scale:e} overflows f16",
                     first_row + block as u64 / per_row
                 ),
+                QuantizeError::NotFinite { index, value, .. } => format!(
+                    "row {}: holds {value}",
+                    first_row + index as u64 / row_len.max(1)
+                ),
                 other => other.to_string(),
             });
         }

@@ -272,6 +272,10 @@ fn quantize_tensor(
                     first_row + (block / per_row) as u64
                 )
             }
+            QuantizeError::NotFinite { index, value, .. } => format!(
+                "row {}: cannot quantize {value} to {ty}",
+                first_row + (index / row_len.max(1)) as u64
+            ),
             other => other.to_string(),
         })?;
         out.write_all(&bytes).map_err(|e| e.to_string())?;
@@ -315,6 +319,11 @@ fn quantize_parallel(
                                 scale,
                             }
                         }
+                        QuantizeError::NotFinite { ty, index, value } => QuantizeError::NotFinite {
+                            ty,
+                            index: index + rows.start * row_len,
+                            value,
+                        },
                         other => other,
                     })
                 })
