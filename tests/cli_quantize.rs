@@ -233,3 +233,60 @@ fn quant_error_lists_types_whose_block_does_not_fit() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn quant_error_takes_a_row_range() {
+    let input = fixtures().join("input.gguf");
+    let run = |rows: &str| {
+        let out = gguf_lens()
+            .args(["quant-error", "--json", "--types", "Q4_K", "--rows", rows])
+            .arg(&input)
+            .arg("blk.0.attn_q.weight")
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout)
+    };
+    let (code, stdout) = run("0:16");
+    assert_eq!(code, Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    assert_eq!(doc["rows"], serde_json::json!([0, 16]));
+    // Rows 0..16 alone: the same numbers as a file holding only those rows would give.
+    let x = &tensor_values(&input, "blk.0.attn_q.weight")[..16 * 256];
+    let x2: f64 = x.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+    let rmse = doc["results"][0]["rmse"].as_f64().unwrap();
+    let rel = doc["results"][0]["relative_rmse"].as_f64().unwrap();
+    let implied = rmse * (x.len() as f64).sqrt() / x2.sqrt();
+    assert!((implied - rel).abs() <= 1e-12 * rel, "{implied} vs {rel}");
+    assert_eq!(run("0:999").0, Some(2));
+}
+
+#[test]
+fn a_nan_is_an_error_naming_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let mut values = vec![0.25f32; 32 * 64];
+    values[32 * 41 + 5] = f32::NAN; // row 41
+    one_tensor_file(&input, &values);
+    let out = dir.path().join("out.gguf");
+    let result = gguf_lens()
+        .args(["quantize", "--type", "Q4_0", "--threads", "3"])
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("w.weight: row 41: cannot quantize NaN to Q4_0"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let report = gguf_lens()
+        .args(["quant-error", "--json", "--types", "Q8_0,F16"])
+        .arg(&input)
+        .arg("w.weight")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(doc["skipped"][0]["reason"], "row 41: holds NaN");
+}

@@ -140,8 +140,8 @@ fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
 /// [`block_scales`] for AVX2 when the CPU has it (same operations, same bits).
 fn scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if super::use_avx2() {
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { scales_avx2(xt) };
     }
     block_scales(xt)

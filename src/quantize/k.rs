@@ -168,8 +168,8 @@ fn qx_lanes<const L: usize, const N: usize>(
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if super::use_avx2() {
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { qx_lanes_avx2(xt, nmax, lt) };
     }
     make_qx_lanes(xt, nmax, lt)
@@ -335,8 +335,8 @@ fn q3_lanes<const L: usize, const N: usize>(
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if super::use_avx2() {
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { q3_lanes_avx2(xt, nmax, lt) };
     }
     make_q3_lanes(xt, nmax, lt)
@@ -588,8 +588,8 @@ fn qkx2_lanes<const L: usize, const N: usize>(
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if super::use_avx2() {
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { qkx2_lanes_avx2(xt, wt, p, lt) };
     }
     make_qkx2_lanes(xt, wt, p, lt)

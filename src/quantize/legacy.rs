@@ -6,18 +6,16 @@ use super::{c_round_i32, c_trunc_i32, f16_field, Overflow};
 
 const QK: usize = 32;
 
-/// The value of largest magnitude (the first one, on ties), as ggml finds it: an all-zero
-/// block gives +0 even when it holds −0 (so its scale is −0, as ggml's).
+/// The value of largest magnitude (the first one, on ties), as ggml finds it (it keeps the
+/// first `v` with `amax < |v|`): for NaN-free blocks (the caller refuses NaN) that is the first
+/// value whose magnitude is the maximum, and +0 for an all-zero block even when it holds −0.
+/// Found in two passes so that the first vectorises.
 fn signed_max(x: &[f32; QK]) -> f32 {
-    let mut amax = 0.0f32;
-    let mut max = 0.0f32;
-    for &v in x {
-        if amax < v.abs() {
-            amax = v.abs();
-            max = v;
-        }
+    let amax = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    if amax == 0.0 {
+        return 0.0;
     }
-    max
+    x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0)
 }
 
 /// Minimum and maximum, starting from ±FLT_MAX as ggml does.

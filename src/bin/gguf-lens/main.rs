@@ -38,7 +38,8 @@ Exit codes:
   2  bad usage (unknown option, missing argument); stats, diff, set, quantize
      and quant-error: any error; lint: a file it cannot read
 
-GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
+GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel (scalar also turns
+off the AVX2 build of the quantizers' searches).";
 
 /// Read GGUF model files and safetensors checkpoints (plain or GPTQ): what is in them, their
 /// values dequantized bit for bit as ggml does, statistics, and what changed between two.

@@ -18,8 +18,11 @@ use crate::{fatal, json_line, write_stdout, Failure};
 pub struct Args {
     /// A .gguf (or one shard of a split model), a .safetensors or a model.safetensors.index.json.
     file: String,
-    /// Tensor name.
+    /// Tensor name (for safetensors also a GPTQ layer).
     tensor: String,
+    /// Only rows A..B (A inclusive, B exclusive): a sample of a huge tensor.
+    #[arg(long, value_name = "A:B", value_parser = crate::parse_rows)]
+    rows: Option<std::ops::Range<u64>>,
     /// Comma-separated types (default: every type gguf-lens can quantize to).
     #[arg(long, value_delimiter = ',', value_name = "T1,T2,...")]
     types: Vec<String>,
@@ -89,9 +92,11 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             ));
         }
     }
+    let range = args.rows.clone().unwrap_or(0..n_rows);
+    rows.check_rows(range.clone()).map_err(fatal(path))?;
     let step = rows.rows_per_chunk(CHUNK_ELEMENTS);
     let mut failed: Vec<Option<String>> = vec![None; types.len()];
-    for chunk in gguf_lens::gguf::row_chunks(0..n_rows, step) {
+    for chunk in gguf_lens::gguf::row_chunks(range.clone(), step) {
         let first_row = chunk.start;
         let values = rows.read(chunk).map_err(fatal(path))?;
         // The types share the chunk; threads take every `threads`-th type.
@@ -138,6 +143,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                     "row {}: a block scale of {scale:e} overflows f16",
                     first_row + block as u64 / per_row
                 ),
+                QuantizeError::NotFinite { index, value, .. } => format!(
+                    "row {}: holds {value}",
+                    first_row + index as u64 / row_len.max(1)
+                ),
                 other => other.to_string(),
             });
         }
@@ -159,6 +168,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             "tensor": args.tensor,
             "type": source_type,
             "shape": shape,
+            "rows": [range.start, range.end],
             "results": results.iter().filter_map(|o| match o {
                 Outcome::Done(r) => Some(json!({
                     "type": r.ty.name(),
@@ -178,11 +188,13 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     } else {
         let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
         let mut text = format!(
-            "{} {} [{}] ({} values)\n{:<8} {:>7} {:>12} {:>12} {:>10} {:>12}\n",
+            "{} {} [{}] (rows {}..{}: {} values)\n{:<8} {:>7} {:>12} {:>12} {:>10} {:>12}\n",
             args.tensor,
             source_type,
             dims.join(", "),
-            row_len.saturating_mul(n_rows),
+            range.start,
+            range.end,
+            row_len.saturating_mul(range.end.saturating_sub(range.start)),
             "type",
             "bits/w",
             "rmse",

@@ -184,9 +184,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         let mut written = 0u64;
         for p in &plans {
             // Padding up to this tensor's offset (zeros, as ggml writes).
-            let pad = p.offset - written;
-            out.write_all(&vec![0u8; usize::try_from(pad).unwrap_or(0)])
-                .map_err(io)?;
+            let pad = p
+                .offset
+                .checked_sub(written)
+                .and_then(|pad| usize::try_from(pad).ok())
+                .ok_or_else(|| fail(format!("{shown_in}: tensor offsets out of order")))?;
+            out.write_all(&vec![0u8; pad]).map_err(io)?;
             match p.quantize {
                 None => copy_tensor(&file, p.tensor, &mut input, &mut out)
                     .map_err(|e| fail(format!("{shown_in}: {}: {e}", p.tensor.name())))?,
@@ -269,6 +272,10 @@ fn quantize_tensor(
                     first_row + (block / per_row) as u64
                 )
             }
+            QuantizeError::NotFinite { index, value, .. } => format!(
+                "row {}: cannot quantize {value} to {ty}",
+                first_row + (index / row_len.max(1)) as u64
+            ),
             other => other.to_string(),
         })?;
         out.write_all(&bytes).map_err(|e| e.to_string())?;
@@ -312,6 +319,11 @@ fn quantize_parallel(
                                 scale,
                             }
                         }
+                        QuantizeError::NotFinite { ty, index, value } => QuantizeError::NotFinite {
+                            ty,
+                            index: index + rows.start * row_len,
+                            value,
+                        },
                         other => other,
                     })
                 })
