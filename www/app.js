@@ -6,6 +6,7 @@ import { mdEscape, safeName, jsonText, download } from './export-util.js';
 import { setupEditing } from './edit-panel.js';
 import { setupIntegrity } from './integrity.js';
 import { setupQuantError } from './quant-panel.js';
+import { setupMemory } from './memory-panel.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 const $ = (sel) => document.querySelector(sel);
@@ -33,7 +34,6 @@ function ftypeLabel(ft) {
   if (ft === undefined || ft === null) return undefined;
   return (FTYPE_LABELS[ft & ~1024] ?? `unknown (${ft})`) + (ft & 1024 ? ' (guessed)' : '');
 }
-const KV_BYTES = { f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
 const TYPE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
 // ---------- DOM helpers (text only) ----------
@@ -158,6 +158,8 @@ let compare = null; // setupCompare's handle
 let editing = null; // setupEditing's handle
 let integrity = null; // setupIntegrity's handle
 let quantError = null; // setupQuantError's handle
+let memory = null; // setupMemory's handle
+let memoryFromUrl = true; // the first model opened takes the planner's choices from the URL
 
 async function openSource(source, label) {
   hideError();
@@ -556,25 +558,6 @@ function renderTemplate() {
 }
 
 // ----- memory -----
-function renderMemory() {
-  const s = model.summary;
-  const ctxIn = $('#mem-ctx');
-  if (!ctxIn.value || ctxIn.dataset.model !== sourceLabel) { ctxIn.value = s.contextLength || 4096; ctxIn.dataset.model = sourceLabel; }
-  const ctx = Math.max(1, Number(ctxIn.value) || 0);
-  const kvType = $('#mem-kv').value;
-  const headDim = s.keyLength || (s.embeddingLength && s.headCount ? s.embeddingLength / s.headCount : undefined);
-  const vDim = s.valueLength || headDim;
-  const kvHeads = s.headCountKv || s.headCount;
-  let kv;
-  if (s.blockCount && kvHeads && headDim) kv = s.blockCount * ctx * kvHeads * (headDim + vDim) * KV_BYTES[kvType];
-  const weights = s.tensorBytes;
-  const set = (k, v, text) => { const e = $(`[data-mem="${k}"]`); e.textContent = text; e.dataset.value = v === undefined ? '' : String(Math.round(v)); };
-  set('weights', weights, fmtBytes(weights));
-  set('kv', kv, kv === undefined ? 'unknown (missing layer/head metadata)' : `${fmtBytes(kv)}  (${kvType})`);
-  set('total', kv === undefined ? weights : weights + kv, fmtBytes(kv === undefined ? weights : weights + kv));
-  $('#mem-note').textContent = headDim ? `KV = 2 × ${s.blockCount} layers × ${fmtInt(ctx)} ctx × ${kvHeads} kv heads × ${headDim} dims × ${KV_BYTES[kvType]} B. Compute buffers and runtime overhead not included.` : '';
-}
-
 // ----- inspector -----
 function renderInspectorList() {
   const sel = clear($('#insp-tensor'));
@@ -716,7 +699,8 @@ function renderAll() {
   if ($('#meta-filter').value.trim()) filterMetadata().catch((e) => showError(e.message));
   renderTokenizer();
   renderTemplate();
-  renderMemory();
+  memory.reset(memoryFromUrl);
+  memoryFromUrl = false;
   renderInspectorList();
 }
 
@@ -733,6 +717,7 @@ function init() {
     rerender: () => renderMetadata(),
   });
   integrity = setupIntegrity({ el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName });
+  memory = setupMemory({ el, clear, request, model: () => model, sourceName: () => sourceName, fmtBytes, fmtInt });
   quantError = setupQuantError({ el, svg, clear, longTask, showError, model: () => model, fmtNum, fmtInt });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {
@@ -763,8 +748,6 @@ function init() {
   $('#merge-query').addEventListener('input', guard(() => { mergeState.start = 0; searchMerges(); }));
   $('#merge-prev').addEventListener('click', guard(() => { mergeState.start = Math.max(0, mergeState.start - mergeState.limit); searchMerges(); }));
   $('#merge-next').addEventListener('click', guard(() => { if (mergeState.start + mergeState.limit < mergeState.total) { mergeState.start += mergeState.limit; searchMerges(); } }));
-  $('#mem-form').addEventListener('input', guard(renderMemory));
-  $('#mem-form').addEventListener('submit', (e) => e.preventDefault());
   $('#insp-run').addEventListener('click', guard(runInspector));
   $('#open-sample').addEventListener('click', () => openUrl(SAMPLE_URL));
   $('#export-json').addEventListener('click', guard(() => downloadModel(jsonText(exportObject()), 'application/json', 'json')));

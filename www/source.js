@@ -39,6 +39,8 @@
 //   quantError(name, {sampleRows, signal, onProgress}) → the package's quantError report
 //                                            ({results: [{type, bitsPerWeight, nValues, rmse,
 //                                            maxAbsError, relativeRmse, cosine}], skipped})
+//   planMemory(options)                    → the package's MemoryPlan (llama.cpp's allocation for
+//                                            llama-server: weights, KV cache, compute, command)
 //   lint()                                 → {findings: [{code, severity, message, offset?, key?,
 //                                            tensor?, shard?}], errors, warnings, infos}
 //   hash({xxh64, sha1, sha256, uuid, perTensor, fileName}, {signal, onProgress})
@@ -130,6 +132,7 @@ function ggufModel(f) {
     },
     specialTokens: () => f.specialTokens(),
     lint: () => f.lint(),
+    planMemory: (options) => f.planMemory(options),
     quantError: (name, opts = {}) => f.quantError(name, { sampleRows: opts.sampleRows, signal: opts.signal, onProgress: opts.onProgress }),
     editChanges: (changes) => editorOf(f, changes).changes(),
     editBlob: (changes, opts = {}) => editorOf(f, changes).toBlob({ signal: opts.signal }),

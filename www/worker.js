@@ -120,6 +120,10 @@ const ops = {
     if (!model.quantError) throw new Error('quantization error is measured on GGUF tensors');
     return model.quantError(name, { sampleRows, ...ctx });
   },
+  async planMemory({ options }) {
+    if (!model.planMemory) throw new Error('the memory planner reads GGUF files');
+    return model.planMemory(options);
+  },
   async lint() {
     if (!model.lint) throw new Error('lint checks GGUF files');
     return model.lint();

@@ -82,21 +82,6 @@ test('tensors, metadata, tokenizer and chat template match gguf-py', async () =>
   assert.equal(await page.$eval('#chat-template', (e) => e.textContent), expected.chat_template);
 });
 
-test('memory estimate: weights + KV cache for a chosen context and KV type', async () => {
-  const { page } = await newPage(browser);
-  await page.goto(server.url);
-  await waitLoaded(page, expected.summary.name);
-  const s = expected.summary;
-  const headDim = s['embedding-length'] / s['head-count'];
-  const mem = (k) => page.$eval(`[data-mem="${k}"]`, (e) => Number(e.dataset.value));
-  assert.equal(await mem('weights'), expected.tensor_bytes);
-  assert.equal(await mem('kv'), 2 * s['block-count'] * s['context-length'] * s['head-count-kv'] * headDim * 2);
-  await page.fill('#mem-ctx', '8192');
-  await page.selectOption('#mem-kv', 'q8_0');
-  assert.equal(await mem('kv'), Math.round(2 * s['block-count'] * 8192 * s['head-count-kv'] * headDim * 34 / 32));
-  assert.equal(await mem('total'), expected.tensor_bytes + (await mem('kv')));
-});
-
 test('exports JSON and Markdown', async () => {
   const { page } = await newPage(browser);
   await page.goto(server.url);

@@ -1,0 +1,175 @@
+// The memory planner card: what llama.cpp allocates to run the model (the core's planner through
+// the package's planMemory, checked against llama.cpp's own log): weights per device, the KV cache
+// (K, V, sliding-window, recurrent state), the compute buffer estimate; the context that fits a
+// GPU, the layers to offload, and the llama-server command. Every choice is in the URL
+// (mctx, np, ctk, ctv, fa, gpu, ngl), so a plan can be linked.
+
+const GIB = 1024 ** 3;
+const GPU_PRESETS = [['', 'no GPU (all on CPU)'], ['8', '8 GiB'], ['12', '12 GiB'], ['16', '16 GiB'], ['24', '24 GiB'], ['48', '48 GiB'], ['80', '80 GiB'], ['custom', 'custom…']];
+const KV_TYPES = ['f16', 'f32', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'];
+
+/** @param {object} ctx the page's helpers: el, clear, request, model(), fmtBytes, fmtInt */
+export function setupMemory(ctx) {
+  const { el, clear, request } = ctx;
+  const $ = (sel) => document.querySelector(sel);
+  let ticket = 0;
+
+  const form = $('#mem-form');
+  for (const id of ['#mem-ctk', '#mem-ctv']) {
+    for (const t of KV_TYPES) $(id).append(el('option', { value: t }, t));
+  }
+  for (const [v, label] of GPU_PRESETS) $('#mem-gpu').append(el('option', { value: v }, label));
+
+  /** The form's choices as planMemory options (ngl absent: the most that fit the GPU). */
+  function options() {
+    const gpuChoice = $('#mem-gpu').value;
+    const gib = gpuChoice === 'custom' ? Number($('#mem-gpu-custom').value) : Number(gpuChoice);
+    const o = {
+      ctx: Math.max(1, Math.round(Number($('#mem-ctx').value) || 0)),
+      parallel: Math.max(1, Math.round(Number($('#mem-np').value) || 1)),
+      cacheTypeK: $('#mem-ctk').value,
+      cacheTypeV: $('#mem-ctv').value,
+      flashAttn: $('#mem-fa').checked,
+      file: String(ctx.sourceName()).split(/[\\/]/).pop() || 'model.gguf',
+    };
+    if (gib > 0) o.gpuMem = Math.round(gib * GIB);
+    if (!$('#mem-ngl-auto').checked) o.ngl = Number($('#mem-ngl').value);
+    return o;
+  }
+
+  function toUrl(o) {
+    const q = new URLSearchParams(location.search);
+    const put = (k, v, dflt) => (v === undefined || v === dflt ? q.delete(k) : q.set(k, String(v)));
+    put('mctx', o.ctx, ctx.model()?.summary.contextLength);
+    put('np', o.parallel, 1);
+    put('ctk', o.cacheTypeK, 'f16');
+    put('ctv', o.cacheTypeV, 'f16');
+    put('fa', o.flashAttn ? 1 : undefined);
+    put('gpu', o.gpuMem ? +(o.gpuMem / GIB).toFixed(3) : undefined);
+    put('ngl', o.ngl);
+    history.replaceState(null, '', `?${q}`);
+  }
+
+  function fromUrl() {
+    const q = new URLSearchParams(location.search);
+    if (q.get('mctx')) $('#mem-ctx').value = q.get('mctx');
+    if (q.get('np')) $('#mem-np').value = q.get('np');
+    if (q.get('ctk')) $('#mem-ctk').value = q.get('ctk');
+    if (q.get('ctv')) $('#mem-ctv').value = q.get('ctv');
+    $('#mem-fa').checked = q.get('fa') === '1';
+    const gpu = q.get('gpu');
+    if (gpu) {
+      const preset = GPU_PRESETS.find(([v]) => v === gpu);
+      $('#mem-gpu').value = preset ? gpu : 'custom';
+      $('#mem-gpu-custom').value = gpu;
+    }
+    if (q.get('ngl') !== null) { $('#mem-ngl-auto').checked = false; $('#mem-ngl').value = q.get('ngl'); }
+  }
+
+  function set(k, v, text) {
+    const e = $(`[data-mem="${k}"]`);
+    e.textContent = text;
+    e.dataset.value = v === undefined || v === null ? '' : String(v);
+  }
+
+  function bar(p) {
+    const root = clear($('#mem-bar'));
+    const rows = [['CPU', [['weights', p.weights.cpuBytes], ['KV cache', p.kvCache.cpuBytes], ['compute', p.computeBytes]]],
+      ['GPU', [['weights', p.weights.gpuBytes], ['KV cache', p.kvCache.gpuBytes]]]];
+    const scale = Math.max(p.cpuBytes, p.gpuMem ?? 0, p.gpuBytes, 1);
+    for (const [device, parts] of rows) {
+      if (device === 'GPU' && !p.gpuMem && !p.gpuBytes) continue;
+      const track = el('div', { class: 'mem-track' });
+      for (const [label, bytes] of parts) {
+        if (!bytes) continue;
+        const seg = el('div', { class: `mem-seg mem-${label.replace(' ', '-').toLowerCase()}`, title: `${label}: ${ctx.fmtBytes(bytes)}` }, label);
+        seg.style.width = `${(bytes / scale) * 100}%`;
+        track.append(seg);
+      }
+      if (device === 'GPU' && p.gpuMem) {
+        const cap = el('div', { class: 'mem-cap', title: `GPU memory ${ctx.fmtBytes(p.gpuMem)}` });
+        cap.style.left = `${(p.gpuMem / scale) * 100}%`;
+        track.append(cap);
+      }
+      root.append(el('div', { class: 'mem-row', dataset: { device } }, el('span', { class: 'muted small' }, device), track,
+        el('span', { class: 'small' }, ctx.fmtBytes(device === 'CPU' ? p.cpuBytes : p.gpuBytes))));
+    }
+  }
+
+  async function render() {
+    const m = ctx.model();
+    if (!m) return;
+    const mine = ++ticket;
+    const o = options();
+    toUrl(o);
+    let p;
+    try {
+      p = await request('planMemory', { options: o }).promise;
+    } catch (e) {
+      if (mine !== ticket) return;
+      $('#mem-error').textContent = e.message;
+      $('#mem-error').hidden = false;
+      return;
+    }
+    if (mine !== ticket) return; // a newer choice is on its way
+    $('#mem-error').hidden = true;
+    const nglIn = $('#mem-ngl');
+    nglIn.max = String(p.nLayer + 1);
+    if ($('#mem-ngl-auto').checked) nglIn.value = String(p.ngl);
+    $('#mem-ngl-value').textContent = `${p.ngl} of ${p.nLayer + 1}`;
+    set('weights', p.weightsBytes, `${ctx.fmtBytes(p.weightsBytes)}${p.weights.gpuBytes ? ` (GPU ${ctx.fmtBytes(p.weights.gpuBytes)})` : ''}`);
+    const kvParts = [`K ${ctx.fmtBytes(p.kvCache.kBytes)}`, `V ${ctx.fmtBytes(p.kvCache.vBytes)}`];
+    if (p.kvCache.swaBytes) kvParts.push(`sliding window ${ctx.fmtBytes(p.kvCache.swaBytes)}`);
+    if (p.kvCache.recurrentBytes) kvParts.push(`recurrent ${ctx.fmtBytes(p.kvCache.recurrentBytes)}`);
+    set('kv', p.kvCacheBytes, `${ctx.fmtBytes(p.kvCacheBytes)} (${kvParts.join(', ')})`);
+    set('compute', p.computeBytes, `${ctx.fmtBytes(p.computeBytes)} (estimate)`);
+    set('total', p.totalBytes, ctx.fmtBytes(p.totalBytes));
+    set('max-ctx', p.maxCtx, p.maxCtx === null ? '— (choose a GPU)' : p.maxCtx === 0 ? 'none fits' : ctx.fmtInt(p.maxCtx));
+    $('#mem-command').textContent = p.command;
+    bar(p);
+  }
+
+  const onInput = () => { render(); };
+  form.addEventListener('input', (e) => {
+    if (e.target.id === 'mem-ngl') $('#mem-ngl-auto').checked = false;
+    if (e.target.id === 'mem-ctx-range') $('#mem-ctx').value = e.target.value;
+    if (e.target.id === 'mem-ctx') $('#mem-ctx-range').value = e.target.value;
+    $('#mem-gpu-custom').hidden = $('#mem-gpu').value !== 'custom';
+    onInput();
+  });
+  form.addEventListener('submit', (e) => e.preventDefault());
+  $('#mem-copy').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText($('#mem-command').textContent);
+      $('#mem-copy').textContent = 'Copied';
+    } catch {
+      $('#mem-copy').textContent = 'Select and copy';
+    }
+    setTimeout(() => { $('#mem-copy').textContent = 'Copy'; }, 1500);
+  });
+
+  return {
+    /** A new model: defaults (its training context), then any choices in the URL. */
+    reset(first) {
+      const m = ctx.model();
+      const gguf = m?.info.format === 'gguf';
+      $('#mem-card').hidden = !gguf;
+      if (!gguf) return;
+      const train = m.summary.contextLength || 4096;
+      $('#mem-ctx').value = String(train);
+      $('#mem-ctx-range').max = String(Math.max(512, train));
+      $('#mem-ctx-range').value = String(train);
+      $('#mem-np').value = '1';
+      $('#mem-ctk').value = 'f16';
+      $('#mem-ctv').value = 'f16';
+      $('#mem-fa').checked = false;
+      $('#mem-gpu').value = '';
+      $('#mem-gpu-custom').hidden = true;
+      $('#mem-ngl-auto').checked = true;
+      if (first) fromUrl();
+      $('#mem-ctx-range').value = $('#mem-ctx').value;
+      $('#mem-gpu-custom').hidden = $('#mem-gpu').value !== 'custom';
+      render();
+    },
+  };
+}
