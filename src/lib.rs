@@ -19,6 +19,7 @@ pub mod gguf;
 pub mod gptq;
 pub mod hash;
 pub mod model;
+pub mod plan;
 pub mod quant;
 pub mod safetensors;
 pub mod special_tokens;
