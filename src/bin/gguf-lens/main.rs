@@ -11,6 +11,7 @@ mod hash;
 mod inspect;
 mod json;
 mod llama_names;
+mod memory;
 mod model;
 mod output;
 mod set;
@@ -33,6 +34,7 @@ Exit codes:
   1  a bad file, tensor or request, with one `error:` line naming what and where
      (diff: the files differ, nothing on stderr)
   2  bad usage (unknown option, missing argument); stats, diff and set: any error
+     (memory: a combination llama.cpp refuses exits 1)
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel.";
 
@@ -61,6 +63,8 @@ enum Command {
     Set(set::Args),
     #[command(after_help = EXIT_CODES)]
     Hash(hash::Args),
+    #[command(after_help = EXIT_CODES)]
+    Memory(memory::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
         Command::Hash(args) => return finish(hash::run(args)),
+        Command::Memory(args) => return finish(memory::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
