@@ -8,6 +8,8 @@
 //!   mask `n_kv · n_ubatch`, i.e. `4 · n_kv · n_ubatch · (n_head + 1)`;
 //! - with flash attention: only the f16 mask, `2 · n_kv · n_ubatch`;
 //!
+//! - with MLA, the absorbed queries once more, `4 · n_ubatch · n_head · n_embd_head_k`;
+//!
 //! where `n_kv` is the largest cache's cells per stream; a sliding-window cache adds its own mask
 //! (`4 ·` or, with flash attention, `2 · n_kv_swa · n_ubatch`). Within 15% of llama.cpp on the oracle
 //! models (tests/oracle_plan.rs).
@@ -40,5 +42,14 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
             .saturating_mul(n_ubatch)
             .saturating_mul(n_head.saturating_add(1))
     };
-    base.saturating_add(attn).saturating_add(swa_mask)
+    let mla = if hp.mla {
+        4u64.saturating_mul(n_ubatch)
+            .saturating_mul(n_head)
+            .saturating_mul(hp.n_embd_head_k)
+    } else {
+        0
+    };
+    base.saturating_add(attn)
+        .saturating_add(swa_mask)
+        .saturating_add(mla)
 }

@@ -29,8 +29,9 @@ pub struct HParams {
     pub n_swa: u64,
     /// Which layers use the sliding window.
     pub is_swa: Vec<bool>,
-    /// MLA (DeepSeek 2/3, Kimi): the cached K row is kv_lora_rank + rope dims, no V cache.
-    pub mla: Option<u64>,
+    /// MLA (DeepSeek 2/3, Kimi: `key_length_mla` and `value_length_mla` set): only K is cached,
+    /// one head of `key_length` = kv_lora_rank + rope dims; there is no V cache.
+    pub mla: bool,
 }
 
 fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
@@ -139,7 +140,7 @@ impl HParams {
             n_embd_head_v_swa: hv_swa,
             n_swa: 0,
             is_swa: vec![false; n_layer as usize],
-            mla: None,
+            mla: false,
         };
         hp.arch_specific(first)?;
         Ok(hp)
@@ -165,16 +166,9 @@ impl HParams {
                 self.swa_pattern(f, 4, false)?;
             }
             "deepseek2" => {
-                let rank = uint(f, &a, "attention.kv_lora_rank")?;
-                let key_mla = uint(f, &a, "attention.key_length_mla")?;
-                let value_mla = uint(f, &a, "attention.value_length_mla")?;
-                if let (Some(rank), Some(_), Some(_)) = (rank, key_mla, value_mla) {
-                    let rope = uint(f, &a, "rope.dimension_count")?.unwrap_or(0);
-                    // the cache holds the compressed KV (rank) and the shared rope part, as
-                    // one head
-                    self.mla = Some(rank.saturating_add(rope));
-                    self.n_head_kv = vec![1; self.n_layer as usize];
-                }
+                let key_mla = uint(f, &a, "attention.key_length_mla")?.unwrap_or(0);
+                let value_mla = uint(f, &a, "attention.value_length_mla")?.unwrap_or(0);
+                self.mla = key_mla != 0 && value_mla != 0;
             }
             _ => {}
         }
@@ -233,9 +227,6 @@ impl HParams {
 
     /// K row length (elements) of layer `il`'s cache.
     pub fn n_embd_k_gqa(&self, il: usize) -> u64 {
-        if let Some(mla) = self.mla {
-            return mla;
-        }
         let head = if self.is_swa[il] {
             self.n_embd_head_k_swa
         } else {

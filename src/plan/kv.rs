@@ -89,7 +89,7 @@ pub(super) fn plan(
                 continue;
             }
             let k_row = row(o.type_k, hp.n_embd_k_gqa(il), "K")?;
-            let v_row = if hp.mla.is_some() {
+            let v_row = if hp.mla {
                 0
             } else if v_trans {
                 row(o.type_v, hp.n_embd_v_gqa_max(), "V")?

@@ -250,7 +250,7 @@ fn refusals(hp: &HParams, o: &Options) -> Result<(), PlanError> {
     }
     let quantized = |t: GgmlType| !t.is_plain();
     let name = |t: GgmlType| t.name().to_lowercase();
-    if hp.mla.is_some() && o.type_k != o.type_v {
+    if hp.mla && o.type_k != o.type_v {
         return Err(PlanError::new(format!(
             "model does not support different K ({}) and V ({}) cache types",
             name(o.type_k),
@@ -269,13 +269,8 @@ fn refusals(hp: &HParams, o: &Options) -> Result<(), PlanError> {
         ] {
             let block = u64::from(t.block_size());
             if quantized(t) {
-                for (il, swa) in hp.is_swa.iter().enumerate() {
+                for swa in &hp.is_swa {
                     let head = if *swa { heads[1] } else { heads[0] };
-                    let head = if what == "K" && hp.mla.is_some() {
-                        hp.n_embd_k_gqa(il)
-                    } else {
-                        head
-                    };
                     if head % block != 0 {
                         return Err(PlanError::new(format!(
                             "{what} cache type {} with block size {block} does not divide n_embd_head_{}={head}",
@@ -309,7 +304,8 @@ pub fn max_ctx(
         };
         Ok(device(&plan_with(model, &hp, &o)?) <= budget)
     };
-    let top = pad(hp.n_ctx_train.max(256), 256) / 256;
+    // at most the training context per slot, and what llama.cpp's u32 n_ctx can hold
+    let top = (pad(hp.n_ctx_train.max(256), 256) / 256).min(u64::from(u32::MAX) / n_seq / 256);
     if !fits(256)? {
         return Ok(None);
     }
