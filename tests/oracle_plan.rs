@@ -1,7 +1,7 @@
 //! The memory planner against llama.cpp: `fixtures/make_plan.py` loaded each synthetic model of
 //! fixtures/plan/ in llama.cpp (llama-cpp-python 0.3.36) on a grid of contexts, parallel slots,
 //! cache types and flash attention, and recorded what its log says it allocated. The KV cache
-//! (per cache, K and V) must match to the log's precision (0.01 MiB), the mapped weights too, the
+//! (per cache, K and V) and the recurrent state (R and S) must match to the log's precision (0.01 MiB), the mapped weights too, the
 //! compute buffer within 15%, and the combinations llama.cpp refused must be refused.
 
 use gguf_lens::gguf::GgufFile;
@@ -68,6 +68,16 @@ fn plans_match_llama_cpp() {
                 if !ok {
                     failures.push(format!("{what}: cache {c} vs ours {ours:?}"));
                 }
+            }
+            match (&case["recurrent"], &p.kv.recurrent) {
+                (serde_json::Value::Null, None) => {}
+                (r, Some(ours))
+                    if r["cells"].as_u64() == Some(ours.cells)
+                        && r["layers"].as_u64() == Some(u64::from(ours.layers))
+                        && close(ours.r_bytes, r["r_mib"].as_f64().unwrap())
+                        && close(ours.s_bytes, r["s_mib"].as_f64().unwrap())
+                        && close(p.kv.total(), r["mib"].as_f64().unwrap()) => {}
+                (r, ours) => failures.push(format!("{what}: recurrent {r} vs ours {ours:?}")),
             }
             let weights: f64 = case["weights_mib"]
                 .as_array()

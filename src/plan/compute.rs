@@ -8,6 +8,8 @@
 //!   mask `n_kv · n_ubatch`, i.e. `4 · n_kv · n_ubatch · (n_head + 1)`;
 //! - with flash attention: only the f16 mask, `2 · n_kv · n_ubatch`;
 //!
+//! - for Mamba, the projected input, conv and SSM activations,
+//!   `4 · n_ubatch · (3 · d_inner + dt_rank + 2 · d_state)`;
 //! - with MLA, the absorbed queries once more, `4 · n_ubatch · n_head · n_embd_head_k`;
 //!
 //! where `n_kv` is the largest cache's cells per stream; a sliding-window cache adds its own mask
@@ -49,7 +51,17 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     } else {
         0
     };
+    let ssm = hp.recurrent.map_or(0, |r| {
+        4u64.saturating_mul(n_ubatch).saturating_mul(
+            r.d_inner
+                .saturating_mul(3)
+                .saturating_add(r.dt_rank)
+                .saturating_add(r.d_state.saturating_mul(2)),
+        )
+    });
+    let attn = if hp.recurrent.is_some() { 0 } else { attn };
     base.saturating_add(attn)
+        .saturating_add(ssm)
         .saturating_add(swa_mask)
         .saturating_add(mla)
 }

@@ -32,6 +32,20 @@ pub struct HParams {
     /// MLA (DeepSeek 2/3, Kimi: `key_length_mla` and `value_length_mla` set): only K is cached,
     /// one head of `key_length` = kv_lora_rank + rope dims; there is no V cache.
     pub mla: bool,
+    /// Recurrent state per layer (Mamba): every layer has it and none has a KV cache.
+    pub recurrent: Option<Recurrent>,
+}
+
+/// A recurrent layer's state, in f32 elements per sequence: the conv state (R) and the SSM
+/// state (S), as llama.cpp's `n_embd_r()` / `n_embd_s()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recurrent {
+    pub n_embd_r: u64,
+    pub n_embd_s: u64,
+    /// `ssm.inner_size`, for the compute estimate.
+    pub d_inner: u64,
+    pub d_state: u64,
+    pub dt_rank: u64,
 }
 
 fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
@@ -92,13 +106,16 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state (Mamba, RWKV) and hybrids: not planned yet, rather than a wrong answer
+        // recurrent state other than Mamba's (RWKV) and hybrids: not planned yet, rather than a
+        // wrong answer
         let prefix = format!("{a}.");
-        if first.metadata().any(|(k, _)| {
-            k.strip_prefix(&prefix).is_some_and(|k| {
-                k.starts_with("ssm.") || k.starts_with("wkv.") || k.starts_with("rescale_every")
+        if a != "mamba"
+            && first.metadata().any(|(k, _)| {
+                k.strip_prefix(&prefix).is_some_and(|k| {
+                    k.starts_with("ssm.") || k.starts_with("wkv.") || k.starts_with("rescale_every")
+                })
             })
-        }) {
+        {
             return Err(PlanError::new(format!(
                 "{a} has recurrent layers (ssm/wkv state): not planned yet"
             )));
@@ -141,6 +158,7 @@ impl HParams {
             n_swa: 0,
             is_swa: vec![false; n_layer as usize],
             mla: false,
+            recurrent: None,
         };
         hp.arch_specific(first)?;
         Ok(hp)
@@ -169,6 +187,22 @@ impl HParams {
                 let key_mla = uint(f, &a, "attention.key_length_mla")?.unwrap_or(0);
                 let value_mla = uint(f, &a, "attention.value_length_mla")?.unwrap_or(0);
                 self.mla = key_mla != 0 && value_mla != 0;
+            }
+            "mamba" => {
+                let need = |name: &str| -> Result<u64, PlanError> {
+                    uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
+                };
+                let d_conv = need("ssm.conv_kernel")?;
+                let d_inner = need("ssm.inner_size")?;
+                let d_state = need("ssm.state_size")?;
+                let dt_rank = need("ssm.time_step_rank")?;
+                self.recurrent = Some(Recurrent {
+                    n_embd_r: d_conv.saturating_sub(1).saturating_mul(d_inner),
+                    n_embd_s: d_state.saturating_mul(d_inner),
+                    d_inner,
+                    d_state,
+                    dt_rank,
+                });
             }
             _ => {}
         }

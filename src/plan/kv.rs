@@ -22,6 +22,16 @@ pub struct CachePlan {
     pub v_bytes: u64,
 }
 
+/// The recurrent state (llama.cpp's `llama_memory_recurrent`): per layer an f32 R (conv) and S
+/// (SSM) row per sequence, `max(1, n_seq_max)` cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecurrentPlan {
+    pub cells: u64,
+    pub layers: u32,
+    pub r_bytes: u64,
+    pub s_bytes: u64,
+}
+
 /// Every cache, with totals.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KvPlan {
@@ -31,14 +41,21 @@ pub struct KvPlan {
     pub v_bytes: u64,
     /// K + V of the SWA cache.
     pub swa_bytes: u64,
+    /// Recurrent state (counted in the total).
+    pub recurrent: Option<RecurrentPlan>,
     /// On the CPU and on the GPU (offloaded layers).
     pub cpu: u64,
     pub gpu: u64,
 }
 
 impl KvPlan {
+    /// K, V and the recurrent state.
     pub fn total(&self) -> u64 {
-        self.k_bytes.saturating_add(self.v_bytes)
+        let rs = self
+            .recurrent
+            .as_ref()
+            .map_or(0, |r| r.r_bytes.saturating_add(r.s_bytes));
+        self.k_bytes.saturating_add(self.v_bytes).saturating_add(rs)
     }
 }
 
@@ -70,6 +87,29 @@ pub(super) fn plan(
     let v_trans = !o.flash_attn;
     let gpu_start = u64::from(hp.n_layer + 1).saturating_sub(u64::from(ngl));
     let mut kv = KvPlan::default();
+    if let Some(rec) = hp.recurrent {
+        // a recurrent model has no KV cache
+        let cells = n_seq.max(1);
+        let mut rp = RecurrentPlan {
+            cells,
+            layers: hp.n_layer,
+            r_bytes: 0,
+            s_bytes: 0,
+        };
+        for il in 0..u64::from(hp.n_layer) {
+            let r = rec.n_embd_r.saturating_mul(4).saturating_mul(cells);
+            let s = rec.n_embd_s.saturating_mul(4).saturating_mul(cells);
+            rp.r_bytes = rp.r_bytes.saturating_add(r);
+            rp.s_bytes = rp.s_bytes.saturating_add(s);
+            if il >= gpu_start {
+                kv.gpu = kv.gpu.saturating_add(r).saturating_add(s);
+            } else {
+                kv.cpu = kv.cpu.saturating_add(r).saturating_add(s);
+            }
+        }
+        kv.recurrent = Some(rp);
+        return Ok(kv);
+    }
     let has_swa = hp.is_swa.iter().any(|&s| s);
     for swa in [false, true] {
         if swa && !has_swa {

@@ -19,7 +19,8 @@ use crate::model::GgufModel;
 use crate::types::GgmlType;
 
 pub use hparams::HParams;
-pub use kv::{CachePlan, KvPlan};
+pub use hparams::Recurrent;
+pub use kv::{CachePlan, KvPlan, RecurrentPlan};
 pub use weights::WeightsPlan;
 
 /// A plan that cannot be made: a model the planner cannot read, or a combination llama.cpp

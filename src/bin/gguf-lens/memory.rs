@@ -158,6 +158,10 @@ fn json(p: &Plan, max_context: Option<u64>, command: &str, gpu_mem: Option<u64>)
         "kv_cache": {
             "k_bytes": p.kv.k_bytes, "v_bytes": p.kv.v_bytes, "swa_bytes": p.kv.swa_bytes,
             "cpu_bytes": p.kv.cpu, "gpu_bytes": p.kv.gpu, "caches": caches,
+            "recurrent_bytes": p.kv.recurrent.as_ref().map_or(0, |r| r.r_bytes + r.s_bytes),
+            "recurrent": p.kv.recurrent.as_ref().map(|r| serde_json::json!({
+                "cells": r.cells, "layers": r.layers, "r_bytes": r.r_bytes, "s_bytes": r.s_bytes,
+            })),
         },
         "compute_bytes": p.compute_bytes,
         "compute_estimated": true,
@@ -214,6 +218,15 @@ fn text(p: &Plan, max_context: Option<u64>, command: &str, gpu_mem: Option<u64>)
             c.streams,
             c.layers,
             mib(c.k_bytes + c.v_bytes)
+        ));
+    }
+    if let Some(r) = &p.kv.recurrent {
+        s.push_str(&format!(
+            "  recurrent state: {} cells, {} layers, R {}, S {}\n",
+            r.cells,
+            r.layers,
+            mib(r.r_bytes),
+            mib(r.s_bytes)
         ));
     }
     s.push_str(&format!(
