@@ -112,7 +112,10 @@ impl HParams {
         if a != "mamba"
             && first.metadata().any(|(k, _)| {
                 k.strip_prefix(&prefix).is_some_and(|k| {
-                    k.starts_with("ssm.") || k.starts_with("wkv.") || k.starts_with("rescale_every")
+                    k.starts_with("ssm.")
+                        || k.starts_with("wkv.")
+                        || k.starts_with("rescale_every")
+                        || k.starts_with("shortconv.")
                 })
             })
         {

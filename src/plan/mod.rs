@@ -11,6 +11,7 @@
 mod compute;
 mod hparams;
 mod kv;
+mod report;
 mod weights;
 
 use std::fmt;
@@ -21,6 +22,7 @@ use crate::types::GgmlType;
 pub use hparams::HParams;
 pub use hparams::Recurrent;
 pub use kv::{CachePlan, KvPlan, RecurrentPlan};
+pub use report::Report;
 pub use weights::WeightsPlan;
 
 /// A plan that cannot be made: a model the planner cannot read, or a combination llama.cpp

@@ -18,6 +18,7 @@ use crate::summary::Summary;
 
 mod compare_js;
 mod edit_js;
+mod plan_js;
 mod safetensors_js;
 mod stats;
 mod summary;

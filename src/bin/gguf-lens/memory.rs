@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use gguf_lens::plan::{cache_type, max_ctx, max_ngl, plan, Options, Plan};
+use gguf_lens::plan::{cache_type, Options, Plan, Report};
 use gguf_lens::GgmlType;
 
 use crate::model::Model;
@@ -102,7 +102,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         Err(Failure::Differ) => return Err(args.file.clone()),
     };
     let err = |e: gguf_lens::plan::PlanError| format!("{}: {e}", args.file);
-    let mut options = Options {
+    let options = Options {
         ctx: args.ctx,
         parallel: args.parallel,
         type_k: args.cache_type_k,
@@ -110,69 +110,15 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         flash_attn: args.flash_attn,
         ngl: args.ngl.unwrap_or(0),
     };
-    let mut max_context = None;
-    if let Some(budget) = args.gpu_mem {
-        if args.ngl.is_none() {
-            options.ngl = max_ngl(&model, &options, budget).map_err(err)?;
-        }
-        max_context =
-            max_ctx(&model, &options, budget, |p: &Plan| p.per_device().gpu).map_err(err)?;
-    }
-    let p = plan(&model, &options).map_err(err)?;
-    let command = p.command(&args.file);
+    let report = Report::new(&model, options, args.ngl.is_none(), args.gpu_mem).map_err(err)?;
+    let command = report.plan.command(&args.file);
     let out = if args.json {
-        json(&p, max_context, &command, args.gpu_mem)
+        crate::json_line(&report.to_json(&command))
     } else {
-        text(&p, max_context, &command, args.gpu_mem)
+        text(&report.plan, report.max_ctx, &command, args.gpu_mem)
     };
     crate::write_stdout(out.as_bytes()).map_err(|_| "cannot write to stdout".to_string())?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn json(p: &Plan, max_context: Option<u64>, command: &str, gpu_mem: Option<u64>) -> String {
-    let caches: Vec<serde_json::Value> =
-        p.kv.caches
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "swa": c.swa, "cells": c.cells, "layers": c.layers, "streams": c.streams,
-                    "k_bytes": c.k_bytes, "v_bytes": c.v_bytes,
-                })
-            })
-            .collect();
-    let dev = p.per_device();
-    let doc = serde_json::json!({
-        "architecture": p.architecture,
-        "n_layer": p.n_layer,
-        "n_ctx_train": p.n_ctx_train,
-        "n_ctx": p.n_ctx,
-        "n_ctx_seq": p.n_ctx_seq,
-        "n_seq_max": p.n_seq_max,
-        "ngl": p.options.ngl,
-        "cache_type_k": p.options.type_k.name().to_lowercase(),
-        "cache_type_v": p.options.type_v.name().to_lowercase(),
-        "flash_attn": p.options.flash_attn,
-        "weights_bytes": p.weights_bytes(),
-        "weights": {"cpu_bytes": p.weights.cpu, "gpu_bytes": p.weights.gpu},
-        "kv_cache_bytes": p.kv.total(),
-        "kv_cache": {
-            "k_bytes": p.kv.k_bytes, "v_bytes": p.kv.v_bytes, "swa_bytes": p.kv.swa_bytes,
-            "cpu_bytes": p.kv.cpu, "gpu_bytes": p.kv.gpu, "caches": caches,
-            "recurrent_bytes": p.kv.recurrent.as_ref().map_or(0, |r| r.r_bytes + r.s_bytes),
-            "recurrent": p.kv.recurrent.as_ref().map(|r| serde_json::json!({
-                "cells": r.cells, "layers": r.layers, "r_bytes": r.r_bytes, "s_bytes": r.s_bytes,
-            })),
-        },
-        "compute_bytes": p.compute_bytes,
-        "compute_estimated": true,
-        "total_bytes": p.total_bytes(),
-        "cpu_bytes": dev.cpu,
-        "gpu_bytes": dev.gpu,
-        "gpu_mem": gpu_mem,
-        "max_ctx": max_context,
-        "command": command,
-    });
-    crate::json_line(&doc)
 }
 
 fn mib(bytes: u64) -> String {
