@@ -3,7 +3,8 @@
 //! planner counts the tensors that dominate that peak:
 //!
 //! - always: the logits, the hidden state and the queries,
-//!   `4 · n_ubatch · (n_vocab + n_embd + max(n_embd, n_head · n_embd_head_k))` bytes;
+//!   `4 · n_ubatch · (n_vocab + n_embd + max(n_embd, n_head · n_embd_head_k))` bytes (with a fused
+//!   QKV projection, `(n_head + 2 · n_head_kv) · n_embd_head_k` for the queries);
 //! - without flash attention: the f32 attention scores `n_kv · n_ubatch · n_head` plus the f32
 //!   mask `n_kv · n_ubatch`, i.e. `4 · n_kv · n_ubatch · (n_head + 1)`;
 //! - with flash attention: only the f16 mask, `2 · n_kv · n_ubatch`;
@@ -32,10 +33,16 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     let mask = if o.flash_attn { 2u64 } else { 4 };
     let swa_mask = mask.saturating_mul(n_kv_swa).saturating_mul(n_ubatch);
     let n_head = hp.n_head.iter().copied().max().unwrap_or(0);
+    let n_head_kv = hp.n_head_kv.iter().copied().max().unwrap_or(0);
+    let q_rows = if hp.fused_qkv {
+        n_head.saturating_add(n_head_kv.saturating_mul(2))
+    } else {
+        n_head
+    };
     let base = 4u64.saturating_mul(n_ubatch).saturating_mul(
         hp.n_vocab
             .saturating_add(hp.n_embd)
-            .saturating_add(hp.n_embd.max(n_head.saturating_mul(hp.n_embd_head_k))),
+            .saturating_add(hp.n_embd.max(q_rows.saturating_mul(hp.n_embd_head_k))),
     );
     let attn = if o.flash_attn {
         2u64.saturating_mul(n_kv).saturating_mul(n_ubatch)

@@ -34,6 +34,8 @@ pub struct HParams {
     pub mla: bool,
     /// Recurrent state per layer (Mamba): every layer has it and none has a KV cache.
     pub recurrent: Option<Recurrent>,
+    /// Q, K and V in one projection (`attn_qkv`): the compute estimate counts all three.
+    pub fused_qkv: bool,
 }
 
 /// A recurrent layer's state, in f32 elements per sequence: the conv state (R) and the SSM
@@ -162,6 +164,7 @@ impl HParams {
             is_swa: vec![false; n_layer as usize],
             mla: false,
             recurrent: None,
+            fused_qkv: first.tensor("blk.0.attn_qkv.weight").is_ok(),
         };
         hp.arch_specific(first)?;
         Ok(hp)
