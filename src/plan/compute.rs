@@ -1,21 +1,23 @@
 //! The CPU backend's compute buffer: an estimate. llama.cpp sizes it by reserving the graph of
-//! one `n_ubatch` batch over a full cache and letting ggml's allocator reuse memory; this
-//! planner counts the tensors that dominate that peak:
+//! one `n_ubatch` batch over a full cache; ggml's allocator frees each tensor after its last use
+//! and reuses the memory, so the buffer is about the inputs that live through the whole graph
+//! plus the largest working set of one step. This planner counts, in f32 values per token of the
+//! ubatch (× `4 · n_ubatch` bytes):
 //!
-//! - always: the logits, the hidden state and the queries,
-//!   `4 · n_ubatch · (n_vocab + n_embd + max(n_embd, n_head · n_embd_head_k))` bytes (with a fused
-//!   QKV projection, `(n_head + 2 · n_head_kv) · n_embd_head_k` for the queries);
-//! - without flash attention: the f32 attention scores `n_kv · n_ubatch · n_head` plus the f32
-//!   mask `n_kv · n_ubatch`, i.e. `4 · n_kv · n_ubatch · (n_head + 1)`;
-//! - with flash attention: only the f16 mask, `2 · n_kv · n_ubatch`;
+//! - living through the graph: the attention masks, `n_kv` per token per cache (f16 with flash
+//!   attention: half), and the residual stream twice, `2 · n_embd`;
+//! - the largest of
+//!   - attention: Q, K, V and the output (`n_head · n_embd_head_k + n_head_kv · (n_embd_head_k +
+//!     n_embd_head_v) + n_head · n_embd_head_v`), plus without flash attention the scores,
+//!     `n_head · n_kv`;
+//!   - the feed-forward: gate, up and their product, `3 · n_ff`;
+//!   - Mamba: the projected input (x and z), conv, SSM and gate activations,
+//!     `5 · d_inner + dt_rank + 2 · d_state`;
+//!   - the output: the logits, `n_vocab`;
 //!
-//! - for Mamba, the projected input, conv and SSM activations,
-//!   `4 · n_ubatch · (3 · d_inner + dt_rank + 2 · d_state)`;
-//! - with MLA, the absorbed queries once more, `4 · n_ubatch · n_head · n_embd_head_k`;
-//!
-//! where `n_kv` is the largest cache's cells per stream; a sliding-window cache adds its own mask
-//! (`4 ·` or, with flash attention, `2 · n_kv_swa · n_ubatch`). Within 15% of llama.cpp on the oracle
-//! models (tests/oracle_plan.rs).
+//! where `n_kv` is a cache's cells per stream (the scores use the largest). Within 15% of
+//! llama.cpp on every oracle model and setting (tests/oracle_plan.rs); for real models the
+//! logits and the scores dominate, and they are exact.
 
 use super::hparams::HParams;
 use super::kv::KvPlan;
@@ -23,52 +25,35 @@ use super::Options;
 
 pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) -> u64 {
     let n_kv = kv.caches.iter().map(|c| c.cells).max().unwrap_or(0);
-    let n_kv_swa = kv
+    let masks: u64 = kv
         .caches
         .iter()
-        .filter(|c| c.swa)
-        .map(|c| c.cells)
-        .max()
-        .unwrap_or(0);
-    let mask = if o.flash_attn { 2u64 } else { 4 };
-    let swa_mask = mask.saturating_mul(n_kv_swa).saturating_mul(n_ubatch);
+        .fold(0u64, |sum, c| sum.saturating_add(c.cells));
+    let masks = if o.flash_attn { masks / 2 } else { masks };
     let n_head = hp.n_head.iter().copied().max().unwrap_or(0);
     let n_head_kv = hp.n_head_kv.iter().copied().max().unwrap_or(0);
-    let q_rows = if hp.fused_qkv {
-        n_head.saturating_add(n_head_kv.saturating_mul(2))
-    } else {
-        n_head
-    };
-    let base = 4u64.saturating_mul(n_ubatch).saturating_mul(
-        hp.n_vocab
-            .saturating_add(hp.n_embd)
-            .saturating_add(hp.n_embd.max(q_rows.saturating_mul(hp.n_embd_head_k))),
-    );
-    let attn = if o.flash_attn {
-        2u64.saturating_mul(n_kv).saturating_mul(n_ubatch)
-    } else {
-        4u64.saturating_mul(n_kv)
-            .saturating_mul(n_ubatch)
-            .saturating_mul(n_head.saturating_add(1))
-    };
-    let mla = if hp.mla {
-        4u64.saturating_mul(n_ubatch)
-            .saturating_mul(n_head)
-            .saturating_mul(hp.n_embd_head_k)
-    } else {
-        0
-    };
+    let (hk, hv) = (hp.n_embd_head_k, hp.n_embd_head_v);
+
+    let mut attn = 0u64;
+    if hp.recurrent.is_none() && n_head > 0 {
+        let q = n_head.saturating_mul(hk);
+        let kv_rows = n_head_kv.saturating_mul(hk.saturating_add(hv));
+        let out = n_head.saturating_mul(hv);
+        attn = q.saturating_add(kv_rows).saturating_add(out);
+        if !o.flash_attn {
+            attn = attn.saturating_add(n_head.saturating_mul(n_kv));
+        }
+    }
+    let ffn = hp.n_ff.saturating_mul(3);
     let ssm = hp.recurrent.map_or(0, |r| {
-        4u64.saturating_mul(n_ubatch).saturating_mul(
-            r.d_inner
-                .saturating_mul(3)
-                .saturating_add(r.dt_rank)
-                .saturating_add(r.d_state.saturating_mul(2)),
-        )
+        r.d_inner
+            .saturating_mul(5)
+            .saturating_add(r.dt_rank)
+            .saturating_add(r.d_state.saturating_mul(2))
     });
-    let attn = if hp.recurrent.is_some() { 0 } else { attn };
-    base.saturating_add(attn)
-        .saturating_add(ssm)
-        .saturating_add(swa_mask)
-        .saturating_add(mla)
+    let step = attn.max(ffn).max(ssm).max(hp.n_vocab);
+    let per_token = masks
+        .saturating_add(hp.n_embd.saturating_mul(2))
+        .saturating_add(step);
+    4u64.saturating_mul(n_ubatch).saturating_mul(per_token)
 }

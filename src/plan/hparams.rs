@@ -16,6 +16,9 @@ pub struct HParams {
     pub n_layer: u32,
     pub n_ctx_train: u64,
     pub n_embd: u64,
+    /// The widest feed-forward layer (`feed_forward_length`, a number or one per layer; 0 when
+    /// absent), for the compute estimate.
+    pub n_ff: u64,
     pub n_vocab: u64,
     /// Query heads per layer.
     pub n_head: Vec<u64>,
@@ -134,6 +137,9 @@ impl HParams {
         let n_layer = n_layer as u32;
         let n_ctx_train = need("context_length")?;
         let n_embd = need("embedding_length")?;
+        let n_ff = per_layer(first, a, "feed_forward_length", n_layer)?
+            .and_then(|v| v.into_iter().max())
+            .unwrap_or(0);
         let n_head = per_layer(first, a, "attention.head_count", n_layer)?
             .unwrap_or_else(|| vec![0; n_layer as usize]);
         let n_head_kv =
@@ -153,6 +159,7 @@ impl HParams {
             n_layer,
             n_ctx_train,
             n_embd,
+            n_ff,
             n_vocab,
             n_head,
             n_head_kv,
