@@ -126,3 +126,18 @@ fn refusals_are_llama_cpps() {
     let (code, _, err) = memory(&["Cargo.toml"]);
     assert_eq!(code, 1, "{err}");
 }
+
+#[test]
+fn a_split_model_is_planned_as_one_from_any_shard() {
+    let (code, out, err) = memory(&["fixtures/plan/llama-split-00002-of-00003.gguf", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let split: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, out, _) = memory(&["fixtures/plan/llama.gguf", "--json"]);
+    let single: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // the same model in three files: the same KV cache; llama.cpp maps each file (three buffers,
+    // 0.04 + 0.03 + 0.01 MiB in its log)
+    assert_eq!(split["kv_cache"], single["kv_cache"]);
+    assert_eq!(split["n_layer"], 4);
+    let w = split["weights_bytes"].as_u64().unwrap() as f64 / MIB;
+    assert!((0.065..0.085).contains(&w), "{w}");
+}

@@ -5,7 +5,7 @@
 //! compute buffer within 15%, and the combinations llama.cpp refused must be refused.
 
 use gguf_lens::gguf::GgufFile;
-use gguf_lens::model::GgufModel;
+use gguf_lens::model::{split_paths, GgufModel};
 use gguf_lens::plan::{cache_type, plan, Options};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -22,8 +22,14 @@ fn plans_match_llama_cpp() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for (name, m) in expected["models"].as_object().unwrap() {
-        let bytes = std::fs::read(m["file"].as_str().unwrap()).unwrap();
-        let model = GgufModel::single(GgufFile::from_bytes(&bytes).unwrap());
+        // a split model: every shard, as llama.cpp loads it from the first
+        let file = m["file"].as_str().unwrap();
+        let paths = split_paths(file).unwrap_or_else(|| vec![file.to_string()]);
+        let shards = paths
+            .iter()
+            .map(|p| GgufFile::from_bytes(&std::fs::read(p).unwrap()).unwrap())
+            .collect();
+        let model = GgufModel::from_shards(shards).unwrap();
         for case in m["cases"].as_array().unwrap() {
             let o = Options {
                 ctx: Some(case["n_ctx"].as_u64().unwrap()),
@@ -79,15 +85,23 @@ fn plans_match_llama_cpp() {
                         && close(p.kv.total(), r["mib"].as_f64().unwrap()) => {}
                 (r, ours) => failures.push(format!("{what}: recurrent {r} vs ours {ours:?}")),
             }
-            let weights: f64 = case["weights_mib"]
+            // one mapped buffer per file
+            let weights: Vec<f64> = case["weights_mib"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .map(|w| w.as_f64().unwrap())
-                .sum();
-            if !close(p.weights.cpu, weights) || p.weights.gpu != 0 {
+                .collect();
+            let per_file = &p.weights.cpu_per_file;
+            if weights.len() != per_file.len()
+                || weights
+                    .iter()
+                    .zip(per_file)
+                    .any(|(w, ours)| !close(*ours, *w))
+                || p.weights.gpu != 0
+            {
                 failures.push(format!(
-                    "{what}: weights {weights} MiB vs ours {:?}",
+                    "{what}: weights {weights:?} MiB vs ours {:?}",
                     p.weights
                 ));
             }

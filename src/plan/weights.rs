@@ -16,6 +16,9 @@ use crate::model::GgufModel;
 pub struct WeightsPlan {
     /// The mapped CPU buffers (one per file, summed).
     pub cpu: u64,
+    /// Each file's mapped CPU buffer (llama.cpp logs one `CPU_Mapped model buffer size` each;
+    /// a file with no CPU tensor has none, and no entry here).
+    pub cpu_per_file: Vec<u64>,
     /// Offloaded tensors.
     pub gpu: u64,
 }
@@ -77,6 +80,7 @@ pub(super) fn plan(model: &GgufModel, hp: &HParams, ngl: u32) -> Result<WeightsP
         }
         if let Some((a, b)) = range {
             w.cpu = w.cpu.saturating_add(b - a);
+            w.cpu_per_file.push(b - a);
         }
     }
     let tied = model.tensor("output.weight").is_err();
