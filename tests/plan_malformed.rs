@@ -100,3 +100,50 @@ fn absurd_values_never_panic() {
     assert!(plan(&model(&with("llama.block_count", 0)), &Options::default()).is_err());
     assert!(plan(&model(&with("llama.block_count", 513)), &Options::default()).is_err());
 }
+
+/// A header of architecture `arch` with the GOOD values under its prefix, plus `extra`.
+fn model_of(arch: &str, extra: &[(&str, u32)]) -> GgufModel {
+    let kvs: Vec<(String, u32)> = GOOD
+        .iter()
+        .map(|(k, v)| (k.replacen("llama", arch, 1), *v))
+        .chain(extra.iter().map(|(k, v)| (format!("{arch}.{k}"), *v)))
+        .collect();
+    let mut b = Builder::new(3);
+    b.header(1, kvs.len() as u64 + 1)
+        .kv_str("general.architecture", arch.as_bytes());
+    for (k, v) in &kvs {
+        b.kv_u32(k, *v);
+    }
+    b.tensor("token_embd.weight", &[64, 32], 0, 0);
+    b.data(32, 64 * 32 * 4);
+    GgufModel::single(GgufFile::from_bytes(&b.build()).unwrap())
+}
+
+#[test]
+fn architectures_llama_cpp_sizes_by_other_rules() {
+    let o = Options::default();
+    // encoders have no KV cache in llama.cpp
+    assert_eq!(plan(&model_of("bert", &[]), &o).unwrap().kv.total(), 0);
+    // gpt-oss: every other layer slides (pattern 2), window + ubatch cells
+    let p = plan(
+        &model_of("gpt-oss", &[("attention.sliding_window", 128)]),
+        &o,
+    )
+    .unwrap();
+    assert_eq!(p.kv.caches.len(), 2);
+    assert_eq!((p.kv.caches[1].cells, p.kv.caches[1].layers), (768, 1));
+    // not planned yet, rather than planned wrong
+    for (arch, extra) in [
+        ("llama4", vec![]),
+        ("gemma3n", vec![]),
+        ("cohere2moe", vec![("attention.sliding_window", 512)]),
+        ("deepseek32", vec![]),
+        ("rwkv7", vec![("wkv.head_size", 64)]),
+        ("jamba", vec![("ssm.state_size", 16)]),
+    ] {
+        let err = plan(&model_of(arch, &extra), &o).unwrap_err();
+        assert!(err.message.contains("not planned yet"), "{arch}: {err}");
+    }
+    // llama4 with sliding_window 0 is plain attention
+    assert!(plan(&model_of("llama4", &[("attention.sliding_window", 0)]), &o).is_ok());
+}

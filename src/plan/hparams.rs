@@ -37,6 +37,8 @@ pub struct HParams {
     pub mla: bool,
     /// Recurrent state per layer (Mamba): every layer has it and none has a KV cache.
     pub recurrent: Option<Recurrent>,
+    /// No KV cache at all (encoders and diffusion models: llama.cpp creates no memory).
+    pub no_kv: bool,
     /// Q, K and V in one projection (`attn_qkv`): the compute estimate counts all three.
     pub fused_qkv: bool,
 }
@@ -171,6 +173,7 @@ impl HParams {
             is_swa: vec![false; n_layer as usize],
             mla: false,
             recurrent: None,
+            no_kv: false,
             fused_qkv: first.tensor("blk.0.attn_qkv.weight").is_ok(),
         };
         hp.arch_specific(first)?;
@@ -195,6 +198,42 @@ impl HParams {
             "cohere2" => {
                 self.n_swa = window.unwrap_or(0);
                 self.swa_pattern(f, 4, false)?;
+            }
+            "gpt-oss" => {
+                self.n_swa = window.unwrap_or(0);
+                self.swa_pattern(f, 2, false)?;
+            }
+            "olmo2" => {
+                if let Some(w) = window.filter(|&w| w > 0) {
+                    self.n_swa = w;
+                    self.swa_pattern(f, 4, false)?;
+                }
+            }
+            "bert" | "nomic-bert" | "nomic-bert-moe" | "neo-bert" | "jina-bert-v2"
+            | "jina-bert-v3" | "eurobert" | "modern-bert" | "gemma-embedding"
+            | "wavtokenizer-dec" | "dream" | "llada" | "llada-moe" | "rnd1" => {
+                self.no_kv = true;
+            }
+            // indexer caches (DSA, MSA) beside the KV cache: not planned yet
+            "deepseek32" | "glm-dsa" | "minimax-m3" | "hy_v4" | "dots3note" | "glm5-next" => {
+                return Err(PlanError::new(format!(
+                    "{a}: its indexer key cache is not planned yet"
+                )));
+            }
+            // llama.cpp gives these sliding-window (or chunked, or shared-KV) layers by rules
+            // this planner does not follow yet: refuse rather than plan every layer full
+            "llama4" | "gemma3n" | "gemma4" | "gemma4-assistant" | "cohere2moe" | "exaone4"
+            | "exaone-moe" | "afmoe" | "laguna" | "smallthinker" | "mellum" | "muse-glimmer"
+            | "plamo3" | "deepseek4" | "dflash"
+                if window.unwrap_or(0) > 0
+                    || a == "gemma3n"
+                    || a.starts_with("gemma4")
+                    || (a == "llama4" && window.is_none())
+                    || (a == "exaone4" && self.n_layer == 64) =>
+            {
+                return Err(PlanError::new(format!(
+                    "{a}: its sliding-window / shared KV layers are not planned yet"
+                )));
             }
             "deepseek2" => {
                 let key_mla = uint(f, &a, "attention.key_length_mla")?.unwrap_or(0);

@@ -87,6 +87,9 @@ pub(super) fn plan(
     let v_trans = !o.flash_attn;
     let gpu_start = u64::from(hp.n_layer + 1).saturating_sub(u64::from(ngl));
     let mut kv = KvPlan::default();
+    if hp.no_kv {
+        return Ok(kv);
+    }
     if let Some(rec) = hp.recurrent {
         // a recurrent model has no KV cache
         let cells = n_seq.max(1);
