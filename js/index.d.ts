@@ -210,6 +210,9 @@ export declare class GgufModel {
   /** The error of quantizing the tensor's values to each type, bit-exact to ggml's quantizers
    * without an importance matrix. */
   quantError(name: string, options?: QuantErrorOptions): Promise<QuantErrorReport>;
+  /** What llama.cpp allocates to run this model (llama-server's defaults; see MemoryPlanOptions).
+   * Throws llama.cpp's refusals (a quantized V cache without flashAttn, mixed K/V types on MLA). */
+  planMemory(options?: MemoryPlanOptions): MemoryPlan;
   close(): Promise<void>;
 }
 
@@ -230,6 +233,74 @@ export interface LintReport {
   errors: number;
   warnings: number;
   infos: number;
+
+/** A KV cache type, as llama.cpp's --cache-type-k/-v take it. */
+export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'iq4_nl' | 'q5_0' | 'q5_1';
+
+/** `llama-server -c ctx -np parallel -ngl ngl --cache-type-k/-v -fa on|off`. */
+export interface MemoryPlanOptions {
+  /** Total context over every slot (default: the training context). */
+  ctx?: number;
+  /** Parallel slots, each with its own KV cache (default 1). */
+  parallel?: number;
+  cacheTypeK?: KvCacheType;
+  cacheTypeV?: KvCacheType;
+  /** -fa on (default off). */
+  flashAttn?: boolean;
+  /** Layers offloaded (the output layer counts as one); with gpuMem and no ngl, the most that fit. */
+  ngl?: number;
+  /** GPU memory in bytes: picks ngl (unless given) and answers maxCtx. */
+  gpuMem?: number;
+  /** The model path in `command` (default "model.gguf"). */
+  file?: string;
+}
+
+export interface KvCachePlan {
+  swa: boolean;
+  /** Cells per slot. */
+  cells: number;
+  layers: number;
+  streams: number;
+  kBytes: number;
+  vBytes: number;
+}
+
+/** The fields of `gguf-lens memory --json`, camelCased. */
+export interface MemoryPlan {
+  architecture: string;
+  nLayer: number;
+  nCtxTrain: number;
+  nCtx: number;
+  nCtxSeq: number;
+  nSeqMax: number;
+  ngl: number;
+  cacheTypeK: KvCacheType;
+  cacheTypeV: KvCacheType;
+  flashAttn: boolean;
+  weightsBytes: number;
+  weights: { cpuBytes: number; gpuBytes: number };
+  /** K + V + recurrent state. */
+  kvCacheBytes: number;
+  kvCache: {
+    kBytes: number;
+    vBytes: number;
+    swaBytes: number;
+    cpuBytes: number;
+    gpuBytes: number;
+    caches: KvCachePlan[];
+    recurrentBytes: number;
+    recurrent: { cells: number; layers: number; rBytes: number; sBytes: number } | null;
+  };
+  /** The CPU backend's compute buffer: an estimate. */
+  computeBytes: number;
+  computeEstimated: true;
+  totalBytes: number;
+  cpuBytes: number;
+  gpuBytes: number;
+  gpuMem: number | null;
+  /** The largest context whose GPU share fits gpuMem (null without gpuMem). */
+  maxCtx: number | null;
+  command: string;
 }
 
 /** A GGUF spec type name, as `set` takes it (for an array value: its items' type). */

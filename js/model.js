@@ -202,6 +202,20 @@ export class GgufModel extends ShardedModel {
     }
   }
 
+  /** What llama.cpp allocates to run this model (every shard of a split one): weights, KV cache
+   * and compute buffer per device, the largest context and -ngl for a GPU budget, the
+   * llama-server line; the fields of `gguf-lens memory --json`, camelCased. Throws llama.cpp's
+   * refusals (a quantized V cache without flashAttn, …). */
+  planMemory(options = {}) {
+    const planner = new this.wasm.MemoryPlanner();
+    try {
+      for (const shard of this.shards) planner.add(shard.header);
+      return planner.plan(options);
+    } finally {
+      planner.free();
+    }
+  }
+
   /** llama-gguf-hash's tensor-data digests (see hashModel in edit.js). */
   hash(options = {}) {
     return hashModel(this, options);

@@ -20,6 +20,7 @@ pub mod gptq;
 pub mod hash;
 pub mod lint;
 pub mod model;
+pub mod plan;
 pub mod quant;
 pub mod quantize;
 pub mod safetensors;

@@ -22,6 +22,8 @@ import {
   type EditChange,
   type HashReport,
   type LintReport,
+  type MemoryPlan,
+  type KvCachePlan,
 } from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
@@ -97,4 +99,10 @@ export function embed(file: File, summary: Summary): string {
   el.addEventListener('load', () => console.log(el.model?.summary().architecture));
   document.body.append(el);
   return quantLabel(summary);
+}
+
+export function planMemory(model: GgufModel): [number, string, number | null] {
+  const plan: MemoryPlan = model.planMemory({ ctx: 8192, cacheTypeK: 'q8_0', cacheTypeV: 'q8_0', flashAttn: true, gpuMem: 8 * 2 ** 30 });
+  const swa: number = plan.kvCache.swaBytes + plan.kvCache.caches.filter((c: KvCachePlan) => c.swa).length;
+  return [plan.totalBytes + swa, plan.command, plan.maxCtx];
 }

@@ -19,6 +19,7 @@ use crate::summary::Summary;
 mod compare_js;
 mod edit_js;
 mod lint_js;
+mod plan_js;
 mod quant_error;
 mod safetensors_js;
 mod stats;

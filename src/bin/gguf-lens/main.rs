@@ -12,6 +12,7 @@ mod inspect;
 mod json;
 mod lint;
 mod llama_names;
+mod memory;
 mod model;
 mod output;
 mod quant_error;
@@ -37,6 +38,7 @@ Exit codes:
      (diff: the files differ, nothing on stderr; lint: it found an error)
   2  bad usage (unknown option, missing argument); stats, diff, set, quantize
      and quant-error: any error; lint: a file it cannot read
+     (memory: a combination llama.cpp refuses exits 1)
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel (scalar also turns
 off the AVX2 build of the quantizers' searches).";
@@ -72,6 +74,8 @@ enum Command {
     Quantize(quantize::Args),
     #[command(after_help = EXIT_CODES)]
     QuantError(quant_error::Args),
+    #[command(after_help = EXIT_CODES)]
+    Memory(memory::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
         Command::Lint(args) => lint::run(args),
         Command::Quantize(args) => quantize::run(args),
         Command::QuantError(args) => quant_error::run(args),
+        Command::Memory(args) => return finish(memory::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

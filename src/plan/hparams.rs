@@ -1,0 +1,341 @@
+//! The hyper-parameters llama.cpp reads from a GGUF's metadata that decide its memory: layers,
+//! heads (a number or one per layer), head sizes, the sliding window and which layers use it,
+//! MLA ranks. Every value is checked: a missing or absurd one is an error, never a panic.
+
+use crate::gguf::{GgufFile, Value};
+
+use super::PlanError;
+
+/// llama.cpp's `LLAMA_MAX_LAYERS`.
+pub const MAX_LAYERS: u64 = 512;
+
+/// The per-model facts the planner needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HParams {
+    pub arch: String,
+    pub n_layer: u32,
+    pub n_ctx_train: u64,
+    pub n_embd: u64,
+    /// The widest feed-forward layer (`feed_forward_length`, a number or one per layer; 0 when
+    /// absent), for the compute estimate.
+    pub n_ff: u64,
+    pub n_vocab: u64,
+    /// Query heads per layer.
+    pub n_head: Vec<u64>,
+    /// KV heads per layer.
+    pub n_head_kv: Vec<u64>,
+    pub n_embd_head_k: u64,
+    pub n_embd_head_v: u64,
+    pub n_embd_head_k_swa: u64,
+    pub n_embd_head_v_swa: u64,
+    /// Sliding window (tokens); 0 without SWA.
+    pub n_swa: u64,
+    /// Which layers use the sliding window.
+    pub is_swa: Vec<bool>,
+    /// MLA (DeepSeek 2/3, Kimi: `key_length_mla` and `value_length_mla` set): only K is cached,
+    /// one head of `key_length` = kv_lora_rank + rope dims; there is no V cache.
+    pub mla: bool,
+    /// Recurrent state per layer (Mamba): every layer has it and none has a KV cache.
+    pub recurrent: Option<Recurrent>,
+    /// No KV cache at all (encoders and diffusion models: llama.cpp creates no memory).
+    pub no_kv: bool,
+    /// Q, K and V in one projection (`attn_qkv`): the compute estimate counts all three.
+    pub fused_qkv: bool,
+}
+
+/// A recurrent layer's state, in f32 elements per sequence: the conv state (R) and the SSM
+/// state (S), as llama.cpp's `n_embd_r()` / `n_embd_s()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recurrent {
+    pub n_embd_r: u64,
+    pub n_embd_s: u64,
+    /// `ssm.inner_size`, for the compute estimate.
+    pub d_inner: u64,
+    pub d_state: u64,
+    pub dt_rank: u64,
+}
+
+fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
+    f.get(&format!("{arch}.{name}"))
+}
+
+fn uint(f: &GgufFile, arch: &str, name: &str) -> Result<Option<u64>, PlanError> {
+    match key(f, arch, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| PlanError::new(format!("{arch}.{name} is not a non-negative integer"))),
+    }
+}
+
+/// A number or an array of one number per layer (llama.cpp's `get_key_or_arr`).
+fn per_layer(
+    f: &GgufFile,
+    arch: &str,
+    name: &str,
+    n_layer: u32,
+) -> Result<Option<Vec<u64>>, PlanError> {
+    let Some(v) = key(f, arch, name) else {
+        return Ok(None);
+    };
+    if let Some(n) = v.as_u64() {
+        return Ok(Some(vec![n; n_layer as usize]));
+    }
+    let bad = || {
+        PlanError::new(format!(
+            "{arch}.{name} is not a count or one count per layer"
+        ))
+    };
+    let arr = v.as_array().ok_or_else(bad)?;
+    if arr.len() != n_layer as usize {
+        return Err(PlanError::new(format!(
+            "{arch}.{name} has {} values for {n_layer} layers",
+            arr.len()
+        )));
+    }
+    arr.iter()
+        .map(|x| x.as_u64().ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+impl HParams {
+    /// Reads the hyper-parameters from the metadata of `first` (the first shard) and the
+    /// vocabulary size from `n_vocab` (the token embedding's rows).
+    pub fn read(first: &GgufFile, n_vocab: u64) -> Result<HParams, PlanError> {
+        let arch = first
+            .get("general.architecture")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| PlanError::new("no general.architecture".to_string()))?
+            .into_owned();
+        let a = arch.as_str();
+        let need = |name: &str| -> Result<u64, PlanError> {
+            uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
+        };
+        // recurrent state other than Mamba's (RWKV) and hybrids: not planned yet, rather than a
+        // wrong answer
+        let prefix = format!("{a}.");
+        if a != "mamba"
+            && first.metadata().any(|(k, _)| {
+                k.strip_prefix(&prefix).is_some_and(|k| {
+                    k.starts_with("ssm.")
+                        || k.starts_with("wkv.")
+                        || k.starts_with("rescale_every")
+                        || k.starts_with("shortconv.")
+                })
+            })
+        {
+            return Err(PlanError::new(format!(
+                "{a} has recurrent layers (ssm/wkv state): not planned yet"
+            )));
+        }
+        let n_layer = need("block_count")?;
+        if n_layer == 0 || n_layer > MAX_LAYERS {
+            return Err(PlanError::new(format!(
+                "{a}.block_count is {n_layer}, llama.cpp takes 1 to {MAX_LAYERS}"
+            )));
+        }
+        let n_layer = n_layer as u32;
+        let n_ctx_train = need("context_length")?;
+        let n_embd = need("embedding_length")?;
+        let n_ff = per_layer(first, a, "feed_forward_length", n_layer)?
+            .and_then(|v| v.into_iter().max())
+            .unwrap_or(0);
+        let n_head = per_layer(first, a, "attention.head_count", n_layer)?
+            .unwrap_or_else(|| vec![0; n_layer as usize]);
+        let n_head_kv =
+            per_layer(first, a, "attention.head_count_kv", n_layer)?.unwrap_or(n_head.clone());
+        let head0 = n_head[0];
+        let per_head = n_embd.checked_div(head0).unwrap_or(0);
+        let (mut hk, mut hv) = (per_head, per_head);
+        if head0 > 0 {
+            hk = uint(first, a, "attention.key_length")?.unwrap_or(hk);
+            hv = uint(first, a, "attention.value_length")?.unwrap_or(hv);
+        }
+        let hk_swa = uint(first, a, "attention.key_length_swa")?.unwrap_or(hk);
+        let hv_swa = uint(first, a, "attention.value_length_swa")?.unwrap_or(hv);
+
+        let mut hp = HParams {
+            arch: arch.clone(),
+            n_layer,
+            n_ctx_train,
+            n_embd,
+            n_ff,
+            n_vocab,
+            n_head,
+            n_head_kv,
+            n_embd_head_k: hk,
+            n_embd_head_v: hv,
+            n_embd_head_k_swa: hk_swa,
+            n_embd_head_v_swa: hv_swa,
+            n_swa: 0,
+            is_swa: vec![false; n_layer as usize],
+            mla: false,
+            recurrent: None,
+            no_kv: false,
+            fused_qkv: first.tensor("blk.0.attn_qkv.weight").is_ok(),
+        };
+        hp.arch_specific(first)?;
+        Ok(hp)
+    }
+
+    /// What llama.cpp's per-architecture `load_arch_hparams` changes.
+    fn arch_specific(&mut self, f: &GgufFile) -> Result<(), PlanError> {
+        let a = self.arch.clone();
+        let window = uint(f, &a, "attention.sliding_window")?;
+        match a.as_str() {
+            "gemma2" => {
+                self.n_swa = window.unwrap_or(4096);
+                self.swa_pattern(f, 2, false)?;
+            }
+            "gemma3" => {
+                if let Some(w) = window.filter(|&w| w > 0) {
+                    self.n_swa = w;
+                    self.swa_pattern(f, 6, false)?;
+                }
+            }
+            "cohere2" => {
+                self.n_swa = window.unwrap_or(0);
+                self.swa_pattern(f, 4, false)?;
+            }
+            "gpt-oss" => {
+                self.n_swa = window.unwrap_or(0);
+                self.swa_pattern(f, 2, false)?;
+            }
+            "olmo2" => {
+                if let Some(w) = window.filter(|&w| w > 0) {
+                    self.n_swa = w;
+                    self.swa_pattern(f, 4, false)?;
+                }
+            }
+            "bert" | "nomic-bert" | "nomic-bert-moe" | "neo-bert" | "jina-bert-v2"
+            | "jina-bert-v3" | "eurobert" | "modern-bert" | "gemma-embedding"
+            | "wavtokenizer-dec" | "dream" | "llada" | "llada-moe" | "rnd1" => {
+                self.no_kv = true;
+            }
+            // indexer caches (DSA, MSA) beside the KV cache: not planned yet
+            "deepseek32" | "glm-dsa" | "minimax-m3" | "hy_v4" | "dots3note" | "glm5-next" => {
+                return Err(PlanError::new(format!(
+                    "{a}: its indexer key cache is not planned yet"
+                )));
+            }
+            // llama.cpp gives these sliding-window (or chunked, or shared-KV) layers by rules
+            // this planner does not follow yet: refuse rather than plan every layer full
+            "llama4" | "gemma3n" | "gemma4" | "gemma4-assistant" | "cohere2moe" | "exaone4"
+            | "exaone-moe" | "afmoe" | "laguna" | "smallthinker" | "mellum" | "muse-glimmer"
+            | "plamo3" | "deepseek4" | "dflash"
+                if window.unwrap_or(0) > 0
+                    || a == "gemma3n"
+                    || a.starts_with("gemma4")
+                    || (a == "llama4" && window.is_none())
+                    || (a == "exaone4" && self.n_layer == 64) =>
+            {
+                return Err(PlanError::new(format!(
+                    "{a}: its sliding-window / shared KV layers are not planned yet"
+                )));
+            }
+            "deepseek2" => {
+                let key_mla = uint(f, &a, "attention.key_length_mla")?.unwrap_or(0);
+                let value_mla = uint(f, &a, "attention.value_length_mla")?.unwrap_or(0);
+                self.mla = key_mla != 0 && value_mla != 0;
+            }
+            "mamba" => {
+                let need = |name: &str| -> Result<u64, PlanError> {
+                    uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
+                };
+                let d_conv = need("ssm.conv_kernel")?;
+                let d_inner = need("ssm.inner_size")?;
+                let d_state = need("ssm.state_size")?;
+                let dt_rank = need("ssm.time_step_rank")?;
+                self.recurrent = Some(Recurrent {
+                    n_embd_r: d_conv.saturating_sub(1).saturating_mul(d_inner),
+                    n_embd_s: d_state.saturating_mul(d_inner),
+                    d_inner,
+                    d_state,
+                    dt_rank,
+                });
+            }
+            _ => {}
+        }
+        if self.n_swa == 0 {
+            self.is_swa = vec![false; self.n_layer as usize];
+        }
+        Ok(())
+    }
+
+    /// llama.cpp's `load_swa_pattern`: an array of booleans per layer, or a period `n` (every
+    /// n-th layer is full attention), `n_default` when the key is absent.
+    fn swa_pattern(
+        &mut self,
+        f: &GgufFile,
+        n_default: u64,
+        dense_first: bool,
+    ) -> Result<(), PlanError> {
+        let name = format!("{}.attention.sliding_window_pattern", self.arch);
+        let mut n = n_default;
+        if let Some(v) = f.get(&name) {
+            if let Some(arr) = v.as_array() {
+                if arr.len() != self.n_layer as usize {
+                    return Err(PlanError::new(format!(
+                        "{name} has {} values for {} layers",
+                        arr.len(),
+                        self.n_layer
+                    )));
+                }
+                self.is_swa = arr
+                    .iter()
+                    .map(|x| match x {
+                        Value::Bool(b) => Ok(b),
+                        other => other
+                            .as_u64()
+                            .map(|n| n != 0)
+                            .ok_or_else(|| PlanError::new(format!("{name} is not booleans"))),
+                    })
+                    .collect::<Result<_, _>>()?;
+                return Ok(());
+            }
+            n = v
+                .as_u64()
+                .ok_or_else(|| PlanError::new(format!("{name} is not a count")))?;
+        }
+        self.is_swa = (0..u64::from(self.n_layer))
+            .map(|il| {
+                if dense_first {
+                    n == 0 || il % n != 0
+                } else {
+                    n == 0 || il % n < n - 1
+                }
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// K row length (elements) of layer `il`'s cache.
+    pub fn n_embd_k_gqa(&self, il: usize) -> u64 {
+        let head = if self.is_swa[il] {
+            self.n_embd_head_k_swa
+        } else {
+            self.n_embd_head_k
+        };
+        head.saturating_mul(self.n_head_kv[il])
+    }
+
+    /// V row length of layer `il`'s cache.
+    pub fn n_embd_v_gqa(&self, il: usize) -> u64 {
+        let head = if self.is_swa[il] {
+            self.n_embd_head_v_swa
+        } else {
+            self.n_embd_head_v
+        };
+        head.saturating_mul(self.n_head_kv[il])
+    }
+
+    /// The largest V row over all layers (the transposed V cache pads every layer to it).
+    pub fn n_embd_v_gqa_max(&self) -> u64 {
+        (0..self.n_layer as usize)
+            .map(|il| self.n_embd_v_gqa(il))
+            .max()
+            .unwrap_or(0)
+    }
+}
