@@ -24,6 +24,7 @@ pub mod safetensors;
 pub mod special_tokens;
 pub mod stats;
 pub mod summary;
+pub mod tokenizer;
 pub mod types;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod wasm;
