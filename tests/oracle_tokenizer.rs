@@ -227,10 +227,167 @@ fn corpus_matches_llama_cpp_on_every_vocab() {
                 }
             }
         }
-        eprintln!("{name}: {}/{total} corpus cases match", total - bad);
+        let mut bad_pieces = 0;
+        for (id, pair) in v["pieces"].as_object().unwrap() {
+            let id: i32 = id.parse().unwrap();
+            for (special, want) in [true, false].into_iter().zip(pair.as_array().unwrap()) {
+                let got: String = tok
+                    .token_to_piece(id, special)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                if got != want.as_str().unwrap() {
+                    bad_pieces += 1;
+                    if bad_pieces <= 3 {
+                        failures.push(format!(
+                            "{name} token_to_piece({id}, special={special}): want {want}, got {got}"
+                        ));
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{name}: {}/{total} corpus cases match; {bad_pieces} of {} pieces differ",
+            total - bad,
+            2 * v["pieces"].as_object().unwrap().len()
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Corpus vocabs whose tokenizer type is not implemented yet (printed loudly).
 const NOT_YET_CORPUS: &[&str] = &["ggml-vocab-bert-bge.gguf", "ggml-vocab-nomic-bert-moe.gguf"];
+
+/// Bytes llama.cpp aborts on (a code point past U+10FFFF) and other junk never panic here.
+#[test]
+fn hostile_bytes_never_panic() {
+    let Some(models) = sdist_models() else {
+        skip("hostile_bytes_never_panic");
+        return;
+    };
+    let inputs: &[&[u8]] = &[
+        b"\xf4\x90\x80\x80",
+        b"a\xf7\xbf\xbf\xbfb",
+        b"\xff\xfe\xfd",
+        b"\xed\xa0\x80\xed\xbf\xbf",
+        b"<s\xff>",
+        b"\x00\x00",
+    ];
+    for name in vocab_files(&models) {
+        let bytes = std::fs::read(models.join(&name)).unwrap();
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let Ok(tok) = Tokenizer::from_gguf(&file) else {
+            continue;
+        };
+        for input in inputs {
+            for (add, parse) in [(true, true), (false, false)] {
+                let ids = tok.tokenize(input, add, parse);
+                let _ = tok.detokenize(&ids, true);
+            }
+        }
+        for id in [-1, i32::MIN, i32::MAX, tok.len() as i32] {
+            assert!(tok.token_to_piece(id, true).is_empty());
+        }
+    }
+}
+
+/// `gguf-lens tokenize` / `detokenize` as users run them, against the corpus.
+#[cfg(not(target_os = "wasi"))]
+#[test]
+fn cli_tokenize_matches_the_corpus() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let Some(models) = sdist_models() else {
+        skip("cli_tokenize_matches_the_corpus");
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/tokenizer/corpus.json")).unwrap(),
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_gguf-lens");
+    for name in ["ggml-vocab-llama-spm.gguf", "ggml-vocab-llama-bpe.gguf"] {
+        let path = models.join(name);
+        let v = &doc["vocabs"][name];
+        // Text 0 is "", 3 is "   ", and the invalid-UTF-8 ones come last (stdin only).
+        let texts = doc["texts"].as_array().unwrap();
+        for i in [0usize, 3, 40, 150, 200, texts.len() - 1] {
+            let input: Vec<u8> = match (texts[i].get("text"), texts[i].get("hex")) {
+                (Some(t), _) => t.as_str().unwrap().as_bytes().to_vec(),
+                (_, Some(h)) => {
+                    let h = h.as_str().unwrap();
+                    (0..h.len())
+                        .step_by(2)
+                        .map(|j| u8::from_str_radix(&h[j..j + 2], 16).unwrap())
+                        .collect()
+                }
+                _ => unreachable!(),
+            };
+            for (mode, flags) in [(0, &[][..]), (1, &["--no-special", "--parse-special"][..])] {
+                let mut child = Command::new(bin)
+                    .arg("tokenize")
+                    .arg(&path)
+                    .args(flags)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                child.stdin.take().unwrap().write_all(&input).unwrap();
+                let out = child.wait_with_output().unwrap();
+                assert!(out.status.success());
+                let want = v["ids"][i][mode].as_str().unwrap();
+                assert_eq!(
+                    String::from_utf8(out.stdout).unwrap().trim_end(),
+                    want,
+                    "{name} text {i}"
+                );
+            }
+        }
+        // --json: ids and pieces (llama_token_to_piece, special = true).
+        let out = Command::new(bin)
+            .args([
+                "tokenize",
+                path.to_str().unwrap(),
+                "--text",
+                "Hello world",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ids: Vec<i64> = j["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect();
+        let mut text = Vec::new();
+        for (id, piece) in ids.iter().zip(j["pieces"].as_array().unwrap()) {
+            let hex = v["pieces"][id.to_string()][0].as_str().unwrap();
+            let want: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|k| u8::from_str_radix(&hex[k..k + 2], 16).unwrap())
+                .collect();
+            assert_eq!(piece.as_str().unwrap().as_bytes(), &want[..]);
+            text.extend_from_slice(&want);
+        }
+        // detokenize: the pieces concatenated.
+        let mut cmd = Command::new(bin);
+        cmd.args(["detokenize", path.to_str().unwrap()]);
+        cmd.args(ids.iter().map(|i| i.to_string()));
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, text);
+        let bad = Command::new(bin)
+            .args(["detokenize", path.to_str().unwrap(), "99999999"])
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(1));
+        let err = String::from_utf8(bad.stderr).unwrap();
+        assert!(
+            err.starts_with("error: ") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}

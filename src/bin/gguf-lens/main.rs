@@ -18,6 +18,7 @@ mod st_dequant;
 mod st_inspect;
 mod stats;
 mod text;
+mod tokenize;
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -61,6 +62,10 @@ enum Command {
     Set(set::Args),
     #[command(after_help = EXIT_CODES)]
     Hash(hash::Args),
+    #[command(after_help = EXIT_CODES)]
+    Tokenize(tokenize::Args),
+    #[command(after_help = EXIT_CODES)]
+    Detokenize(tokenize::DetokenizeArgs),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -107,6 +112,8 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
         Command::Hash(args) => return finish(hash::run(args)),
+        Command::Tokenize(args) => return finish(tokenize::run(args)),
+        Command::Detokenize(args) => return finish(tokenize::run_detokenize(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
