@@ -10,6 +10,7 @@
 //! [`gptq`] dequantizes GPTQ layers stored in them bit for bit as llama.cpp's
 //! `convert_hf_to_gguf.py` and GPTQModel do.
 
+pub mod chat;
 pub mod compare;
 mod cursor;
 pub mod edit;

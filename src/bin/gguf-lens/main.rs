@@ -2,6 +2,7 @@
 //! comments are its `--help`) and a `run`; this file only parses, dispatches and maps results to
 //! exit codes.
 
+mod chat;
 mod checkpoint;
 mod dequant;
 mod diff;
@@ -66,6 +67,8 @@ enum Command {
     Tokenize(tokenize::Args),
     #[command(after_help = EXIT_CODES)]
     Detokenize(tokenize::DetokenizeArgs),
+    #[command(after_help = EXIT_CODES)]
+    Chat(chat::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         Command::Hash(args) => return finish(hash::run(args)),
         Command::Tokenize(args) => return finish(tokenize::run(args)),
         Command::Detokenize(args) => return finish(tokenize::run_detokenize(args)),
+        Command::Chat(args) => return finish(chat::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
