@@ -69,8 +69,7 @@ pub struct Tokenizer {
     merges_text: Vec<u8>,
     merges_offsets: Vec<usize>,
     token_index: OnceLock<HashMap<Box<[u8]>, i32>>,
-    /// Key: the first part's length (u32 LE), then both parts' bytes.
-    merge_index: OnceLock<HashMap<Box<[u8]>, u32>>,
+    merge_index: OnceLock<MergeIndex>,
     pretok: Option<pretokenize::PreTokenizer>,
     /// Special tokens to split out first, longest text first.
     special_cache: Vec<i32>,
@@ -455,11 +454,8 @@ impl Tokenizer {
             })
             .collect();
         cache.sort_by_key(|&i| std::cmp::Reverse(self.token_text(i).len()));
-        // Pieces are computed with the attributes as they are now (llama.cpp's cache).
-        let pieces: Vec<Box<[u8]>> = (0..n as i32)
-            .map(|i| self.compute_piece(i).into_boxed_slice())
-            .collect();
-        let _ = self.pieces.set(pieces);
+        // llama.cpp caches the pieces here; the attribute changes below only touch the
+        // LSTRIP/RSTRIP bits, which pieces do not depend on, so they are built on first use.
         // Per-model attributes.
         let name = file
             .get("general.name")
@@ -577,7 +573,10 @@ impl Tokenizer {
     pub(crate) fn merge_rank(&self, a: &[u8], b: &[u8]) -> Option<u32> {
         let m = self.merge_index.get_or_init(|| {
             let n = self.merges_offsets.len().saturating_sub(1);
-            let mut m = HashMap::with_capacity(n);
+            let mut m = MergeIndex {
+                by_id: HashMap::with_capacity(n),
+                by_text: HashMap::new(),
+            };
             for i in 0..n {
                 let w = &self.merges_text[self.merges_offsets[i]..self.merges_offsets[i + 1]];
                 // Split at the first space after the first byte (word.find(' ', 1)).
@@ -585,11 +584,25 @@ impl Tokenizer {
                     Some(p) => (&w[..p + 1], &w[p + 2..]),
                     None => (&[][..], &[][..]),
                 };
-                m.entry(merge_key(first, second).into()).or_insert(i as u32);
+                // The first rank of a pair wins (bpe_ranks.emplace).
+                match (self.token_id(first), self.token_id(second)) {
+                    (Some(x), Some(y)) => {
+                        m.by_id.entry((x, y)).or_insert(i as u32);
+                    }
+                    _ => {
+                        m.by_text
+                            .entry(merge_key(first, second).into())
+                            .or_insert(i as u32);
+                    }
+                }
             }
             m
         });
-        m.get(merge_key(a, b).as_slice()).copied()
+        match (self.token_id(a), self.token_id(b)) {
+            (Some(x), Some(y)) => m.by_id.get(&(x, y)).copied(),
+            _ if m.by_text.is_empty() => None,
+            _ => m.by_text.get(merge_key(a, b).as_slice()).copied(),
+        }
     }
 
     /// Token ids for `text` as llama.cpp's `llama_tokenize` gives them.
@@ -750,10 +763,12 @@ impl Tokenizer {
         if !special && self.token_attr(id) & (attr::UNKNOWN | attr::CONTROL) != 0 {
             return &[];
         }
-        match self.pieces.get() {
-            Some(p) => &p[id as usize],
-            None => &[],
-        }
+        let pieces = self.pieces.get_or_init(|| {
+            (0..self.len() as i32)
+                .map(|i| self.compute_piece(i).into_boxed_slice())
+                .collect()
+        });
+        &pieces[id as usize]
     }
 
     /// The text of `ids`: their pieces concatenated (`special` renders control tokens).
@@ -764,6 +779,14 @@ impl Tokenizer {
         }
         out
     }
+}
+
+/// Merge ranks by the token ids of both parts; pairs with a part that is not a token (rare)
+/// by text (the first part's length as u32 LE, then both parts' bytes).
+#[derive(Debug)]
+struct MergeIndex {
+    by_id: HashMap<(i32, i32), u32>,
+    by_text: HashMap<Box<[u8]>, u32>,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -99,6 +99,13 @@ pub(crate) fn byte_to_cpt_table() -> [u32; 256] {
 
 /// The inverse of [`byte_to_cpt_table`]: code point -> byte, for code points < 324.
 pub(crate) fn cpt_to_byte(cpt: u32) -> Option<u8> {
-    let table = byte_to_cpt_table();
-    table.iter().position(|&c| c == cpt).map(|b| b as u8)
+    static INVERSE: std::sync::OnceLock<[Option<u8>; 324]> = std::sync::OnceLock::new();
+    let inv = INVERSE.get_or_init(|| {
+        let mut inv = [None; 324];
+        for (b, &c) in byte_to_cpt_table().iter().enumerate() {
+            inv[c as usize] = Some(b as u8);
+        }
+        inv
+    });
+    inv.get(cpt as usize).copied().flatten()
 }
