@@ -205,7 +205,40 @@ export declare class GgufModel {
   edit(): GgufEditor;
   /** llama-gguf-hash's tensor-data digests (no algorithm chosen: xxh64, as there). */
   hash(options?: HashOptions): Promise<HashReport>;
+  /** Token ids as llama.cpp's llama_tokenize gives them (SPM and BPE vocabularies). */
+  tokenize(text: string | Uint8Array, options?: TokenizeOptions): Int32Array;
+  /** The ids' pieces concatenated, as a string (or bytes with `bytes: true`). */
+  detokenize(ids: ArrayLike<number>, options?: { special?: boolean; bytes?: false }): string;
+  detokenize(ids: ArrayLike<number>, options: { special?: boolean; bytes: true }): Uint8Array;
+  /** llama_token_to_piece(id, special) as bytes. */
+  tokenPiece(id: number, options?: { special?: boolean }): Uint8Array;
+  /** The chat template rendered as transformers' apply_chat_template does (jinja2). */
+  renderChatTemplate(messages: ChatMessage[], options?: ChatTemplateOptions): string;
   close(): Promise<void>;
+}
+
+export interface TokenizeOptions {
+  /** add_special (default true): BOS/EOS as the file says. */
+  addSpecial?: boolean;
+  /** parse_special (default false): special-token text becomes the special token. */
+  parseSpecial?: boolean;
+}
+
+/** One chat message: {role, content, tool_calls?, ...}, as transformers takes it. */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  [key: string]: unknown;
+}
+
+export interface ChatTemplateOptions {
+  /** The tools list (none when absent). */
+  tools?: unknown[] | null;
+  addGenerationPrompt?: boolean;
+  /** Extra template variables, e.g. { enable_thinking: false }. */
+  variables?: Record<string, unknown>;
+  /** A template text instead of the file's tokenizer.chat_template. */
+  template?: string | null;
 }
 
 /** A GGUF spec type name, as `set` takes it (for an array value: its items' type). */

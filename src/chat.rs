@@ -26,6 +26,30 @@ pub struct ChatOptions {
     pub now: Option<i64>,
 }
 
+/// The text of the token a `tokenizer.ggml.*_token_id` key names (empty when absent), for
+/// `bos_token` / `eos_token`.
+pub fn token_text_for(file: &crate::GgufFile, key: &str) -> String {
+    let Some(id) = file.get(key).and_then(|v| v.as_u64()) else {
+        return String::new();
+    };
+    let Some(tokens) = file.get("tokenizer.ggml.tokens") else {
+        return String::new();
+    };
+    match tokens
+        .as_array()
+        .and_then(|a| a.get(usize::try_from(id).ok()?))
+    {
+        Some(crate::Value::String(s)) => s.to_string_lossy().into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The file's own template, `tokenizer.chat_template`.
+pub fn file_template(file: &crate::GgufFile) -> Option<String> {
+    file.get("tokenizer.chat_template")
+        .and_then(|v| v.as_str().map(|s| s.into_owned()))
+}
+
 /// Renders `source` over `messages`; Err is a one-line message (raise_exception's text, an
 /// undefined name, a syntax error, ...).
 pub fn render_chat_template(

@@ -2,9 +2,8 @@
 
 use std::process::ExitCode;
 
-use gguf_lens::chat::{render_chat_template, ChatOptions};
+use gguf_lens::chat::{file_template, render_chat_template, token_text_for, ChatOptions};
 use gguf_lens::gguf::read_header;
-use gguf_lens::{GgufFile, Value};
 
 /// Render the file's chat template (`tokenizer.chat_template`, or --template) over a
 /// conversation, as Hugging Face transformers' apply_chat_template does with jinja2
@@ -40,19 +39,6 @@ fn read_json(path: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))
 }
 
-fn token_text(file: &GgufFile, key: &str) -> String {
-    let Some(id) = file.get(key).and_then(|v| v.as_u64()) else {
-        return String::new();
-    };
-    let Some(tokens) = file.get("tokenizer.ggml.tokens") else {
-        return String::new();
-    };
-    match tokens.as_array().and_then(|a| a.get(id as usize)) {
-        Some(Value::String(s)) => s.to_string_lossy().into_owned(),
-        _ => String::new(),
-    }
-}
-
 /// Runs `chat`; errors are one line, exit 1.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
     let shown = |e: &dyn std::fmt::Display| format!("{}: {e}", args.file);
@@ -61,9 +47,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let header = read_header(&mut file, size).map_err(|e| shown(&e))?;
     let source = match &args.template {
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?,
-        None => header
-            .get("tokenizer.chat_template")
-            .and_then(|v| v.as_str().map(|s| s.into_owned()))
+        None => file_template(&header)
             .ok_or_else(|| format!("{}: no tokenizer.chat_template (use --template)", args.file))?,
     };
     let messages = read_json(&args.messages)?;
@@ -84,8 +68,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         tools,
         add_generation_prompt: args.add_generation_prompt,
         variables,
-        bos_token: token_text(&header, "tokenizer.ggml.bos_token_id"),
-        eos_token: token_text(&header, "tokenizer.ggml.eos_token_id"),
+        bos_token: token_text_for(&header, "tokenizer.ggml.bos_token_id"),
+        eos_token: token_text_for(&header, "tokenizer.ggml.eos_token_id"),
         now: None,
     };
     let text = render_chat_template(&source, &messages, &opts)?;
