@@ -21,6 +21,8 @@ import {
   type GgufEditor,
   type EditChange,
   type HashReport,
+  type ChatMessage,
+  type ChatTemplateOptions,
 } from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
@@ -85,6 +87,17 @@ export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
   console.log(stream.locked);
   const report: HashReport = await model.hash({ sha256: true, uuid: true, perTensor: false });
   return [await editor.toBlob(), report.model.uuid ?? report.lines];
+}
+
+export function tokensAndChat(model: GgufModel): [Int32Array, string, string, Uint8Array] {
+  const ids: Int32Array = model.tokenize('Hello <|im_end|>', { addSpecial: false, parseSpecial: true });
+  const text: string = model.detokenize(ids, { special: false });
+  const bytes: Uint8Array = model.detokenize([1, 2, 3], { bytes: true });
+  const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+  const options: ChatTemplateOptions = { addGenerationPrompt: true, variables: { enable_thinking: false }, tools: null };
+  const rendered: string = model.renderChatTemplate(messages, options);
+  console.log(model.tokenPiece(ids[0] ?? 0).length, text);
+  return [ids, text, rendered, bytes];
 }
 
 export function embed(file: File, summary: Summary): string {
