@@ -78,7 +78,7 @@ fn vocab_files(models: &std::path::Path) -> Vec<String> {
 }
 
 /// Vocab files with vectors whose tokenizer type is not implemented yet (printed loudly).
-const NOT_YET: &[&str] = &["ggml-vocab-bert-bge.gguf"];
+const NOT_YET: &[&str] = &[];
 
 #[test]
 fn every_sdist_vector_matches_llama_cpp() {
@@ -256,7 +256,7 @@ fn corpus_matches_llama_cpp_on_every_vocab() {
 }
 
 /// Corpus vocabs whose tokenizer type is not implemented yet (printed loudly).
-const NOT_YET_CORPUS: &[&str] = &["ggml-vocab-bert-bge.gguf", "ggml-vocab-nomic-bert-moe.gguf"];
+const NOT_YET_CORPUS: &[&str] = &["ggml-vocab-nomic-bert-moe.gguf"];
 
 /// Bytes llama.cpp aborts on (a code point past U+10FFFF) and other junk never panic here.
 #[test]

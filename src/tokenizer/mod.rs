@@ -10,6 +10,7 @@ mod bpe;
 mod pretokenize;
 mod spm;
 mod unicode;
+mod wpm;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -31,13 +32,15 @@ pub mod attr {
     pub const SINGLE_WORD: u32 = 1 << 9;
 }
 
-/// The vocabulary kinds llama.cpp has; the ones tokenized here are SPM and BPE.
+/// The vocabulary kinds tokenized here (llama.cpp also has UGM, RWKV, PLaMo-2: not yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VocabType {
     /// SentencePiece BPE with scores (`tokenizer.ggml.model = llama`).
     Spm,
     /// Byte-level BPE with merges (`gpt2`, `gemma4`, ...).
     Bpe,
+    /// WordPiece (`bert`).
+    Wpm,
 }
 
 /// Why a tokenizer could not be built.
@@ -82,6 +85,11 @@ pub struct Tokenizer {
     byte_encode: bool,
     bos: Option<i32>,
     eos: Option<i32>,
+    pub(crate) unk: Option<i32>,
+    sep: Option<i32>,
+    pub(crate) lowercase: bool,
+    pub(crate) strip_accents: bool,
+    pub(crate) max_token_len: usize,
 }
 
 fn get_bool(file: &GgufFile, key: &str) -> Option<bool> {
@@ -120,12 +128,13 @@ impl Tokenizer {
             .get("tokenizer.ggml.pre")
             .and_then(|v| v.as_str().map(|s| s.into_owned()))
             .unwrap_or_default();
-        let (vocab_type, mut bos, mut eos) = match model.as_str() {
-            "llama" => (VocabType::Spm, Some(1), Some(2)),
-            "gpt2" => (VocabType::Bpe, Some(11), Some(11)),
+        let (vocab_type, mut bos, mut eos, mut unk, mut sep) = match model.as_str() {
+            "llama" => (VocabType::Spm, Some(1), Some(2), Some(0), None),
+            "gpt2" => (VocabType::Bpe, Some(11), Some(11), None, None),
+            "bert" => (VocabType::Wpm, Some(101), None, Some(100), Some(102)),
             "gemma4" => {
                 pre = "gemma4".to_string();
-                (VocabType::Bpe, None, None)
+                (VocabType::Bpe, None, None, None, None)
             }
             other => return err(format!("tokenizer '{other}' is not supported yet")),
         };
@@ -194,6 +203,7 @@ impl Tokenizer {
                 add_space_prefix = true;
                 add_bos = true;
             }
+            VocabType::Wpm => add_bos = true,
             VocabType::Bpe => {
                 match pre.as_str() {
                     "minicpm5" | "glm4" | "glm5" | "youtu" | "granite-embed-multi-97m" => {
@@ -231,6 +241,21 @@ impl Tokenizer {
         let valid = |id: Option<i32>| id.filter(|&i| i >= 0 && (i as usize) < n);
         bos = valid(bos);
         eos = valid(eos);
+        unk = valid(unk);
+        sep = valid(sep);
+        if let Some(Some(id)) = id_of("tokenizer.ggml.unknown_token_id") {
+            unk = Some(id);
+        }
+        if let Some(Some(id)) = id_of("tokenizer.ggml.seperator_token_id") {
+            sep = Some(id);
+        }
+        let lowercase = get_bool(file, "tokenizer.ggml.normalizer.lowercase").unwrap_or(true);
+        let strip_accents =
+            get_bool(file, "tokenizer.ggml.normalizer.strip_accents").unwrap_or(lowercase);
+        let max_token_len = (0..n)
+            .map(|i| offsets[i + 1] - offsets[i])
+            .max()
+            .unwrap_or(0);
         // An out-of-range id in the file keeps the default (llama.cpp warns and keeps it).
         if let Some(Some(id)) = id_of("tokenizer.ggml.bos_token_id") {
             bos = Some(id);
@@ -270,6 +295,11 @@ impl Tokenizer {
             byte_encode,
             bos,
             eos,
+            unk,
+            sep,
+            lowercase,
+            strip_accents,
+            max_token_len,
         };
         tok.adjust_attrs(file, &id_of);
         Ok(tok)
@@ -641,6 +671,24 @@ impl Tokenizer {
                     }
                 }
             }
+            VocabType::Wpm => {
+                if add_special {
+                    if let Some(b) = self.bos {
+                        out.push(b);
+                    }
+                }
+                for f in &fragments {
+                    match *f {
+                        Fragment::Text(s, e) => wpm::tokenize(self, &text[s..e], &mut out),
+                        Fragment::Token(id) => out.push(id),
+                    }
+                }
+                if add_special {
+                    if let Some(s) = self.sep {
+                        out.push(s);
+                    }
+                }
+            }
             VocabType::Bpe => {
                 if add_special && self.add_bos {
                     if let Some(b) = self.bos {
@@ -739,7 +787,7 @@ impl Tokenizer {
             return t.to_vec();
         }
         if a & attr::NORMAL != 0 {
-            if self.vocab_type == VocabType::Spm || self.escape_whitespaces {
+            if self.vocab_type != VocabType::Bpe || self.escape_whitespaces {
                 return unescape_whitespace(t);
             }
             return decode_bpe_text(t);
