@@ -205,7 +205,7 @@ export declare class GgufModel {
   edit(): GgufEditor;
   /** llama-gguf-hash's tensor-data digests (no algorithm chosen: xxh64, as there). */
   hash(options?: HashOptions): Promise<HashReport>;
-  /** Token ids as llama.cpp's llama_tokenize gives them (SPM and BPE vocabularies). */
+  /** Token ids as llama.cpp's llama_tokenize gives them (SPM, BPE, WPM and UGM vocabularies). */
   tokenize(text: string | Uint8Array, options?: TokenizeOptions): Int32Array;
   /** The ids' pieces concatenated, as a string (or bytes with `bytes: true`). */
   detokenize(ids: ArrayLike<number>, options?: { special?: boolean; bytes?: false }): string;

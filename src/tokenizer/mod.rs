@@ -1,6 +1,6 @@
 //! The file's own tokenizer, built from its `tokenizer.ggml.*` metadata, giving the token ids
-//! llama.cpp's `llama_tokenize(vocab, text, add_special, parse_special)` gives (SPM and BPE
-//! with llama.cpp's pre-tokenizers), and `llama_token_to_piece` / detokenize.
+//! llama.cpp's `llama_tokenize(vocab, text, add_special, parse_special)` gives (SPM, BPE with
+//! llama.cpp's pre-tokenizers, WPM, UGM), and `llama_token_to_piece` / detokenize.
 //!
 //! The vocabulary's text is copied once into one buffer; the text -> id map and the merge
 //! ranks are built on the first call that needs them, so opening a 262k-token vocabulary only
@@ -9,6 +9,7 @@
 mod bpe;
 mod pretokenize;
 mod spm;
+mod ugm;
 mod unicode;
 mod wpm;
 
@@ -32,7 +33,7 @@ pub mod attr {
     pub const SINGLE_WORD: u32 = 1 << 9;
 }
 
-/// The vocabulary kinds tokenized here (llama.cpp also has UGM, RWKV, PLaMo-2: not yet).
+/// The vocabulary kinds tokenized here (llama.cpp also has RWKV and PLaMo-2: not yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VocabType {
     /// SentencePiece BPE with scores (`tokenizer.ggml.model = llama`).
@@ -41,6 +42,8 @@ pub enum VocabType {
     Bpe,
     /// WordPiece (`bert`).
     Wpm,
+    /// Unigram (`t5`).
+    Ugm,
 }
 
 /// Why a tokenizer could not be built.
@@ -90,6 +93,8 @@ pub struct Tokenizer {
     pub(crate) lowercase: bool,
     pub(crate) strip_accents: bool,
     pub(crate) max_token_len: usize,
+    pub(crate) remove_extra_whitespaces: bool,
+    ugm: Option<ugm::Ugm>,
 }
 
 fn get_bool(file: &GgufFile, key: &str) -> Option<bool> {
@@ -132,6 +137,7 @@ impl Tokenizer {
             "llama" => (VocabType::Spm, Some(1), Some(2), Some(0), None),
             "gpt2" => (VocabType::Bpe, Some(11), Some(11), None, None),
             "bert" => (VocabType::Wpm, Some(101), None, Some(100), Some(102)),
+            "t5" => (VocabType::Ugm, None, Some(1), Some(2), None),
             "gemma4" => {
                 pre = "gemma4".to_string();
                 (VocabType::Bpe, None, None, None, None)
@@ -204,6 +210,10 @@ impl Tokenizer {
                 add_bos = true;
             }
             VocabType::Wpm => add_bos = true,
+            VocabType::Ugm => {
+                add_eos = true;
+                escape_whitespaces = true;
+            }
             VocabType::Bpe => {
                 match pre.as_str() {
                     "minicpm5" | "glm4" | "glm5" | "youtu" | "granite-embed-multi-97m" => {
@@ -252,6 +262,8 @@ impl Tokenizer {
         let lowercase = get_bool(file, "tokenizer.ggml.normalizer.lowercase").unwrap_or(true);
         let strip_accents =
             get_bool(file, "tokenizer.ggml.normalizer.strip_accents").unwrap_or(lowercase);
+        let remove_extra_whitespaces =
+            get_bool(file, "tokenizer.ggml.remove_extra_whitespaces").unwrap_or(false);
         let max_token_len = (0..n)
             .map(|i| offsets[i + 1] - offsets[i])
             .max()
@@ -300,8 +312,23 @@ impl Tokenizer {
             lowercase,
             strip_accents,
             max_token_len,
+            remove_extra_whitespaces,
+            ugm: None,
         };
         tok.adjust_attrs(file, &id_of);
+        if vocab_type == VocabType::Ugm {
+            let charsmap: Vec<u8> = file
+                .get("tokenizer.ggml.precompiled_charsmap")
+                .and_then(|v| {
+                    v.as_array().map(|a| {
+                        a.iter()
+                            .map(|x| x.as_f64().unwrap_or(0.0) as i64 as u8)
+                            .collect()
+                    })
+                })
+                .unwrap_or_default();
+            tok.ugm = Some(ugm::Ugm::new(&tok, &charsmap));
+        }
         Ok(tok)
     }
 
@@ -663,6 +690,28 @@ impl Tokenizer {
                             out.push(id);
                             prev_special = true;
                         }
+                    }
+                }
+                if add_special && self.add_eos {
+                    if let Some(e) = self.eos {
+                        out.push(e);
+                    }
+                }
+            }
+            VocabType::Ugm => {
+                if add_special && self.add_bos {
+                    if let Some(b) = self.bos {
+                        out.push(b);
+                    }
+                }
+                for f in &fragments {
+                    match *f {
+                        Fragment::Text(s, e) => {
+                            if let Some(u) = &self.ugm {
+                                u.tokenize(self, &text[s..e], &mut out);
+                            }
+                        }
+                        Fragment::Token(id) => out.push(id),
                     }
                 }
                 if add_special && self.add_eos {
