@@ -18,7 +18,14 @@ struct Sym {
 
 pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
     let gemma4 = tok.pre_name() == "gemma4";
+    // A word's ids depend on the word alone: repeated words reuse the first result.
+    let mut seen: super::FxMap<&[u8], (usize, usize)> = super::FxMap::default();
     for word in words {
+        if let Some(&(from, to)) = seen.get(word.as_slice()) {
+            out.extend_from_within(from..to);
+            continue;
+        }
+        let first = out.len();
         let mut syms: Vec<Sym> = Vec::new();
         let mut offset = 0;
         let whole = (tok.ignore_merges && tok.text_to_token(word).is_some())
@@ -97,5 +104,6 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
                 }
             }
         }
+        seen.insert(word.as_slice(), (first, out.len()));
     }
 }

@@ -74,7 +74,7 @@ pub struct Tokenizer {
     attrs: Vec<u32>,
     merges_text: Vec<u8>,
     merges_offsets: Vec<usize>,
-    token_index: OnceLock<HashMap<Box<[u8]>, i32>>,
+    token_index: OnceLock<FxMap<Box<[u8]>, i32>>,
     merge_index: OnceLock<MergeIndex>,
     pretok: Option<pretokenize::PreTokenizer>,
     /// Special tokens to split out first, longest text first.
@@ -602,9 +602,9 @@ impl Tokenizer {
         self.scores.get(id as usize).copied().unwrap_or(0.0)
     }
 
-    fn index(&self) -> &HashMap<Box<[u8]>, i32> {
+    fn index(&self) -> &FxMap<Box<[u8]>, i32> {
         self.token_index.get_or_init(|| {
-            let mut m = HashMap::with_capacity(self.len());
+            let mut m = FxMap::with_capacity_and_hasher(self.len(), FxBuild::default());
             for i in 0..self.len() {
                 // Later duplicates win, as with llama.cpp's token_to_id[word] = i.
                 m.insert(self.token_text(i as i32).into(), i as i32);
@@ -631,8 +631,8 @@ impl Tokenizer {
         let m = self.merge_index.get_or_init(|| {
             let n = self.merges_offsets.len().saturating_sub(1);
             let mut m = MergeIndex {
-                by_id: HashMap::with_capacity(n),
-                by_text: HashMap::new(),
+                by_id: FxMap::with_capacity_and_hasher(n, FxBuild::default()),
+                by_text: FxMap::default(),
             };
             for i in 0..n {
                 let w = &self.merges_text[self.merges_offsets[i]..self.merges_offsets[i + 1]];
@@ -878,12 +878,47 @@ impl Tokenizer {
     }
 }
 
+/// A fast non-cryptographic hasher (FxHash's mixing) for the vocabulary maps: the keys come
+/// from the file, the lookups from the text, and SipHash's DoS resistance costs a third of the
+/// tokenizing time here.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
+
 /// Merge ranks by the token ids of both parts; pairs with a part that is not a token (rare)
 /// by text (the first part's length as u32 LE, then both parts' bytes).
 #[derive(Debug)]
 struct MergeIndex {
-    by_id: HashMap<(i32, i32), u32>,
-    by_text: HashMap<Box<[u8]>, u32>,
+    by_id: FxMap<(i32, i32), u32>,
+    by_text: FxMap<Box<[u8]>, u32>,
 }
 
 #[derive(Debug, Clone, Copy)]

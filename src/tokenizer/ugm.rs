@@ -4,10 +4,8 @@
 //! then the best-scoring segmentation (Viterbi) over normal, user-defined and unused tokens,
 //! an unknown token (min score - 10) where no token covers a code point.
 
-use std::collections::HashMap;
-
 use super::unicode::len_utf8;
-use super::{attr, Tokenizer};
+use super::{attr, FxMap, Tokenizer};
 
 /// The UGM tables built once per tokenizer.
 #[derive(Debug)]
@@ -15,8 +13,8 @@ pub(crate) struct Ugm {
     xcda: Vec<u32>,
     replacements: Vec<u8>,
     /// Normal, user-defined and unused tokens by text (a later id wins, as in the trie).
-    matcher: HashMap<Box<[u8]>, i32>,
-    user_defined: HashMap<Box<[u8]>, ()>,
+    matcher: FxMap<Box<[u8]>, i32>,
+    user_defined: FxMap<Box<[u8]>, ()>,
     max_user_len: usize,
     unknown_score: f64,
 }
@@ -35,8 +33,8 @@ impl Ugm {
                 .collect();
             replacements = charsmap[end..].to_vec();
         }
-        let mut matcher = HashMap::new();
-        let mut user_defined = HashMap::new();
+        let mut matcher = FxMap::default();
+        let mut user_defined = FxMap::default();
         let mut max_user_len = 0;
         let mut min_score = f32::MAX;
         for id in 0..tok.len() as i32 {
