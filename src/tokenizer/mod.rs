@@ -777,6 +777,36 @@ impl Tokenizer {
         } else {
             vec![Fragment::Text(0, text.len())]
         };
+        if frags.is_empty() || self.special_cache.is_empty() {
+            return frags;
+        }
+        // Where each byte that starts a special token occurs in the text, so each token's
+        // search visits only the places it could start (one pass over the text in all).
+        let mut wanted = [false; 256];
+        for &id in &self.special_cache {
+            if let Some(&b) = self.token_text(id).first() {
+                wanted[b as usize] = true;
+            }
+        }
+        let mut positions: Vec<Vec<usize>> = vec![Vec::new(); 256];
+        for (i, &b) in text.iter().enumerate() {
+            if wanted[b as usize] {
+                positions[b as usize].push(i);
+            }
+        }
+        let find = |needle: &[u8], s: usize, e: usize| -> Option<usize> {
+            let ps = &positions[needle[0] as usize];
+            if ps.len() > text.len() / 64 {
+                // A common first byte: a plain scan is faster than walking its positions.
+                return find(&text[s..e], needle).map(|p| p + s);
+            }
+            let from = ps.partition_point(|&p| p < s);
+            ps[from..]
+                .iter()
+                .take_while(|&&p| p + needle.len() <= e)
+                .find(|&&p| &text[p..p + needle.len()] == needle)
+                .copied()
+        };
         for &id in &self.special_cache {
             let a = self.token_attr(id);
             if !parse_special && a & (attr::CONTROL | attr::UNKNOWN) != 0 {
@@ -793,7 +823,7 @@ impl Tokenizer {
                     continue;
                 };
                 loop {
-                    let Some(m) = find(&text[s..e], needle).map(|p| p + s) else {
+                    let Some(m) = find(needle, s, e) else {
                         next.push(Fragment::Text(s, e));
                         break;
                     };
