@@ -213,6 +213,15 @@ export declare class GgufModel {
   /** What llama.cpp allocates to run this model (llama-server's defaults; see MemoryPlanOptions).
    * Throws llama.cpp's refusals (a quantized V cache without flashAttn, mixed K/V types on MLA). */
   planMemory(options?: MemoryPlanOptions): MemoryPlan;
+  /** Token ids as llama.cpp's llama_tokenize gives them (SPM, BPE, WPM and UGM vocabularies). */
+  tokenize(text: string | Uint8Array, options?: TokenizeOptions): Int32Array;
+  /** The ids' pieces concatenated, as a string (or bytes with `bytes: true`). */
+  detokenize(ids: ArrayLike<number>, options?: { special?: boolean; bytes?: false }): string;
+  detokenize(ids: ArrayLike<number>, options: { special?: boolean; bytes: true }): Uint8Array;
+  /** llama_token_to_piece(id, special) as bytes. */
+  tokenPiece(id: number, options?: { special?: boolean }): Uint8Array;
+  /** The chat template rendered as transformers' apply_chat_template does (jinja2). */
+  renderChatTemplate(messages: ChatMessage[], options?: ChatTemplateOptions): string;
   close(): Promise<void>;
 }
 
@@ -301,6 +310,29 @@ export interface MemoryPlan {
   /** The largest context whose GPU share fits gpuMem (null without gpuMem). */
   maxCtx: number | null;
   command: string;
+
+export interface TokenizeOptions {
+  /** add_special (default true): BOS/EOS as the file says. */
+  addSpecial?: boolean;
+  /** parse_special (default false): special-token text becomes the special token. */
+  parseSpecial?: boolean;
+}
+
+/** One chat message: {role, content, tool_calls?, ...}, as transformers takes it. */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  [key: string]: unknown;
+}
+
+export interface ChatTemplateOptions {
+  /** The tools list (none when absent). */
+  tools?: unknown[] | null;
+  addGenerationPrompt?: boolean;
+  /** Extra template variables, e.g. { enable_thinking: false }. */
+  variables?: Record<string, unknown>;
+  /** A template text instead of the file's tokenizer.chat_template. */
+  template?: string | null;
 }
 
 /** A GGUF spec type name, as `set` takes it (for an array value: its items' type). */

@@ -221,8 +221,53 @@ export class GgufModel extends ShardedModel {
     return hashModel(this, options);
   }
 
+  /** The file's tokenizer, built once on first use (throws one line when unsupported). */
+  _tok() {
+    if (!this._tokenizer) this._tokenizer = this.header.tokenizer();
+    return this._tokenizer;
+  }
+
+  /**
+   * Token ids as llama.cpp's llama_tokenize gives them with this file's vocabulary. `text` is a
+   * string or UTF-8 bytes (invalid sequences handled as llama.cpp does). Options: addSpecial
+   * (default true: BOS/EOS as the file says), parseSpecial (default false).
+   */
+  tokenize(text, options = {}) {
+    const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
+    return this._tok().tokenize(bytes, options.addSpecial ?? true, options.parseSpecial ?? false);
+  }
+
+  /** The text of `ids`: their llama_token_to_piece pieces concatenated (control tokens unless
+   * `special: false`), decoded as UTF-8 (invalid bytes as U+FFFD; `bytes: true` for the bytes). */
+  detokenize(ids, options = {}) {
+    const bytes = this._tok().detokenize(Int32Array.from(ids), options.special ?? true);
+    return options.bytes ? bytes : new TextDecoder().decode(bytes);
+  }
+
+  /** One token's piece (llama_token_to_piece, special = true unless told) as bytes. */
+  tokenPiece(id, options = {}) {
+    return this._tok().tokenToPiece(id, options.special ?? true);
+  }
+
+  /**
+   * The chat template rendered as transformers' apply_chat_template renders it (jinja2:
+   * trim_blocks, lstrip_blocks, raise_exception, tojson, strftime_now; bos_token/eos_token from
+   * the file). Options: tools, addGenerationPrompt, variables ({enable_thinking: false, ...}),
+   * template (a template text instead of the file's). Throws one line on a template error.
+   */
+  renderChatTemplate(messages, options = {}) {
+    return this.header.renderChatTemplate(messages, {
+      tools: options.tools ?? null,
+      addGenerationPrompt: options.addGenerationPrompt ?? false,
+      variables: options.variables ?? {},
+      template: options.template ?? null,
+    });
+  }
+
   /** Frees the wasm header and closes file handles / open streams. */
   async close() {
+    this._tokenizer?.free();
+    this._tokenizer = undefined;
     for (const shard of this.shards) {
       shard.header.free();
       await shard.source.close();

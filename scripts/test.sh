@@ -18,6 +18,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
+echo "== llama.cpp sdist (tokenizer vectors; tests fail without it under CI)"
+bash scripts/llama-sdist.sh >/dev/null
 echo "== cargo test"
 log=$(mktemp)
 cargo test --quiet 2>&1 | tee "$log"

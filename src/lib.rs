@@ -10,6 +10,7 @@
 //! [`gptq`] dequantizes GPTQ layers stored in them bit for bit as llama.cpp's
 //! `convert_hf_to_gguf.py` and GPTQModel do.
 
+pub mod chat;
 pub mod compare;
 mod cursor;
 pub mod edit;
@@ -27,6 +28,7 @@ pub mod safetensors;
 pub mod special_tokens;
 pub mod stats;
 pub mod summary;
+pub mod tokenizer;
 pub mod types;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod wasm;

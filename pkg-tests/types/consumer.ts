@@ -24,6 +24,8 @@ import {
   type LintReport,
   type MemoryPlan,
   type KvCachePlan,
+  type ChatMessage,
+  type ChatTemplateOptions,
 } from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
@@ -90,6 +92,17 @@ export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
   const lint: LintReport = model.lint();
   for (const f of lint.findings) if (f.severity === 'error') console.log(f.code, f.tensor ?? f.key ?? f.offset);
   return [await editor.toBlob(), report.model.uuid ?? report.lines];
+}
+
+export function tokensAndChat(model: GgufModel): [Int32Array, string, string, Uint8Array] {
+  const ids: Int32Array = model.tokenize('Hello <|im_end|>', { addSpecial: false, parseSpecial: true });
+  const text: string = model.detokenize(ids, { special: false });
+  const bytes: Uint8Array = model.detokenize([1, 2, 3], { bytes: true });
+  const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+  const options: ChatTemplateOptions = { addGenerationPrompt: true, variables: { enable_thinking: false }, tools: null };
+  const rendered: string = model.renderChatTemplate(messages, options);
+  console.log(model.tokenPiece(ids[0] ?? 0).length, text);
+  return [ids, text, rendered, bytes];
 }
 
 export function embed(file: File, summary: Summary): string {

@@ -24,6 +24,7 @@ mod quant_error;
 mod safetensors_js;
 mod stats;
 mod summary;
+mod tokenizer_js;
 
 /// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
 const SLICE_ELEMENTS: u64 = 1 << 16;

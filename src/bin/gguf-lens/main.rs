@@ -2,6 +2,7 @@
 //! comments are its `--help`) and a `run`; this file only parses, dispatches and maps results to
 //! exit codes.
 
+mod chat;
 mod checkpoint;
 mod dequant;
 mod diff;
@@ -22,6 +23,7 @@ mod st_dequant;
 mod st_inspect;
 mod stats;
 mod text;
+mod tokenize;
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -76,6 +78,12 @@ enum Command {
     QuantError(quant_error::Args),
     #[command(after_help = EXIT_CODES)]
     Memory(memory::Args),
+    #[command(after_help = EXIT_CODES)]
+    Tokenize(tokenize::Args),
+    #[command(after_help = EXIT_CODES)]
+    Detokenize(tokenize::DetokenizeArgs),
+    #[command(after_help = EXIT_CODES)]
+    Chat(chat::Args),
 }
 
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
@@ -128,6 +136,9 @@ fn main() -> ExitCode {
         Command::Quantize(args) => quantize::run(args),
         Command::QuantError(args) => quant_error::run(args),
         Command::Memory(args) => return finish(memory::run(args)),
+        Command::Tokenize(args) => return finish(tokenize::run(args)),
+        Command::Detokenize(args) => return finish(tokenize::run_detokenize(args)),
+        Command::Chat(args) => return finish(chat::run(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

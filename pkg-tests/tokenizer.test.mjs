@@ -1,0 +1,76 @@
+// The tokenizer and chat templates through the installed package, against the oracles:
+// model.tokenize / tokenPiece give llama.cpp's ids and pieces (fixtures/tokenizer/corpus.json,
+// fixtures/make_tokenizer.py) and renderChatTemplate gives jinja2's text
+// (fixtures/chat/expected.json, fixtures/make_chat.py). The vocab files and templates come from
+// the llama.cpp sdist (scripts/llama-sdist.sh); without it the tests print SKIPPED and fail
+// under CI.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openGguf } from 'gguf-lens';
+import { REPO } from './helpers.mjs';
+
+const SDIST = process.env.LLAMA_CPP_SDIST
+  ? path.join(process.env.LLAMA_CPP_SDIST, 'vendor/llama.cpp')
+  : path.join(process.env.GGUF_LENS_CACHE ?? path.join(os.homedir(), '.cache/gguf-lens'),
+    'llama_cpp_python-0.3.36/vendor/llama.cpp');
+
+function sdistOrSkip(t) {
+  if (fs.existsSync(path.join(SDIST, 'models'))) return true;
+  if (process.env.CI === 'true' || process.env.CI === '1') assert.fail('the llama.cpp sdist is required under CI');
+  console.log('SKIPPED: llama.cpp sdist not found (run scripts/llama-sdist.sh)');
+  t.skip('SKIPPED');
+  return false;
+}
+
+const hexBytes = (h) => Uint8Array.from(h.match(/../g) ?? [], (x) => parseInt(x, 16));
+
+test('tokenize and tokenPiece match llama.cpp on the corpus (SPM and BPE)', async (t) => {
+  if (!sdistOrSkip(t)) return;
+  const corpus = JSON.parse(fs.readFileSync(path.join(REPO, 'fixtures/tokenizer/corpus.json'), 'utf8'));
+  const texts = corpus.texts.map((e) => (e.text !== undefined ? new TextEncoder().encode(e.text) : hexBytes(e.hex)));
+  for (const name of ['ggml-vocab-llama-spm.gguf', 'ggml-vocab-llama-bpe.gguf', 'ggml-vocab-qwen2.gguf', 'ggml-vocab-gemma-4.gguf']) {
+    const model = await openGguf(path.join(SDIST, 'models', name));
+    const v = corpus.vocabs[name];
+    texts.forEach((bytes, i) => {
+      corpus.modes.forEach((m, k) => {
+        const ids = model.tokenize(bytes, { addSpecial: m.add_special, parseSpecial: m.parse_special });
+        assert.ok(ids instanceof Int32Array);
+        assert.equal(Array.from(ids).join(' '), v.ids[i][k], `${name} text ${i} mode ${k}`);
+      });
+    });
+    for (const [id, [withSpecial, without]] of Object.entries(v.pieces)) {
+      assert.deepEqual(model.tokenPiece(Number(id)), hexBytes(withSpecial));
+      assert.deepEqual(model.tokenPiece(Number(id), { special: false }), hexBytes(without));
+    }
+    const ids = model.tokenize('Hello world', { addSpecial: false });
+    assert.equal(model.detokenize(ids), 'Hello world'.replace(/^/, name.includes('spm') ? ' ' : ''));
+    await model.close();
+  }
+});
+
+test('renderChatTemplate renders as jinja2 (transformers) does', async (t) => {
+  if (!sdistOrSkip(t)) return;
+  const doc = JSON.parse(fs.readFileSync(path.join(REPO, 'fixtures/chat/expected.json'), 'utf8'));
+  // bos/eos come from the file: pick cases whose output has none, and no date.
+  const model = await openGguf(path.join(REPO, 'fixtures/real/ggml-vocab-bert-bge.gguf'));
+  let checked = 0;
+  for (const c of doc.cases) {
+    if (c.output === undefined || /<\|BOS\|>|<\|EOS\|>|2026/.test(c.output)) continue;
+    // Known difference (tests/oracle_chat.rs): markupsafe escaping in functionary v3.1.
+    if (c.template === 'meetkai-functionary-medium-v3.1.jinja' && c.conversation === 'tool_call') continue;
+    const conv = doc.conversations[c.conversation];
+    const template = fs.readFileSync(path.join(SDIST, 'models/templates', c.template), 'utf8');
+    const out = model.renderChatTemplate(conv.messages, {
+      tools: conv.tools, addGenerationPrompt: c.add_generation_prompt, variables: conv.variables, template,
+    });
+    assert.equal(out, c.output, `${c.template} / ${c.conversation}`);
+    checked++;
+  }
+  assert.ok(checked > 100, `${checked} cases`);
+  assert.throws(() => model.renderChatTemplate([], { template: "{{ raise_exception('nope') }}" }), /nope/);
+  assert.throws(() => model.tokenize('x'), /not supported/);
+  await model.close();
+});

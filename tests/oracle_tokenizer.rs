@@ -1,0 +1,397 @@
+//! The tokenizer against llama.cpp's own test vectors: every `models/ggml-vocab-*.gguf` in the
+//! llama.cpp that llama-cpp-python 0.3.36 vendors, with its `.inp`/`.out` files (made by
+//! llama.cpp's tokenizer; `llama_tokenize(text, add_special = false, parse_special = false)`,
+//! as test-tokenizer-0 runs it). The files come from `scripts/llama-sdist.sh` (its cache, or
+//! `$LLAMA_CPP_SDIST`); nothing is downloaded here. Without them the test prints SKIPPED, and
+//! fails when `CI` is set.
+
+// Not on WASI: the sdist cache is outside the directories the WASI runner preopens. The wasm
+// build is checked through the npm package instead (pkg-tests/tokenizer.test.mjs).
+#![cfg(not(target_os = "wasi"))]
+
+use std::path::PathBuf;
+
+use gguf_lens::tokenizer::Tokenizer;
+use gguf_lens::GgufFile;
+
+fn sdist_models() -> Option<PathBuf> {
+    let dir = match std::env::var_os("LLAMA_CPP_SDIST") {
+        Some(d) => PathBuf::from(d).join("vendor/llama.cpp"),
+        None => {
+            let cache = std::env::var_os("GGUF_LENS_CACHE")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gguf-lens"))
+                })?;
+            let root = cache.join("llama_cpp_python-0.3.36");
+            if !root.join(".complete").exists() {
+                return None;
+            }
+            root.join("vendor/llama.cpp")
+        }
+    };
+    let models = dir.join("models");
+    models.is_dir().then_some(models)
+}
+
+fn skip(what: &str) {
+    eprintln!("SKIPPED: {what}: llama.cpp sdist not found (run scripts/llama-sdist.sh)");
+    if std::env::var_os("CI").is_some_and(|v| v == "true" || v == "1") {
+        panic!("{what}: the llama.cpp sdist is required under CI");
+    }
+}
+
+/// (input text, expected ids) pairs of one vocab's .inp/.out.
+fn vectors(models: &std::path::Path, name: &str) -> Vec<(Vec<u8>, Vec<i32>)> {
+    let inp = std::fs::read(models.join(format!("{name}.inp"))).unwrap();
+    let out = std::fs::read_to_string(models.join(format!("{name}.out"))).unwrap();
+    let sep = b"\n__ggml_vocab_test__\n";
+    let mut texts = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i + sep.len() <= inp.len() {
+        if &inp[i..i + sep.len()] == sep {
+            texts.push(inp[start..i].to_vec());
+            i += sep.len();
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    let ids: Vec<Vec<i32>> = out
+        .split('\n')
+        .take(texts.len())
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(
+        texts.len(),
+        ids.len(),
+        "{name}: .inp and .out disagree on the count"
+    );
+    texts.into_iter().zip(ids).collect()
+}
+
+fn vocab_files(models: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(models)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("ggml-vocab-") && n.ends_with(".gguf"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Vocab files with vectors whose tokenizer type is not implemented yet (printed loudly).
+const NOT_YET: &[&str] = &[];
+
+#[test]
+fn every_sdist_vector_matches_llama_cpp() {
+    let Some(models) = sdist_models() else {
+        skip("every_sdist_vector_matches_llama_cpp");
+        return;
+    };
+    let only = std::env::var("VOCAB").ok();
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    let mut unsupported = Vec::new();
+    for name in vocab_files(&models) {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        if !models.join(format!("{name}.inp")).exists() {
+            continue;
+        }
+        let bytes = std::fs::read(models.join(&name)).unwrap();
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let tok = match Tokenizer::from_gguf(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                unsupported.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let cases = vectors(&models, &name);
+        let mut bad = 0;
+        for (text, want) in &cases {
+            let got = tok.tokenize(text, false, false);
+            if &got != want {
+                bad += 1;
+                if bad <= 3 {
+                    failures.push(format!(
+                        "{name}: {:?}\n  want {want:?}\n  got  {got:?}",
+                        String::from_utf8_lossy(text)
+                    ));
+                }
+            }
+        }
+        eprintln!(
+            "{name}: {}/{} vectors match",
+            cases.len() - bad,
+            cases.len()
+        );
+        if bad == 0 {
+            passed += 1;
+        } else {
+            failures.push(format!("{name}: {bad} of {} vectors differ", cases.len()));
+        }
+    }
+    for u in &unsupported {
+        eprintln!("NOT SUPPORTED YET: {u}");
+        if !NOT_YET.iter().any(|n| u.starts_with(n)) {
+            failures.push(format!("unsupported: {u}"));
+        }
+    }
+    eprintln!("{passed} vocab files pass every vector");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// fixtures/tokenizer/corpus.json: ~280 texts (whitespace runs, \r\n, NUL, invalid UTF-8,
+/// surrogates as bytes, long words, special-token text) with the ids llama.cpp gives for every
+/// sdist vocab, with (add_special, no parse_special) and (no add_special, parse_special).
+#[test]
+fn corpus_matches_llama_cpp_on_every_vocab() {
+    let Some(models) = sdist_models() else {
+        skip("corpus_matches_llama_cpp_on_every_vocab");
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/tokenizer/corpus.json")).unwrap(),
+    )
+    .unwrap();
+    let texts: Vec<Vec<u8>> = doc["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| match (t.get("text"), t.get("hex")) {
+            (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
+            (_, Some(h)) => {
+                let h = h.as_str().unwrap();
+                (0..h.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                    .collect()
+            }
+            _ => panic!("text entry without text or hex"),
+        })
+        .collect();
+    assert!(texts.len() >= 200);
+    let modes: Vec<(bool, bool)> = doc["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["add_special"].as_bool().unwrap(),
+                m["parse_special"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let only = std::env::var("VOCAB").ok();
+    let mut failures = Vec::new();
+    for (name, v) in doc["vocabs"].as_object().unwrap() {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        let Some(ids) = v.get("ids").and_then(|i| i.as_array()) else {
+            continue;
+        };
+        let bytes = std::fs::read(models.join(name)).unwrap();
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let tok = match Tokenizer::from_gguf(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("NOT SUPPORTED YET: {name}: {e}");
+                if !NOT_YET_CORPUS.contains(&name.as_str()) {
+                    failures.push(format!("{name}: {e}"));
+                }
+                continue;
+            }
+        };
+        let mut bad = 0;
+        let mut total = 0;
+        for (text, per_mode) in texts.iter().zip(ids) {
+            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
+                let want: Vec<i32> = want
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                let got = tok.tokenize(text, add, parse);
+                total += 1;
+                if got != want {
+                    bad += 1;
+                    if bad <= 3 {
+                        failures.push(format!(
+                            "{name} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
+                            String::from_utf8_lossy(text)
+                        ));
+                    }
+                }
+            }
+        }
+        let mut bad_pieces = 0;
+        for (id, pair) in v["pieces"].as_object().unwrap() {
+            let id: i32 = id.parse().unwrap();
+            for (special, want) in [true, false].into_iter().zip(pair.as_array().unwrap()) {
+                let got: String = tok
+                    .token_to_piece(id, special)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                if got != want.as_str().unwrap() {
+                    bad_pieces += 1;
+                    if bad_pieces <= 3 {
+                        failures.push(format!(
+                            "{name} token_to_piece({id}, special={special}): want {want}, got {got}"
+                        ));
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{name}: {}/{total} corpus cases match; {bad_pieces} of {} pieces differ",
+            total - bad,
+            2 * v["pieces"].as_object().unwrap().len()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Corpus vocabs whose tokenizer type is not implemented yet (printed loudly).
+const NOT_YET_CORPUS: &[&str] = &[];
+
+/// Bytes llama.cpp aborts on (a code point past U+10FFFF) and other junk never panic here.
+#[test]
+fn hostile_bytes_never_panic() {
+    let Some(models) = sdist_models() else {
+        skip("hostile_bytes_never_panic");
+        return;
+    };
+    let inputs: &[&[u8]] = &[
+        b"\xf4\x90\x80\x80",
+        b"a\xf7\xbf\xbf\xbfb",
+        b"\xff\xfe\xfd",
+        b"\xed\xa0\x80\xed\xbf\xbf",
+        b"<s\xff>",
+        b"\x00\x00",
+    ];
+    for name in vocab_files(&models) {
+        let bytes = std::fs::read(models.join(&name)).unwrap();
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let Ok(tok) = Tokenizer::from_gguf(&file) else {
+            continue;
+        };
+        for input in inputs {
+            for (add, parse) in [(true, true), (false, false)] {
+                let ids = tok.tokenize(input, add, parse);
+                let _ = tok.detokenize(&ids, true);
+            }
+        }
+        for id in [-1, i32::MIN, i32::MAX, tok.len() as i32] {
+            assert!(tok.token_to_piece(id, true).is_empty());
+        }
+    }
+}
+
+/// `gguf-lens tokenize` / `detokenize` as users run them, against the corpus.
+#[cfg(not(target_os = "wasi"))]
+#[test]
+fn cli_tokenize_matches_the_corpus() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let Some(models) = sdist_models() else {
+        skip("cli_tokenize_matches_the_corpus");
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/tokenizer/corpus.json")).unwrap(),
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_gguf-lens");
+    for name in ["ggml-vocab-llama-spm.gguf", "ggml-vocab-llama-bpe.gguf"] {
+        let path = models.join(name);
+        let v = &doc["vocabs"][name];
+        // Text 0 is "", 3 is "   ", and the invalid-UTF-8 ones come last (stdin only).
+        let texts = doc["texts"].as_array().unwrap();
+        for i in [0usize, 3, 40, 150, 200, texts.len() - 1] {
+            let input: Vec<u8> = match (texts[i].get("text"), texts[i].get("hex")) {
+                (Some(t), _) => t.as_str().unwrap().as_bytes().to_vec(),
+                (_, Some(h)) => {
+                    let h = h.as_str().unwrap();
+                    (0..h.len())
+                        .step_by(2)
+                        .map(|j| u8::from_str_radix(&h[j..j + 2], 16).unwrap())
+                        .collect()
+                }
+                _ => unreachable!(),
+            };
+            for (mode, flags) in [(0, &[][..]), (1, &["--no-special", "--parse-special"][..])] {
+                let mut child = Command::new(bin)
+                    .arg("tokenize")
+                    .arg(&path)
+                    .args(flags)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                child.stdin.take().unwrap().write_all(&input).unwrap();
+                let out = child.wait_with_output().unwrap();
+                assert!(out.status.success());
+                let want = v["ids"][i][mode].as_str().unwrap();
+                assert_eq!(
+                    String::from_utf8(out.stdout).unwrap().trim_end(),
+                    want,
+                    "{name} text {i}"
+                );
+            }
+        }
+        // --json: ids and pieces (llama_token_to_piece, special = true).
+        let out = Command::new(bin)
+            .args([
+                "tokenize",
+                path.to_str().unwrap(),
+                "--text",
+                "Hello world",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ids: Vec<i64> = j["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect();
+        let mut text = Vec::new();
+        for (id, piece) in ids.iter().zip(j["pieces"].as_array().unwrap()) {
+            let hex = v["pieces"][id.to_string()][0].as_str().unwrap();
+            let want: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|k| u8::from_str_radix(&hex[k..k + 2], 16).unwrap())
+                .collect();
+            assert_eq!(piece.as_str().unwrap().as_bytes(), &want[..]);
+            text.extend_from_slice(&want);
+        }
+        // detokenize: the pieces concatenated.
+        let mut cmd = Command::new(bin);
+        cmd.args(["detokenize", path.to_str().unwrap()]);
+        cmd.args(ids.iter().map(|i| i.to_string()));
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, text);
+        let bad = Command::new(bin)
+            .args(["detokenize", path.to_str().unwrap(), "99999999"])
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(1));
+        let err = String::from_utf8(bad.stderr).unwrap();
+        assert!(
+            err.starts_with("error: ") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}
