@@ -220,6 +220,8 @@ export declare class GgufModel {
   detokenize(ids: ArrayLike<number>, options: { special?: boolean; bytes: true }): Uint8Array;
   /** llama_token_to_piece(id, special) as bytes. */
   tokenPiece(id: number, options?: { special?: boolean }): Uint8Array;
+  /** Each id's piece as text, and whether it is a control token (for colouring tokens). */
+  tokenPieces(ids: ArrayLike<number>, options?: { special?: boolean }): { pieces: string[]; control: boolean[] };
   /** The chat template rendered as transformers' apply_chat_template does (jinja2). */
   renderChatTemplate(messages: ChatMessage[], options?: ChatTemplateOptions): string;
   close(): Promise<void>;

@@ -249,6 +249,20 @@ export class GgufModel extends ShardedModel {
     return this._tok().tokenToPiece(id, options.special ?? true);
   }
 
+  /** Each id's piece as text (llama_token_to_piece, special = true unless told) and whether it is
+   * a control token (llama.cpp's LLAMA_TOKEN_ATTR_CONTROL): what a viewer colours a token by. */
+  tokenPieces(ids, options = {}) {
+    const tok = this._tok();
+    const decoder = new TextDecoder();
+    const pieces = [];
+    const control = [];
+    for (const id of ids) {
+      pieces.push(decoder.decode(tok.tokenToPiece(id, options.special ?? true)));
+      control.push((tok.tokenAttr(id) & 8) !== 0);
+    }
+    return { pieces, control };
+  }
+
   /**
    * The chat template rendered as transformers' apply_chat_template renders it (jinja2:
    * trim_blocks, lstrip_blocks, raise_exception, tojson, strftime_now; bos_token/eos_token from

@@ -7,6 +7,7 @@ import { setupEditing } from './edit-panel.js';
 import { setupIntegrity } from './integrity.js';
 import { setupQuantError } from './quant-panel.js';
 import { setupMemory } from './memory-panel.js';
+import { setupLab } from './lab-panel.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 const $ = (sel) => document.querySelector(sel);
@@ -159,6 +160,7 @@ let editing = null; // setupEditing's handle
 let integrity = null; // setupIntegrity's handle
 let quantError = null; // setupQuantError's handle
 let memory = null; // setupMemory's handle
+let lab = null; // setupLab's handle
 let memoryFromUrl = true; // the first model opened takes the planner's choices from the URL
 
 async function openSource(source, label) {
@@ -699,6 +701,7 @@ function renderAll() {
   if ($('#meta-filter').value.trim()) filterMetadata().catch((e) => showError(e.message));
   renderTokenizer();
   renderTemplate();
+  lab.reset();
   memory.reset(memoryFromUrl);
   memoryFromUrl = false;
   renderInspectorList();
@@ -717,6 +720,7 @@ function init() {
     rerender: () => renderMetadata(),
   });
   integrity = setupIntegrity({ el, clear, request, longTask, showError, model: () => model, sourceName: () => sourceName });
+  lab = setupLab({ el, clear, request, model: () => model });
   memory = setupMemory({ el, clear, request, model: () => model, sourceName: () => sourceName, fmtBytes, fmtInt });
   quantError = setupQuantError({ el, svg, clear, longTask, showError, model: () => model, fmtNum, fmtInt });
   const tabs = $$('[role="tab"]');

@@ -41,6 +41,9 @@
 //                                            maxAbsError, relativeRmse, cosine}], skipped})
 //   planMemory(options)                    → the package's MemoryPlan (llama.cpp's allocation for
 //                                            llama-server: weights, KV cache, compute, command)
+//   tokenize(text, {addSpecial, parseSpecial}) → Int32Array, llama.cpp's ids
+//   tokenPieces(ids)                       → {pieces: string[], control: boolean[]}
+//   renderChatTemplate(messages, {tools, addGenerationPrompt, variables, template}) → string
 //   lint()                                 → {findings: [{code, severity, message, offset?, key?,
 //                                            tensor?, shard?}], errors, warnings, infos}
 //   hash({xxh64, sha1, sha256, uuid, perTensor, fileName}, {signal, onProgress})
@@ -132,6 +135,9 @@ function ggufModel(f) {
     },
     specialTokens: () => f.specialTokens(),
     lint: () => f.lint(),
+    tokenize: (text, o) => f.tokenize(text, o),
+    tokenPieces: (ids) => f.tokenPieces(ids),
+    renderChatTemplate: (messages, o) => f.renderChatTemplate(messages, o),
     planMemory: (options) => f.planMemory(options),
     quantError: (name, opts = {}) => f.quantError(name, { sampleRows: opts.sampleRows, signal: opts.signal, onProgress: opts.onProgress }),
     editChanges: (changes) => editorOf(f, changes).changes(),

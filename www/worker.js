@@ -124,6 +124,18 @@ const ops = {
     if (!model.planMemory) throw new Error('the memory planner reads GGUF files');
     return model.planMemory(options);
   },
+  async tokenize({ text, addSpecial, parseSpecial }) {
+    if (!model.tokenize) throw new Error('tokenizing needs a GGUF file');
+    const ids = model.tokenize(text, { addSpecial, parseSpecial });
+    return { ids: Array.from(ids), ...model.tokenPieces(ids) };
+  },
+  // The rendered text, and its tokens as the model reads the prompt (special text parsed).
+  async renderChat({ messages, tools, variables, addGenerationPrompt, template }) {
+    if (!model.renderChatTemplate) throw new Error('chat templates are GGUF metadata');
+    const text = model.renderChatTemplate(messages, { tools, variables, addGenerationPrompt, template });
+    const ids = model.tokenize(text, { addSpecial: false, parseSpecial: true });
+    return { text, ids: Array.from(ids), ...model.tokenPieces(ids) };
+  },
   async lint() {
     if (!model.lint) throw new Error('lint checks GGUF files');
     return model.lint();

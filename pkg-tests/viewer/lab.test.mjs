@@ -1,0 +1,78 @@
+// The tokenizer and chat-template lab in Chromium. Tokens: the spans are the package's
+// tokenize() of the text (the core's tokenizer, checked against llama.cpp's own vectors and a
+// corpus in tests/oracle_tokenizer.rs). Templates: real llama.cpp templates (from the sdist that
+// scripts/test.sh fetches) rendered live in the page over the fixture's conversations equal what
+// jinja2 configured as transformers gave (fixtures/chat/expected.json).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startServer, launch, newPage, waitLoaded, readJson, ROOT, ARTIFACTS } from './helpers.mjs';
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.close(); });
+
+test('tokenize as you type: the spans are the package\'s ids, control tokens marked', async () => {
+  const { page, log } = await newPage(browser);
+  await page.goto(server.url);
+  await waitLoaded(page, 'gguf-lens tiny sample');
+  await page.click('[data-tab="tokenizer"]');
+  const text = 'Hello <s> world!\n\tdef f(x): return x';
+  await page.fill('#tok-text', text);
+  const shown = async () => {
+    await page.waitForFunction((n) => document.querySelector('#tok-count').dataset.count !== undefined, null);
+    return page.$$eval('#tok-spans .tok', (ss) => ss.map((s) => [Number(s.dataset.id), s.classList.contains('special')]));
+  };
+  const want = (parseSpecial) => page.evaluate(async ([t, p]) => {
+    const { openGguf } = await import('./pkg/index.js');
+    const m = await openGguf('sample/tiny-llama-Q4_K_M.gguf');
+    const ids = Array.from(m.tokenize(t, { addSpecial: true, parseSpecial: p }));
+    const { control } = m.tokenPieces(ids);
+    return ids.map((id, i) => [id, control[i]]);
+  }, [text, parseSpecial]);
+  await page.waitForFunction((n) => document.querySelector('#tok-count').textContent.startsWith(String(n)), (await want(false)).length);
+  assert.deepEqual(await shown(), await want(false));
+  await page.check('#tok-parse-special');
+  const special = await want(true);
+  await page.waitForFunction((n) => document.querySelector('#tok-count').textContent.startsWith(String(n)), special.length);
+  assert.deepEqual(await shown(), special);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'tokenizer-live.png'), fullPage: false });
+  assert.deepEqual(log.errors, []);
+});
+
+test('chat templates render live as jinja2 renders them (real llama.cpp templates)', async () => {
+  const sdist = execFileSync('bash', [path.join(ROOT, 'scripts/llama-sdist.sh')], { encoding: 'utf8' }).trim();
+  const dir = path.join(sdist, 'models/templates');
+  const fixture = readJson(path.join(ROOT, 'fixtures/chat/expected.json'));
+  // Templates whose output does not depend on the file's BOS/EOS text or on today's date.
+  const cases = fixture.cases.filter((c) => c.conversation === 'system_multi_turn' && c.add_generation_prompt
+    && typeof c.output === 'string' && !/<\|BOS\|>|<\|EOS\|>|2026/.test(c.output) && existsSync(path.join(dir, c.template))).slice(0, 4);
+  assert.ok(cases.length >= 3, `${cases.length} usable cases`);
+  const { page, log } = await newPage(browser);
+  await page.goto(server.url);
+  await waitLoaded(page, 'gguf-lens tiny sample');
+  await page.click('[data-tab="template"]');
+  await page.check('#chat-use-edited');
+  await page.check('#chat-gen');
+  const conversation = fixture.conversations.system_multi_turn;
+  await page.fill('#chat-messages', JSON.stringify(conversation.messages));
+  await page.fill('#chat-tools', '');
+  await page.fill('#chat-vars', '');
+  for (const c of cases) {
+    await page.fill('#chat-template-edit', readFileSync(path.join(dir, c.template), 'utf8'));
+    await page.waitForFunction((want) => document.querySelector('#chat-output').dataset.text === want, c.output, { timeout: 10000 })
+      .catch(async () => assert.equal(await page.$eval('#chat-output', (e) => e.dataset.text), c.output, c.template));
+  }
+  // A template error shows inline, one line.
+  await page.fill('#chat-template-edit', '{{ raise_exception("no system role here") }}');
+  await page.waitForFunction(() => !document.querySelector('#chat-error').hidden);
+  assert.match(await page.textContent('#chat-error'), /no system role here/);
+  // The presets render the file's own template; the count is the rendered text's tokens.
+  await page.uncheck('#chat-use-edited');
+  await page.selectOption('#chat-preset', 'tools');
+  await page.waitForFunction(() => document.querySelector('#chat-error').hidden && Number(document.querySelector('#chat-count').dataset.count) > 0);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'chat-template.png'), fullPage: false });
+  assert.deepEqual(log.errors, []);
+});
