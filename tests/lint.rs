@@ -483,11 +483,7 @@ fn cli_lint_exit_codes_and_lines() {
 #[test]
 #[cfg(not(target_os = "wasi"))]
 fn llama_cpp_vocabularies_and_templates_have_no_errors() {
-    let dir = match std::env::var("LLAMA_CPP_SDIST") {
-        Ok(sdist) => std::path::PathBuf::from(sdist).join("vendor/llama.cpp/models"),
-        Err(_) => std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default())
-            .join(".cache/gguf-lens/llama_cpp_python-0.3.36/vendor/llama.cpp/models"),
-    };
+    let dir = common::llama_cpp_sdist().unwrap_or_default().join("models");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         // scripts/test.sh fetches the sdist first: under CI its absence is a failure, never a pass.
         assert!(

@@ -8,28 +8,15 @@
 // build is checked through the npm package instead (pkg-tests/tokenizer.test.mjs).
 #![cfg(not(target_os = "wasi"))]
 
+mod common;
+
 use std::path::PathBuf;
 
 use gguf_lens::chat::{render_chat_template, ChatOptions};
 
 fn templates_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("LLAMA_CPP_SDIST") {
-        Some(d) => PathBuf::from(d).join("vendor/llama.cpp"),
-        None => {
-            let cache = std::env::var_os("GGUF_LENS_CACHE")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gguf-lens"))
-                })?;
-            let root = cache.join("llama_cpp_python-0.3.36");
-            if !root.join(".complete").exists() {
-                return None;
-            }
-            root.join("vendor/llama.cpp")
-        }
-    };
-    let t = dir.join("models/templates");
-    t.is_dir().then_some(t)
+    let dir = common::llama_cpp_sdist()?.join("models/templates");
+    dir.is_dir().then_some(dir)
 }
 
 /// Cases where minijinja cannot do what jinja2 does (template, conversation or "" for all,

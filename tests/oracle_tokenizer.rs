@@ -9,29 +9,16 @@
 // build is checked through the npm package instead (pkg-tests/tokenizer.test.mjs).
 #![cfg(not(target_os = "wasi"))]
 
+mod common;
+
 use std::path::PathBuf;
 
 use gguf_lens::tokenizer::Tokenizer;
 use gguf_lens::GgufFile;
 
 fn sdist_models() -> Option<PathBuf> {
-    let dir = match std::env::var_os("LLAMA_CPP_SDIST") {
-        Some(d) => PathBuf::from(d).join("vendor/llama.cpp"),
-        None => {
-            let cache = std::env::var_os("GGUF_LENS_CACHE")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gguf-lens"))
-                })?;
-            let root = cache.join("llama_cpp_python-0.3.36");
-            if !root.join(".complete").exists() {
-                return None;
-            }
-            root.join("vendor/llama.cpp")
-        }
-    };
-    let models = dir.join("models");
-    models.is_dir().then_some(models)
+    let dir = common::llama_cpp_sdist()?.join("models");
+    dir.is_dir().then_some(dir)
 }
 
 fn skip(what: &str) {

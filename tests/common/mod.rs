@@ -158,3 +158,24 @@ pub fn run_in_root(args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// llama.cpp as llama-cpp-python 0.3.36 vendors it (`$LLAMA_CPP_SDIST`, else the cache
+/// `scripts/llama-sdist.sh` fills), when it is there: its `models/` holds the vocabularies,
+/// their test vectors and the chat templates the oracle tests read.
+pub fn llama_cpp_sdist() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    match std::env::var_os("LLAMA_CPP_SDIST") {
+        Some(d) => Some(PathBuf::from(d).join("vendor/llama.cpp")),
+        None => {
+            let cache = std::env::var_os("GGUF_LENS_CACHE")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gguf-lens"))
+                })?;
+            let root = cache.join("llama_cpp_python-0.3.36");
+            root.join(".complete")
+                .exists()
+                .then(|| root.join("vendor/llama.cpp"))
+        }
+    }
+}
