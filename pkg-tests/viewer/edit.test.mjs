@@ -134,3 +134,38 @@ test('Integrity: the lint table is the package\'s model.lint(), errors badged', 
   assert.equal(await page.$eval('#lint-badge', (b) => b.hidden), true);
   assert.deepEqual(log.errors, []);
 });
+
+test('Integrity: hashing a big local file shows progress and stops on Cancel', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const os = await import('node:os');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gguf-lens-hash-'));
+  try {
+    // One F32 tensor of 256 MiB (a hole on disk), header by hand.
+    const n = 64 * 1024 * 1024;
+    const name = Buffer.from('big.weight');
+    const head = Buffer.alloc(4 + 4 + 8 + 8 + 8 + name.length + 4 + 8 + 4 + 8);
+    let o = head.write('GGUF', 0);
+    o = head.writeUInt32LE(3, o); o = head.writeBigUInt64LE(1n, o); o = head.writeBigUInt64LE(0n, o);
+    o = head.writeBigUInt64LE(BigInt(name.length), o); o += name.copy(head, o);
+    o = head.writeUInt32LE(1, o); o = head.writeBigUInt64LE(BigInt(n), o); o = head.writeUInt32LE(0, o); head.writeBigUInt64LE(0n, o);
+    const padded = Math.ceil(head.length / 32) * 32;
+    const file = path.join(dir, 'big.gguf');
+    writeFileSync(file, Buffer.concat([head, Buffer.alloc(padded - head.length)]));
+    const { truncateSync } = await import('node:fs');
+    truncateSync(file, padded + n * 4);
+    const { page } = await newPage(browser);
+    await page.goto(server.url);
+    await waitLoaded(page, 'gguf-lens tiny sample');
+    await page.setInputFiles('#file-input', file);
+    await page.waitForFunction(() => document.querySelector('[data-field="name"]').textContent !== 'gguf-lens tiny sample', null, { timeout: 20000 });
+    await page.click('[data-tab="integrity"]');
+    await page.click('#hash-run');
+    await page.waitForFunction(() => /Hashing: .* of /.test(document.querySelector('#progress-text').textContent), null, { timeout: 20000 });
+    await page.click('#cancel');
+    await page.waitForFunction(() => !document.querySelector('#error').hidden);
+    assert.match(await page.textContent('#error-text'), /hashing was cancelled/);
+    assert.equal(await page.$eval('#hash-result', (r) => r.hidden), true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
