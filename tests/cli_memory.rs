@@ -3,10 +3,11 @@
 // Runs the CLI binary, which the WASI test runner cannot spawn.
 #![cfg(not(target_os = "wasi"))]
 
-use std::process::Command;
+mod common;
 
 fn memory(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gguf-lens"))
+    // Through GGUF_LENS_TEST_RUNNER (qemu for the aarch64 build) when set.
+    let out = common::gguf_lens_command()
         .arg("memory")
         .args(args)
         .output()

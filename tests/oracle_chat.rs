@@ -145,7 +145,6 @@ fn every_template_renders_as_jinja2() {
 #[cfg(not(target_os = "wasi"))]
 #[test]
 fn cli_chat_prints_exactly_what_jinja2_renders() {
-    use std::process::Command;
     let Some(dir) = templates_dir() else {
         eprintln!(
             "SKIPPED: cli_chat_prints_exactly_what_jinja2_renders: llama.cpp sdist not found"
@@ -160,7 +159,6 @@ fn cli_chat_prints_exactly_what_jinja2_renders() {
         serde_json::from_slice(&std::fs::read(root.join("fixtures/chat/expected.json")).unwrap())
             .unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_gguf-lens");
     // Any GGUF will do with --template: bos/eos come from its vocabulary, so use a template
     // case whose output does not depend on them.
     let gguf = root.join("fixtures/real/ggml-vocab-bert-bge.gguf");
@@ -181,7 +179,7 @@ fn cli_chat_prints_exactly_what_jinja2_renders() {
         let t = tmp.path().join("t.json");
         std::fs::write(&m, conv["messages"].to_string()).unwrap();
         std::fs::write(&t, conv["tools"].to_string()).unwrap();
-        let mut cmd = Command::new(bin);
+        let mut cmd = common::gguf_lens_command();
         cmd.arg("chat")
             .arg(&gguf)
             .arg("--messages")
@@ -205,7 +203,7 @@ fn cli_chat_prints_exactly_what_jinja2_renders() {
     let bad = tmp.path().join("bad.jinja");
     std::fs::write(&bad, "{{ raise_exception('no system\nmessage') }}").unwrap();
     let m = tmp.path().join("m.json");
-    let out = Command::new(bin)
+    let out = common::gguf_lens_command()
         .arg("chat")
         .arg(&gguf)
         .arg("--messages")

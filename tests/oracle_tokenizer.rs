@@ -287,7 +287,7 @@ fn hostile_bytes_never_panic() {
 #[test]
 fn cli_tokenize_matches_the_corpus() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let Some(models) = sdist_models() else {
         skip("cli_tokenize_matches_the_corpus");
         return;
@@ -297,7 +297,6 @@ fn cli_tokenize_matches_the_corpus() {
         &std::fs::read(root.join("fixtures/tokenizer/corpus.json")).unwrap(),
     )
     .unwrap();
-    let bin = env!("CARGO_BIN_EXE_gguf-lens");
     for name in ["ggml-vocab-llama-spm.gguf", "ggml-vocab-llama-bpe.gguf"] {
         let path = models.join(name);
         let v = &doc["vocabs"][name];
@@ -316,7 +315,7 @@ fn cli_tokenize_matches_the_corpus() {
                 _ => unreachable!(),
             };
             for (mode, flags) in [(0, &[][..]), (1, &["--no-special", "--parse-special"][..])] {
-                let mut child = Command::new(bin)
+                let mut child = common::gguf_lens_command()
                     .arg("tokenize")
                     .arg(&path)
                     .args(flags)
@@ -336,7 +335,7 @@ fn cli_tokenize_matches_the_corpus() {
             }
         }
         // --json: ids and pieces (llama_token_to_piece, special = true).
-        let out = Command::new(bin)
+        let out = common::gguf_lens_command()
             .args([
                 "tokenize",
                 path.to_str().unwrap(),
@@ -364,13 +363,13 @@ fn cli_tokenize_matches_the_corpus() {
             text.extend_from_slice(&want);
         }
         // detokenize: the pieces concatenated.
-        let mut cmd = Command::new(bin);
+        let mut cmd = common::gguf_lens_command();
         cmd.args(["detokenize", path.to_str().unwrap()]);
         cmd.args(ids.iter().map(|i| i.to_string()));
         let out = cmd.output().unwrap();
         assert!(out.status.success());
         assert_eq!(out.stdout, text);
-        let bad = Command::new(bin)
+        let bad = common::gguf_lens_command()
             .args(["detokenize", path.to_str().unwrap(), "99999999"])
             .output()
             .unwrap();
