@@ -244,6 +244,7 @@ export interface LintReport {
   errors: number;
   warnings: number;
   infos: number;
+}
 
 /** A KV cache type, as llama.cpp's --cache-type-k/-v take it. */
 export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'iq4_nl' | 'q5_0' | 'q5_1';
@@ -312,6 +313,7 @@ export interface MemoryPlan {
   /** The largest context whose GPU share fits gpuMem (null without gpuMem). */
   maxCtx: number | null;
   command: string;
+}
 
 export interface TokenizeOptions {
   /** add_special (default true): BOS/EOS as the file says. */

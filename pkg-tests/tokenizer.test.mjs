@@ -71,6 +71,7 @@ test('renderChatTemplate renders as jinja2 (transformers) does', async (t) => {
   }
   assert.ok(checked > 100, `${checked} cases`);
   assert.throws(() => model.renderChatTemplate([], { template: "{{ raise_exception('nope') }}" }), /nope/);
-  assert.throws(() => model.tokenize('x'), /not supported/);
+  // bert-bge is a WPM vocabulary: tokenized too (its ids are checked in tests/oracle_tokenizer.rs).
+  assert.ok(model.tokenize('x').length > 0);
   await model.close();
 });
