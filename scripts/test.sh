@@ -7,9 +7,6 @@ set -euo pipefail
 # pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# llama.cpp's vocabularies and chat templates (llama-cpp-python's sdist, sha256-checked, cached):
-# tests read them as real inputs.
-bash scripts/llama-sdist.sh > /dev/null
 
 echo "== module graph: no Rust or JS module imports one that imports it back"
 python3 scripts/check-cycles.py
@@ -18,6 +15,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
+# llama.cpp's vocabularies and chat templates (llama-cpp-python's sdist, sha256-checked, cached):
+# the Rust, npm and viewer tests read them as real inputs.
 echo "== llama.cpp sdist (tokenizer vectors; tests fail without it under CI)"
 bash scripts/llama-sdist.sh >/dev/null
 echo "== cargo test"
