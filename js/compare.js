@@ -6,18 +6,15 @@ import { CHUNK_BYTES } from './model.js';
 /** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
 export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
 
-/** The core's CompareSide of a model: every shard's header (and a sharded checkpoint's GPTQ layers). */
+/** The core's CompareSide of a model: every GGUF shard's header, or the checkpoint (its first header holds every shard). */
 function sideOf(m, label) {
   if (m?.format !== 'gguf' && m?.format !== 'safetensors') {
     throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is ${m?.format ?? 'not a model'})`);
   }
   const side = new m.wasm.CompareSide();
   try {
-    for (const shard of m.shards) {
-      if (m.format === 'gguf') side.addGguf(shard.header);
-      else side.addSafetensors(shard.header);
-    }
-    if (m._across) side.setGptqLayersAcross(m._across, m._config.text, m._config.kind);
+    if (m.format === 'gguf') for (const shard of m.shards) side.addGguf(shard.header);
+    else side.setSafetensors(m.header);
     return side;
   } catch (err) {
     side.free();

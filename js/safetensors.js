@@ -49,6 +49,8 @@ async function openIndex(input, options) {
     if (failed) throw failed.reason;
     const [first] = models;
     first.shards = models;
+    // The core checkpoint in the first header holds every shard: GPTQ layers may straddle them.
+    for (const m of models.slice(1)) first.header.addShard(m.header);
     first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
     first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
     for (const [tensor, shard] of index.weightMap) {
@@ -57,7 +59,6 @@ async function openIndex(input, options) {
     }
     first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
     first.indexMetadata = index.metadata;
-    first._across = Object.fromEntries(first.tensors.map((t) => [t.name, { dtype: t.dtype, shape: t.shape }]));
     first._setLayers();
     await first._loadConfig(input, options);
     return first;
@@ -161,33 +162,18 @@ export class SafetensorsModel extends ShardedModel {
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
     /** The shards' models (this one alone for a single file). */
     this.shards = [this];
-    this._across = null; // a sharded checkpoint: every tensor's {dtype, shape}, by name
-    this._config = { text: undefined, kind: 'quantize_config' };
     this.quantConfig = null;
     this.quantConfigSource = null;
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
   }
 
+  /** The GPTQ layers the core found (across every shard), with the reasons for misfits. */
   _setLayers() {
-    let errors;
-    if (this._across) {
-      const found = this.wasm.gptqLayersAcross(this._across, this._config.text, this._config.kind);
-      this.gptqLayers = found.layers;
-      errors = found.errors;
-    } else {
-      /** @type {any[]} */
-      this.gptqLayers = this.header.gptqLayers();
-      errors = this.header.gptqLayerErrors();
-    }
-    for (const layer of this.gptqLayers) {
-      layer.nRows = layer.outFeatures;
-      layer.rowLength = layer.inFeatures;
-      layer.nElements = layer.outFeatures * layer.inFeatures;
-      layer.nBytes = Object.values(layer.parts).reduce((sum, part) => sum + this.tensor(part).nBytes, 0);
-    }
+    /** @type {any[]} */
+    this.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
-    this.gptqLayerErrors = errors;
+    this.gptqLayerErrors = this.header.gptqLayerErrors();
   }
 
   /** Sets the config from options, else from quantize_config.json then config.json beside the input. */
@@ -221,10 +207,7 @@ export class SafetensorsModel extends ShardedModel {
 
   _setConfig(text, kind, where) {
     try {
-      this.quantConfig = this._across
-        ? this.wasm.gptqLayersAcross(this._across, text, kind).quantConfig
-        : this.header.setQuantConfig(text, kind);
-      this._config = { text, kind };
+      this.quantConfig = this.header.setQuantConfig(text, kind);
     } catch (err) {
       throw new Error(`gguf-lens: ${where}: ${err.message ?? err}`, { cause: err });
     }
@@ -247,56 +230,10 @@ export class SafetensorsModel extends ShardedModel {
     return this._layerIndex.get(name.slice(0, -'.weight'.length));
   }
 
-  /** Tensor count, parameter count (GPTQ layers as in × out), bytes, dtype mix, GPTQ config. */
+  /** The core's summary: GGUF's summary fields (null where a checkpoint has no such thing),
+   * then dtypeMix (= quantMix) and gptq. */
   summary() {
-    const inLayer = new Set(this.gptqLayers.flatMap((l) => Object.values(l.parts)));
-    const mix = new Map();
-    const add = (type, elements, bytes) => {
-      const m = mix.get(type) ?? { type, tensors: 0, elements: 0, bytes: 0, share: 0 };
-      m.tensors++;
-      m.elements += elements;
-      m.bytes += bytes;
-      mix.set(type, m);
-    };
-    for (const l of this.gptqLayers) add(`GPTQ ${l.bits}-bit`, l.nElements, l.nBytes);
-    for (const t of this.tensors) if (!inLayer.has(t.name)) add(t.dtype, t.nElements, t.nBytes);
-    const dtypeMix = [...mix.values()];
-    const tensorBytes = this.tensors.reduce((sum, t) => sum + t.nBytes, 0);
-    const parameterCount = dtypeMix.reduce((sum, m) => sum + m.elements, 0);
-    for (const m of dtypeMix) m.share = tensorBytes ? m.bytes / tensorBytes : 0;
-    dtypeMix.sort((a, b) => b.bytes - a.bytes);
-    const c = this.quantConfig;
-    const first = this.gptqLayers[0];
-    // The fields of a GGUF model's summary, with the same names (null where a checkpoint has no
-    // such thing), then the checkpoint's own: dtypeMix (= quantMix) and gptq.
-    return {
-      format: 'safetensors',
-      tensorCount: this.tensors.length,
-      architecture: null,
-      name: null,
-      parameterCount,
-      tensorBytes,
-      fileType: null,
-      fileTypeLabel: null,
-      quantMix: dtypeMix.map((m) => ({ ...m, typeId: -1 })),
-      bitsPerWeight: parameterCount ? (tensorBytes * 8) / parameterCount : 0,
-      contextLength: null,
-      layers: null,
-      heads: null,
-      kvHeads: null,
-      embeddingSize: null,
-      vocabSize: null,
-      dtypeMix,
-      gptq: this.gptqLayers.length || c ? {
-        layers: this.gptqLayers.length,
-        bits: c?.bits ?? first?.bits ?? null,
-        groupSize: c?.groupSize ?? first?.groupSize ?? null,
-        descAct: c?.descAct ?? null,
-        sym: c?.sym ?? null,
-        checkpointFormat: c?.checkpointFormat ?? first?.checkpointFormat ?? 'gptq',
-        configSource: this.quantConfigSource,
-      } : null,
-    };
+    return this.header.summary(this.quantConfigSource ?? undefined);
   }
 
   /** The raw bytes of rows [a, b) (default: all) of a stored tensor. */
@@ -395,9 +332,7 @@ export class SafetensorsModel extends ShardedModel {
   async _layerData(layer, options) {
     if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
     const parts = await this._layerParts(layer, options);
-    const data = this._across
-      ? this.wasm.gptqLayerDataAcross(this._across, this._config.text, this._config.kind, layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx)
-      : this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
+    const data = this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
     this._lastLayer?.data.free();
     this._lastLayer = { name: layer.name, data };
     return data;

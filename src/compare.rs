@@ -30,6 +30,7 @@ use std::fmt;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
+use crate::checkpoint::Checkpoint;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, RowReader, TensorInfo, Value, ValueType};
 use crate::gptq::GptqLayer;
@@ -316,6 +317,12 @@ impl<'a> ModelView<'a> {
                 .collect(),
             tensors,
         }
+    }
+
+    /// A safetensors checkpoint (see [`ModelView::safetensors`]).
+    pub fn checkpoint(c: &'a Checkpoint) -> ModelView<'a> {
+        let shards: Vec<&SafetensorsFile> = c.shards().iter().collect();
+        ModelView::safetensors(&shards, c.layers())
     }
 
     /// A safetensors checkpoint: one file or its shards in order, with the GPTQ `layers` found

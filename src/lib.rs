@@ -11,6 +11,7 @@
 //! `convert_hf_to_gguf.py` and GPTQModel do.
 
 pub mod chat;
+pub mod checkpoint;
 pub mod compare;
 mod cursor;
 pub mod edit;

@@ -185,7 +185,8 @@ impl GptqLayer {
     }
 }
 
-/// Every GPTQ layer of a file (a `.qweight` tensor names one), in tensor order.
+/// Every GPTQ layer of a file (a `.qweight` tensor names one), in tensor order; the first
+/// layer whose parts do not fit is an error.
 pub fn find_layers(file: &SafetensorsFile, config: Option<&QuantConfig>) -> Result<Vec<GptqLayer>> {
     let lookup = |name: &str| {
         file.get(name).map(|t| TensorShape {
@@ -193,9 +194,22 @@ pub fn find_layers(file: &SafetensorsFile, config: Option<&QuantConfig>) -> Resu
             shape: t.shape(),
         })
     };
-    file.tensors()
-        .iter()
-        .filter_map(|t| t.name().strip_suffix(".qweight"))
-        .map(|name| GptqLayer::new(name, lookup, config))
+    discover(file.tensors().iter().map(|t| t.name()), lookup, config)
+        .into_iter()
+        .collect()
+}
+
+/// The one place GPTQ layers are found: every `<prefix>.qweight` among `names` (in their
+/// order) checked as a layer whose parts `lookup` finds, possibly in other shards. One result
+/// per candidate, so callers choose to refuse (the CLI) or to list the misfits (wasm).
+pub fn discover<'n, 'a>(
+    names: impl IntoIterator<Item = &'n str>,
+    lookup: impl Fn(&str) -> Option<TensorShape<'a>> + Copy,
+    config: Option<&QuantConfig>,
+) -> Vec<Result<GptqLayer>> {
+    names
+        .into_iter()
+        .filter_map(|name| name.strip_suffix(".qweight"))
+        .map(|prefix| GptqLayer::new(prefix, lookup, config))
         .collect()
 }

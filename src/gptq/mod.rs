@@ -21,4 +21,4 @@ mod layer;
 
 pub use config::{CheckpointFormat, QuantConfig, V1Zeros};
 pub use dequant::dequantize_rows;
-pub use layer::{find_layers, GptqLayer, LayerParts, TensorShape};
+pub use layer::{discover, find_layers, GptqLayer, LayerParts, TensorShape};

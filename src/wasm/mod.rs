@@ -11,11 +11,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::compare::{self, Layout, ModelView};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, ParseStatus, Value};
-use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, TensorShape, V1Zeros};
 use crate::quant::Kernel;
-use crate::safetensors::Dtype;
 use crate::summary::Summary;
 
+mod checkpoint_js;
 mod compare_js;
 mod edit_js;
 mod lint_js;
@@ -412,14 +411,13 @@ fn nested_array_to_js(array: &ArrayView<'_>) -> JsValue {
     entry.into()
 }
 
-/// One model to compare: the shards of a GGUF model, or of a safetensors checkpoint with its
-/// GPTQ layers (add shards in order; one format per side).
+/// One model to compare: the shards of a GGUF model, or a safetensors checkpoint (one format
+/// per side).
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct CompareSide {
     gguf: Vec<GgufFile>,
-    safetensors: Vec<crate::safetensors::SafetensorsFile>,
-    layers: Vec<GptqLayer>,
+    checkpoint: Option<crate::checkpoint::Checkpoint>,
 }
 
 #[wasm_bindgen]
@@ -432,49 +430,36 @@ impl CompareSide {
     /// Adds the next shard of a GGUF model (a copy of its header).
     #[wasm_bindgen(js_name = addGguf)]
     pub fn add_gguf(&mut self, header: &GgufHeader) -> Result<(), JsError> {
-        if !self.safetensors.is_empty() {
+        if self.checkpoint.is_some() {
             return Err(JsError::new("a compare side holds one format"));
         }
         self.gguf.push(header.file.clone());
         Ok(())
     }
 
-    /// Adds the next shard of a safetensors checkpoint (a copy of its header) with the GPTQ
-    /// layers found in it.
-    #[wasm_bindgen(js_name = addSafetensors)]
-    pub fn add_safetensors(&mut self, header: &SafetensorsHeader) -> Result<(), JsError> {
+    /// Sets the safetensors checkpoint (a copy of the first shard's header, which holds every
+    /// shard and the GPTQ layers found across them).
+    #[wasm_bindgen(js_name = setSafetensors)]
+    pub fn set_safetensors(
+        &mut self,
+        header: &checkpoint_js::SafetensorsHeader,
+    ) -> Result<(), JsError> {
         if !self.gguf.is_empty() {
             return Err(JsError::new("a compare side holds one format"));
         }
-        self.safetensors.push(header.file.clone());
-        self.layers.extend(header.layers.iter().cloned());
-        Ok(())
-    }
-
-    /// Sets the GPTQ layers of a sharded checkpoint (arguments as `gptqLayersAcross`), in place
-    /// of the ones found shard by shard.
-    #[wasm_bindgen(js_name = setGptqLayersAcross)]
-    pub fn set_gptq_layers_across(
-        &mut self,
-        tensors: &JsValue,
-        config_text: Option<String>,
-        kind: &str,
-    ) -> Result<(), JsError> {
-        let shapes = shapes_of(tensors)?;
-        let config = parse_config(config_text, kind)?;
-        self.layers = layers_across(&shapes, config.as_ref()).0;
+        self.checkpoint = Some(header.model().clone());
         Ok(())
     }
 }
 
 impl CompareSide {
     fn view(&self, layout: Layout) -> ModelView<'_> {
-        if self.gguf.is_empty() {
-            let shards: Vec<_> = self.safetensors.iter().collect();
-            ModelView::safetensors(&shards, &self.layers)
-        } else {
-            let shards: Vec<_> = self.gguf.iter().collect();
-            ModelView::gguf(&shards, layout)
+        match &self.checkpoint {
+            Some(c) => ModelView::checkpoint(c),
+            None => {
+                let shards: Vec<_> = self.gguf.iter().collect();
+                ModelView::gguf(&shards, layout)
+            }
         }
     }
 }
@@ -566,429 +551,4 @@ impl ValueDiff {
     pub fn result(&self) -> JsValue {
         compare_js::metrics_to_js(&self.diff.metrics())
     }
-}
-
-/// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes
-/// (undefined when unknown). Returns a `SafetensorsHeader`, or `{ needMore }` (the least prefix
-/// length that holds the header: exact once the first 8 bytes are in). Throws on a bad file.
-#[wasm_bindgen(js_name = parseSafetensors)]
-pub fn parse_safetensors(prefix: &[u8], file_size: Option<f64>) -> Result<JsValue, JsError> {
-    let file_size = file_size.map(|size| size as u64);
-    match crate::safetensors::parse(prefix, file_size).map_err(js_error)? {
-        crate::safetensors::ParseStatus::Complete(file) => {
-            let mut header = SafetensorsHeader {
-                file,
-                config: None,
-                layers: Vec::new(),
-                layer_errors: Vec::new(),
-            };
-            header.find_layers();
-            Ok(header.into())
-        }
-        crate::safetensors::ParseStatus::NeedMore { at_least } => {
-            let result = Object::new();
-            set(&result, "needMore", at_least as f64);
-            Ok(result.into())
-        }
-    }
-}
-
-/// A parsed safetensors header: `__metadata__`, tensors, plain-tensor conversion, and the GPTQ
-/// layers found among the tensors (with the quantization config once one is set).
-#[wasm_bindgen]
-pub struct SafetensorsHeader {
-    file: crate::safetensors::SafetensorsFile,
-    config: Option<QuantConfig>,
-    layers: Vec<GptqLayer>,
-    layer_errors: Vec<String>,
-}
-
-#[wasm_bindgen]
-impl SafetensorsHeader {
-    /// The JSON header's length N (the data section starts at 8 + N).
-    #[wasm_bindgen(getter, js_name = headerLength)]
-    pub fn header_length(&self) -> f64 {
-        self.file.header_len() as f64
-    }
-
-    /// Absolute offset of the data section.
-    #[wasm_bindgen(getter, js_name = dataOffset)]
-    pub fn data_offset(&self) -> f64 {
-        self.file.data_offset() as f64
-    }
-
-    /// `__metadata__` in header order, as `[{ key, value }]` (both strings).
-    pub fn metadata(&self) -> JsValue {
-        safetensors_js::metadata_to_js(&self.file)
-    }
-
-    /// Tensors in header order: `{ name, dtype, shape (outermost first), nElements, offset
-    /// (absolute), relativeOffset, nBytes, rowLength, nRows, rowBytes (null for sub-byte
-    /// dtypes), plain (whether toF32 converts it) }`.
-    pub fn tensors(&self) -> JsValue {
-        safetensors_js::tensors_to_js(&self.file)
-    }
-
-    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
-    #[wasm_bindgen(js_name = rowsRange)]
-    pub fn rows_range(&self, name: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let range = self
-            .file
-            .rows_range(tensor, first as u64..end as u64)
-            .map_err(js_error)?;
-        Ok(Float64Array::from(
-            &[range.start as f64, range.end as f64][..],
-        ))
-    }
-
-    /// Converts `bytes`, whole rows of plain tensor `name`, into `out` (exactly their length),
-    /// as torch's `.to(torch.float32)` does.
-    #[wasm_bindgen(js_name = toF32Into)]
-    pub fn to_f32_into(&self, name: &str, bytes: &[u8], out: &mut [f32]) -> Result<(), JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        crate::safetensors::to_f32(tensor.dtype(), name, bytes, out).map_err(js_error)
-    }
-
-    /// Like `toF32Into`, into a new Float32Array.
-    #[wasm_bindgen(js_name = toF32)]
-    pub fn to_f32(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let size = (tensor.dtype().bits() / 8).max(1) as usize;
-        let mut out = vec![0f32; bytes.len() / size];
-        crate::safetensors::to_f32(tensor.dtype(), name, bytes, &mut out).map_err(js_error)?;
-        Ok(out)
-    }
-
-    /// Sets the quantization config from the text of `quantize_config.json` (`kind`
-    /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
-    /// gptq `quantization_config` sets none), and finds the GPTQ layers again with it. Returns
-    /// the config (as `quantConfig`). Throws on malformed JSON or an unsupported config.
-    #[wasm_bindgen(js_name = setQuantConfig)]
-    pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let config = match kind {
-            "config" => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
-            _ => Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
-        };
-        self.config = config;
-        self.find_layers();
-        Ok(self.quant_config())
-    }
-
-    /// `{ bits, groupSize, descAct, sym, checkpointFormat }` (null fields when the config has
-    /// none), or null when no config is set.
-    #[wasm_bindgen(js_name = quantConfig)]
-    pub fn quant_config(&self) -> JsValue {
-        safetensors_js::config_to_js(self.config.as_ref())
-    }
-
-    /// GPTQ layers (one per `<prefix>.qweight` whose parts fit): `{ name, bits, groupSize,
-    /// inFeatures, outFeatures, nGroups, hasGIdx, actOrder (the config's desc_act, null
-    /// without a config), checkpointFormat, scalesDtype, parts: { qweight, qzeros, scales,
-    /// g_idx? } }` (tensor names).
-    #[wasm_bindgen(js_name = gptqLayers)]
-    pub fn gptq_layers(&self) -> JsValue {
-        safetensors_js::layers_to_js(&self.layers, self.config.as_ref())
-    }
-
-    /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
-    #[wasm_bindgen(js_name = gptqLayerErrors)]
-    pub fn gptq_layer_errors(&self) -> Vec<String> {
-        self.layer_errors.clone()
-    }
-
-    /// Keeps the whole data of GPTQ layer `name`'s parts in wasm memory, to dequantize any of
-    /// its rows without copying them again.
-    #[wasm_bindgen(js_name = gptqLayerData)]
-    pub fn gptq_layer_data(
-        &self,
-        name: &str,
-        qweight: Vec<u8>,
-        qzeros: Vec<u8>,
-        scales: Vec<u8>,
-        g_idx: Option<Vec<u8>>,
-    ) -> Result<GptqLayerData, JsError> {
-        let layer = self
-            .layers
-            .iter()
-            .find(|l| l.name == name)
-            .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
-        Ok(GptqLayerData {
-            layer: layer.clone(),
-            format: self.format(),
-            qweight,
-            qzeros,
-            scales,
-            g_idx,
-        })
-    }
-
-    /// Dequantizes output features `first..end` of GPTQ layer `name` from the whole data of
-    /// its parts into `out` (`(end - first) * inFeatures` floats, row-major [out, in]).
-    /// `wrapping` reads v1 zeros as GPTQModel does ((stored + 1) mod 2^bits) instead of
-    /// llama.cpp's stored + 1.
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = gptqDequantizeInto)]
-    pub fn gptq_dequantize_into(
-        &self,
-        name: &str,
-        qweight: &[u8],
-        qzeros: &[u8],
-        scales: &[u8],
-        g_idx: Option<Vec<u8>>,
-        first: f64,
-        end: f64,
-        wrapping: bool,
-        out: &mut [f32],
-    ) -> Result<(), JsError> {
-        let layer = self
-            .layers
-            .iter()
-            .find(|l| l.name == name)
-            .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
-        let parts = LayerParts {
-            qweight,
-            qzeros,
-            scales,
-            g_idx: g_idx.as_deref(),
-        };
-        let v1 = if wrapping {
-            V1Zeros::Wrapping
-        } else {
-            V1Zeros::Unmasked
-        };
-        crate::gptq::dequantize_rows(
-            layer,
-            &parts,
-            self.format(),
-            v1,
-            first as u64..end as u64,
-            out,
-        )
-        .map_err(js_error)
-    }
-}
-
-impl SafetensorsHeader {
-    fn format(&self) -> CheckpointFormat {
-        self.config
-            .as_ref()
-            .map_or(CheckpointFormat::V1, |c| c.checkpoint_format)
-    }
-
-    /// Every `<prefix>.qweight` that makes a layer; the others are remembered with the reason.
-    fn find_layers(&mut self) {
-        let file = &self.file;
-        let lookup = |name: &str| {
-            file.get(name).map(|t| TensorShape {
-                dtype: t.dtype(),
-                shape: t.shape(),
-            })
-        };
-        self.layers.clear();
-        self.layer_errors.clear();
-        for prefix in file
-            .tensors()
-            .iter()
-            .filter_map(|t| t.name().strip_suffix(".qweight"))
-        {
-            match GptqLayer::new(prefix, lookup, self.config.as_ref()) {
-                Ok(layer) => self.layers.push(layer),
-                Err(err) => self.layer_errors.push(err.to_string()),
-            }
-        }
-    }
-}
-
-/// The data of one GPTQ layer's parts, held in wasm memory (from `gptqLayerData`).
-#[wasm_bindgen]
-pub struct GptqLayerData {
-    layer: GptqLayer,
-    format: CheckpointFormat,
-    qweight: Vec<u8>,
-    qzeros: Vec<u8>,
-    scales: Vec<u8>,
-    g_idx: Option<Vec<u8>>,
-}
-
-#[wasm_bindgen]
-impl GptqLayerData {
-    /// Dequantizes output features `first..end` into `out` (`(end - first) * inFeatures`
-    /// floats); `wrapping` as in `gptqDequantizeInto`.
-    #[wasm_bindgen(js_name = dequantizeInto)]
-    pub fn dequantize_into(
-        &self,
-        first: f64,
-        end: f64,
-        wrapping: bool,
-        out: &mut [f32],
-    ) -> Result<(), JsError> {
-        let parts = LayerParts {
-            qweight: &self.qweight,
-            qzeros: &self.qzeros,
-            scales: &self.scales,
-            g_idx: self.g_idx.as_deref(),
-        };
-        let v1 = if wrapping {
-            V1Zeros::Wrapping
-        } else {
-            V1Zeros::Unmasked
-        };
-        crate::gptq::dequantize_rows(
-            &self.layer,
-            &parts,
-            self.format,
-            v1,
-            first as u64..end as u64,
-            out,
-        )
-        .map_err(js_error)
-    }
-}
-
-fn parse_config(text: Option<String>, kind: &str) -> Result<Option<QuantConfig>, JsError> {
-    match (text, kind) {
-        (None, _) => Ok(None),
-        (Some(text), "config") => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error),
-        (Some(text), _) => QuantConfig::from_quantize_config(text.as_bytes())
-            .map(Some)
-            .map_err(js_error),
-    }
-}
-
-/// One tensor of a sharded checkpoint, as JS lists them for `tensors`.
-#[derive(serde::Deserialize)]
-struct ShardTensor {
-    dtype: String,
-    shape: Vec<u64>,
-}
-
-/// `{ name: { dtype, shape } }` (a JS object) of the tensors of several files (a sharded
-/// checkpoint).
-fn shapes_of(tensors: &JsValue) -> Result<Vec<(String, Dtype, Vec<u64>)>, JsError> {
-    let entries: std::collections::BTreeMap<String, ShardTensor> =
-        serde_wasm_bindgen::from_value(tensors.clone())
-            .map_err(|e| JsError::new(&format!("tensor list: {e}")))?;
-    entries
-        .into_iter()
-        .map(|(name, t)| match Dtype::from_name(&t.dtype) {
-            Some(dtype) => Ok((name, dtype, t.shape)),
-            None => Err(JsError::new(&format!(
-                "tensor list: bad dtype {} of {name}",
-                t.dtype
-            ))),
-        })
-        .collect()
-}
-
-fn layers_across(
-    shapes: &[(String, Dtype, Vec<u64>)],
-    config: Option<&QuantConfig>,
-) -> (Vec<GptqLayer>, Vec<String>) {
-    let index: std::collections::HashMap<&str, usize> = shapes
-        .iter()
-        .enumerate()
-        .map(|(i, (name, _, _))| (name.as_str(), i))
-        .collect();
-    let lookup = |name: &str| {
-        index.get(name).map(|&i| TensorShape {
-            dtype: shapes[i].1,
-            shape: &shapes[i].2,
-        })
-    };
-    let (mut layers, mut errors) = (Vec::new(), Vec::new());
-    for prefix in shapes
-        .iter()
-        .filter_map(|(name, _, _)| name.strip_suffix(".qweight"))
-    {
-        match GptqLayer::new(prefix, lookup, config) {
-            Ok(layer) => layers.push(layer),
-            Err(err) => errors.push(err.to_string()),
-        }
-    }
-    (layers, errors)
-}
-
-/// GPTQ layers whose parts may sit in different files (a sharded checkpoint): `tensors`
-/// is `{ name: { dtype, shape } }` of every file's tensors, `config_text` the config (`kind` as
-/// in `setQuantConfig`). Returns `{ quantConfig, layers, errors }` as `SafetensorsHeader` gives
-/// them. Throws on a bad config.
-#[wasm_bindgen(js_name = gptqLayersAcross)]
-pub fn gptq_layers_across(
-    tensors: &JsValue,
-    config_text: Option<String>,
-    kind: &str,
-) -> Result<JsValue, JsError> {
-    let shapes = shapes_of(tensors)?;
-    let config = parse_config(config_text, kind)?;
-    let (layers, errors) = layers_across(&shapes, config.as_ref());
-    let result = Object::new();
-    set(
-        &result,
-        "quantConfig",
-        safetensors_js::config_to_js(config.as_ref()),
-    );
-    set(
-        &result,
-        "layers",
-        safetensors_js::layers_to_js(&layers, config.as_ref()),
-    );
-    let errors: Array = errors.iter().map(|e| JsValue::from_str(e)).collect();
-    set(&result, "errors", errors);
-    Ok(result.into())
-}
-
-/// `GptqLayerData` for layer `name` of a sharded checkpoint (arguments as `gptqLayersAcross`,
-/// then the whole data of its parts).
-#[allow(clippy::too_many_arguments)]
-#[wasm_bindgen(js_name = gptqLayerDataAcross)]
-pub fn gptq_layer_data_across(
-    tensors: &JsValue,
-    config_text: Option<String>,
-    kind: &str,
-    name: &str,
-    qweight: Vec<u8>,
-    qzeros: Vec<u8>,
-    scales: Vec<u8>,
-    g_idx: Option<Vec<u8>>,
-) -> Result<GptqLayerData, JsError> {
-    let shapes = shapes_of(tensors)?;
-    let config = parse_config(config_text, kind)?;
-    let (layers, _) = layers_across(&shapes, config.as_ref());
-    let layer = layers
-        .into_iter()
-        .find(|l| l.name == name)
-        .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))?;
-    Ok(GptqLayerData {
-        layer,
-        format: config
-            .as_ref()
-            .map_or(CheckpointFormat::V1, |c| c.checkpoint_format),
-        qweight,
-        qzeros,
-        scales,
-        g_idx,
-    })
-}
-
-/// A `model.safetensors.index.json`: `{ weightMap: [[tensor, shard file]], shards (in order
-/// of first mention), metadata }`. Throws on a bad index (shards must be plain file names).
-#[wasm_bindgen(js_name = parseShardIndex)]
-pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
-    let index = crate::safetensors::ShardIndex::from_bytes(bytes).map_err(js_error)?;
-    let result = Object::new();
-    let map: Array = index
-        .weight_map()
-        .iter()
-        .map(|(t, s)| JsValue::from(Array::of2(&JsValue::from_str(t), &JsValue::from_str(s))))
-        .collect();
-    set(&result, "weightMap", map);
-    let shards: Array = index
-        .shards()
-        .iter()
-        .map(|s| JsValue::from_str(s))
-        .collect();
-    set(&result, "shards", shards);
-    set(&result, "metadata", to_js(index.metadata()));
-    Ok(result.into())
 }

@@ -6,7 +6,8 @@ use wasm_bindgen::JsValue;
 
 use super::to_js;
 
-use crate::gptq::{CheckpointFormat, GptqLayer, QuantConfig};
+use crate::checkpoint::Checkpoint;
+use crate::gptq::QuantConfig;
 use crate::safetensors::SafetensorsFile;
 
 #[derive(Serialize)]
@@ -90,12 +91,20 @@ struct LayerJs<'a> {
     checkpoint_format: &'static str,
     scales_dtype: &'static str,
     parts: PartsJs,
+    /// `[out, in]` as rows: outFeatures rows of inFeatures values.
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    /// Bytes of every part.
+    n_bytes: f64,
 }
 
-/// The GPTQ layers found, with the config's act-order and format.
-pub(super) fn layers_to_js(layers: &[GptqLayer], config: Option<&QuantConfig>) -> JsValue {
-    let format = config.map_or(CheckpointFormat::V1, |c| c.checkpoint_format);
-    let layers: Vec<LayerJs<'_>> = layers
+/// The GPTQ layers of a checkpoint, with the config's act-order and format.
+pub(super) fn layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let config = checkpoint.config();
+    let format = checkpoint.checkpoint_format();
+    let layers: Vec<LayerJs<'_>> = checkpoint
+        .layers()
         .iter()
         .map(|l| LayerJs {
             name: &l.name,
@@ -114,6 +123,10 @@ pub(super) fn layers_to_js(layers: &[GptqLayer], config: Option<&QuantConfig>) -
                 scales: l.part("scales"),
                 g_idx: l.has_g_idx.then(|| l.part("g_idx")),
             },
+            n_rows: l.out_features as f64,
+            row_length: l.in_features as f64,
+            n_elements: l.out_features as f64 * l.in_features as f64,
+            n_bytes: checkpoint.layer_bytes(l) as f64,
         })
         .collect();
     to_js(&layers)

@@ -5,6 +5,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::GgufHeader;
+use crate::checkpoint::CheckpointSummary;
 use crate::model::SplitCheck;
 use crate::summary::Summary;
 
@@ -12,8 +13,10 @@ use crate::summary::Summary;
 #[serde(rename_all = "camelCase")]
 struct QuantShareJs {
     #[serde(rename = "type")]
-    type_name: &'static str,
-    type_id: u32,
+    type_name: String,
+    /// A ggml type id; -1 in a checkpoint's quantMix; absent from its dtypeMix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    type_id: Option<i64>,
     tensors: f64,
     elements: f64,
     bytes: f64,
@@ -23,7 +26,7 @@ struct QuantShareJs {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SummaryJs<'a> {
-    /// Always "gguf" here; a safetensors summary has the same fields with "safetensors".
+    /// "gguf" or "safetensors": one type, so both formats have the same fields.
     format: &'static str,
     tensor_count: f64,
     architecture: Option<&'a str>,
@@ -40,6 +43,24 @@ struct SummaryJs<'a> {
     kv_heads: Option<f64>,
     embedding_size: Option<f64>,
     vocab_size: Option<f64>,
+    /// A checkpoint's own: the quantMix shares without typeId.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dtype_mix: Option<Vec<QuantShareJs>>,
+    /// A checkpoint's own: Some(None) is null (no GPTQ layers nor config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gptq: Option<Option<GptqJs>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GptqJs {
+    layers: f64,
+    bits: Option<u32>,
+    group_size: Option<f64>,
+    desc_act: Option<bool>,
+    sym: Option<bool>,
+    checkpoint_format: &'static str,
+    config_source: Option<String>,
 }
 
 /// `summary` as the JS object `js/index.d.ts` declares (`Summary`).
@@ -58,8 +79,8 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
             .quant_mix
             .iter()
             .map(|m| QuantShareJs {
-                type_name: m.ggml_type.name(),
-                type_id: m.ggml_type.id(),
+                type_name: m.ggml_type.name().to_string(),
+                type_id: Some(i64::from(m.ggml_type.id())),
                 tensors: m.tensors as f64,
                 elements: m.elements as f64,
                 bytes: m.bytes as f64,
@@ -73,6 +94,59 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
         kv_heads: num(s.head_count_kv),
         embedding_size: num(s.embedding_length),
         vocab_size: num(s.vocab_size),
+        dtype_mix: None,
+        gptq: None,
+    };
+    super::to_js(&value)
+}
+
+/// A checkpoint's summary (the core's `CheckpointSummary`) as the same JS type: the GGUF
+/// fields a checkpoint has no such thing for are null; `configSource` says where the
+/// quantization config came from.
+pub(super) fn checkpoint_summary_to_js(
+    s: &CheckpointSummary,
+    config_source: Option<String>,
+) -> JsValue {
+    let shares = |type_id: Option<i64>| -> Vec<QuantShareJs> {
+        s.dtype_mix
+            .iter()
+            .map(|m| QuantShareJs {
+                type_name: m.type_name.clone(),
+                type_id,
+                tensors: m.tensors as f64,
+                elements: m.elements as f64,
+                bytes: m.bytes as f64,
+                share: m.share,
+            })
+            .collect()
+    };
+    let value = SummaryJs {
+        format: "safetensors",
+        tensor_count: s.tensor_count as f64,
+        architecture: None,
+        name: None,
+        parameter_count: s.parameter_count as f64,
+        tensor_bytes: s.tensor_bytes as f64,
+        file_type: None,
+        file_type_label: None,
+        quant_mix: shares(Some(-1)),
+        bits_per_weight: s.bits_per_weight,
+        context_length: None,
+        layers: None,
+        heads: None,
+        kv_heads: None,
+        embedding_size: None,
+        vocab_size: None,
+        dtype_mix: Some(shares(None)),
+        gptq: Some(s.gptq.as_ref().map(|g| GptqJs {
+            layers: g.layers as f64,
+            bits: g.bits,
+            group_size: g.group_size.map(|n| n as f64),
+            desc_act: g.desc_act,
+            sym: g.sym,
+            checkpoint_format: g.checkpoint_format.name(),
+            config_source: config_source.clone(),
+        })),
     };
     super::to_js(&value)
 }

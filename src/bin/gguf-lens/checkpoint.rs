@@ -4,25 +4,26 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use gguf_lens::checkpoint::Checkpoint as Model;
 use gguf_lens::gguf::read_range;
-use gguf_lens::gptq::{find_layers, GptqLayer, QuantConfig, TensorShape};
+use gguf_lens::gptq::{GptqLayer, QuantConfig};
 use gguf_lens::safetensors::{SafetensorsFile, ShardIndex, Tensor};
 use gguf_lens::{Error, ErrorKind, Result};
 
-/// One safetensors file with its parsed header.
+/// Where one safetensors file is; its header is in the core model, by position.
 pub struct Shard {
     pub path: PathBuf,
     pub name: String,
     pub size: u64,
-    pub file: SafetensorsFile,
 }
 
 pub struct Checkpoint {
     pub shards: Vec<Shard>,
     pub index: Option<ShardIndex>,
-    /// The config and the file it came from.
-    pub config: Option<(String, QuantConfig)>,
-    pub layers: Vec<GptqLayer>,
+    /// The file the quantization config came from.
+    pub config_source: Option<String>,
+    /// The core model: headers, config, GPTQ layers, lookup, summary.
+    pub model: Model,
 }
 
 /// Whether `path` names a safetensors file or index: by extension, or by content (a length
@@ -36,19 +37,19 @@ pub fn is_safetensors(path: &str, head: &[u8]) -> bool {
         || (head.len() > 8 && head[8] == b'{' && head[..8].iter().skip(6).all(|&b| b == 0))
 }
 
-fn open_shard(path: &Path) -> Result<Shard> {
+fn open_shard(path: &Path) -> Result<(Shard, SafetensorsFile)> {
     let mut file = File::open(path)?;
     let size = file.metadata()?.len();
     let header = SafetensorsFile::read_header(&mut file, size)?;
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    Ok(Shard {
+    let shard = Shard {
         path: path.to_path_buf(),
         name,
         size,
-        file: header,
-    })
+    };
+    Ok((shard, header))
 }
 
 /// `quantize_config.json` beside the file, else a GPTQ `quantization_config` in `config.json`.
@@ -68,65 +69,59 @@ fn find_config(dir: &Path) -> Result<Option<(String, QuantConfig)>> {
 }
 
 impl Checkpoint {
+    /// Opens a file or an index's shards; a `.qweight` whose layer does not fit is an error.
     pub fn open(path: &str) -> Result<Checkpoint> {
         let path = Path::new(path);
         let dir = path.parent().unwrap_or(Path::new("."));
-        let (shards, index) = if path.to_string_lossy().ends_with(".json") {
+        let (opened, index) = if path.to_string_lossy().ends_with(".json") {
             let index = ShardIndex::from_bytes(&std::fs::read(path)?)?;
-            let shards = index
+            let opened = index
                 .shards()
                 .into_iter()
                 .map(|name| open_shard(&dir.join(name)))
                 .collect::<Result<Vec<_>>>()?;
-            (shards, Some(index))
+            (opened, Some(index))
         } else {
             (vec![open_shard(path)?], None)
         };
-        let config = find_config(dir)?;
-        let mut checkpoint = Checkpoint {
+        let (source, config) = find_config(dir)?.unzip();
+        let (shards, files): (Vec<Shard>, Vec<SafetensorsFile>) = opened.into_iter().unzip();
+        let model = Model::new(files, config);
+        if let Some(err) = model.layer_errors().first() {
+            return Err(err.clone());
+        }
+        Ok(Checkpoint {
             shards,
             index,
-            config,
-            layers: Vec::new(),
-        };
-        checkpoint.layers = checkpoint.find_layers()?;
-        Ok(checkpoint)
+            config_source: source,
+            model,
+        })
     }
 
-    /// The shard holding `name` (per the index when there is one) and the tensor.
-    pub fn find(&self, name: &str) -> Option<(&Shard, &Tensor)> {
-        let shard_name = self.index.as_ref().map(|i| i.shard_of(name));
-        self.shards
-            .iter()
-            .filter(|s| shard_name.map_or(true, |n| n == Some(s.name.as_str())))
-            .find_map(|s| s.file.get(name).map(|t| (s, t)))
+    /// The header of shard `i`.
+    pub fn file(&self, i: usize) -> &SafetensorsFile {
+        &self.model.shards()[i]
     }
 
-    fn find_layers(&self) -> Result<Vec<GptqLayer>> {
-        let config = self.config.as_ref().map(|c| &c.1);
-        if self.shards.len() == 1 {
-            return find_layers(&self.shards[0].file, config);
+    /// The shard holding `name` (the one the index names, when there is an index) and the
+    /// tensor.
+    pub fn find(&self, name: &str) -> Option<(&Shard, &SafetensorsFile, &Tensor)> {
+        let (i, t) = self.model.tensor(name)?;
+        let shard = &self.shards[i];
+        match &self.index {
+            Some(index) if index.shard_of(name) != Some(shard.name.as_str()) => None,
+            _ => Some((shard, self.file(i), t)),
         }
-        let lookup = |name: &str| {
-            self.find(name).map(|(_, t)| TensorShape {
-                dtype: t.dtype(),
-                shape: t.shape(),
-            })
-        };
-        self.shards
-            .iter()
-            .flat_map(|s| s.file.tensors())
-            .filter_map(|t| t.name().strip_suffix(".qweight"))
-            .map(|name| GptqLayer::new(name, lookup, config))
-            .collect()
     }
 
     /// The GPTQ layer named `name` (or `name` minus a `.weight` suffix).
     pub fn layer(&self, name: &str) -> Option<&GptqLayer> {
-        let base = name.strip_suffix(".weight").unwrap_or(name);
-        self.layers
-            .iter()
-            .find(|l| l.name == name || l.name == base)
+        self.model.layer(name)
+    }
+
+    /// The GPTQ layers, in tensor order.
+    pub fn layers(&self) -> &[GptqLayer] {
+        self.model.layers()
     }
 
     /// Reads `range` (absolute) of the shard's file.
@@ -136,11 +131,11 @@ impl Checkpoint {
 
     /// Reads a whole tensor by name.
     pub fn read_tensor(&self, name: &str) -> Result<Vec<u8>> {
-        let (shard, t) = self.find(name).ok_or_else(|| {
+        let (i, t) = self.model.tensor(name).ok_or_else(|| {
             Error::new(ErrorKind::NoSuchTensor {
                 name: name.to_string(),
             })
         })?;
-        self.read(shard, shard.file.data_range(t))
+        self.read(&self.shards[i], self.file(i).data_range(t))
     }
 }

@@ -77,8 +77,7 @@ impl Model {
                 ModelView::gguf(&shards, Layout::Logical)
             }
             Model::Safetensors(c) => {
-                let shards: Vec<_> = c.shards.iter().map(|s| &s.file).collect();
-                ModelView::safetensors(&shards, &c.layers)
+ModelView::checkpoint(&c.model)
             }
         }
     }

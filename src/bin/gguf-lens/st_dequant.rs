@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use gguf_lens::compare::gptq_type_name;
 use gguf_lens::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
-use gguf_lens::safetensors::{to_f32, Tensor};
+use gguf_lens::safetensors::{to_f32, SafetensorsFile, Tensor};
 use gguf_lens::{Error, ErrorKind, Result};
 
 use crate::checkpoint::{Checkpoint, Shard};
@@ -23,7 +23,7 @@ struct GptqParts {
 }
 
 enum Source<'c> {
-    Plain(&'c Shard, &'c Tensor),
+    Plain(&'c Shard, &'c SafetensorsFile, &'c Tensor),
     Gptq(&'c GptqLayer, GptqParts),
 }
 
@@ -37,10 +37,10 @@ pub struct StTensor<'c> {
 impl<'c> StTensor<'c> {
     /// Resolves `name`: a plain tensor first, else a GPTQ layer (whose parts are read here).
     pub fn resolve(c: &'c Checkpoint, name: &str, v1: V1Zeros) -> Result<StTensor<'c>> {
-        if let Some((shard, t)) = c.find(name) {
+        if let Some((shard, file, t)) = c.find(name) {
             return Ok(StTensor {
                 checkpoint: c,
-                source: Source::Plain(shard, t),
+                source: Source::Plain(shard, file, t),
             });
         }
         let layer = c.layer(name).ok_or_else(|| {
@@ -56,10 +56,7 @@ impl<'c> StTensor<'c> {
                 true => Some(c.read_tensor(&layer.part("g_idx"))?),
                 false => None,
             },
-            format: c
-                .config
-                .as_ref()
-                .map_or(CheckpointFormat::V1, |(_, q)| q.checkpoint_format),
+            format: c.model.checkpoint_format(),
             v1,
         };
         Ok(StTensor {
@@ -71,7 +68,7 @@ impl<'c> StTensor<'c> {
     /// The dtype name, or `GPTQ-<bits>bit` for a layer.
     pub fn type_name(&self) -> String {
         match &self.source {
-            Source::Plain(_, t) => t.dtype().name().to_string(),
+            Source::Plain(_, _, t) => t.dtype().name().to_string(),
             Source::Gptq(layer, _) => gptq_type_name(layer),
         }
     }
@@ -79,21 +76,21 @@ impl<'c> StTensor<'c> {
     /// The shape, row-major: the tensor's, or `[out_features, in_features]` for a layer.
     pub fn shape(&self) -> Vec<u64> {
         match &self.source {
-            Source::Plain(_, t) => t.shape().to_vec(),
+            Source::Plain(_, _, t) => t.shape().to_vec(),
             Source::Gptq(layer, _) => vec![layer.out_features, layer.in_features],
         }
     }
 
     pub fn n_rows(&self) -> u64 {
         match &self.source {
-            Source::Plain(_, t) => t.n_rows(),
+            Source::Plain(_, _, t) => t.n_rows(),
             Source::Gptq(layer, _) => layer.out_features,
         }
     }
 
     pub fn row_len(&self) -> u64 {
         match &self.source {
-            Source::Plain(_, t) => t.row_len(),
+            Source::Plain(_, _, t) => t.row_len(),
             Source::Gptq(layer, _) => layer.in_features,
         }
     }
@@ -106,8 +103,8 @@ impl<'c> StTensor<'c> {
     /// Checks that `rows` can be read: in range, and a dtype that converts to f32.
     pub fn check_rows(&self, rows: Range<u64>) -> Result<()> {
         match &self.source {
-            Source::Plain(shard, t) => {
-                shard.file.rows_range(t, rows)?;
+            Source::Plain(_, file, t) => {
+                file.rows_range(t, rows)?;
                 if !t.dtype().is_plain() {
                     return Err(Error::new(ErrorKind::UnsupportedDtype {
                         name: t.name().to_string(),
@@ -142,10 +139,8 @@ impl<'c> StTensor<'c> {
         out.clear();
         out.resize(n, 0f32);
         match &self.source {
-            Source::Plain(shard, t) => {
-                let bytes = self
-                    .checkpoint
-                    .read(shard, shard.file.rows_range(t, rows)?)?;
+            Source::Plain(shard, file, t) => {
+                let bytes = self.checkpoint.read(shard, file.rows_range(t, rows)?)?;
                 to_f32(t.dtype(), t.name(), &bytes, out)
             }
             Source::Gptq(layer, p) => {

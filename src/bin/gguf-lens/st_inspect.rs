@@ -3,13 +3,13 @@
 use std::fmt::Write;
 
 use gguf_lens::gptq::GptqLayer;
+use gguf_lens::safetensors::SafetensorsFile;
 use serde_json::{json, Map, Value as Json};
 
 use crate::checkpoint::{Checkpoint, Shard};
 
-fn shard_json(s: &Shard) -> Json {
-    let metadata: Map<String, Json> = s
-        .file
+fn shard_json(s: &Shard, file: &SafetensorsFile) -> Json {
+    let metadata: Map<String, Json> = file
         .metadata()
         .iter()
         .map(|(k, v)| (k.clone(), Json::from(v.as_str())))
@@ -17,8 +17,8 @@ fn shard_json(s: &Shard) -> Json {
     json!({
         "file": s.name,
         "file_size": s.size,
-        "header_len": s.file.header_len(),
-        "data_offset": s.file.data_offset(),
+        "header_len": file.header_len(),
+        "data_offset": file.data_offset(),
         "metadata": metadata,
     })
 }
@@ -46,7 +46,7 @@ pub fn inspect_json(c: &Checkpoint) -> Json {
     match &c.index {
         None => {
             doc.insert("format".into(), "safetensors".into());
-            if let Json::Object(shard) = shard_json(&c.shards[0]) {
+            if let Json::Object(shard) = shard_json(&c.shards[0], c.file(0)) {
                 doc.extend(shard);
             }
         }
@@ -56,14 +56,19 @@ pub fn inspect_json(c: &Checkpoint) -> Json {
                 "index_metadata".into(),
                 Json::Object(index.metadata().clone()),
             );
-            doc.insert("shards".into(), c.shards.iter().map(shard_json).collect());
+            doc.insert("shards".into(), c.shards
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| shard_json(s, c.file(i)))
+                    .collect::<Vec<_>>()
+                    .into());
         }
     }
     let tensors: Vec<Json> = c
-        .shards
-        .iter()
-        .flat_map(|s| s.file.tensors().iter().map(move |t| (s, t)))
-        .map(|(s, t)| {
+        .model
+        .tensors()
+        .map(|(i, t)| {
+            let s = &c.shards[i];
             let mut entry = json!({
                 "name": t.name(),
                 "dtype": t.dtype().name(),
@@ -79,7 +84,8 @@ pub fn inspect_json(c: &Checkpoint) -> Json {
         })
         .collect();
     doc.insert("tensors".into(), tensors.into());
-    let config = c.config.as_ref().map_or(Json::Null, |(source, q)| {
+    let config = c.model.config().map_or(Json::Null, |q| {
+        let source = c.config_source.as_deref().unwrap_or_default();
         json!({
             "source": source,
             "bits": q.bits,
@@ -92,7 +98,7 @@ pub fn inspect_json(c: &Checkpoint) -> Json {
     doc.insert("quantization_config".into(), config);
     doc.insert(
         "gptq_layers".into(),
-        c.layers.iter().map(layer_json).collect(),
+        c.layers().iter().map(layer_json).collect(),
     );
     Json::Object(doc)
 }
@@ -111,21 +117,23 @@ pub fn inspect_text(c: &Checkpoint) -> String {
             c.shards.len()
         );
     }
-    for s in &c.shards {
+    for (i, s) in c.shards.iter().enumerate() {
+        let file = c.file(i);
         let _ = writeln!(
             out,
             "safetensors {}: {} bytes, header {} bytes, data at byte {}",
             s.name,
             s.size,
-            s.file.header_len(),
-            s.file.data_offset()
+            file.header_len(),
+            file.data_offset()
         );
-        for (k, v) in s.file.metadata() {
+        for (k, v) in file.metadata() {
             let _ = writeln!(out, "  metadata {k} = {v}");
         }
     }
-    match &c.config {
-        Some((source, q)) => {
+    match c.model.config() {
+        Some(q) => {
+            let source = c.config_source.as_deref().unwrap_or_default();
             let _ = writeln!(
                 out,
                 "\nquantization (GPTQ, {source}): bits {}, group_size {}, desc_act {}, sym {}, checkpoint_format {}",
@@ -143,10 +151,10 @@ pub fn inspect_text(c: &Checkpoint) -> String {
             );
         }
     }
-    let n: usize = c.shards.iter().map(|s| s.file.tensors().len()).sum();
+    let n = c.model.tensors().count();
     let _ = writeln!(out, "\ntensors ({n}):");
-    for s in &c.shards {
-        for t in s.file.tensors() {
+    for (i, s) in c.shards.iter().enumerate() {
+        for t in c.file(i).tensors() {
             let shape: Vec<String> = t.shape().iter().map(u64::to_string).collect();
             let shard = if c.index.is_some() {
                 format!("  ({})", s.name)
@@ -163,13 +171,13 @@ pub fn inspect_text(c: &Checkpoint) -> String {
             );
         }
     }
-    if !c.layers.is_empty() {
+    if !c.layers().is_empty() {
         let _ = writeln!(
             out,
             "\nGPTQ layers ({}), dequantized to f32 [out, in]:",
-            c.layers.len()
+            c.layers().len()
         );
-        for l in &c.layers {
+        for l in c.layers() {
             let groups = if l.has_g_idx {
                 format!("{} groups by g_idx", l.n_groups)
             } else {

@@ -1,0 +1,252 @@
+//! A safetensors checkpoint as one model: one file or the shards of a sharded one, its GPTQ
+//! quantization config and the GPTQ layers found across every shard. It owns tensor lookup,
+//! layer grouping and the summary (dtype mix with GPTQ layers counted as one type per bit
+//! width); the CLI, the comparison views and (through wasm) the JS package read checkpoints
+//! through it, as they read GGUF models through `model::GgufModel`.
+
+use std::collections::HashMap;
+
+use crate::error::Error;
+use crate::gptq::{self, CheckpointFormat, GptqLayer, QuantConfig, TensorShape};
+use crate::safetensors::{SafetensorsFile, Tensor};
+
+/// One checkpoint over its shards, in order.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    shards: Vec<SafetensorsFile>,
+    config: Option<QuantConfig>,
+    layers: Vec<GptqLayer>,
+    /// Why `<prefix>.qweight` tensors that are not layers were left out.
+    layer_errors: Vec<Error>,
+    /// Tensor name → shard (the first shard holding it).
+    index: HashMap<String, usize>,
+}
+
+/// The tensors of one type: a dtype name (`BF16`) or `GPTQ <bits>-bit` (a layer's parts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DtypeShare {
+    pub type_name: String,
+    pub tensors: u64,
+    pub elements: u64,
+    pub bytes: u64,
+    /// Fraction of all tensor bytes (0..=1).
+    pub share: f64,
+}
+
+/// The GPTQ side of a checkpoint: the config's values, else the first layer's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GptqSummary {
+    pub layers: u64,
+    pub bits: Option<u32>,
+    /// −1 for one group over all inputs (as the config says it).
+    pub group_size: Option<i64>,
+    pub desc_act: Option<bool>,
+    pub sym: Option<bool>,
+    pub checkpoint_format: CheckpointFormat,
+}
+
+/// A checkpoint at a glance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointSummary {
+    pub tensor_count: u64,
+    /// Elements of the plain tensors plus in × out per GPTQ layer (not its packed parts).
+    pub parameter_count: u64,
+    /// Bytes of every stored tensor.
+    pub tensor_bytes: u64,
+    pub bits_per_weight: f64,
+    /// By bytes, largest first (ties in first-seen order: GPTQ layers, then header order).
+    pub dtype_mix: Vec<DtypeShare>,
+    /// None without GPTQ layers and config.
+    pub gptq: Option<GptqSummary>,
+}
+
+impl Checkpoint {
+    /// A checkpoint from its shards in order, with the quantization config (if any); GPTQ
+    /// layers are found at once, their parts looked up in any shard.
+    pub fn new(shards: Vec<SafetensorsFile>, config: Option<QuantConfig>) -> Checkpoint {
+        let mut index = HashMap::new();
+        for (i, shard) in shards.iter().enumerate() {
+            for t in shard.tensors() {
+                index.entry(t.name().to_string()).or_insert(i);
+            }
+        }
+        let mut checkpoint = Checkpoint {
+            shards,
+            config: None,
+            layers: Vec::new(),
+            layer_errors: Vec::new(),
+            index,
+        };
+        checkpoint.set_config(config);
+        checkpoint
+    }
+
+    /// Adds the next shard (its tensors looked up after those of the shards before it) and
+    /// finds the GPTQ layers again, parts in any shard.
+    pub fn add_shard(&mut self, file: SafetensorsFile) {
+        let i = self.shards.len();
+        for t in file.tensors() {
+            self.index.entry(t.name().to_string()).or_insert(i);
+        }
+        self.shards.push(file);
+        let config = self.config.take();
+        self.set_config(config);
+    }
+
+    /// Replaces the quantization config and finds the GPTQ layers again with it.
+    pub fn set_config(&mut self, config: Option<QuantConfig>) {
+        self.config = config;
+        let lookup = |name: &str| {
+            self.tensor(name).map(|(_, t)| TensorShape {
+                dtype: t.dtype(),
+                shape: t.shape(),
+            })
+        };
+        let names = self.shards.iter().flat_map(|s| s.tensors()).map(|t| t.name());
+        let (mut layers, mut errors) = (Vec::new(), Vec::new());
+        for found in gptq::discover(names, lookup, self.config.as_ref()) {
+            match found {
+                Ok(layer) => layers.push(layer),
+                Err(err) => errors.push(err),
+            }
+        }
+        self.layers = layers;
+        self.layer_errors = errors;
+    }
+
+    pub fn shards(&self) -> &[SafetensorsFile] {
+        &self.shards
+    }
+
+    pub fn config(&self) -> Option<&QuantConfig> {
+        self.config.as_ref()
+    }
+
+    /// The config's checkpoint format (v1 without a config).
+    pub fn checkpoint_format(&self) -> CheckpointFormat {
+        self.config
+            .as_ref()
+            .map_or(CheckpointFormat::V1, |c| c.checkpoint_format)
+    }
+
+    /// The GPTQ layers, in tensor order.
+    pub fn layers(&self) -> &[GptqLayer] {
+        &self.layers
+    }
+
+    /// Why `<prefix>.qweight` tensors that are not layers were left out.
+    pub fn layer_errors(&self) -> &[Error] {
+        &self.layer_errors
+    }
+
+    /// Every stored tensor with its shard, in shard then header order.
+    pub fn tensors(&self) -> impl Iterator<Item = (usize, &Tensor)> + '_ {
+        self.shards
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.tensors().iter().map(move |t| (i, t)))
+    }
+
+    /// The stored tensor `name` and its shard.
+    pub fn tensor(&self, name: &str) -> Option<(usize, &Tensor)> {
+        let &shard = self.index.get(name)?;
+        self.shards[shard].get(name).map(|t| (shard, t))
+    }
+
+    /// The GPTQ layer `name` reads: by its prefix, or `<prefix>.weight` when no stored tensor
+    /// has that name.
+    pub fn layer(&self, name: &str) -> Option<&GptqLayer> {
+        let by_prefix = |n: &str| self.layers.iter().find(|l| l.name == n);
+        by_prefix(name).or_else(|| {
+            let base = name.strip_suffix(".weight")?;
+            if self.index.contains_key(name) {
+                return None;
+            }
+            by_prefix(base)
+        })
+    }
+
+    /// Bytes of a layer's stored parts.
+    pub fn layer_bytes(&self, layer: &GptqLayer) -> u64 {
+        ["qweight", "qzeros", "scales", "g_idx"]
+            .iter()
+            .filter_map(|part| self.tensor(&layer.part(part)))
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add)
+    }
+
+    /// Tensor count, parameters (a GPTQ layer as in × out), bytes, dtype mix, GPTQ config.
+    pub fn summary(&self) -> CheckpointSummary {
+        let mut parts = std::collections::HashSet::new();
+        for l in &self.layers {
+            for part in ["qweight", "qzeros", "scales", "g_idx"] {
+                parts.insert(l.part(part));
+            }
+        }
+        let mut mix: Vec<DtypeShare> = Vec::new();
+        let mut add = |type_name: String, elements: u64, bytes: u64| {
+            let i = match mix.iter().position(|m| m.type_name == type_name) {
+                Some(i) => i,
+                None => {
+                    mix.push(DtypeShare {
+                        type_name,
+                        tensors: 0,
+                        elements: 0,
+                        bytes: 0,
+                        share: 0.0,
+                    });
+                    mix.len() - 1
+                }
+            };
+            let m = &mut mix[i];
+            m.tensors += 1;
+            m.elements = m.elements.saturating_add(elements);
+            m.bytes = m.bytes.saturating_add(bytes);
+        };
+        for l in &self.layers {
+            let elements = l.out_features.saturating_mul(l.in_features);
+            add(format!("GPTQ {}-bit", l.bits), elements, self.layer_bytes(l));
+        }
+        for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
+            add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());
+        }
+        let tensor_bytes = self
+            .tensors()
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add);
+        let parameter_count = mix.iter().map(|m| m.elements).fold(0, u64::saturating_add);
+        for m in &mut mix {
+            m.share = ratio(m.bytes as f64, tensor_bytes as f64);
+        }
+        // Stable: equal sizes keep first-seen order.
+        mix.sort_by_key(|m| std::cmp::Reverse(m.bytes));
+        let c = self.config.as_ref();
+        let first = self.layers.first();
+        let gptq = (!self.layers.is_empty() || c.is_some()).then(|| GptqSummary {
+            layers: self.layers.len() as u64,
+            bits: c.and_then(|c| c.bits).or(first.map(|l| l.bits)),
+            group_size: c
+                .and_then(|c| c.group_size)
+                .or(first.and_then(|l| i64::try_from(l.group_size).ok())),
+            desc_act: c.and_then(|c| c.desc_act),
+            sym: c.and_then(|c| c.sym),
+            checkpoint_format: self.checkpoint_format(),
+        });
+        CheckpointSummary {
+            tensor_count: self.tensors().count() as u64,
+            parameter_count,
+            tensor_bytes,
+            bits_per_weight: ratio(tensor_bytes as f64 * 8.0, parameter_count as f64),
+            dtype_mix: mix,
+            gptq,
+        }
+    }
+}
+
+fn ratio(num: f64, den: f64) -> f64 {
+    if den > 0.0 {
+        num / den
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,256 @@
+//! A safetensors checkpoint for JS: `parseSafetensors` gives a `SafetensorsHeader` over one
+//! file that holds the core's `Checkpoint` (shards added with `addShard`), so GPTQ layers, the
+//! config and the summary come from the core, once, whatever the number of shards.
+
+use js_sys::{Float64Array, Object};
+use wasm_bindgen::prelude::*;
+
+use super::{js_error, safetensors_js, set, summary, to_js};
+use crate::checkpoint::Checkpoint;
+use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
+use crate::safetensors::SafetensorsFile;
+
+/// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes
+/// (undefined when unknown). Returns a `SafetensorsHeader`, or `{ needMore }` (the least prefix
+/// length that holds the header: exact once the first 8 bytes are in). Throws on a bad file.
+#[wasm_bindgen(js_name = parseSafetensors)]
+pub fn parse_safetensors(prefix: &[u8], file_size: Option<f64>) -> Result<JsValue, JsError> {
+    let file_size = file_size.map(|size| size as u64);
+    match crate::safetensors::parse(prefix, file_size).map_err(js_error)? {
+        crate::safetensors::ParseStatus::Complete(file) => Ok(SafetensorsHeader {
+            model: Checkpoint::new(vec![file], None),
+        }
+        .into()),
+        crate::safetensors::ParseStatus::NeedMore { at_least } => {
+            let result = Object::new();
+            set(&result, "needMore", at_least as f64);
+            Ok(result.into())
+        }
+    }
+}
+
+/// A parsed safetensors header: `__metadata__`, tensors and plain-tensor conversion of this
+/// file; GPTQ layers, config and summary of the checkpoint it starts (itself, plus the shards
+/// added after it).
+#[wasm_bindgen]
+pub struct SafetensorsHeader {
+    model: Checkpoint,
+}
+
+impl SafetensorsHeader {
+    pub(super) fn model(&self) -> &Checkpoint {
+        &self.model
+    }
+
+    /// This file's header (the checkpoint's first shard).
+    fn file(&self) -> &SafetensorsFile {
+        &self.model.shards()[0]
+    }
+
+    fn layer(&self, name: &str) -> Result<&GptqLayer, JsError> {
+        self.model
+            .layers()
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| JsError::new(&format!("no GPTQ layer named {name}")))
+    }
+}
+
+#[wasm_bindgen]
+impl SafetensorsHeader {
+    /// The JSON header's length N (the data section starts at 8 + N).
+    #[wasm_bindgen(getter, js_name = headerLength)]
+    pub fn header_length(&self) -> f64 {
+        self.file().header_len() as f64
+    }
+
+    /// Absolute offset of the data section.
+    #[wasm_bindgen(getter, js_name = dataOffset)]
+    pub fn data_offset(&self) -> f64 {
+        self.file().data_offset() as f64
+    }
+
+    /// `__metadata__` in header order, as `[{ key, value }]` (both strings).
+    pub fn metadata(&self) -> JsValue {
+        safetensors_js::metadata_to_js(self.file())
+    }
+
+    /// Tensors of this file in header order: `{ name, dtype, shape (outermost first),
+    /// nElements, offset (absolute), relativeOffset, nBytes, rowLength, nRows, rowBytes (null
+    /// for sub-byte dtypes), plain (whether toF32 converts it) }`.
+    pub fn tensors(&self) -> JsValue {
+        safetensors_js::tensors_to_js(self.file())
+    }
+
+    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name` of this file.
+    #[wasm_bindgen(js_name = rowsRange)]
+    pub fn rows_range(&self, name: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
+        let file = self.file();
+        let tensor = file.tensor(name).map_err(js_error)?;
+        let range = file
+            .rows_range(tensor, first as u64..end as u64)
+            .map_err(js_error)?;
+        Ok(Float64Array::from(
+            &[range.start as f64, range.end as f64][..],
+        ))
+    }
+
+    /// Converts `bytes`, whole rows of plain tensor `name`, into `out` (exactly their length),
+    /// as torch's `.to(torch.float32)` does.
+    #[wasm_bindgen(js_name = toF32Into)]
+    pub fn to_f32_into(&self, name: &str, bytes: &[u8], out: &mut [f32]) -> Result<(), JsError> {
+        let tensor = self.file().tensor(name).map_err(js_error)?;
+        crate::safetensors::to_f32(tensor.dtype(), name, bytes, out).map_err(js_error)
+    }
+
+    /// Like `toF32Into`, into a new Float32Array.
+    #[wasm_bindgen(js_name = toF32)]
+    pub fn to_f32(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
+        let tensor = self.file().tensor(name).map_err(js_error)?;
+        let size = (tensor.dtype().bits() / 8).max(1) as usize;
+        let mut out = vec![0f32; bytes.len() / size];
+        crate::safetensors::to_f32(tensor.dtype(), name, bytes, &mut out).map_err(js_error)?;
+        Ok(out)
+    }
+
+    /// Adds the next shard of a sharded checkpoint (a copy of its header): GPTQ layers are
+    /// found again with parts in any shard.
+    #[wasm_bindgen(js_name = addShard)]
+    pub fn add_shard(&mut self, shard: &SafetensorsHeader) {
+        self.model.add_shard(shard.file().clone());
+    }
+
+    /// Sets the quantization config from the text of `quantize_config.json` (`kind`
+    /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
+    /// gptq `quantization_config` sets none), and finds the GPTQ layers again with it. Returns
+    /// the config (as `quantConfig`). Throws on malformed JSON or an unsupported config.
+    #[wasm_bindgen(js_name = setQuantConfig)]
+    pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
+        let config = match kind {
+            "config" => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
+            _ => Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+        };
+        self.model.set_config(config);
+        Ok(self.quant_config())
+    }
+
+    /// `{ bits, groupSize, descAct, sym, checkpointFormat }` (null fields when the config has
+    /// none), or null when no config is set.
+    #[wasm_bindgen(js_name = quantConfig)]
+    pub fn quant_config(&self) -> JsValue {
+        safetensors_js::config_to_js(self.model.config())
+    }
+
+    /// GPTQ layers (one per `<prefix>.qweight` whose parts fit): `{ name, bits, groupSize,
+    /// inFeatures, outFeatures, nGroups, hasGIdx, actOrder (the config's desc_act, null
+    /// without a config), checkpointFormat, scalesDtype, parts: { qweight, qzeros, scales,
+    /// g_idx? }, nBytes (of every part) }` (tensor names).
+    #[wasm_bindgen(js_name = gptqLayers)]
+    pub fn gptq_layers(&self) -> JsValue {
+        safetensors_js::layers_to_js(&self.model)
+    }
+
+    /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
+    #[wasm_bindgen(js_name = gptqLayerErrors)]
+    pub fn gptq_layer_errors(&self) -> Vec<String> {
+        self.model
+            .layer_errors()
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+
+    /// The checkpoint's summary (`SafetensorsSummary`): the fields of a GGUF model's summary
+    /// with the same names, plus `dtypeMix` and `gptq` (`configSource` as given).
+    pub fn summary(&self, config_source: Option<String>) -> JsValue {
+        summary::checkpoint_summary_to_js(&self.model.summary(), config_source)
+    }
+
+    /// Keeps the whole data of GPTQ layer `name`'s parts in wasm memory, to dequantize any of
+    /// its rows without copying them again.
+    #[wasm_bindgen(js_name = gptqLayerData)]
+    pub fn gptq_layer_data(
+        &self,
+        name: &str,
+        qweight: Vec<u8>,
+        qzeros: Vec<u8>,
+        scales: Vec<u8>,
+        g_idx: Option<Vec<u8>>,
+    ) -> Result<GptqLayerData, JsError> {
+        Ok(GptqLayerData {
+            layer: self.layer(name)?.clone(),
+            format: self.model.checkpoint_format(),
+            qweight,
+            qzeros,
+            scales,
+            g_idx,
+        })
+    }
+}
+
+/// The data of one GPTQ layer's parts, held in wasm memory (from `gptqLayerData`).
+#[wasm_bindgen]
+pub struct GptqLayerData {
+    layer: GptqLayer,
+    format: CheckpointFormat,
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+}
+
+#[wasm_bindgen]
+impl GptqLayerData {
+    /// Dequantizes output features `first..end` into `out` (`(end - first) * inFeatures`
+    /// floats, row-major [out, in]). `wrapping` reads v1 zeros as GPTQModel does ((stored + 1)
+    /// mod 2^bits) instead of llama.cpp's stored + 1.
+    #[wasm_bindgen(js_name = dequantizeInto)]
+    pub fn dequantize_into(
+        &self,
+        first: f64,
+        end: f64,
+        wrapping: bool,
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let parts = LayerParts {
+            qweight: &self.qweight,
+            qzeros: &self.qzeros,
+            scales: &self.scales,
+            g_idx: self.g_idx.as_deref(),
+        };
+        let v1 = if wrapping {
+            V1Zeros::Wrapping
+        } else {
+            V1Zeros::Unmasked
+        };
+        crate::gptq::dequantize_rows(
+            &self.layer,
+            &parts,
+            self.format,
+            v1,
+            first as u64..end as u64,
+            out,
+        )
+        .map_err(js_error)
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShardIndexJs<'a> {
+    weight_map: &'a [(String, String)],
+    shards: Vec<&'a str>,
+    metadata: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+/// A `model.safetensors.index.json`: `{ weightMap: [[tensor, shard file]], shards (in order
+/// of first mention), metadata }`. Throws on a bad index (shards must be plain file names).
+#[wasm_bindgen(js_name = parseShardIndex)]
+pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
+    let index = crate::safetensors::ShardIndex::from_bytes(bytes).map_err(js_error)?;
+    Ok(to_js(&ShardIndexJs {
+        weight_map: index.weight_map(),
+        shards: index.shards(),
+        metadata: index.metadata(),
+    }))
+}
