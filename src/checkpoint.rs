@@ -102,7 +102,11 @@ impl Checkpoint {
                 shape: t.shape(),
             })
         };
-        let names = self.shards.iter().flat_map(|s| s.tensors()).map(|t| t.name());
+        let names = self
+            .shards
+            .iter()
+            .flat_map(|s| s.tensors())
+            .map(|t| t.name());
         let (mut layers, mut errors) = (Vec::new(), Vec::new());
         for found in gptq::discover(names, lookup, self.config.as_ref()) {
             match found {
@@ -205,7 +209,11 @@ impl Checkpoint {
         };
         for l in &self.layers {
             let elements = l.out_features.saturating_mul(l.in_features);
-            add(format!("GPTQ {}-bit", l.bits), elements, self.layer_bytes(l));
+            add(
+                format!("GPTQ {}-bit", l.bits),
+                elements,
+                self.layer_bytes(l),
+            );
         }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());

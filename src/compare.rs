@@ -35,7 +35,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, RowReader, TensorInfo, Value, ValueType};
 use crate::gptq::GptqLayer;
 use crate::quant::Kernel;
-use crate::safetensors::SafetensorsFile;
 use crate::summary::Summary;
 use crate::types::GgmlType;
 
@@ -319,19 +318,14 @@ impl<'a> ModelView<'a> {
         }
     }
 
-    /// A safetensors checkpoint (see [`ModelView::safetensors`]).
-    pub fn checkpoint(c: &'a Checkpoint) -> ModelView<'a> {
-        let shards: Vec<&SafetensorsFile> = c.shards().iter().collect();
-        ModelView::safetensors(&shards, c.layers())
-    }
-
-    /// A safetensors checkpoint: one file or its shards in order, with the GPTQ `layers` found
-    /// in it. Metadata is `__metadata__` (shards in order, a key's first value kept); tensors
+    /// A safetensors checkpoint: one file or its shards in order, with the GPTQ layers the core
+    /// found in it. Metadata is `__metadata__` (shards in order, a key's first value kept); tensors
     /// are the plain tensors plus one `<layer>.weight` of logical shape `[out_features,
     /// in_features]` and type `GPTQ-<bits>bit` per GPTQ layer in place of its parts, sorted by
     /// name (header order is a JSON object's, and shards split it); summary fields are
     /// parameters (elements of the listed tensors), file size and tensor count.
-    pub fn safetensors(shards: &[&'a SafetensorsFile], layers: &[GptqLayer]) -> ModelView<'a> {
+    pub fn checkpoint(c: &'a Checkpoint) -> ModelView<'a> {
+        let (shards, layers) = (c.shards(), c.layers());
         let is_part = |name: &str| {
             name.rsplit_once('.').is_some_and(|(layer, part)| {
                 GPTQ_PARTS.contains(&part) && layers.iter().any(|l| l.name == layer)
@@ -366,15 +360,11 @@ impl<'a> ModelView<'a> {
         }
         let size = shards
             .iter()
-            .try_fold(0u64, |sum, s| s.file_size().map(|n| sum + n));
-        let parameters = tensors
-            .iter()
-            .map(|t| t.shape.iter().product::<u64>())
-            .sum();
+            .try_fold(0u64, |sum, s| s.file_size().map(|n| sum.saturating_add(n)));
         ModelView {
             format: "safetensors",
             summary: vec![
-                ("parameters", FieldValue::Int(parameters)),
+                ("parameters", FieldValue::Int(c.summary().parameter_count)),
                 ("file_size", size.into()),
                 ("tensor_count", FieldValue::Int(tensors.len() as u64)),
             ],
@@ -835,7 +825,7 @@ pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
 mod tests {
     use super::*;
 
-    fn safetensors(header: &str, data_len: usize) -> SafetensorsFile {
+    fn safetensors(header: &str, data_len: usize) -> crate::safetensors::SafetensorsFile {
         let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
         bytes.extend_from_slice(header.as_bytes());
         bytes.resize(bytes.len() + data_len, 0);
@@ -852,9 +842,18 @@ mod tests {
                 "z":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]},
                 "l.qweight":{"dtype":"I32","shape":[1,8],"data_offsets":[12,44]},
                 "l.scales":{"dtype":"F16","shape":[1,8],"data_offsets":[44,60]},
-                "a":{"dtype":"F32","shape":[1],"data_offsets":[60,64]}}"#,
-            64,
+                "a":{"dtype":"F32","shape":[1],"data_offsets":[60,64]},
+                "l.qzeros":{"dtype":"I32","shape":[1,1],"data_offsets":[64,68]}}"#,
+            68,
         );
+        let config = crate::gptq::QuantConfig {
+            bits: Some(4),
+            group_size: None,
+            desc_act: None,
+            sym: None,
+            checkpoint_format: crate::gptq::CheckpointFormat::V1,
+        };
+        let st = Checkpoint::new(vec![st], Some(config));
         let layer = GptqLayer {
             name: "l".into(),
             bits: 4,
@@ -865,7 +864,8 @@ mod tests {
             has_g_idx: false,
             scales_dtype: crate::safetensors::Dtype::F16,
         };
-        let view = ModelView::safetensors(&[&st], &[layer]);
+        assert_eq!(st.layers(), [layer]);
+        let view = ModelView::checkpoint(&st);
         let listed: Vec<_> = view
             .tensors
             .iter()
@@ -888,7 +888,8 @@ mod tests {
                 "z":{"dtype":"F16","shape":[3,2],"data_offsets":[0,12]}}"#,
             12,
         );
-        let d = HeaderDiff::between(&view, &ModelView::safetensors(&[&other], &[]));
+        let other = Checkpoint::new(vec![other], None);
+        let d = HeaderDiff::between(&view, &ModelView::checkpoint(&other));
         let m = d.metadata.as_ref().unwrap();
         assert_eq!(m.same, 1);
         assert_eq!(m.changed.len(), 1);

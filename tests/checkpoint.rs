@@ -76,7 +76,11 @@ fn parameters_of_both_formats_equal_the_oracle() {
             let path = pair[side].as_str().unwrap();
             let (format, parameters, _) = summary_of(path);
             assert_eq!(format, field("format", side), "{path}");
-            assert_eq!(parameters, field("parameters", side).as_u64().unwrap(), "{path}");
+            assert_eq!(
+                parameters,
+                field("parameters", side).as_u64().unwrap(),
+                "{path}"
+            );
         }
     }
 }

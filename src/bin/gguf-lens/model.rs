@@ -32,7 +32,7 @@ pub enum Model {
         /// Each shard's path (threads open their own handles).
         paths: Vec<String>,
     },
-    Safetensors(Checkpoint),
+    Safetensors(Box<Checkpoint>),
 }
 
 /// A tensor as `diff` lists it.
@@ -52,7 +52,7 @@ impl Model {
     pub fn open(path: &str) -> std::result::Result<Model, Failure> {
         if is_safetensors(path) {
             let checkpoint = Checkpoint::open(path).map_err(fatal(path))?;
-            return Ok(Model::Safetensors(checkpoint));
+            return Ok(Model::Safetensors(Box::new(checkpoint)));
         }
         let (readers, model, paths) = open_gguf(path).map_err(exit_2(path))?;
         Ok(Model::Gguf {
@@ -76,9 +76,7 @@ impl Model {
                 let shards: Vec<&GgufFile> = model.shards().iter().collect();
                 ModelView::gguf(&shards, Layout::Logical)
             }
-            Model::Safetensors(c) => {
-ModelView::checkpoint(&c.model)
-            }
+            Model::Safetensors(c) => ModelView::checkpoint(&c.model),
         }
     }
 

@@ -56,12 +56,15 @@ pub fn inspect_json(c: &Checkpoint) -> Json {
                 "index_metadata".into(),
                 Json::Object(index.metadata().clone()),
             );
-            doc.insert("shards".into(), c.shards
+            doc.insert(
+                "shards".into(),
+                c.shards
                     .iter()
                     .enumerate()
                     .map(|(i, s)| shard_json(s, c.file(i)))
                     .collect::<Vec<_>>()
-                    .into());
+                    .into(),
+            );
         }
     }
     let tensors: Vec<Json> = c
