@@ -45,7 +45,7 @@ export function compareModels(a, b) {
 
 /** What is read for `name`: a tensor, or the GPTQ layer a `<layer>.weight` name stands for. */
 function resolve(m, name) {
-  const layer = m.gptqLayer?.(name) ?? (!m._tensorIndex?.has(name) && name.endsWith('.weight') ? m.gptqLayer?.(name.slice(0, -'.weight'.length)) : undefined);
+  const layer = m._layerNamed?.(name);
   return layer ? { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] } : { info: m.tensor(name), read: name };
 }
 

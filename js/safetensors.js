@@ -222,12 +222,11 @@ export class SafetensorsModel extends ShardedModel {
     return this._layerIndex.get(name);
   }
 
-  /** The GPTQ layer `name` reads: by its prefix, or as `<prefix>.weight` (as the CLI resolves it)
-   * when no stored tensor has that name. */
+  /** The GPTQ layer `name` reads: by its prefix, or as `<prefix>.weight` when no stored tensor
+   * has that name (the core's rule, as the CLI resolves it). */
   _layerNamed(name) {
-    const layer = this._layerIndex.get(name);
-    if (layer || this._tensorIndex.has(name) || !name.endsWith('.weight')) return layer;
-    return this._layerIndex.get(name.slice(0, -'.weight'.length));
+    const prefix = this.header.layerNamed(name);
+    return prefix === undefined ? undefined : this._layerIndex.get(prefix);
   }
 
   /** The core's summary: GGUF's summary fields (null where a checkpoint has no such thing),

@@ -150,6 +150,13 @@ impl SafetensorsHeader {
         safetensors_js::layers_to_js(&self.model)
     }
 
+    /// The prefix of the GPTQ layer `name` reads: `name` itself, or `<prefix>.weight` when no
+    /// stored tensor of any shard has that name (the core's rule, as the CLI resolves it).
+    #[wasm_bindgen(js_name = layerNamed)]
+    pub fn layer_named(&self, name: &str) -> Option<String> {
+        self.model.layer(name).map(|l| l.name.clone())
+    }
+
     /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
     #[wasm_bindgen(js_name = gptqLayerErrors)]
     pub fn gptq_layer_errors(&self) -> Vec<String> {
