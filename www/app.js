@@ -779,6 +779,8 @@ function init() {
 
   // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.
   const params = new URLSearchParams(location.search);
+  // ?repo= lists a Hugging Face repo's GGUF files instead (www/repo-view.js).
+  if (params.has('repo')) { import('./repo-view.js').then((m) => m.showRepoView(params, { showError })).catch((e) => showError(e.message)); return; }
   const compareUrl = params.get('compare');
   Promise.resolve(openUrl(params.get('url') || SAMPLE_URL, { push: false })).then(() => { if (compareUrl && model) compare.openUrl(compareUrl, { push: false }); });
 }
