@@ -217,7 +217,8 @@ export async function inspectRepoGgufs(listing, options = {}) {
     await pool(jobs, concurrency, async ({ row, i }) => {
       if (row.error) return; // a shard of this model already failed
       try {
-        const model = await openGguf(row.files[i].url, openOptions);
+        // one file: a shard's URL alone would open every shard of its model
+        const model = await openGguf([row.files[i].url], openOptions);
         if (row.error || !row.opened) { // another shard failed meanwhile
           await model.close().catch(() => {});
           return;

@@ -66,10 +66,12 @@ export async function startHubMock({ repos, pageSize = 3, token = 'hf_test_token
     if (!m || !repos[repo] || !(path in repos[repo].files)) return res.writeHead(404, cors).end();
     if (!authorized(repo, req)) return res.writeHead(401, cors).end();
     state.files++;
+    // Requests waiting for their answer (the latency): a file read's start, so the count of
+    // reads under way (a cancelled body may still drain after the reader has moved on).
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-    res.on('close', () => state.inFlight--);
     if (state.latencyMs) await new Promise((r) => setTimeout(r, state.latencyMs));
+    state.inFlight--;
     const { bytes, size } = body(repo, path);
     const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     let [from, to, status] = [0, size, 200];
@@ -91,7 +93,13 @@ export async function startHubMock({ repos, pageSize = 3, token = 'hf_test_token
       const piece = Buffer.alloc(end - at);
       if (at < bytes.length) piece.set(bytes.subarray(at, Math.min(end, bytes.length)));
       state.bytesSent += piece.length;
-      if (!res.write(piece)) await new Promise((wake) => { res.once('drain', wake); res.once('close', wake); });
+      if (!res.write(piece) && !closed) {
+        await new Promise((wake) => {
+          const done = () => { res.off('drain', done); res.off('close', done); wake(); };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
     }
     res.end();
   });

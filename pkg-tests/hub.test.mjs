@@ -45,7 +45,7 @@ test('every model\'s header is read over Range, a few files at a time, and plann
   hub.reset();
   hub.state.latencyMs = 20; // requests overlap, so the concurrency bound is tested
   const listing = await listRepoGgufs('acme/tiny-GGUF', { endpoint: hub.base });
-  const device = { gpuMem: 8 * MIB, ctx: 2048 };
+  const device = { gpuMem: 2 * MIB, ctx: 2048 }; // some models fit, some offload part
   const seen = [];
   const rows = await inspectRepoGgufs(listing, { device, concurrency: 3, onProgress: (p) => seen.push(p.done) });
   try {
@@ -56,7 +56,10 @@ test('every model\'s header is read over Range, a few files at a time, and plann
     assert.equal(new Set(fileRequests.map((l) => l.path)).size, 8);
     assert.ok(fileRequests.length <= 16, `${fileRequests.length} requests`);
     assert.ok(fileRequests.every((l) => l.range !== null));
-    assert.ok(hub.state.bytesSent < 8 * 2 * MIB, `${hub.state.bytesSent} bytes sent for 8 files of 2 GiB`);
+    // received: the header and what the stream had buffered; sent: also what sat in socket
+    // buffers when the body was cancelled, still far from 8 files of 2 GiB
+    assert.ok(rows.every((r) => r.bytes <= 256 * 1024 * r.files.length), rows.map((r) => r.bytes).join());
+    assert.ok(hub.state.bytesSent < 8 * 32 * MIB, `${hub.state.bytesSent} bytes sent for 8 files of 2 GiB`);
 
     const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
     assert.match(byName['broken.gguf'].error, /^broken\.gguf: /);
@@ -68,10 +71,10 @@ test('every model\'s header is read over Range, a few files at a time, and plann
       'gemma3.gguf': ['fixtures/plan/gemma3.gguf'],
       'split/llama-split-*-of-00003.gguf': [1, 2, 3].map((i) => `fixtures/plan/llama-split-0000${i}-of-00003.gguf`),
     };
+    const fitting = [];
     for (const [name, files] of Object.entries(local)) {
       const row = byName[name];
       assert.equal(row.error, null, name);
-      assert.ok(row.bytes <= row.model.headerLength + 128 * 1024 * row.files.length, `${name}: ${row.bytes} bytes`);
       const model = await openGguf(files.length > 1 ? files.map((f) => path.join(REPO, f)) : path.join(REPO, files[0]));
       try {
         const want = model.summary();
@@ -80,15 +83,17 @@ test('every model\'s header is read over Range, a few files at a time, and plann
         assert.equal(row.summary.bitsPerWeight, want.bitsPerWeight, name);
         assert.deepEqual(row.verdict, repoVerdict(model, device), name);
         // the verdict is the planner's: the most layers at this context, and whether that is all
-        const plan = model.planMemory({ ctx: 2048, gpuMem: 8 * MIB });
+        const plan = model.planMemory({ ctx: 2048, gpuMem: 2 * MIB });
         assert.equal(row.verdict.ngl, plan.ngl, name);
         assert.equal(row.verdict.fits, plan.ngl === plan.nLayer + 1, name);
-        assert.ok(row.verdict.gpuBytes <= 8 * MIB, name);
+        assert.ok(row.verdict.gpuBytes <= 2 * MIB, name);
+        fitting.push(row.verdict.fits);
         if (row.verdict.fits) assert.equal(row.verdict.maxCtx, plan.maxCtx, name);
       } finally {
         await model.close();
       }
     }
+    assert.ok(fitting.includes(true) && fitting.includes(false), String(fitting));
     // a tight budget: some layers, not all; a large one: everything, and the whole training context
     const tiny = byName['tiny-Q8_0.gguf'].model;
     const tight = repoVerdict(tiny, { gpuMem: 0.5 * MIB, ctx: 512 });
