@@ -71,7 +71,7 @@ export async function showRepoView(params, page) {
   const progressText = el('span', { class: 'muted', id: 'repo-progress-text' });
   const cancel = el('button', { type: 'button', id: 'repo-cancel', on: { click: () => scan?.controller.abort() } }, 'Cancel');
   const status = el('div', { class: 'toolbar', id: 'repo-status', hidden: true }, progress, progressText, cancel);
-  const sortButton = (key, label) => el('button', { type: 'button', class: 'sort link', dataset: { sort: key }, on: { click: () => { sortDir = sortKey === key ? -sortDir : 1; sortKey = key; render(); } } }, label);
+  const sortButton = (key, label) => el('button', { type: 'button', class: 'sort link', dataset: { sort: key, label }, on: { click: () => { sortDir = sortKey === key ? -sortDir : 1; sortKey = key; render(); } } }, label);
   const table = el('table', { class: 'data', id: 'repo-table' },
     el('thead', {}, el('tr', {}, el('th', { 'aria-sort': 'ascending' }, sortButton('name', 'File')), el('th', {}, 'Quant'),
       el('th', { class: 'num', 'aria-sort': 'none' }, sortButton('size', 'Size')), el('th', { class: 'num' }, 'Bits / weight'),
@@ -137,6 +137,14 @@ export async function showRepoView(params, page) {
     return el('td', { dataset: data }, el('b', {}, `-ngl ${v.ngl}`), ` of ${v.nglFull} layers · ${max}`);
   }
 
+  /** general.file_type's label; without one, the type holding the most bytes, starred. */
+  function quantCell(s) {
+    if (s?.fileTypeLabel) return el('td', {}, s.fileTypeLabel.replace(/^MOSTLY_/, ''));
+    const top = [...(s?.quantMix ?? [])].sort((a, b) => b.bytes - a.bytes)[0];
+    if (!top) return el('td', {}, '—');
+    return el('td', { title: 'no general.file_type: the type of most tensor bytes' }, `${top.type}*`);
+  }
+
   function openHref(row) {
     const q = new URLSearchParams({ url: row.files[0].url });
     const d = deviceOptions();
@@ -151,7 +159,10 @@ export async function showRepoView(params, page) {
     rows.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * sortDir; });
     for (const th of table.tHead.rows[0].cells) {
       const b = th.querySelector('button.sort');
-      if (b) th.setAttribute('aria-sort', b.dataset.sort === sortKey ? (sortDir > 0 ? 'ascending' : 'descending') : 'none');
+      if (!b) continue;
+      const on = b.dataset.sort === sortKey;
+      th.setAttribute('aria-sort', on ? (sortDir > 0 ? 'ascending' : 'descending') : 'none');
+      b.textContent = b.dataset.label + (on ? (sortDir > 0 ? ' ▲' : ' ▼') : '');
     }
     const body = table.tBodies[0];
     body.replaceChildren(...rows.map((row) => {
@@ -161,8 +172,8 @@ export async function showRepoView(params, page) {
       const name = href ? el('a', { href }, row.name) : row.name;
       const tr = el('tr', { class: href ? 'clickable' : '', dataset: { name: row.name, size: String(row.size ?? '') } },
         el('td', {}, name, el('span', { class: 'muted small' }, shards)),
-        el('td', { dataset: { field: 'quant' } }, s?.fileTypeLabel?.replace(/^MOSTLY_/, '') ?? '—'),
-        el('td', { class: 'num' }, fmtBytes(row.size)),
+        quantCell(s),
+        el('td', { class: 'num', nowrap: true }, fmtBytes(row.size)),
         el('td', { class: 'num' }, s ? s.bitsPerWeight.toFixed(2) : '—'),
         el('td', { class: 'num', dataset: { value: s ? String(s.parameterCount) : '' } }, s ? fmtParams(s.parameterCount) : '—'),
         verdictCell(row));
