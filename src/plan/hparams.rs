@@ -35,8 +35,11 @@ pub struct HParams {
     /// MLA (DeepSeek 2/3, Kimi: `key_length_mla` and `value_length_mla` set): only K is cached,
     /// one head of `key_length` = kv_lora_rank + rope dims; there is no V cache.
     pub mla: bool,
-    /// Recurrent state per layer (Mamba): every layer has it and none has a KV cache.
+    /// Recurrent state of the layers `is_recr` marks (Mamba: every layer; LFM2, a hybrid: its
+    /// short-convolution layers, the others having a KV cache).
     pub recurrent: Option<Recurrent>,
+    /// Which layers hold recurrent state instead of a KV cache.
+    pub is_recr: Vec<bool>,
     /// No KV cache at all (encoders and diffusion models: llama.cpp creates no memory).
     pub no_kv: bool,
     /// Q, K and V in one projection (`attn_qkv`): the compute estimate counts all three.
@@ -113,10 +116,11 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state other than Mamba's (RWKV) and hybrids: not planned yet, rather than a
-        // wrong answer
+        // recurrent state other than Mamba's and LFM2's (RWKV, the other hybrids): not planned
+        // yet, rather than a wrong answer
         let prefix = format!("{a}.");
         if a != "mamba"
+            && a != "lfm2"
             && first.metadata().any(|(k, _)| {
                 k.strip_prefix(&prefix).is_some_and(|k| {
                     k.starts_with("ssm.")
@@ -173,6 +177,7 @@ impl HParams {
             is_swa: vec![false; n_layer as usize],
             mla: false,
             recurrent: None,
+            is_recr: vec![false; n_layer as usize],
             no_kv: false,
             fused_qkv: first.tensor("blk.0.attn_qkv.weight").is_ok(),
         };
@@ -254,6 +259,26 @@ impl HParams {
                     d_inner,
                     d_state,
                     dt_rank,
+                });
+                self.is_recr = vec![true; self.n_layer as usize];
+            }
+            // a hybrid: layers without KV heads are short convolutions whose state is the last
+            // l_cache - 1 inputs (llama.cpp's n_embd_r); no SSM state
+            "lfm2" => {
+                if window.unwrap_or(0) > 0 {
+                    return Err(PlanError::new(format!(
+                        "{a}: its sliding-window layers are not planned yet"
+                    )));
+                }
+                let l_cache = uint(f, &a, "shortconv.l_cache")?
+                    .ok_or_else(|| PlanError::new(format!("no {a}.shortconv.l_cache")))?;
+                self.is_recr = self.n_head_kv.iter().map(|&kv| kv == 0).collect();
+                self.recurrent = Some(Recurrent {
+                    n_embd_r: l_cache.saturating_sub(1).saturating_mul(self.n_embd),
+                    n_embd_s: 0,
+                    d_inner: self.n_embd,
+                    d_state: 0,
+                    dt_rank: 0,
                 });
             }
             _ => {}
