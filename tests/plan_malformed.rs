@@ -139,11 +139,15 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
         ("cohere2moe", vec![("attention.sliding_window", 512)]),
         ("deepseek32", vec![]),
         ("rwkv7", vec![("wkv.head_size", 64)]),
-        ("jamba", vec![("ssm.state_size", 16)]),
+        ("granitehybrid", vec![("ssm.state_size", 16)]),
+        ("lfm2", vec![("shortconv.l_cache", 3), ("attention.sliding_window", 128)]),
     ] {
         let err = plan(&model_of(arch, &extra), &o).unwrap_err();
         assert!(err.message.contains("not planned yet"), "{arch}: {err}");
     }
+    // Jamba without its SSM sizes: one line naming the key
+    let err = plan(&model_of("jamba", &[("ssm.state_size", 16)]), &o).unwrap_err();
+    assert!(err.message.contains("no jamba.ssm."), "{err}");
     // llama4 with sliding_window 0 is plain attention
     assert!(plan(&model_of("llama4", &[("attention.sliding_window", 0)]), &o).is_ok());
 }

@@ -116,11 +116,10 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state other than Mamba's and LFM2's (RWKV, the other hybrids): not planned
-        // yet, rather than a wrong answer
+        // recurrent state other than Mamba's, Jamba's and LFM2's (RWKV, Mamba 2, the other
+        // hybrids): not planned yet, rather than a wrong answer
         let prefix = format!("{a}.");
-        if a != "mamba"
-            && a != "lfm2"
+        if !matches!(a, "mamba" | "jamba" | "lfm2")
             && first.metadata().any(|(k, _)| {
                 k.strip_prefix(&prefix).is_some_and(|k| {
                     k.starts_with("ssm.")
@@ -245,7 +244,8 @@ impl HParams {
                 let value_mla = uint(f, &a, "attention.value_length_mla")?.unwrap_or(0);
                 self.mla = key_mla != 0 && value_mla != 0;
             }
-            "mamba" => {
+            // Mamba, and Jamba (a hybrid: its layers without KV heads are Mamba layers)
+            "mamba" | "jamba" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -260,7 +260,11 @@ impl HParams {
                     d_state,
                     dt_rank,
                 });
-                self.is_recr = vec![true; self.n_layer as usize];
+                self.is_recr = if a == "mamba" {
+                    vec![true; self.n_layer as usize]
+                } else {
+                    self.n_head_kv.iter().map(|&kv| kv == 0).collect()
+                };
             }
             // a hybrid: layers without KV heads are short convolutions whose state is the last
             // l_cache - 1 inputs (llama.cpp's n_embd_r); no SSM state
