@@ -139,8 +139,12 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
         ("cohere2moe", vec![("attention.sliding_window", 512)]),
         ("deepseek32", vec![]),
         ("rwkv7", vec![("wkv.head_size", 64)]),
-        ("granitehybrid", vec![("ssm.state_size", 16)]),
-        ("lfm2", vec![("shortconv.l_cache", 3), ("attention.sliding_window", 128)]),
+        ("nemotron_h", vec![("ssm.state_size", 16)]),
+        ("falcon-h1", vec![("ssm.state_size", 16)]),
+        (
+            "lfm2",
+            vec![("shortconv.l_cache", 3), ("attention.sliding_window", 128)],
+        ),
     ] {
         let err = plan(&model_of(arch, &extra), &o).unwrap_err();
         assert!(err.message.contains("not planned yet"), "{arch}: {err}");

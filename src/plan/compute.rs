@@ -12,7 +12,9 @@
 //!     `n_head · n_kv`;
 //!   - the feed-forward: gate, up and their product, `3 · n_ff`;
 //!   - Mamba: the projected input (x and z), conv, SSM and gate activations,
-//!     `5 · d_inner + dt_rank + 2 · d_state`;
+//!     `5 · d_inner + dt_rank + 2 · d_state`; Mamba 2: the in-projection
+//!     (`2 · d_inner + 2 · n_group · d_state + n_head`), the conv over x, B and C twice, y and
+//!     the gate (`2 · d_inner`);
 //!   - the output: the logits, `n_vocab`;
 //!
 //! where `n_kv` is a cache's cells per stream (the scores use the largest). Within 15% of
@@ -46,10 +48,21 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     }
     let ffn = hp.n_ff.saturating_mul(3);
     let ssm = hp.recurrent.map_or(0, |r| {
-        r.d_inner
-            .saturating_mul(5)
-            .saturating_add(r.dt_rank)
-            .saturating_add(r.d_state.saturating_mul(2))
+        if r.n_group == 0 {
+            r.d_inner
+                .saturating_mul(5)
+                .saturating_add(r.dt_rank)
+                .saturating_add(r.d_state.saturating_mul(2))
+        } else {
+            // Mamba 2: the in-projection (x, z, B, C, dt), the conv over x, B and C twice
+            // (input and output), y and the gate
+            let bc = r.n_group.saturating_mul(r.d_state).saturating_mul(2);
+            let conv = r.d_inner.saturating_add(bc);
+            let in_proj = r.d_inner.saturating_add(conv).saturating_add(r.dt_rank);
+            in_proj
+                .saturating_add(conv.saturating_mul(2))
+                .saturating_add(r.d_inner.saturating_mul(2))
+        }
     });
     let step = attn.max(ffn).max(ssm).max(hp.n_vocab);
     let per_token = masks

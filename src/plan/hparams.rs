@@ -56,6 +56,8 @@ pub struct Recurrent {
     pub d_inner: u64,
     pub d_state: u64,
     pub dt_rank: u64,
+    /// Mamba 2's groups of B and C (0 for Mamba 1 and LFM2).
+    pub n_group: u64,
 }
 
 fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
@@ -116,10 +118,10 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state other than Mamba's, Jamba's and LFM2's (RWKV, Mamba 2, the other
-        // hybrids): not planned yet, rather than a wrong answer
+        // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's and LFM2's (RWKV,
+        // the other hybrids): not planned yet, rather than a wrong answer
         let prefix = format!("{a}.");
-        if !matches!(a, "mamba" | "jamba" | "lfm2")
+        if !matches!(a, "mamba" | "jamba" | "mamba2" | "granitehybrid" | "lfm2")
             && first.metadata().any(|(k, _)| {
                 k.strip_prefix(&prefix).is_some_and(|k| {
                     k.starts_with("ssm.")
@@ -244,8 +246,9 @@ impl HParams {
                 let value_mla = uint(f, &a, "attention.value_length_mla")?.unwrap_or(0);
                 self.mla = key_mla != 0 && value_mla != 0;
             }
-            // Mamba, and Jamba (a hybrid: its layers without KV heads are Mamba layers)
-            "mamba" | "jamba" => {
+            // Mamba 1 and 2, and the hybrids Jamba and Granite 4 (their layers without KV heads
+            // are Mamba layers); Mamba 2's conv state also covers B and C of every group
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -253,14 +256,24 @@ impl HParams {
                 let d_inner = need("ssm.inner_size")?;
                 let d_state = need("ssm.state_size")?;
                 let dt_rank = need("ssm.time_step_rank")?;
+                let n_group = if a == "mamba2" || a == "granitehybrid" {
+                    need("ssm.group_count")?
+                } else {
+                    0
+                };
+                let conv = n_group
+                    .saturating_mul(d_state)
+                    .saturating_mul(2)
+                    .saturating_add(d_inner);
                 self.recurrent = Some(Recurrent {
-                    n_embd_r: d_conv.saturating_sub(1).saturating_mul(d_inner),
+                    n_embd_r: d_conv.saturating_sub(1).saturating_mul(conv),
                     n_embd_s: d_state.saturating_mul(d_inner),
                     d_inner,
                     d_state,
                     dt_rank,
+                    n_group,
                 });
-                self.is_recr = if a == "mamba" {
+                self.is_recr = if a == "mamba" || a == "mamba2" {
                     vec![true; self.n_layer as usize]
                 } else {
                     self.n_head_kv.iter().map(|&kv| kv == 0).collect()
@@ -283,6 +296,7 @@ impl HParams {
                     d_inner: self.n_embd,
                     d_state: 0,
                     dt_rank: 0,
+                    n_group: 0,
                 });
             }
             _ => {}
