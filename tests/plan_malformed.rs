@@ -139,6 +139,7 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
         ("cohere2moe", vec![("attention.sliding_window", 512)]),
         ("deepseek32", vec![]),
         ("rwkv7", vec![("wkv.head_size", 64)]),
+        ("rwkv6qwen2", vec![("wkv.head_size", 64)]),
         ("nemotron_h", vec![("ssm.state_size", 16)]),
         ("falcon-h1", vec![("ssm.state_size", 16)]),
         (

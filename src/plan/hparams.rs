@@ -58,6 +58,10 @@ pub struct Recurrent {
     pub dt_rank: u64,
     /// Mamba 2's groups of B and C (0 for Mamba 1 and LFM2).
     pub n_group: u64,
+    /// RWKV's head size (0 for the others) and its time-mix low-rank size, for the compute
+    /// estimate.
+    pub wkv_head_size: u64,
+    pub time_mix_extra: u64,
 }
 
 fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
@@ -118,19 +122,20 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's and LFM2's (RWKV,
-        // the other hybrids): not planned yet, rather than a wrong answer
+        // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, LFM2's and RWKV
+        // 6's (RWKV 7, the other hybrids): not planned yet, rather than a wrong answer
         let prefix = format!("{a}.");
-        if !matches!(a, "mamba" | "jamba" | "mamba2" | "granitehybrid" | "lfm2")
-            && first.metadata().any(|(k, _)| {
-                k.strip_prefix(&prefix).is_some_and(|k| {
-                    k.starts_with("ssm.")
-                        || k.starts_with("wkv.")
-                        || k.starts_with("rescale_every")
-                        || k.starts_with("shortconv.")
-                })
+        if !matches!(
+            a,
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "lfm2" | "rwkv6"
+        ) && first.metadata().any(|(k, _)| {
+            k.strip_prefix(&prefix).is_some_and(|k| {
+                k.starts_with("ssm.")
+                    || k.starts_with("wkv.")
+                    || k.starts_with("rescale_every")
+                    || k.starts_with("shortconv.")
             })
-        {
+        }) {
             return Err(PlanError::new(format!(
                 "{a} has recurrent layers (ssm/wkv state): not planned yet"
             )));
@@ -272,12 +277,32 @@ impl HParams {
                     d_state,
                     dt_rank,
                     n_group,
+                    wkv_head_size: 0,
+                    time_mix_extra: 0,
                 });
                 self.is_recr = if a == "mamba" || a == "mamba2" {
                     vec![true; self.n_layer as usize]
                 } else {
                     self.n_head_kv.iter().map(|&kv| kv == 0).collect()
                 };
+            }
+            // every layer recurrent: the token shift (token_shift_count rows of n_embd) and the
+            // WKV state (n_embd · head_size)
+            "rwkv6" => {
+                let head = uint(f, &a, "wkv.head_size")?
+                    .ok_or_else(|| PlanError::new(format!("no {a}.wkv.head_size")))?;
+                let shift = uint(f, &a, "token_shift_count")?.unwrap_or(2);
+                self.is_recr = vec![true; self.n_layer as usize];
+                self.recurrent = Some(Recurrent {
+                    n_embd_r: shift.saturating_mul(self.n_embd),
+                    n_embd_s: head.saturating_mul(self.n_embd),
+                    d_inner: self.n_embd,
+                    d_state: 0,
+                    dt_rank: 0,
+                    n_group: 0,
+                    wkv_head_size: head,
+                    time_mix_extra: uint(f, &a, "time_mix_extra_dim")?.unwrap_or(0),
+                });
             }
             // a hybrid: layers without KV heads are short convolutions whose state is the last
             // l_cache - 1 inputs (llama.cpp's n_embd_r); no SSM state
@@ -297,6 +322,8 @@ impl HParams {
                     d_state: 0,
                     dt_rank: 0,
                     n_group: 0,
+                    wkv_head_size: 0,
+                    time_mix_extra: 0,
                 });
             }
             _ => {}
