@@ -138,7 +138,7 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
         ("gemma3n", vec![]),
         ("cohere2moe", vec![("attention.sliding_window", 512)]),
         ("deepseek32", vec![]),
-        ("rwkv7", vec![("wkv.head_size", 64)]),
+        ("arwkv7", vec![("wkv.head_size", 64)]),
         ("rwkv6qwen2", vec![("wkv.head_size", 64)]),
         ("nemotron_h", vec![("ssm.state_size", 16)]),
         ("falcon-h1", vec![("ssm.state_size", 16)]),

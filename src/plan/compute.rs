@@ -14,8 +14,8 @@
 //!   - Mamba: the projected input (x and z), conv, SSM and gate activations,
 //!     `5 · d_inner + dt_rank + 2 · d_state`; Mamba 2: the in-projection
 //!     (`2 · d_inner + 2 · n_group · d_state + n_head`), the conv over x, B and C twice, y and
-//!     the gate (`2 · d_inner`); RWKV 6: `11 · n_embd + 5 · time_mix_extra_dim` (fitted to
-//!     llama.cpp's buffer on two synthetic RWKV 6 models);
+//!     the gate (`2 · d_inner`); RWKV 6: `11 · n_embd + 5 · time_mix_extra_dim`, RWKV 7:
+//!     `17 · n_embd` (fitted to llama.cpp's buffer on two synthetic models of each);
 //!   - the output: the logits, `n_vocab`;
 //!
 //! where `n_kv` is a cache's cells per stream (the scores use the largest). Within 15% of
@@ -50,9 +50,10 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     let ffn = hp.n_ff.saturating_mul(3);
     let ssm = hp.recurrent.map_or(0, |r| {
         if r.wkv_head_size > 0 {
-            // RWKV 6's time mix: about 11 rows of n_embd and the five low-rank mixes
+            // RWKV's time mix: rows of n_embd (11 for RWKV 6, 17 for 7) and RWKV 6's five
+            // low-rank mixes
             r.d_inner
-                .saturating_mul(11)
+                .saturating_mul(r.wkv_rows)
                 .saturating_add(r.time_mix_extra.saturating_mul(5))
         } else if r.n_group == 0 {
             r.d_inner

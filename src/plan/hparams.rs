@@ -58,9 +58,10 @@ pub struct Recurrent {
     pub dt_rank: u64,
     /// Mamba 2's groups of B and C (0 for Mamba 1 and LFM2).
     pub n_group: u64,
-    /// RWKV's head size (0 for the others) and its time-mix low-rank size, for the compute
-    /// estimate.
+    /// RWKV's head size (0 for the others); for the compute estimate, its time mix's rows of
+    /// n_embd and low-rank size (RWKV 6).
     pub wkv_head_size: u64,
+    pub wkv_rows: u64,
     pub time_mix_extra: u64,
 }
 
@@ -123,11 +124,11 @@ impl HParams {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
         // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, LFM2's and RWKV
-        // 6's (RWKV 7, the other hybrids): not planned yet, rather than a wrong answer
+        // 6/7's (the other hybrids, RWKV variants): not planned yet, rather than a wrong answer
         let prefix = format!("{a}.");
         if !matches!(
             a,
-            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "lfm2" | "rwkv6"
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "lfm2" | "rwkv6" | "rwkv7"
         ) && first.metadata().any(|(k, _)| {
             k.strip_prefix(&prefix).is_some_and(|k| {
                 k.starts_with("ssm.")
@@ -278,6 +279,7 @@ impl HParams {
                     dt_rank,
                     n_group,
                     wkv_head_size: 0,
+                    wkv_rows: 0,
                     time_mix_extra: 0,
                 });
                 self.is_recr = if a == "mamba" || a == "mamba2" {
@@ -288,7 +290,7 @@ impl HParams {
             }
             // every layer recurrent: the token shift (token_shift_count rows of n_embd) and the
             // WKV state (n_embd · head_size)
-            "rwkv6" => {
+            "rwkv6" | "rwkv7" => {
                 let head = uint(f, &a, "wkv.head_size")?
                     .ok_or_else(|| PlanError::new(format!("no {a}.wkv.head_size")))?;
                 let shift = uint(f, &a, "token_shift_count")?.unwrap_or(2);
@@ -301,6 +303,7 @@ impl HParams {
                     dt_rank: 0,
                     n_group: 0,
                     wkv_head_size: head,
+                    wkv_rows: if a == "rwkv6" { 11 } else { 17 },
                     time_mix_extra: uint(f, &a, "time_mix_extra_dim")?.unwrap_or(0),
                 });
             }
@@ -323,6 +326,7 @@ impl HParams {
                     dt_rank: 0,
                     n_group: 0,
                     wkv_head_size: 0,
+                    wkv_rows: 0,
                     time_mix_extra: 0,
                 });
             }
