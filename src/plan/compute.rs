@@ -38,7 +38,7 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     let (hk, hv) = (hp.n_embd_head_k, hp.n_embd_head_v);
 
     let mut attn = 0u64;
-    if hp.is_recr.iter().any(|&r| !r) && n_head > 0 {
+    if hp.has_kv.iter().any(|&k| k) && n_head > 0 {
         let q = n_head.saturating_mul(hk);
         let kv_rows = n_head_kv.saturating_mul(hk.saturating_add(hv));
         let out = n_head.saturating_mul(hv);

@@ -40,6 +40,9 @@ pub struct HParams {
     pub recurrent: Option<Recurrent>,
     /// Which layers hold recurrent state instead of a KV cache.
     pub is_recr: Vec<bool>,
+    /// Which layers have a KV cache (a hybrid's attention layers; Nemotron-H's feed-forward
+    /// layers have neither).
+    pub has_kv: Vec<bool>,
     /// No KV cache at all (encoders and diffusion models: llama.cpp creates no memory).
     pub no_kv: bool,
     /// Q, K and V in one projection (`attn_qkv`): the compute estimate counts all three.
@@ -123,12 +126,20 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, LFM2's and RWKV
-        // 6/7's (the other hybrids, RWKV variants): not planned yet, rather than a wrong answer
+        // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, Nemotron-H's,
+        // LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
+        // a wrong answer
         let prefix = format!("{a}.");
         if !matches!(
             a,
-            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "lfm2" | "rwkv6" | "rwkv7"
+            "mamba"
+                | "jamba"
+                | "mamba2"
+                | "granitehybrid"
+                | "nemotron_h"
+                | "lfm2"
+                | "rwkv6"
+                | "rwkv7"
         ) && first.metadata().any(|(k, _)| {
             k.strip_prefix(&prefix).is_some_and(|k| {
                 k.starts_with("ssm.")
@@ -185,6 +196,7 @@ impl HParams {
             mla: false,
             recurrent: None,
             is_recr: vec![false; n_layer as usize],
+            has_kv: vec![true; n_layer as usize],
             no_kv: false,
             fused_qkv: first.tensor("blk.0.attn_qkv.weight").is_ok(),
         };
@@ -254,7 +266,7 @@ impl HParams {
             }
             // Mamba 1 and 2, and the hybrids Jamba and Granite 4 (their layers without KV heads
             // are Mamba layers); Mamba 2's conv state also covers B and C of every group
-            "mamba" | "jamba" | "mamba2" | "granitehybrid" => {
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -262,7 +274,7 @@ impl HParams {
                 let d_inner = need("ssm.inner_size")?;
                 let d_state = need("ssm.state_size")?;
                 let dt_rank = need("ssm.time_step_rank")?;
-                let n_group = if a == "mamba2" || a == "granitehybrid" {
+                let n_group = if a != "mamba" && a != "jamba" {
                     need("ssm.group_count")?
                 } else {
                     0
@@ -287,6 +299,17 @@ impl HParams {
                 } else {
                     self.n_head_kv.iter().map(|&kv| kv == 0).collect()
                 };
+                if a == "nemotron_h" {
+                    // a layer with a feed-forward is neither recurrent nor attention
+                    let n_ff = per_layer(f, &a, "feed_forward_length", self.n_layer)?
+                        .unwrap_or_else(|| vec![0; self.n_layer as usize]);
+                    for (il, &ff) in n_ff.iter().enumerate() {
+                        self.is_recr[il] &= ff == 0;
+                        self.has_kv[il] = self.n_head_kv[il] > 0 && ff == 0;
+                    }
+                } else {
+                    self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
+                }
             }
             // every layer recurrent: the token shift (token_shift_count rows of n_embd) and the
             // WKV state (n_embd · head_size)
@@ -295,6 +318,7 @@ impl HParams {
                     .ok_or_else(|| PlanError::new(format!("no {a}.wkv.head_size")))?;
                 let shift = uint(f, &a, "token_shift_count")?.unwrap_or(2);
                 self.is_recr = vec![true; self.n_layer as usize];
+                self.has_kv = vec![false; self.n_layer as usize];
                 self.recurrent = Some(Recurrent {
                     n_embd_r: shift.saturating_mul(self.n_embd),
                     n_embd_s: head.saturating_mul(self.n_embd),
@@ -318,6 +342,7 @@ impl HParams {
                 let l_cache = uint(f, &a, "shortconv.l_cache")?
                     .ok_or_else(|| PlanError::new(format!("no {a}.shortconv.l_cache")))?;
                 self.is_recr = self.n_head_kv.iter().map(|&kv| kv == 0).collect();
+                self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
                 self.recurrent = Some(Recurrent {
                     n_embd_r: l_cache.saturating_sub(1).saturating_mul(self.n_embd),
                     n_embd_s: 0,

@@ -131,7 +131,7 @@ pub(super) fn plan(
             v_bytes: 0,
         };
         for il in 0..hp.n_layer as usize {
-            if hp.is_swa[il] != swa || hp.is_recr[il] {
+            if hp.is_swa[il] != swa || !hp.has_kv[il] {
                 continue;
             }
             let k_row = row(o.type_k, hp.n_embd_k_gqa(il), "K")?;
