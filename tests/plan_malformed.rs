@@ -141,7 +141,7 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
         ("arwkv7", vec![("wkv.head_size", 64)]),
         ("rwkv6qwen2", vec![("wkv.head_size", 64)]),
         ("nemotron_h_moe", vec![("ssm.state_size", 16)]),
-        ("falcon-h1", vec![("ssm.state_size", 16)]),
+        ("plamo2", vec![("ssm.state_size", 16)]),
         (
             "lfm2",
             vec![("shortconv.l_cache", 3), ("attention.sliding_window", 128)],

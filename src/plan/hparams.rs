@@ -127,7 +127,7 @@ impl HParams {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
         // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, Nemotron-H's,
-        // LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
+        // Falcon-H1's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
         // a wrong answer
         let prefix = format!("{a}.");
         if !matches!(
@@ -137,6 +137,7 @@ impl HParams {
                 | "mamba2"
                 | "granitehybrid"
                 | "nemotron_h"
+                | "falcon-h1"
                 | "lfm2"
                 | "rwkv6"
                 | "rwkv7"
@@ -266,7 +267,7 @@ impl HParams {
             }
             // Mamba 1 and 2, and the hybrids Jamba and Granite 4 (their layers without KV heads
             // are Mamba layers); Mamba 2's conv state also covers B and C of every group
-            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" => {
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" | "falcon-h1" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -294,7 +295,7 @@ impl HParams {
                     wkv_rows: 0,
                     time_mix_extra: 0,
                 });
-                self.is_recr = if a == "mamba" || a == "mamba2" {
+                self.is_recr = if a == "mamba" || a == "mamba2" || a == "falcon-h1" {
                     vec![true; self.n_layer as usize]
                 } else {
                     self.n_head_kv.iter().map(|&kv| kv == 0).collect()
@@ -307,6 +308,9 @@ impl HParams {
                         self.is_recr[il] &= ff == 0;
                         self.has_kv[il] = self.n_head_kv[il] > 0 && ff == 0;
                     }
+                } else if a == "falcon-h1" {
+                    // every layer both: a Mamba 2 mixer beside attention
+                    self.has_kv = vec![true; self.n_layer as usize];
                 } else {
                     self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
                 }
