@@ -153,6 +153,25 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
     // Jamba without its SSM sizes: one line naming the key
     let err = plan(&model_of("jamba", &[("ssm.state_size", 16)]), &o).unwrap_err();
     assert!(err.message.contains("no jamba.ssm."), "{err}");
+    // Qwen3-Next's attention interval 0 is an error, not a division by zero
+    let ssm = [
+        ("ssm.conv_kernel", 4),
+        ("ssm.inner_size", 64),
+        ("ssm.state_size", 16),
+        ("ssm.time_step_rank", 2),
+        ("ssm.group_count", 1),
+    ];
+    let mut zero = ssm.to_vec();
+    zero.push(("full_attention_interval", 0));
+    let err = plan(&model_of("qwen3next", &zero), &o).unwrap_err();
+    assert!(
+        err.message.contains("full_attention_interval is 0"),
+        "{err}"
+    );
+    let mut mtp = ssm.to_vec();
+    mtp.push(("nextn_predict_layers", 1));
+    let err = plan(&model_of("qwen3next", &mtp), &o).unwrap_err();
+    assert!(err.message.contains("not planned yet"), "{err}");
     // llama4 with sliding_window 0 is plain attention
     assert!(plan(&model_of("llama4", &[("attention.sliding_window", 0)]), &o).is_ok());
 }

@@ -127,7 +127,7 @@ impl HParams {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
         // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, Nemotron-H's,
-        // Falcon-H1's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
+        // Falcon-H1's, Qwen3-Next's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
         // a wrong answer
         let prefix = format!("{a}.");
         if !matches!(
@@ -138,6 +138,7 @@ impl HParams {
                 | "granitehybrid"
                 | "nemotron_h"
                 | "falcon-h1"
+                | "qwen3next"
                 | "lfm2"
                 | "rwkv6"
                 | "rwkv7"
@@ -267,7 +268,8 @@ impl HParams {
             }
             // Mamba 1 and 2, and the hybrids Jamba and Granite 4 (their layers without KV heads
             // are Mamba layers); Mamba 2's conv state also covers B and C of every group
-            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" | "falcon-h1" => {
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" | "falcon-h1"
+            | "qwen3next" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -308,6 +310,45 @@ impl HParams {
                         self.is_recr[il] &= ff == 0;
                         self.has_kv[il] = self.n_head_kv[il] > 0 && ff == 0;
                     }
+                } else if a == "qwen3next" {
+                    // gated delta-net layers (recurrent) and full attention, by a per-layer
+                    // array or every `full_attention_interval`-th layer; MTP layers not planned
+                    if uint(f, &a, "nextn_predict_layers")?.unwrap_or(0) > 0 {
+                        return Err(PlanError::new(format!(
+                            "{a}: its next-token-prediction layers are not planned yet"
+                        )));
+                    }
+                    let name = format!("{a}.attention.recurrent_layers");
+                    let layers = f.get(&name);
+                    if let Some(arr) = layers.as_ref().and_then(|v| v.as_array()) {
+                        if arr.len() != self.n_layer as usize {
+                            return Err(PlanError::new(format!(
+                                "{name} has {} values for {} layers",
+                                arr.len(),
+                                self.n_layer
+                            )));
+                        }
+                        self.is_recr = arr
+                            .iter()
+                            .map(|x| match x {
+                                Value::Bool(b) => Ok(b),
+                                other => other.as_u64().map(|n| n != 0).ok_or_else(|| {
+                                    PlanError::new(format!("{name} is not booleans"))
+                                }),
+                            })
+                            .collect::<Result<_, _>>()?;
+                    } else {
+                        let interval = uint(f, &a, "full_attention_interval")?.unwrap_or(4);
+                        if interval == 0 {
+                            return Err(PlanError::new(format!(
+                                "{a}.full_attention_interval is 0"
+                            )));
+                        }
+                        self.is_recr = (0..u64::from(self.n_layer))
+                            .map(|il| (il + 1) % interval != 0)
+                            .collect();
+                    }
+                    self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
                 } else if a == "falcon-h1" {
                     // every layer both: a Mamba 2 mixer beside attention
                     self.has_kv = vec![true; self.n_layer as usize];
