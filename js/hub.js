@@ -219,7 +219,8 @@ export async function inspectRepoGgufs(listing, options = {}) {
       try {
         // one file: a shard's URL alone would open every shard of its model
         const model = await openGguf([row.files[i].url], openOptions);
-        if (row.error || !row.opened) { // another shard failed meanwhile
+        // another shard failed meanwhile, or the scan was aborted (its models are being closed)
+        if (row.error || !row.opened || options.signal?.aborted) {
           await model.close().catch(() => {});
           return;
         }
