@@ -15,7 +15,9 @@
 //!     `5 · d_inner + dt_rank + 2 · d_state`; Mamba 2: the in-projection
 //!     (`2 · d_inner + 2 · n_group · d_state + n_head`), the conv over x, B and C twice, y and
 //!     the gate (`2 · d_inner`); RWKV 6: `11 · n_embd + 5 · time_mix_extra_dim`, RWKV 7:
-//!     `17 · n_embd` (fitted to llama.cpp's buffer on two synthetic models of each);
+//!     `17 · n_embd` (fitted to llama.cpp's buffer on two synthetic models of each); a gated
+//!     delta net (Qwen3-Next, Qwen 3.5): `7 · n_embd + 1.5 · (d_inner + 2 · n_group ·
+//!     d_state)` (fitted likewise);
 //!   - the output: the logits, `n_vocab`;
 //!
 //! where `n_kv` is a cache's cells per stream (the scores use the largest). Within 15% of
@@ -55,6 +57,17 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
             r.d_inner
                 .saturating_mul(r.wkv_rows)
                 .saturating_add(r.time_mix_extra.saturating_mul(5))
+        } else if r.delta_net {
+            // a gated delta net: 7 rows of n_embd and 1.5 of the conv over q, k and v (fitted
+            // to llama.cpp's buffer on the synthetic Qwen3-Next and Qwen 3.5)
+            let conv = r
+                .n_group
+                .saturating_mul(r.d_state)
+                .saturating_mul(2)
+                .saturating_add(r.d_inner);
+            r.n_embd
+                .saturating_mul(7)
+                .saturating_add(conv.saturating_mul(3) / 2)
         } else if r.n_group == 0 {
             r.d_inner
                 .saturating_mul(5)

@@ -59,8 +59,12 @@ pub struct Recurrent {
     pub d_inner: u64,
     pub d_state: u64,
     pub dt_rank: u64,
-    /// Mamba 2's groups of B and C (0 for Mamba 1 and LFM2).
+    /// Mamba 2's groups of B and C (0 for Mamba 1 and LFM2); a gated delta net's key heads.
     pub n_group: u64,
+    /// A gated delta net (Qwen3-Next, Qwen 3.5), for the compute estimate.
+    pub delta_net: bool,
+    /// n_embd, for the delta net's compute estimate.
+    pub n_embd: u64,
     /// RWKV's head size (0 for the others); for the compute estimate, its time mix's rows of
     /// n_embd and low-rank size (RWKV 6).
     pub wkv_head_size: u64,
@@ -127,7 +131,7 @@ impl HParams {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
         // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, Nemotron-H's,
-        // Falcon-H1's, Qwen3-Next's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
+        // Falcon-H1's, Qwen3-Next's, Qwen 3.5's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
         // a wrong answer
         let prefix = format!("{a}.");
         if !matches!(
@@ -139,6 +143,7 @@ impl HParams {
                 | "nemotron_h"
                 | "falcon-h1"
                 | "qwen3next"
+                | "qwen35"
                 | "lfm2"
                 | "rwkv6"
                 | "rwkv7"
@@ -269,7 +274,7 @@ impl HParams {
             // Mamba 1 and 2, and the hybrids Jamba and Granite 4 (their layers without KV heads
             // are Mamba layers); Mamba 2's conv state also covers B and C of every group
             "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" | "falcon-h1"
-            | "qwen3next" => {
+            | "qwen3next" | "qwen35" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -293,6 +298,8 @@ impl HParams {
                     d_state,
                     dt_rank,
                     n_group,
+                    delta_net: a == "qwen3next" || a == "qwen35",
+                    n_embd: self.n_embd,
                     wkv_head_size: 0,
                     wkv_rows: 0,
                     time_mix_extra: 0,
@@ -310,7 +317,7 @@ impl HParams {
                         self.is_recr[il] &= ff == 0;
                         self.has_kv[il] = self.n_head_kv[il] > 0 && ff == 0;
                     }
-                } else if a == "qwen3next" {
+                } else if a == "qwen3next" || a == "qwen35" {
                     // gated delta-net layers (recurrent) and full attention, by a per-layer
                     // array or every `full_attention_interval`-th layer; MTP layers not planned
                     if uint(f, &a, "nextn_predict_layers")?.unwrap_or(0) > 0 {
@@ -371,6 +378,8 @@ impl HParams {
                     d_state: 0,
                     dt_rank: 0,
                     n_group: 0,
+                    delta_net: false,
+                    n_embd: self.n_embd,
                     wkv_head_size: head,
                     wkv_rows: if a == "rwkv6" { 11 } else { 17 },
                     time_mix_extra: uint(f, &a, "time_mix_extra_dim")?.unwrap_or(0),
@@ -395,6 +404,8 @@ impl HParams {
                     d_state: 0,
                     dt_rank: 0,
                     n_group: 0,
+                    delta_net: false,
+                    n_embd: self.n_embd,
                     wkv_head_size: 0,
                     wkv_rows: 0,
                     time_mix_extra: 0,
