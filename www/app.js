@@ -754,6 +754,7 @@ function init() {
   $('#merge-next').addEventListener('click', guard(() => { if (mergeState.start + mergeState.limit < mergeState.total) { mergeState.start += mergeState.limit; searchMerges(); } }));
   $('#insp-run').addEventListener('click', guard(runInspector));
   $('#open-sample').addEventListener('click', () => openUrl(SAMPLE_URL));
+  $('#repo-link').addEventListener('click', () => { location.search = '?repo='; }); // www/repo-view.js
   $('#export-json').addEventListener('click', guard(() => downloadModel(jsonText(exportObject()), 'application/json', 'json')));
   $('#export-md').addEventListener('click', guard(() => downloadModel(exportMarkdown(), 'text/markdown', 'md')));
 

@@ -110,6 +110,10 @@ test('a repo lists every GGUF model with the planner\'s verdict, headers only', 
   const url = new URL(page.url());
   assert.equal(url.searchParams.get('url'), `${hub.base}/acme/tiny-GGUF/resolve/main/tiny-Q4_K_M.gguf`);
   assert.equal(url.searchParams.get('gpu'), '8');
+  // the top bar's button leads back to an empty repo view
+  await page.click('#repo-link');
+  await page.waitForSelector('#repo-view #repo-input');
+  assert.equal(new URL(page.url()).search, '?repo=');
   assert.deepEqual(log.errors, []);
 });
 
