@@ -700,3 +700,107 @@ export declare function openSafetensors(input: GgufInput, options?: SafetensorsO
 
 /** Opens a GGUF file or a safetensors checkpoint, by extension or by its first bytes. */
 export declare function open(input: GgufInput | GgufInput[], options?: SafetensorsOptions): Promise<GgufModel | SafetensorsModel>;
+
+/** Hugging Face Hub listing options (listRepoGgufs, inspectRepoGgufs, scanRepo). */
+export interface HubOptions {
+  /** Branch, tag or commit (default "main", or the one a Hub address names). */
+  revision?: string;
+  /** Default https://huggingface.co (a mirror or a local mock). */
+  endpoint?: string;
+  fetch?: typeof fetch;
+  /** Sent to the tree API and every file read, e.g. { Authorization: 'Bearer hf_…' } for gated repos. */
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface RepoGgufFile {
+  path: string;
+  /** Bytes (the LFS object's size), or null when the API gives none. */
+  size: number | null;
+  /** {endpoint}/{owner}/{name}/resolve/{revision}/{path} */
+  url: string;
+  /** 1-based shard number of a split file. */
+  shard?: number;
+}
+
+/** One model: a single .gguf file, or every shard of a split one (-00001-of-00003.gguf …). */
+export interface RepoGguf {
+  /** The path, or for a split model "prefix-*-of-00003.gguf". */
+  name: string;
+  /** The (first shard's) path. */
+  path: string;
+  files: RepoGgufFile[];
+  /** Sum of the files' sizes (null when one is unknown). */
+  size: number | null;
+  split: { count: number; missing: number[] } | null;
+}
+
+export interface RepoListing {
+  repo: string;
+  revision: string;
+  endpoint: string;
+  /** Tree API pages fetched. */
+  requests: number;
+  models: RepoGguf[];
+}
+
+/** The planner's answer for one device (see repoVerdict). */
+export type RepoVerdict = {
+  /** null: no GPU (all on the CPU). */
+  gpuMem: number | null;
+  ctx: number;
+  /** Most layers to offload (-ngl) at ctx within gpuMem. */
+  ngl: number;
+  /** Every layer, the output layer included (n_layer + 1). */
+  nglFull: number;
+  /** Every layer fits the GPU at ctx (null without a GPU). */
+  fits: boolean | null;
+  /** The largest context with every layer offloaded (null: not even 256 cells, or no GPU). */
+  maxCtx: number | null;
+  gpuBytes: number;
+  totalBytes: number;
+  command: string;
+} | { error: string };
+
+/** A GPU budget and planMemory options. */
+export interface RepoDevice extends Omit<MemoryPlanOptions, 'gpuMem' | 'ngl'> {
+  /** GPU memory in bytes (absent or 0: no GPU). */
+  gpuMem?: number | null;
+}
+
+export interface RepoGgufRow extends RepoGguf {
+  /** The open model (headers only), until closeRepoModels; null on error. */
+  model: GgufModel | null;
+  summary: Summary | null;
+  verdict: RepoVerdict | null;
+  /** One line when a file could not be read or a split model is incomplete. */
+  error: string | null;
+  /** Requests made and bytes received reading the headers. */
+  requests: number;
+  bytes: number;
+}
+
+export interface InspectOptions extends HubOptions {
+  /** Files read at a time (default 3). */
+  concurrency?: number;
+  device?: RepoDevice;
+  /** After each model: how many are done of how many. */
+  onProgress?: (progress: { done: number; total: number; row: RepoGgufRow }) => void;
+  firstReadBytes?: number;
+  retries?: number;
+  /** Keep models open for repoVerdict (default true). */
+  keepOpen?: boolean;
+}
+
+export declare const HUB_ENDPOINT: string;
+/** "owner/name" or a Hub address as { repo, revision }; throws on anything else. */
+export declare function parseRepo(text: string): { repo: string; revision: string | undefined };
+/** A repo's GGUF files from the Hub's tree API (every page), split files grouped. */
+export declare function listRepoGgufs(repo: string, options?: HubOptions): Promise<RepoListing>;
+/** Reads every listed model's headers over Range, `concurrency` files at a time. */
+export declare function inspectRepoGgufs(listing: RepoListing, options?: InspectOptions): Promise<RepoGgufRow[]>;
+/** The planner's verdict for a device: fits, layers to offload, largest context. */
+export declare function repoVerdict(model: GgufModel, device?: RepoDevice): RepoVerdict;
+export declare function closeRepoModels(rows: RepoGgufRow[]): Promise<void>;
+/** listRepoGgufs then inspectRepoGgufs. */
+export declare function scanRepo(repo: string, options?: InspectOptions): Promise<RepoListing & { rows: RepoGgufRow[] }>;

@@ -40,7 +40,7 @@ test('planMemory matches llama.cpp on every oracle model and setting', async () 
           assert.equal(ours.cells, cache.cells, what);
           assert.ok(close(ours.kBytes, cache.k_mib) && close(ours.vBytes, cache.v_mib), what);
         });
-        if (c.recurrent) assert.ok(close(plan.kvCacheBytes, c.recurrent.mib), what);
+        if (c.recurrent) assert.ok(close(plan.kvCache.recurrentBytes, c.recurrent.mib), what);
         // one mapped buffer per file, each rounded in the log
         const logged = c.weights_mib.reduce((a, b) => a + b, 0);
         assert.ok(Math.abs(plan.weightsBytes / MIB - logged) <= 0.0051 * c.weights_mib.length, what);

@@ -138,12 +138,40 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
         ("gemma3n", vec![]),
         ("cohere2moe", vec![("attention.sliding_window", 512)]),
         ("deepseek32", vec![]),
-        ("rwkv7", vec![("wkv.head_size", 64)]),
-        ("jamba", vec![("ssm.state_size", 16)]),
+        ("arwkv7", vec![("wkv.head_size", 64)]),
+        ("rwkv6qwen2", vec![("wkv.head_size", 64)]),
+        ("nemotron_h_moe", vec![("ssm.state_size", 16)]),
+        ("plamo2", vec![("ssm.state_size", 16)]),
+        (
+            "lfm2",
+            vec![("shortconv.l_cache", 3), ("attention.sliding_window", 128)],
+        ),
     ] {
         let err = plan(&model_of(arch, &extra), &o).unwrap_err();
         assert!(err.message.contains("not planned yet"), "{arch}: {err}");
     }
+    // Jamba without its SSM sizes: one line naming the key
+    let err = plan(&model_of("jamba", &[("ssm.state_size", 16)]), &o).unwrap_err();
+    assert!(err.message.contains("no jamba.ssm."), "{err}");
+    // Qwen3-Next's attention interval 0 is an error, not a division by zero
+    let ssm = [
+        ("ssm.conv_kernel", 4),
+        ("ssm.inner_size", 64),
+        ("ssm.state_size", 16),
+        ("ssm.time_step_rank", 2),
+        ("ssm.group_count", 1),
+    ];
+    let mut zero = ssm.to_vec();
+    zero.push(("full_attention_interval", 0));
+    let err = plan(&model_of("qwen3next", &zero), &o).unwrap_err();
+    assert!(
+        err.message.contains("full_attention_interval is 0"),
+        "{err}"
+    );
+    let mut mtp = ssm.to_vec();
+    mtp.push(("nextn_predict_layers", 1));
+    let err = plan(&model_of("qwen3next", &mtp), &o).unwrap_err();
+    assert!(err.message.contains("not planned yet"), "{err}");
     // llama4 with sliding_window 0 is plain attention
     assert!(plan(&model_of("llama4", &[("attention.sliding_window", 0)]), &o).is_ok());
 }

@@ -754,6 +754,7 @@ function init() {
   $('#merge-next').addEventListener('click', guard(() => { if (mergeState.start + mergeState.limit < mergeState.total) { mergeState.start += mergeState.limit; searchMerges(); } }));
   $('#insp-run').addEventListener('click', guard(runInspector));
   $('#open-sample').addEventListener('click', () => openUrl(SAMPLE_URL));
+  $('#repo-link').addEventListener('click', () => { location.search = '?repo='; }); // www/repo-view.js
   $('#export-json').addEventListener('click', guard(() => downloadModel(jsonText(exportObject()), 'application/json', 'json')));
   $('#export-md').addEventListener('click', guard(() => downloadModel(exportMarkdown(), 'text/markdown', 'md')));
 
@@ -779,6 +780,8 @@ function init() {
 
   // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.
   const params = new URLSearchParams(location.search);
+  // ?repo= lists a Hugging Face repo's GGUF files instead (www/repo-view.js).
+  if (params.has('repo')) { import('./repo-view.js').then((m) => m.showRepoView(params, { showError })).catch((e) => showError(e.message)); return; }
   const compareUrl = params.get('compare');
   Promise.resolve(openUrl(params.get('url') || SAMPLE_URL, { push: false })).then(() => { if (compareUrl && model) compare.openUrl(compareUrl, { push: false }); });
 }

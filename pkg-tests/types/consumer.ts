@@ -26,6 +26,12 @@ import {
   type KvCachePlan,
   type ChatMessage,
   type ChatTemplateOptions,
+  listRepoGgufs,
+  inspectRepoGgufs,
+  repoVerdict,
+  closeRepoModels,
+  type RepoGgufRow,
+  type RepoVerdict,
 } from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
@@ -118,4 +124,20 @@ export function planMemory(model: GgufModel): [number, string, number | null] {
   const plan: MemoryPlan = model.planMemory({ ctx: 8192, cacheTypeK: 'q8_0', cacheTypeV: 'q8_0', flashAttn: true, gpuMem: 8 * 2 ** 30 });
   const swa: number = plan.kvCache.swaBytes + plan.kvCache.caches.filter((c: KvCachePlan) => c.swa).length;
   return [plan.totalBytes + swa, plan.command, plan.maxCtx];
+}
+
+export async function hubRepo(token: string, signal: AbortSignal): Promise<string[]> {
+  const listing = await listRepoGgufs('owner/name', { revision: 'main', headers: { Authorization: `Bearer ${token}` }, signal });
+  const sizes: (number | null)[] = listing.models.map((m) => m.size);
+  const rows: RepoGgufRow[] = await inspectRepoGgufs(listing, {
+    concurrency: 3, device: { gpuMem: 24 * 2 ** 30, ctx: 8192 }, signal,
+    onProgress: ({ done, total }) => console.log(done, total, sizes.length),
+  });
+  const out = rows.map((r) => {
+    const v: RepoVerdict | null = r.model ? repoVerdict(r.model, { gpuMem: null, ctx: 4096 }) : r.verdict;
+    if (!v || 'error' in v) return r.error ?? v?.error ?? '';
+    return `${r.summary?.fileTypeLabel} ${v.fits ? 'fits' : `-ngl ${v.ngl}/${v.nglFull}`} ${v.maxCtx ?? ''}`;
+  });
+  await closeRepoModels(rows);
+  return out;
 }

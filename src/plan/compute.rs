@@ -12,7 +12,12 @@
 //!     `n_head · n_kv`;
 //!   - the feed-forward: gate, up and their product, `3 · n_ff`;
 //!   - Mamba: the projected input (x and z), conv, SSM and gate activations,
-//!     `5 · d_inner + dt_rank + 2 · d_state`;
+//!     `5 · d_inner + dt_rank + 2 · d_state`; Mamba 2: the in-projection
+//!     (`2 · d_inner + 2 · n_group · d_state + n_head`), the conv over x, B and C twice, y and
+//!     the gate (`2 · d_inner`); RWKV 6: `11 · n_embd + 5 · time_mix_extra_dim`, RWKV 7:
+//!     `17 · n_embd` (fitted to llama.cpp's buffer on two synthetic models of each); a gated
+//!     delta net (Qwen3-Next, Qwen 3.5): `7 · n_embd + 1.5 · (d_inner + 2 · n_group ·
+//!     d_state)` (fitted likewise);
 //!   - the output: the logits, `n_vocab`;
 //!
 //! where `n_kv` is a cache's cells per stream (the scores use the largest). Within 15% of
@@ -35,7 +40,7 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     let (hk, hv) = (hp.n_embd_head_k, hp.n_embd_head_v);
 
     let mut attn = 0u64;
-    if hp.recurrent.is_none() && n_head > 0 {
+    if hp.has_kv.iter().any(|&k| k) && n_head > 0 {
         let q = n_head.saturating_mul(hk);
         let kv_rows = n_head_kv.saturating_mul(hk.saturating_add(hv));
         let out = n_head.saturating_mul(hv);
@@ -46,10 +51,38 @@ pub(super) fn estimate(hp: &HParams, o: &Options, kv: &KvPlan, n_ubatch: u64) ->
     }
     let ffn = hp.n_ff.saturating_mul(3);
     let ssm = hp.recurrent.map_or(0, |r| {
-        r.d_inner
-            .saturating_mul(5)
-            .saturating_add(r.dt_rank)
-            .saturating_add(r.d_state.saturating_mul(2))
+        if r.wkv_head_size > 0 {
+            // RWKV's time mix: rows of n_embd (11 for RWKV 6, 17 for 7) and RWKV 6's five
+            // low-rank mixes
+            r.d_inner
+                .saturating_mul(r.wkv_rows)
+                .saturating_add(r.time_mix_extra.saturating_mul(5))
+        } else if r.delta_net {
+            // a gated delta net: 7 rows of n_embd and 1.5 of the conv over q, k and v (fitted
+            // to llama.cpp's buffer on the synthetic Qwen3-Next and Qwen 3.5)
+            let conv = r
+                .n_group
+                .saturating_mul(r.d_state)
+                .saturating_mul(2)
+                .saturating_add(r.d_inner);
+            r.n_embd
+                .saturating_mul(7)
+                .saturating_add(conv.saturating_mul(3) / 2)
+        } else if r.n_group == 0 {
+            r.d_inner
+                .saturating_mul(5)
+                .saturating_add(r.dt_rank)
+                .saturating_add(r.d_state.saturating_mul(2))
+        } else {
+            // Mamba 2: the in-projection (x, z, B, C, dt), the conv over x, B and C twice
+            // (input and output), y and the gate
+            let bc = r.n_group.saturating_mul(r.d_state).saturating_mul(2);
+            let conv = r.d_inner.saturating_add(bc);
+            let in_proj = r.d_inner.saturating_add(conv).saturating_add(r.dt_rank);
+            in_proj
+                .saturating_add(conv.saturating_mul(2))
+                .saturating_add(r.d_inner.saturating_mul(2))
+        }
     });
     let step = attn.max(ffn).max(ssm).max(hp.n_vocab);
     let per_token = masks

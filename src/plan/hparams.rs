@@ -35,8 +35,14 @@ pub struct HParams {
     /// MLA (DeepSeek 2/3, Kimi: `key_length_mla` and `value_length_mla` set): only K is cached,
     /// one head of `key_length` = kv_lora_rank + rope dims; there is no V cache.
     pub mla: bool,
-    /// Recurrent state per layer (Mamba): every layer has it and none has a KV cache.
+    /// Recurrent state of the layers `is_recr` marks (Mamba: every layer; LFM2, a hybrid: its
+    /// short-convolution layers, the others having a KV cache).
     pub recurrent: Option<Recurrent>,
+    /// Which layers hold recurrent state instead of a KV cache.
+    pub is_recr: Vec<bool>,
+    /// Which layers have a KV cache (a hybrid's attention layers; Nemotron-H's feed-forward
+    /// layers have neither).
+    pub has_kv: Vec<bool>,
     /// No KV cache at all (encoders and diffusion models: llama.cpp creates no memory).
     pub no_kv: bool,
     /// Q, K and V in one projection (`attn_qkv`): the compute estimate counts all three.
@@ -53,6 +59,17 @@ pub struct Recurrent {
     pub d_inner: u64,
     pub d_state: u64,
     pub dt_rank: u64,
+    /// Mamba 2's groups of B and C (0 for Mamba 1 and LFM2); a gated delta net's key heads.
+    pub n_group: u64,
+    /// A gated delta net (Qwen3-Next, Qwen 3.5), for the compute estimate.
+    pub delta_net: bool,
+    /// n_embd, for the delta net's compute estimate.
+    pub n_embd: u64,
+    /// RWKV's head size (0 for the others); for the compute estimate, its time mix's rows of
+    /// n_embd and low-rank size (RWKV 6).
+    pub wkv_head_size: u64,
+    pub wkv_rows: u64,
+    pub time_mix_extra: u64,
 }
 
 fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
@@ -113,19 +130,31 @@ impl HParams {
         let need = |name: &str| -> Result<u64, PlanError> {
             uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
         };
-        // recurrent state other than Mamba's (RWKV) and hybrids: not planned yet, rather than a
-        // wrong answer
+        // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, Nemotron-H's,
+        // Falcon-H1's, Qwen3-Next's, Qwen 3.5's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
+        // a wrong answer
         let prefix = format!("{a}.");
-        if a != "mamba"
-            && first.metadata().any(|(k, _)| {
-                k.strip_prefix(&prefix).is_some_and(|k| {
-                    k.starts_with("ssm.")
-                        || k.starts_with("wkv.")
-                        || k.starts_with("rescale_every")
-                        || k.starts_with("shortconv.")
-                })
+        if !matches!(
+            a,
+            "mamba"
+                | "jamba"
+                | "mamba2"
+                | "granitehybrid"
+                | "nemotron_h"
+                | "falcon-h1"
+                | "qwen3next"
+                | "qwen35"
+                | "lfm2"
+                | "rwkv6"
+                | "rwkv7"
+        ) && first.metadata().any(|(k, _)| {
+            k.strip_prefix(&prefix).is_some_and(|k| {
+                k.starts_with("ssm.")
+                    || k.starts_with("wkv.")
+                    || k.starts_with("rescale_every")
+                    || k.starts_with("shortconv.")
             })
-        {
+        }) {
             return Err(PlanError::new(format!(
                 "{a} has recurrent layers (ssm/wkv state): not planned yet"
             )));
@@ -173,6 +202,8 @@ impl HParams {
             is_swa: vec![false; n_layer as usize],
             mla: false,
             recurrent: None,
+            is_recr: vec![false; n_layer as usize],
+            has_kv: vec![true; n_layer as usize],
             no_kv: false,
             fused_qkv: first.tensor("blk.0.attn_qkv.weight").is_ok(),
         };
@@ -240,7 +271,10 @@ impl HParams {
                 let value_mla = uint(f, &a, "attention.value_length_mla")?.unwrap_or(0);
                 self.mla = key_mla != 0 && value_mla != 0;
             }
-            "mamba" => {
+            // Mamba 1 and 2, and the hybrids Jamba and Granite 4 (their layers without KV heads
+            // are Mamba layers); Mamba 2's conv state also covers B and C of every group
+            "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" | "falcon-h1"
+            | "qwen3next" | "qwen35" => {
                 let need = |name: &str| -> Result<u64, PlanError> {
                     uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
                 };
@@ -248,12 +282,133 @@ impl HParams {
                 let d_inner = need("ssm.inner_size")?;
                 let d_state = need("ssm.state_size")?;
                 let dt_rank = need("ssm.time_step_rank")?;
+                let n_group = if a != "mamba" && a != "jamba" {
+                    need("ssm.group_count")?
+                } else {
+                    0
+                };
+                let conv = n_group
+                    .saturating_mul(d_state)
+                    .saturating_mul(2)
+                    .saturating_add(d_inner);
                 self.recurrent = Some(Recurrent {
-                    n_embd_r: d_conv.saturating_sub(1).saturating_mul(d_inner),
+                    n_embd_r: d_conv.saturating_sub(1).saturating_mul(conv),
                     n_embd_s: d_state.saturating_mul(d_inner),
                     d_inner,
                     d_state,
                     dt_rank,
+                    n_group,
+                    delta_net: a == "qwen3next" || a == "qwen35",
+                    n_embd: self.n_embd,
+                    wkv_head_size: 0,
+                    wkv_rows: 0,
+                    time_mix_extra: 0,
+                });
+                self.is_recr = if a == "mamba" || a == "mamba2" || a == "falcon-h1" {
+                    vec![true; self.n_layer as usize]
+                } else {
+                    self.n_head_kv.iter().map(|&kv| kv == 0).collect()
+                };
+                if a == "nemotron_h" {
+                    // a layer with a feed-forward is neither recurrent nor attention
+                    let n_ff = per_layer(f, &a, "feed_forward_length", self.n_layer)?
+                        .unwrap_or_else(|| vec![0; self.n_layer as usize]);
+                    for (il, &ff) in n_ff.iter().enumerate() {
+                        self.is_recr[il] &= ff == 0;
+                        self.has_kv[il] = self.n_head_kv[il] > 0 && ff == 0;
+                    }
+                } else if a == "qwen3next" || a == "qwen35" {
+                    // gated delta-net layers (recurrent) and full attention, by a per-layer
+                    // array or every `full_attention_interval`-th layer; MTP layers not planned
+                    if uint(f, &a, "nextn_predict_layers")?.unwrap_or(0) > 0 {
+                        return Err(PlanError::new(format!(
+                            "{a}: its next-token-prediction layers are not planned yet"
+                        )));
+                    }
+                    let name = format!("{a}.attention.recurrent_layers");
+                    let layers = f.get(&name);
+                    if let Some(arr) = layers.as_ref().and_then(|v| v.as_array()) {
+                        if arr.len() != self.n_layer as usize {
+                            return Err(PlanError::new(format!(
+                                "{name} has {} values for {} layers",
+                                arr.len(),
+                                self.n_layer
+                            )));
+                        }
+                        self.is_recr = arr
+                            .iter()
+                            .map(|x| match x {
+                                Value::Bool(b) => Ok(b),
+                                other => other.as_u64().map(|n| n != 0).ok_or_else(|| {
+                                    PlanError::new(format!("{name} is not booleans"))
+                                }),
+                            })
+                            .collect::<Result<_, _>>()?;
+                    } else {
+                        let interval = uint(f, &a, "full_attention_interval")?.unwrap_or(4);
+                        if interval == 0 {
+                            return Err(PlanError::new(format!(
+                                "{a}.full_attention_interval is 0"
+                            )));
+                        }
+                        self.is_recr = (0..u64::from(self.n_layer))
+                            .map(|il| (il + 1) % interval != 0)
+                            .collect();
+                    }
+                    self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
+                } else if a == "falcon-h1" {
+                    // every layer both: a Mamba 2 mixer beside attention
+                    self.has_kv = vec![true; self.n_layer as usize];
+                } else {
+                    self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
+                }
+            }
+            // every layer recurrent: the token shift (token_shift_count rows of n_embd) and the
+            // WKV state (n_embd · head_size)
+            "rwkv6" | "rwkv7" => {
+                let head = uint(f, &a, "wkv.head_size")?
+                    .ok_or_else(|| PlanError::new(format!("no {a}.wkv.head_size")))?;
+                let shift = uint(f, &a, "token_shift_count")?.unwrap_or(2);
+                self.is_recr = vec![true; self.n_layer as usize];
+                self.has_kv = vec![false; self.n_layer as usize];
+                self.recurrent = Some(Recurrent {
+                    n_embd_r: shift.saturating_mul(self.n_embd),
+                    n_embd_s: head.saturating_mul(self.n_embd),
+                    d_inner: self.n_embd,
+                    d_state: 0,
+                    dt_rank: 0,
+                    n_group: 0,
+                    delta_net: false,
+                    n_embd: self.n_embd,
+                    wkv_head_size: head,
+                    wkv_rows: if a == "rwkv6" { 11 } else { 17 },
+                    time_mix_extra: uint(f, &a, "time_mix_extra_dim")?.unwrap_or(0),
+                });
+            }
+            // a hybrid: layers without KV heads are short convolutions whose state is the last
+            // l_cache - 1 inputs (llama.cpp's n_embd_r); no SSM state
+            "lfm2" => {
+                if window.unwrap_or(0) > 0 {
+                    return Err(PlanError::new(format!(
+                        "{a}: its sliding-window layers are not planned yet"
+                    )));
+                }
+                let l_cache = uint(f, &a, "shortconv.l_cache")?
+                    .ok_or_else(|| PlanError::new(format!("no {a}.shortconv.l_cache")))?;
+                self.is_recr = self.n_head_kv.iter().map(|&kv| kv == 0).collect();
+                self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
+                self.recurrent = Some(Recurrent {
+                    n_embd_r: l_cache.saturating_sub(1).saturating_mul(self.n_embd),
+                    n_embd_s: 0,
+                    d_inner: self.n_embd,
+                    d_state: 0,
+                    dt_rank: 0,
+                    n_group: 0,
+                    delta_net: false,
+                    n_embd: self.n_embd,
+                    wkv_head_size: 0,
+                    wkv_rows: 0,
+                    time_mix_extra: 0,
                 });
             }
             _ => {}

@@ -22,8 +22,8 @@ pub struct CachePlan {
     pub v_bytes: u64,
 }
 
-/// The recurrent state (llama.cpp's `llama_memory_recurrent`): per layer an f32 R (conv) and S
-/// (SSM) row per sequence, `max(1, n_seq_max)` cells.
+/// The recurrent state (llama.cpp's `llama_memory_recurrent`): per recurrent layer an f32 R
+/// (conv) and S (SSM) row per sequence, `max(1, n_seq_max)` cells.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecurrentPlan {
     pub cells: u64,
@@ -91,15 +91,19 @@ pub(super) fn plan(
         return Ok(kv);
     }
     if let Some(rec) = hp.recurrent {
-        // a recurrent model has no KV cache
+        // the recurrent layers' state; the other layers (a hybrid's) have a KV cache below
         let cells = n_seq.max(1);
         let mut rp = RecurrentPlan {
             cells,
-            layers: hp.n_layer,
+            layers: 0,
             r_bytes: 0,
             s_bytes: 0,
         };
         for il in 0..u64::from(hp.n_layer) {
+            if !hp.is_recr[il as usize] {
+                continue;
+            }
+            rp.layers += 1;
             let r = rec.n_embd_r.saturating_mul(4).saturating_mul(cells);
             let s = rec.n_embd_s.saturating_mul(4).saturating_mul(cells);
             rp.r_bytes = rp.r_bytes.saturating_add(r);
@@ -111,7 +115,6 @@ pub(super) fn plan(
             }
         }
         kv.recurrent = Some(rp);
-        return Ok(kv);
     }
     let has_swa = hp.is_swa.iter().any(|&s| s);
     for swa in [false, true] {
@@ -128,7 +131,7 @@ pub(super) fn plan(
             v_bytes: 0,
         };
         for il in 0..hp.n_layer as usize {
-            if hp.is_swa[il] != swa {
+            if hp.is_swa[il] != swa || !hp.has_kv[il] {
                 continue;
             }
             let k_row = row(o.type_k, hp.n_embd_k_gqa(il), "K")?;

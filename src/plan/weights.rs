@@ -39,7 +39,8 @@ pub(super) fn n_vocab(model: &GgufModel) -> Result<u64, PlanError> {
 
 /// The layer a tensor belongs to: Some(il) for `blk.il.*`, None for the input layer, Some(n)
 /// (the output layer) for the rest.
-fn layer_of(t: &TensorInfo, n_layer: u32) -> Option<u64> {
+fn layer_of(t: &TensorInfo, hp: &HParams) -> Option<u64> {
+    let n_layer = hp.n_layer;
     let name = t.name();
     if let Some(rest) = name.strip_prefix("blk.") {
         if let Some((n, _)) = rest.split_once('.') {
@@ -54,6 +55,10 @@ fn layer_of(t: &TensorInfo, n_layer: u32) -> Option<u64> {
         "token_types.",
         "position_embd.",
     ];
+    // LFM2's output norm carries the name `token_embd_norm` (llama.cpp's OUTPUT_NORM_LFM2)
+    if name.starts_with("token_embd_norm.") && hp.arch == "lfm2" {
+        return Some(u64::from(n_layer));
+    }
     if INPUT.iter().any(|p| name.starts_with(p)) {
         return None;
     }
@@ -66,7 +71,7 @@ pub(super) fn plan(model: &GgufModel, hp: &HParams, ngl: u32) -> Result<WeightsP
     for shard in model.shards() {
         let mut range: Option<(u64, u64)> = None;
         for t in shard.tensors() {
-            let on_gpu = layer_of(t, hp.n_layer).is_some_and(|il| il >= gpu_start);
+            let on_gpu = layer_of(t, hp).is_some_and(|il| il >= gpu_start);
             if on_gpu {
                 w.gpu = w.gpu.saturating_add(t.n_bytes());
                 continue;
