@@ -443,15 +443,17 @@ fn pass2_body(
     values: &[f32],
 ) {
     let table = &table[..BUCKETS];
-    for group in values.chunks(8) {
-        let mut any = 0u8;
-        for &v in group {
-            any |= table[(key(v) >> 16) as usize];
+    // The flagged values' positions first, without branches (a few percent of the values), then
+    // those values one by one.
+    let mut flagged = [0u16; 256];
+    for block in values.chunks(256) {
+        let mut n = 0;
+        for (i, &v) in block.iter().enumerate() {
+            flagged[n] = i as u16;
+            n += usize::from(table[(key(v) >> 16) as usize] != 0);
         }
-        if any == 0 {
-            continue;
-        }
-        for &v in group {
+        for &i in &flagged[..n] {
+            let v = block[i as usize];
             let k = key(v);
             let flag = table[(k >> 16) as usize];
             if flag & 1 != 0 {

@@ -42,16 +42,10 @@ super::isa::dispatch! {
 #[inline(always)]
 fn count_coarse_body(coarse: &mut [u64], values: &[f32]) {
     let coarse = &mut coarse[..BUCKETS];
-    // Values two at a time: a pair in one bucket is one increment, not two dependent ones.
     let mut pairs = values.chunks_exact(2);
     for p in &mut pairs {
-        let (a, b) = ((key(p[0]) >> 16) as usize, (key(p[1]) >> 16) as usize);
-        if a == b {
-            coarse[a] += 2;
-        } else {
-            coarse[a] += 1;
-            coarse[b] += 1;
-        }
+        coarse[(key(p[0]) >> 16) as usize] += 1;
+        coarse[(key(p[1]) >> 16) as usize] += 1;
     }
     for &v in pairs.remainder() {
         coarse[(key(v) >> 16) as usize] += 1;
