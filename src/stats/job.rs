@@ -446,11 +446,16 @@ fn pass2_body(
     // The flagged values' positions first, without branches (a few percent of the values), then
     // those values one by one.
     let mut flagged = [0u16; 256];
+    let mut tops = [0u16; 256];
     for block in values.chunks(256) {
+        // The buckets in one vectorized loop, the lookups in a short scalar one.
+        for (t, &v) in tops.iter_mut().zip(block) {
+            *t = (key(v) >> 16) as u16;
+        }
         let mut n = 0;
-        for (i, &v) in block.iter().enumerate() {
+        for (i, &t) in tops[..block.len()].iter().enumerate() {
             flagged[n] = i as u16;
-            n += usize::from(table[(key(v) >> 16) as usize] != 0);
+            n += usize::from(table[t as usize] != 0);
         }
         for &i in &flagged[..n] {
             let v = block[i as usize];

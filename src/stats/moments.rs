@@ -273,15 +273,12 @@ mod x86 {
         let mut i = 0;
         while i < n8 {
             let v = _mm256_loadu_ps(p.add(i));
-            let is_fin = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(
-                _mm256_and_ps(v, abs_mask),
-                inf,
-            ));
+            let is_fin =
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_and_ps(v, abs_mask), inf));
             // The f32 mask widened to f64 lanes (sign extension of all-ones / zero).
             let m0 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(is_fin)));
-            let m1 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(
-                is_fin,
-            )));
+            let m1 =
+                _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(is_fin)));
             let x0 = _mm256_and_pd(
                 _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mean),
                 m0,
@@ -390,7 +387,9 @@ mod tests {
 
     #[test]
     fn vector_and_scalar_loops_give_the_same_bits() {
-        let mut v: Vec<f32> = (0..4099).map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.4).collect();
+        let mut v: Vec<f32> = (0..4099)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.4)
+            .collect();
         for (i, x) in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1e-42]
             .into_iter()
             .enumerate()
@@ -401,8 +400,18 @@ mod tests {
             let (a, b) = (Moments::of(&v[..n]), moments_of(&v[..n]));
             assert_eq!(a, b, "{n} values");
             assert_eq!(
-                (a.min.to_bits(), a.max.to_bits(), a.mean.to_bits(), a.m2.to_bits()),
-                (b.min.to_bits(), b.max.to_bits(), b.mean.to_bits(), b.m2.to_bits())
+                (
+                    a.min.to_bits(),
+                    a.max.to_bits(),
+                    a.mean.to_bits(),
+                    a.m2.to_bits()
+                ),
+                (
+                    b.min.to_bits(),
+                    b.max.to_bits(),
+                    b.mean.to_bits(),
+                    b.m2.to_bits()
+                )
             );
         }
     }

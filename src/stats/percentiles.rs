@@ -42,13 +42,15 @@ super::isa::dispatch! {
 #[inline(always)]
 fn count_coarse_body(coarse: &mut [u64], values: &[f32]) {
     let coarse = &mut coarse[..BUCKETS];
-    let mut pairs = values.chunks_exact(2);
-    for p in &mut pairs {
-        coarse[(key(p[0]) >> 16) as usize] += 1;
-        coarse[(key(p[1]) >> 16) as usize] += 1;
-    }
-    for &v in pairs.remainder() {
-        coarse[(key(v) >> 16) as usize] += 1;
+    let mut tops = [0u16; 256];
+    for block in values.chunks(256) {
+        // The buckets in one vectorized loop, the increments in a short scalar one.
+        for (t, &v) in tops.iter_mut().zip(block) {
+            *t = (key(v) >> 16) as u16;
+        }
+        for &t in &tops[..block.len()] {
+            coarse[t as usize] += 1;
+        }
     }
 }
 
