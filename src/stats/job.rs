@@ -193,6 +193,14 @@ impl StatsJob {
                 self.rows.start, self.rows.end, self.row_len
             )));
         }
+        // A job may come from another worker's state (untrusted): its arrays must have their
+        // lengths before they are indexed.
+        if !(self.coarse.is_empty() || self.coarse.len() == BUCKETS)
+            || self.targets.iter().any(|t| t.low.len() != BUCKETS)
+            || self.straddle.iter().any(|&b| b as usize >= BUCKETS)
+        {
+            return Err(bad_chunk("a malformed job state".to_string()));
+        }
         let too_big = || bad_chunk("a chunk too big for this machine".to_string());
         let n = usize::try_from(n_rows * self.row_len).map_err(|_| too_big())?;
         let mut buf = vec![0f32; PIECE.min(n)];
@@ -253,10 +261,14 @@ impl StatsJob {
         }
         let mut table = vec![0u8; BUCKETS];
         for &b in &self.straddle {
-            table[b as usize] |= 1;
+            if let Some(f) = table.get_mut(b as usize) {
+                *f |= 1;
+            }
         }
         for t in &self.targets {
-            table[t.bucket as usize] |= 2;
+            if let Some(f) = table.get_mut(t.bucket as usize) {
+                *f |= 2;
+            }
         }
         self.table = table;
     }
@@ -634,6 +646,23 @@ mod tests {
         let same = vec![2.5f32; 2 * (1 << 20) + 5];
         let r = run(&same, 1, 0..same.len() as u64, 1, 1 << 20);
         assert!(r.percentiles.unwrap().iter().all(|&(_, v)| v == 2.5));
+    }
+
+    #[test]
+    fn a_malformed_state_is_an_error_not_a_panic() {
+        let request = StatsRequest {
+            bins: 4,
+            percentiles: true,
+        };
+        let mut job = StatsJob::new(0..4, 4, request);
+        job.coarse.truncate(10);
+        assert!(job.add(0, &[1.0; 16]).is_err());
+        let mut job = StatsJob::new(0..4, 4, request);
+        job.add(0, &[1.0, 2.0, 3.0, 4.0].repeat(4)).unwrap();
+        job.finish_pass().unwrap();
+        job.straddle.push(1 << 20);
+        job.table.clear();
+        assert!(job.add(0, &[1.0; 16]).is_err());
     }
 
     #[test]
