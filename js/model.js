@@ -363,6 +363,8 @@ let nextJobId = 0;
  * The specifiers are variables so that bundlers leave them alone in browser builds. */
 const NODE_WORKER_THREADS = 'node:worker_threads';
 const NODE_STATS_WORKER = './stats-worker-node.js';
+/** This module's URL, kept out of `new URL(…, import.meta.url)`, which bundlers resolve at build. */
+const MODULE_URL = import.meta.url;
 let nodePool = [];
 
 /**
@@ -377,7 +379,7 @@ async function nodeStatsWorkers(n) {
   const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_WORKER_THREADS);
   const count = Math.min(Math.floor(n), 256);
   while (nodePool.length < count) {
-    const worker = new Worker(new URL(NODE_STATS_WORKER, import.meta.url));
+    const worker = new Worker(new URL(NODE_STATS_WORKER, MODULE_URL));
     worker.unref();
     const listeners = new Map();
     nodePool.push({
