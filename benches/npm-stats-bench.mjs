@@ -23,6 +23,7 @@ const into = new Float32Array(t.nElements);
 const rows = [
   ['npm tensorStats (histogram, percentiles)', () => model.tensorStats(tensor, { bins: 64 })],
   ['npm tensorStats (no percentiles)', () => model.tensorStats(tensor, { bins: 64, percentiles: false })],
+  ['npm tensorStats (histogram, percentiles), workers: 2 (worker_threads)', () => model.tensorStats(tensor, { bins: 64, workers: 2 })],
   ['npm readTensor', () => model.readTensor(tensor)],
 ];
 if (model.readTensor.length >= 0) {

@@ -171,12 +171,13 @@ export interface TensorStats {
 export interface StatsOptions extends ReadOptions {
   /** Histogram bins (default 64; 0: none). */
   bins?: number;
-  /** p1/p50/p99 (default true; usually one more pass over bytes kept in memory). */
+  /** p1/p50/p99 (default true; counted in the same two passes as the histogram). */
   percentiles?: boolean;
-  /** Module workers running `gguf-lens/stats-worker` (browsers): each reads and dequantizes its
-   * own run of rows; the same numbers as without. The model must have been opened from a URL,
-   * path, File or Blob (each worker opens it too). */
-  workers?: Worker[];
+  /** Module workers running `gguf-lens/stats-worker` (browsers), or in Node a number of
+   * worker_threads the package starts (and keeps, idle and unreferenced, for later calls): each
+   * reads and dequantizes its own run of rows; the same numbers as without. The model must have
+   * been opened from a URL, path, File or Blob (each worker opens it too). */
+  workers?: Worker[] | number;
 }
 
 export declare class GgufModel {

@@ -121,6 +121,9 @@ export class GgufModel extends ShardedModel {
   async tensorStats(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
+    if (typeof options.workers === 'number' && options.workers > 0) {
+      return runStatsOnWorkers(this, t, a, b, { ...options, workers: await nodeStatsWorkers(options.workers) });
+    }
     if (options.workers?.length) return runStatsOnWorkers(this, t, a, b, options);
     const header = this.shards[t.shard].header;
     return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions, consume) =>
@@ -356,8 +359,51 @@ export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
 
 let nextJobId = 0;
 
+/** Node's worker_threads and the Node worker file, loaded only when `workers` is a number (in Node).
+ * The specifiers are variables so that bundlers leave them alone in browser builds. */
+const NODE_WORKER_THREADS = 'node:worker_threads';
+const NODE_STATS_WORKER = './stats-worker-node.js';
+/** This module's URL, kept out of `new URL(…, import.meta.url)`, which bundlers resolve at build. */
+const MODULE_URL = import.meta.url;
+let nodePool = [];
+
 /**
- * tensorStats on workers (`options.workers`: Workers running `gguf-lens/stats-worker`): each pass
+ * `n` worker_threads workers running stats-worker-node.js, kept for later calls (unreferenced
+ * while idle, so they never keep the process alive), each behind the Web Worker interface
+ * runStatsOnWorkers uses.
+ */
+async function nodeStatsWorkers(n) {
+  if (typeof process === 'undefined' || !process.versions?.node) {
+    throw new TypeError('gguf-lens: tensorStats({ workers: N }) starts workers in Node only; in browsers pass Workers running gguf-lens/stats-worker');
+  }
+  const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_WORKER_THREADS);
+  const count = Math.min(Math.floor(n), 256);
+  while (nodePool.length < count) {
+    const worker = new Worker(new URL(NODE_STATS_WORKER, MODULE_URL));
+    worker.unref();
+    const listeners = new Map();
+    nodePool.push({
+      postMessage: (message) => worker.postMessage(message),
+      addEventListener: (type, fn) => {
+        const on = (data) => fn({ data });
+        listeners.set(fn, on);
+        worker.on(type, on);
+      },
+      removeEventListener: (type, fn) => {
+        const on = listeners.get(fn);
+        listeners.delete(fn);
+        if (on) worker.off(type, on);
+      },
+      ref: () => worker.ref(),
+      unref: () => worker.unref(),
+    });
+  }
+  return nodePool.slice(0, count);
+}
+
+/**
+ * tensorStats on workers (`options.workers`: Workers running `gguf-lens/stats-worker`, or Node's
+ * from nodeStatsWorkers): each pass
  * is cut into one run of rows per worker (whole grid cells); each worker opens the model from
  * `model.input` (once), reads and dequantizes its rows and sends its part back; the parts merge
  * here. The same numbers as on one thread, bit for bit.
@@ -383,6 +429,8 @@ async function runStatsOnWorkers(model, t, a, b, options) {
     worker.addEventListener('message', onMessage);
     worker.postMessage({ type: 'gguf-lens-stats', id, ...message });
   });
+  // Node's workers keep the process alive only while they work for us.
+  for (const w of workers) w.ref?.();
   try {
     while (job.pass() !== 'done') {
       const bounds = job.parts(workers.length);
@@ -402,7 +450,10 @@ async function runStatsOnWorkers(model, t, a, b, options) {
     return job.result();
   } finally {
     job.free();
-    for (const w of workers) w.postMessage({ type: 'gguf-lens-stats-done', jobId });
+    for (const w of workers) {
+      w.postMessage({ type: 'gguf-lens-stats-done', jobId });
+      w.unref?.();
+    }
   }
 }
 

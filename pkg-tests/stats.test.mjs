@@ -49,3 +49,14 @@ for (const c of [...expected.stats, ...expected.st_stats]) {
     await model.close();
   });
 }
+
+test('tensorStats({ workers: N }) in Node: worker_threads give the same numbers as one thread', async () => {
+  const c = expected.stats.find((x) => x.mean !== null && x.elements >= 256) ?? expected.stats[0];
+  const model = await open(path.join(REPO, c.file));
+  const rows = rowsOf(c);
+  const one = await model.tensorStats(c.tensor, { rows, bins: 17 });
+  for (const workers of [1, 2, 3]) {
+    assert.deepEqual(await model.tensorStats(c.tensor, { rows, bins: 17, workers, chunkBytes: 64 }), one, `${workers} workers`);
+  }
+  await model.close();
+});

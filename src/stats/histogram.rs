@@ -61,6 +61,11 @@ impl Histogram {
         count_into(&self.edges, self.norm, &mut self.counts, values);
     }
 
+    /// Adds `n` to bin `bin` (a bin number from [`Histogram::bin_of`]).
+    pub(crate) fn add_count(&mut self, bin: usize, n: u64) {
+        self.counts[bin] += n;
+    }
+
     /// Adds another histogram's counts (same edges; counts of a histogram over other edges are
     /// not added).
     pub fn merge(&mut self, other: &Histogram) {

@@ -1,11 +1,13 @@
-//! One tensor's statistics as a sequence of passes over its rows, fed chunk by chunk from any
-//! source (a file natively, bytes fetched by JS in wasm), split across threads or workers and
-//! merged in a fixed order, so the result is the same bits for any chunk size and thread count.
+//! One tensor's statistics as two passes over its rows, fed chunk by chunk from any source (a
+//! file natively, bytes fetched by JS in wasm), split across threads or workers and merged in a
+//! fixed order, so the result is the same bits for any chunk size and thread count.
 //!
-//! Pass 1 computes [`Moments`] per cell of a fixed grid (`CELL_ELEMENTS` values, whole rows) and
-//! merges the cells in order. Pass 2 counts the histogram over exactly `[min, max]` of the finite
-//! values (numpy's rule) and, for percentiles, a fine histogram locating their ranks. Later
-//! passes, only for percentiles, narrow those ranks down (see `percentiles.rs`).
+//! Values are taken a piece at a time (`PIECE` values, small enough to stay in L1: a source
+//! dequantizes each piece just before it is read). Pass 1 computes [`Moments`] per piece, merges
+//! the pieces of each cell of a fixed grid (`CELL_ELEMENTS` values, whole rows) in order, then the
+//! cells in order; it also counts the values per coarse key bucket (`percentiles.rs`). Pass 2
+//! bins, one by one, only the values of the buckets a histogram edge cuts, and counts the
+//! buckets holding the wanted percentile ranks by their low key bits. Two passes in all.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -14,22 +16,29 @@ use serde::{Deserialize, Serialize};
 
 use super::histogram::Histogram;
 use super::moments::Moments;
-use super::percentiles::{self, lerp, ranks, Binning, Search, FINE_BINS, PERCENTILES};
+use super::percentiles::{
+    self, from_key, key, lerp, locate, ranks, sparse, Target, BUCKETS, PERCENTILES,
+};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Values per cell of the grid the moments are computed on (whole rows, at least one).
 pub const CELL_ELEMENTS: u64 = 1 << 16;
+
+/// Values per piece: pieces start every `PIECE` values from a cell's (or chunk's) first value.
+/// Every block size of a GGUF type divides it, so a piece is whole quantized blocks.
+pub const PIECE: usize = 4096;
 
 /// What to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatsRequest {
     /// Bins of the histogram over `[min, max]` (0: no histogram).
     pub bins: usize,
-    /// p1, p50 and p99, exact (usually one more pass).
+    /// p1, p50 and p99, exact (counted in the same two passes).
     pub percentiles: bool,
 }
 
-/// Which pass the job wants next.
+/// Which pass the job wants next (`Percentiles` is never asked for any more: kept for callers
+/// that match on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pass {
@@ -51,10 +60,18 @@ pub struct StatsJob {
     cells: BTreeMap<u64, Moments>,
     moments: Moments,
     histogram: Option<Histogram>,
-    /// Pass 2's fine histogram over `[min, max]`, for the percentiles' ranks.
-    fine: Option<(Binning, Vec<u64>)>,
-    /// One search per distinct rank the percentiles read.
-    searches: Vec<(u64, Search)>,
+    /// Pass 1's count per coarse key bucket (empty when neither histogram nor percentiles).
+    #[serde(with = "sparse")]
+    coarse: Vec<u64>,
+    /// The buckets whose values pass 2 bins one by one (an edge cuts them), ascending.
+    straddle: Vec<u32>,
+    /// The buckets holding wanted ranks, counted by low key bits in pass 2.
+    targets: Vec<Target>,
+    /// Each wanted rank: (rank, index in `targets`, rank within that bucket).
+    wanted: Vec<(u64, usize, u64)>,
+    /// Pass 2's flag per bucket (1: straddles, 2: a target), rebuilt from the fields above.
+    #[serde(skip)]
+    table: Vec<u8>,
 }
 
 /// The result, as the CLI prints it and JS receives it.
@@ -68,10 +85,33 @@ pub struct StatsReport {
     pub percentiles: Option<Vec<(f64, f64)>>,
 }
 
+/// Writes the values of a range (counted from a chunk's first value) into a buffer.
+pub type Fill<'a> = dyn FnMut(Range<usize>, &mut [f32]) -> Result<()> + 'a;
+
+/// Where a piece's values come from: a slice, or a function writing them into a buffer.
+enum Source<'a> {
+    Slice(&'a [f32]),
+    Fill(&'a mut Fill<'a>),
+}
+
+impl Source<'_> {
+    fn get<'s>(&'s mut self, range: Range<usize>, buf: &'s mut [f32]) -> Result<&'s [f32]> {
+        match self {
+            Source::Slice(values) => Ok(&values[range]),
+            Source::Fill(fill) => {
+                let out = &mut buf[..range.len()];
+                fill(range, out)?;
+                Ok(out)
+            }
+        }
+    }
+}
+
 impl StatsJob {
     /// Statistics of rows `rows` of a tensor whose rows hold `row_len` values.
     pub fn new(rows: Range<u64>, row_len: u64, request: StatsRequest) -> StatsJob {
         let row_len = row_len.max(1);
+        let keyed = request.bins > 0 || request.percentiles;
         StatsJob {
             request,
             cell_rows: (CELL_ELEMENTS / row_len).max(1),
@@ -81,8 +121,11 @@ impl StatsJob {
             cells: BTreeMap::new(),
             moments: Moments::default(),
             histogram: None,
-            fine: None,
-            searches: Vec::new(),
+            coarse: if keyed { vec![0; BUCKETS] } else { Vec::new() },
+            straddle: Vec::new(),
+            targets: Vec::new(),
+            wanted: Vec::new(),
+            table: Vec::new(),
         }
     }
 
@@ -124,18 +167,43 @@ impl StatsJob {
     /// `first_row` must start a grid cell (see [`StatsJob::chunk_rows`]).
     pub fn add(&mut self, first_row: u64, values: &[f32]) -> Result<()> {
         let n_rows = values.len() as u64 / self.row_len;
-        if n_rows * self.row_len != values.len() as u64
-            || first_row < self.rows.start
-            || first_row.saturating_add(n_rows) > self.rows.end
-        {
+        if n_rows * self.row_len != values.len() as u64 {
             return Err(bad_chunk(format!(
-                "rows {first_row}.. with {} values do not fit rows {}..{} of {} values",
+                "{} values are not whole rows of {}",
                 values.len(),
-                self.rows.start,
-                self.rows.end,
                 self.row_len
             )));
         }
+        self.feed(first_row, n_rows, Source::Slice(values))
+    }
+
+    /// Adds rows `first_row..first_row + n_rows` whose values `fill(range, out)` writes on
+    /// request, a piece at a time: `range` counts values from `first_row`'s first, starts on a
+    /// multiple of [`PIECE`] from a row start and ends on one or on a row end (so a piece of a
+    /// quantized tensor is whole blocks), `out` is `range.len()` long. Gives the same result as
+    /// [`StatsJob::add`] with all the values.
+    pub fn add_with(&mut self, first_row: u64, n_rows: u64, fill: &mut Fill<'_>) -> Result<()> {
+        self.feed(first_row, n_rows, Source::Fill(fill))
+    }
+
+    fn feed(&mut self, first_row: u64, n_rows: u64, mut source: Source<'_>) -> Result<()> {
+        if first_row < self.rows.start || first_row.saturating_add(n_rows) > self.rows.end {
+            return Err(bad_chunk(format!(
+                "rows {first_row}..+{n_rows} do not fit rows {}..{} of {} values",
+                self.rows.start, self.rows.end, self.row_len
+            )));
+        }
+        // A job may come from another worker's state (untrusted): its arrays must have their
+        // lengths before they are indexed.
+        if !(self.coarse.is_empty() || self.coarse.len() == BUCKETS)
+            || self.targets.iter().any(|t| t.low.len() != BUCKETS)
+            || self.straddle.iter().any(|&b| b as usize >= BUCKETS)
+        {
+            return Err(bad_chunk("a malformed job state".to_string()));
+        }
+        let too_big = || bad_chunk("a chunk too big for this machine".to_string());
+        let n = usize::try_from(n_rows * self.row_len).map_err(|_| too_big())?;
+        let mut buf = vec![0f32; PIECE.min(n)];
         match self.pass {
             Pass::Moments => {
                 let offset = first_row - self.rows.start;
@@ -145,53 +213,108 @@ impl StatsJob {
                         self.cell_rows
                     )));
                 }
-                let cell_values =
-                    usize::try_from(self.cell_rows * self.row_len).unwrap_or(usize::MAX);
-                for (i, cell) in values.chunks(cell_values).enumerate() {
-                    self.cells
-                        .insert(offset / self.cell_rows + i as u64, Moments::of(cell));
+                let cell = usize::try_from(self.cell_rows * self.row_len).map_err(|_| too_big())?;
+                let mut start = 0;
+                let mut index = offset / self.cell_rows;
+                while start < n {
+                    let end = (start + cell).min(n);
+                    let mut m = Moments::default();
+                    let mut at = start;
+                    while at < end {
+                        let stop = (at + PIECE).min(end);
+                        let values = source.get(at..stop, &mut buf)?;
+                        m.merge(&Moments::of(values));
+                        if !self.coarse.is_empty() {
+                            percentiles::count_coarse(&mut self.coarse, values);
+                        }
+                        at = stop;
+                    }
+                    self.cells.insert(index, m);
+                    index += 1;
+                    start = end;
                 }
             }
             Pass::Histogram => {
-                if let Some(h) = &mut self.histogram {
-                    h.add(values);
-                }
-                if let Some((binning, counts)) = &mut self.fine {
-                    percentiles::count_bins(binning, counts, values);
+                self.build_table();
+                let mut at = 0;
+                while at < n {
+                    let stop = (at + PIECE).min(n);
+                    let values = source.get(at..stop, &mut buf)?;
+                    pass2(
+                        &self.table,
+                        self.histogram.as_mut(),
+                        &mut self.targets,
+                        values,
+                    );
+                    at = stop;
                 }
             }
-            Pass::Percentiles => self.add_to_searches(values),
-            Pass::Done => {}
+            Pass::Percentiles | Pass::Done => {}
         }
         Ok(())
+    }
+
+    /// Pass 2's per-bucket flags (a job or part from another worker arrives without them).
+    fn build_table(&mut self) {
+        if !self.table.is_empty() {
+            return;
+        }
+        let mut table = vec![0u8; BUCKETS];
+        for &b in &self.straddle {
+            if let Some(f) = table.get_mut(b as usize) {
+                *f |= 1;
+            }
+        }
+        for t in &self.targets {
+            if let Some(f) = table.get_mut(t.bucket as usize) {
+                *f |= 2;
+            }
+        }
+        self.table = table;
     }
 
     /// An empty part of the current pass, for another thread or worker; give its values back
     /// with [`StatsJob::absorb`].
     pub fn fork(&self) -> StatsJob {
         StatsJob {
+            request: self.request,
+            rows: self.rows.clone(),
+            row_len: self.row_len,
+            cell_rows: self.cell_rows,
+            pass: self.pass,
             cells: BTreeMap::new(),
+            moments: self.moments,
             histogram: self.histogram.as_ref().map(Histogram::emptied),
-            fine: self.fine.as_ref().map(|(b, c)| (*b, vec![0; c.len()])),
-            searches: self.searches.iter().map(|(r, s)| (*r, s.fork())).collect(),
-            ..self.clone()
+            coarse: if self.pass == Pass::Moments {
+                vec![0; self.coarse.len()]
+            } else {
+                Vec::new()
+            },
+            straddle: self.straddle.clone(),
+            targets: self.targets.iter().map(Target::emptied).collect(),
+            wanted: self.wanted.clone(),
+            table: self.table.clone(),
         }
     }
 
     /// Takes a forked part's counts back (parts of a pass absorbed in any order give the same
-    /// result: cells are keyed, counts are integers, collected values are sorted).
+    /// result: cells are keyed, counts are integers).
     pub fn absorb(&mut self, part: StatsJob) {
         self.cells.extend(part.cells);
-        if let (Some(h), Some(p)) = (&mut self.histogram, &part.histogram) {
-            h.merge(p);
-        }
-        if let (Some((_, counts)), Some((_, more))) = (&mut self.fine, &part.fine) {
-            for (a, b) in counts.iter_mut().zip(more) {
+        if self.pass == Pass::Moments && part.coarse.len() == self.coarse.len() {
+            for (a, b) in self.coarse.iter_mut().zip(&part.coarse) {
                 *a += b;
             }
         }
-        for ((_, s), (_, p)) in self.searches.iter_mut().zip(part.searches) {
-            s.absorb(p);
+        if let (Some(h), Some(p)) = (&mut self.histogram, &part.histogram) {
+            h.merge(p);
+        }
+        for (t, p) in self.targets.iter_mut().zip(part.targets) {
+            if t.bucket == p.bucket && t.low.len() == p.low.len() {
+                for (a, b) in t.low.iter_mut().zip(p.low) {
+                    *a += b;
+                }
+            }
         }
     }
 
@@ -211,87 +334,87 @@ impl StatsJob {
                     )));
                 }
                 self.moments = total;
-                let range = self.moments.range();
-                self.histogram = range
-                    .filter(|_| self.request.bins > 0)
-                    .and_then(|(lo, hi)| Histogram::new(self.request.bins, lo.into(), hi.into()));
-                self.fine = range.filter(|_| self.request.percentiles).map(|(lo, hi)| {
-                    let binning = Binning::new(lo.into(), hi.into(), FINE_BINS);
-                    (binning, vec![0; binning.bins() as usize])
-                });
-                self.pass = if self.histogram.is_some() || self.fine.is_some() {
-                    Pass::Histogram
-                } else {
+                self.plan_pass2();
+                self.coarse = Vec::new();
+                self.pass = if self.straddle.is_empty() && self.targets.is_empty() {
                     Pass::Done
+                } else {
+                    Pass::Histogram
                 };
             }
-            Pass::Histogram => {
-                if let Some((binning, counts)) = &self.fine {
-                    let n = self.moments.finite;
-                    let mut wanted: Vec<u64> = PERCENTILES
-                        .iter()
-                        .flat_map(|&p| {
-                            let (a, b, _) = ranks(n, p);
-                            [a, b]
-                        })
-                        .collect();
-                    wanted.sort_unstable();
-                    wanted.dedup();
-                    self.searches = wanted
-                        .into_iter()
-                        .map(|r| (r, Search::locate(*binning, counts, r)))
-                        .collect();
-                }
-                self.advance_searches();
-            }
-            Pass::Percentiles => {
-                for (_, s) in &mut self.searches {
-                    s.step();
-                }
-                self.advance_searches();
-            }
+            Pass::Histogram | Pass::Percentiles => self.pass = Pass::Done,
             Pass::Done => {}
         }
         Ok(())
     }
 
-    /// The percentiles pass: each finite value goes to the searches whose first-level bin it is
-    /// in (a bitmap of those bins first: most values are in none).
-    fn add_to_searches(&mut self, values: &[f32]) {
-        let Some((binning, _)) = &self.fine else {
+    /// After pass 1: the histogram's counts from whole buckets, the buckets left to pass 2, and
+    /// the buckets of the wanted ranks.
+    fn plan_pass2(&mut self) {
+        let Some((lo, hi)) = self.moments.range() else {
             return;
         };
-        let binning = *binning;
-        let mut wanted = vec![0u64; (binning.bins() as usize).div_ceil(64)];
-        for (_, s) in &self.searches {
-            if let (Some(b), None) = (s.first_bin(), s.found()) {
-                wanted[b as usize / 64] |= 1 << (b % 64);
-            }
+        if self.coarse.len() != BUCKETS {
+            return;
         }
-        let mut candidates = Vec::new();
-        percentiles::in_bins(&binning, &wanted, values, &mut candidates);
-        for (v, b) in candidates {
-            for (_, s) in &mut self.searches {
-                if s.first_bin() == Some(b) {
-                    s.add(v);
+        // Buckets of finite values only (the others hold NaN and infinities, see `key`).
+        let finite = (key(f32::MIN) >> 16) as usize..=(key(f32::MAX) >> 16) as usize;
+        let (key_lo, key_hi) = (key(lo), key(hi));
+        if self.request.bins > 0 {
+            self.histogram = Histogram::new(self.request.bins, lo.into(), hi.into());
+        }
+        if let Some(h) = &mut self.histogram {
+            for b in finite.clone() {
+                let c = self.coarse[b];
+                if c == 0 {
+                    continue;
+                }
+                let first = key_lo.max((b as u32) << 16);
+                let last = key_hi.min((b as u32) << 16 | 0xffff);
+                let (x, y) = (from_key(first), from_key(last));
+                match (h.bin_of(x.into()), h.bin_of(y.into())) {
+                    (Some(i), Some(j)) if i == j => h.add_count(i, c),
+                    _ => self.straddle.push(b as u32),
                 }
             }
         }
-    }
-
-    fn advance_searches(&mut self) {
-        let open = self.searches.iter().any(|(_, s)| s.found().is_none());
-        self.pass = if open { Pass::Percentiles } else { Pass::Done };
+        if self.request.percentiles {
+            let mut finite_counts = vec![0u64; BUCKETS];
+            finite_counts[finite.clone()].copy_from_slice(&self.coarse[finite]);
+            let n = self.moments.finite;
+            let mut ranks_wanted: Vec<u64> = PERCENTILES
+                .iter()
+                .flat_map(|&p| {
+                    let (a, b, _) = ranks(n, p);
+                    [a, b]
+                })
+                .collect();
+            ranks_wanted.sort_unstable();
+            ranks_wanted.dedup();
+            for r in ranks_wanted {
+                let Some((bucket, within)) = locate(&finite_counts, r) else {
+                    continue;
+                };
+                let i = match self.targets.iter().position(|t| t.bucket == bucket) {
+                    Some(i) => i,
+                    None => {
+                        self.targets.push(Target::new(bucket));
+                        self.targets.len() - 1
+                    }
+                };
+                self.wanted.push((r, i, within));
+            }
+        }
     }
 
     /// The statistics (complete once [`StatsJob::pass`] is `Done`).
     pub fn report(&self) -> StatsReport {
         let m = self.moments;
         let value = |rank: u64| {
-            self.searches
+            self.wanted
                 .iter()
-                .find(|(r, _)| *r == rank)
-                .and_then(|(_, s)| s.found())
+                .find(|(r, _, _)| *r == rank)
+                .and_then(|&(_, i, within)| self.targets.get(i).map(|t| t.value_at(within)))
         };
         let percentiles = (self.request.percentiles && m.finite > 0 && self.pass == Pass::Done)
             .then(|| {
@@ -299,8 +422,7 @@ impl StatsJob {
                     .iter()
                     .map(|&p| {
                         let (a, b, t) = ranks(m.finite, p);
-                        let (va, vb) = (value(a), value(b));
-                        let v = match (va, vb) {
+                        let v = match (value(a), value(b)) {
                             (Some(x), Some(y)) if x == y => f64::from(x),
                             (Some(x), Some(y)) => lerp(x.into(), y.into(), t),
                             _ => f64::NAN,
@@ -315,6 +437,56 @@ impl StatsJob {
             std: m.std_dev(),
             histogram: self.histogram.clone(),
             percentiles,
+        }
+    }
+}
+
+super::isa::dispatch! {
+    /// Pass 2 over one piece: values of straddling buckets binned one by one, values of target
+    /// buckets counted by their low key bits; the rest (most) only looked up.
+    fn pass2(table: &[u8], histogram: Option<&mut Histogram>, targets: &mut [Target], values: &[f32]) -> () => pass2_body
+}
+
+#[inline(always)]
+fn pass2_body(
+    table: &[u8],
+    mut histogram: Option<&mut Histogram>,
+    targets: &mut [Target],
+    values: &[f32],
+) {
+    let table = &table[..BUCKETS];
+    // The flagged values' positions first, without branches (a few percent of the values), then
+    // those values one by one.
+    let mut flagged = [0u16; 256];
+    let mut tops = [0u16; 256];
+    for block in values.chunks(256) {
+        // The buckets in one vectorized loop, the lookups in a short scalar one.
+        for (t, &v) in tops.iter_mut().zip(block) {
+            *t = (key(v) >> 16) as u16;
+        }
+        let mut n = 0;
+        for (i, &t) in tops[..block.len()].iter().enumerate() {
+            flagged[n] = i as u16;
+            n += usize::from(table[t as usize] != 0);
+        }
+        for &i in &flagged[..n] {
+            let v = block[i as usize];
+            let k = key(v);
+            let flag = table[(k >> 16) as usize];
+            if flag & 1 != 0 {
+                if let Some(h) = histogram.as_deref_mut() {
+                    if let Some(i) = h.bin_of(f64::from(v)) {
+                        h.add_count(i, 1);
+                    }
+                }
+            }
+            if flag & 2 != 0 {
+                for t in targets.iter_mut() {
+                    if t.bucket == k >> 16 {
+                        t.low[(k & 0xffff) as usize] += 1;
+                    }
+                }
+            }
         }
     }
 }
@@ -335,16 +507,25 @@ mod tests {
         values: &'a [f32],
         row_len: u64,
         out: Vec<f32>,
+        fill: bool,
     }
     impl ReadRows for Table<'_> {
-        fn read(&mut self, rows: Range<u64>) -> Result<&[f32]> {
+        fn add_to(&mut self, job: &mut StatsJob, rows: Range<u64>) -> Result<()> {
             let (a, b) = (
                 (rows.start * self.row_len) as usize,
                 (rows.end * self.row_len) as usize,
             );
+            if self.fill {
+                // Piece by piece, as a quantized source feeds it.
+                let values = &self.values[a..b];
+                return job.add_with(rows.start, rows.end - rows.start, &mut |r, out| {
+                    out.copy_from_slice(&values[r]);
+                    Ok(())
+                });
+            }
             self.out.clear();
             self.out.extend_from_slice(&self.values[a..b]);
-            Ok(&self.out)
+            job.add(rows.start, &self.out)
         }
     }
 
@@ -354,6 +535,17 @@ mod tests {
         rows: Range<u64>,
         threads: usize,
         chunk: u64,
+    ) -> StatsReport {
+        run_with(values, row_len, rows, threads, chunk, false)
+    }
+
+    fn run_with(
+        values: &[f32],
+        row_len: u64,
+        rows: Range<u64>,
+        threads: usize,
+        chunk: u64,
+        fill: bool,
     ) -> StatsReport {
         let request = StatsRequest {
             bins: 37,
@@ -365,6 +557,7 @@ mod tests {
                 values,
                 row_len,
                 out: Vec::new(),
+                fill,
             })
         })
         .unwrap();
@@ -417,6 +610,8 @@ mod tests {
                 "{threads} threads, chunk {chunk}"
             );
         }
+        // Piece by piece through `add_with`.
+        assert_eq!(run_with(&values, row_len, 0..1000, 2, 70_000, true), one);
         // A row range not starting on a cell.
         let part = run(&values, row_len, 217..990, 1, 1 << 18);
         assert_eq!(run(&values, row_len, 217..990, 4, 5000), part);
@@ -436,9 +631,9 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_narrow_past_a_bin_too_big_to_collect() {
-        // 3M values in a narrow band around 1.0 plus a few far outliers: the median's fine bin
-        // holds more than COLLECT_LIMIT values, so it is narrowed before it is collected.
+    fn percentiles_of_a_crowded_bucket() {
+        // 3M values in a narrow band around 1.0 plus two far outliers: the median's coarse
+        // bucket holds most values, its low key bits tell them apart.
         let n = 3 * (1 << 20);
         let mut values: Vec<f32> = (0..n).map(|i| 1.0 + (i % 1013) as f32 * 1e-7).collect();
         values.push(-1e6);
@@ -451,6 +646,23 @@ mod tests {
         let same = vec![2.5f32; 2 * (1 << 20) + 5];
         let r = run(&same, 1, 0..same.len() as u64, 1, 1 << 20);
         assert!(r.percentiles.unwrap().iter().all(|&(_, v)| v == 2.5));
+    }
+
+    #[test]
+    fn a_malformed_state_is_an_error_not_a_panic() {
+        let request = StatsRequest {
+            bins: 4,
+            percentiles: true,
+        };
+        let mut job = StatsJob::new(0..4, 4, request);
+        job.coarse.truncate(10);
+        assert!(job.add(0, &[1.0; 16]).is_err());
+        let mut job = StatsJob::new(0..4, 4, request);
+        job.add(0, &[1.0, 2.0, 3.0, 4.0].repeat(4)).unwrap();
+        job.finish_pass().unwrap();
+        job.straddle.push(1 << 20);
+        job.table.clear();
+        assert!(job.add(0, &[1.0; 16]).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Statistics of tensor values: counts, range, mean and standard deviation, a histogram with
-//! numpy's bin rule over exactly `[min, max]`, and exact percentiles, computed pass by pass
-//! straight from the dequantized chunks and merged in a fixed order (the same bits for any chunk
+//! numpy's bin rule over exactly `[min, max]`, and exact percentiles, computed in two passes
+//! straight from the dequantized pieces and merged in a fixed order (the same bits for any chunk
 //! size, thread count or number of workers). [`StatsJob`] is the engine; [`run_native`] drives it
 //! over any row reader on every core.
 
@@ -9,12 +9,14 @@ mod isa;
 mod job;
 mod moments;
 mod percentiles;
+mod quantized;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod threads;
 
 pub use histogram::Histogram;
-pub use job::{Pass, StatsJob, StatsReport, StatsRequest, CELL_ELEMENTS};
+pub use job::{Pass, StatsJob, StatsReport, StatsRequest, CELL_ELEMENTS, PIECE};
 pub use moments::Moments;
-pub use percentiles::{COLLECT_LIMIT, FINE_BINS, PERCENTILES};
+pub use percentiles::PERCENTILES;
+pub use quantized::add_gguf_rows;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use threads::{run_native, ReadRows};

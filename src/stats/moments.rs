@@ -40,101 +40,266 @@ impl Default for Moments {
     }
 }
 
-/// Lanes of the accumulation loops: independent partial sums the compiler keeps in vector
-/// registers (and a fixed summation order, so results do not depend on the CPU).
+/// Lanes of the accumulation loops: value `i` of a run goes to lane `i % LANES`, lanes are
+/// combined in lane order at the end; the AVX2 loop keeps exactly these lanes in two vectors of
+/// f64 (and one of f32), so both give the same bits.
 const LANES: usize = 8;
 
 impl Moments {
-    super::isa::dispatch! {
-        /// The moments of `values`, in two passes over them (the sum, then the squared deviations
-        /// from the mean): accurate in f64 for any magnitude, with no division per value.
-        pub fn of(values: &[f32]) -> Moments => moments_of
+    /// The moments of `values`, in two passes over them (the sum, then the squared deviations
+    /// from the mean): accurate in f64 for any magnitude, with no division per value. Meant for
+    /// short runs that stay in cache (a [`super::PIECE`]).
+    pub fn of(values: &[f32]) -> Moments {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, all `x86::of` needs.
+                return unsafe { x86::of(values) };
+            }
+        }
+        moments_of(values)
+    }
+}
+
+/// `min` as `minps` computes it (`a < b ? a : b`), for the same bits in every loop.
+#[inline(always)]
+fn lane_min(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
     }
 }
 
 #[inline(always)]
-fn moments_of(values: &[f32]) -> Moments {
-    let mut nan = [0u32; LANES];
-    let mut inf = [0u32; LANES];
-    let mut neg = [0u32; LANES];
-    let mut zero = [0u32; LANES];
-    let mut fin = [0u32; LANES];
-    let mut lo = [f32::INFINITY; LANES];
-    let mut hi = [f32::NEG_INFINITY; LANES];
-    let mut sum = [0f64; LANES];
-    // Lane counters are u32: fed at most u32::MAX / LANES values per lane block.
-    let mut m = Moments::default();
-    for block in values.chunks(LANES << 24) {
-        let mut chunks = block.chunks_exact(LANES);
-        for c in &mut chunks {
-            for l in 0..LANES {
-                let v = c[l];
-                let finite = v.is_finite();
-                nan[l] += u32::from(v.is_nan());
-                inf[l] += u32::from(v.is_infinite());
-                neg[l] += u32::from(v == f32::NEG_INFINITY);
-                zero[l] += u32::from(v == 0.0);
-                fin[l] += u32::from(finite);
-                let x = if finite { v } else { 0.0 };
-                lo[l] = lo[l].min(if finite { v } else { f32::INFINITY });
-                hi[l] = hi[l].max(if finite { v } else { f32::NEG_INFINITY });
-                sum[l] += f64::from(x);
-            }
-        }
-        for (l, &v) in chunks.remainder().iter().enumerate() {
-            let finite = v.is_finite();
-            nan[l] += u32::from(v.is_nan());
-            inf[l] += u32::from(v.is_infinite());
-            neg[l] += u32::from(v == f32::NEG_INFINITY);
-            zero[l] += u32::from(v == 0.0);
-            fin[l] += u32::from(finite);
-            if finite {
-                lo[l] = lo[l].min(v);
-                hi[l] = hi[l].max(v);
-                sum[l] += f64::from(v);
-            }
-        }
-        let lanes = |a: &mut [u32; LANES]| {
-            let total: u64 = a.iter().map(|&x| u64::from(x)).sum();
-            *a = [0; LANES];
-            total
-        };
-        m.nan += lanes(&mut nan);
-        let infinite = lanes(&mut inf);
-        m.neg_inf += lanes(&mut neg);
-        m.pos_inf += infinite;
-        m.zeros += lanes(&mut zero);
-        m.finite += lanes(&mut fin);
+fn lane_max(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
     }
-    m.pos_inf -= m.neg_inf;
-    m.count = values.len() as u64;
+}
+
+/// Lane counts, range and sums gathered into a `Moments` (mean and `m2` still to come).
+struct Lanes {
+    nan: [u32; LANES],
+    inf: [u32; LANES],
+    neg: [u32; LANES],
+    zero: [u32; LANES],
+    fin: [u32; LANES],
+    lo: [f32; LANES],
+    hi: [f32; LANES],
+    sum: [f64; LANES],
+}
+
+impl Lanes {
+    fn new() -> Lanes {
+        Lanes {
+            nan: [0; LANES],
+            inf: [0; LANES],
+            neg: [0; LANES],
+            zero: [0; LANES],
+            fin: [0; LANES],
+            lo: [f32::INFINITY; LANES],
+            hi: [f32::NEG_INFINITY; LANES],
+            sum: [0.0; LANES],
+        }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, l: usize, v: f32) {
+        let finite = v.is_finite();
+        self.nan[l] += u32::from(v.is_nan());
+        self.inf[l] += u32::from(v.is_infinite());
+        self.neg[l] += u32::from(v == f32::NEG_INFINITY);
+        self.zero[l] += u32::from(v == 0.0);
+        self.fin[l] += u32::from(finite);
+        self.lo[l] = lane_min(self.lo[l], if finite { v } else { f32::INFINITY });
+        self.hi[l] = lane_max(self.hi[l], if finite { v } else { f32::NEG_INFINITY });
+        self.sum[l] += f64::from(if finite { v } else { 0.0 });
+    }
+
+    /// The counts and range, and the mean (m2 is 0).
+    fn moments(&self, count: usize) -> Moments {
+        let total = |a: &[u32; LANES]| a.iter().map(|&x| u64::from(x)).sum::<u64>();
+        let mut m = Moments {
+            count: count as u64,
+            nan: total(&self.nan),
+            pos_inf: total(&self.inf) - total(&self.neg),
+            neg_inf: total(&self.neg),
+            zeros: total(&self.zero),
+            finite: total(&self.fin),
+            ..Moments::default()
+        };
+        if m.finite > 0 {
+            m.min = self.lo.iter().copied().fold(f32::INFINITY, lane_min);
+            m.max = self.hi.iter().copied().fold(f32::NEG_INFINITY, lane_max);
+            m.mean = self.sum.iter().sum::<f64>() / m.finite as f64;
+        }
+        m
+    }
+}
+
+/// Most values per call of the lane loops (u32 lane counters).
+const RUN: usize = LANES << 24;
+
+fn moments_of(values: &[f32]) -> Moments {
+    if values.len() > RUN {
+        let mut m = Moments::default();
+        for run in values.chunks(RUN) {
+            m.merge(&moments_of(run));
+        }
+        return m;
+    }
+    let mut lanes = Lanes::new();
+    let mut chunks = values.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (l, &v) in c.iter().enumerate() {
+            lanes.add(l, v);
+        }
+    }
+    for (l, &v) in chunks.remainder().iter().enumerate() {
+        lanes.add(l, v);
+    }
+    let mut m = lanes.moments(values.len());
     if m.finite == 0 {
         return m;
     }
-    m.min = lo.iter().copied().fold(f32::INFINITY, f32::min);
-    m.max = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    m.mean = sum.iter().sum::<f64>() / m.finite as f64;
     let mut dev = [0f64; LANES];
     let mut chunks = values.chunks_exact(LANES);
     for c in &mut chunks {
         for l in 0..LANES {
-            let v = c[l];
-            let d = if v.is_finite() {
-                f64::from(v) - m.mean
-            } else {
-                0.0
-            };
-            dev[l] += d * d;
+            dev[l] += deviation(c[l], m.mean);
         }
     }
     for (l, &v) in chunks.remainder().iter().enumerate() {
-        if v.is_finite() {
-            let d = f64::from(v) - m.mean;
-            dev[l] += d * d;
-        }
+        dev[l] += deviation(v, m.mean);
     }
     m.m2 = dev.iter().sum();
     m
+}
+
+/// `(v - mean)²` in f64, 0 for a value that is not finite.
+#[inline(always)]
+fn deviation(v: f32, mean: f64) -> f64 {
+    let d = if v.is_finite() {
+        f64::from(v) - mean
+    } else {
+        0.0
+    };
+    d * d
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{deviation, moments_of, Lanes, Moments, LANES, RUN};
+    use std::arch::x86_64::*;
+
+    /// [`super::moments_of`] with the lanes in AVX2 registers: the same operations per lane
+    /// (no fused multiply-add), so the same bits.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn of(values: &[f32]) -> Moments {
+        if values.len() > RUN {
+            return moments_of(values);
+        }
+        let n8 = values.len() / LANES * LANES;
+        let p = values.as_ptr();
+        let abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+        let inf = _mm256_set1_ps(f32::INFINITY);
+        let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
+        let zero = _mm256_setzero_ps();
+        let (mut nan, mut infs, mut neg, mut zeros, mut fin) = (
+            _mm256_setzero_si256(),
+            _mm256_setzero_si256(),
+            _mm256_setzero_si256(),
+            _mm256_setzero_si256(),
+            _mm256_setzero_si256(),
+        );
+        let (mut lo, mut hi) = (inf, ninf);
+        let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        let mut i = 0;
+        while i < n8 {
+            let v = _mm256_loadu_ps(p.add(i));
+            let a = _mm256_and_ps(v, abs_mask);
+            let is_fin = _mm256_cmp_ps::<_CMP_LT_OQ>(a, inf);
+            nan = _mm256_sub_epi32(
+                nan,
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(v, v)),
+            );
+            infs = _mm256_sub_epi32(
+                infs,
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(a, inf)),
+            );
+            neg = _mm256_sub_epi32(
+                neg,
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, ninf)),
+            );
+            zeros = _mm256_sub_epi32(
+                zeros,
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, zero)),
+            );
+            fin = _mm256_sub_epi32(fin, _mm256_castps_si256(is_fin));
+            lo = _mm256_min_ps(lo, _mm256_blendv_ps(inf, v, is_fin));
+            hi = _mm256_max_ps(hi, _mm256_blendv_ps(ninf, v, is_fin));
+            let x = _mm256_and_ps(v, is_fin);
+            s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+            s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)));
+            i += LANES;
+        }
+        let mut lanes = Lanes::new();
+        let u32s = |x: __m256i| {
+            let mut out = [0u32; LANES];
+            _mm256_storeu_si256(out.as_mut_ptr().cast(), x);
+            out
+        };
+        lanes.nan = u32s(nan);
+        lanes.inf = u32s(infs);
+        lanes.neg = u32s(neg);
+        lanes.zero = u32s(zeros);
+        lanes.fin = u32s(fin);
+        _mm256_storeu_ps(lanes.lo.as_mut_ptr(), lo);
+        _mm256_storeu_ps(lanes.hi.as_mut_ptr(), hi);
+        _mm256_storeu_pd(lanes.sum.as_mut_ptr(), s0);
+        _mm256_storeu_pd(lanes.sum.as_mut_ptr().add(4), s1);
+        for (l, &v) in values[n8..].iter().enumerate() {
+            lanes.add(l, v);
+        }
+        let mut m = lanes.moments(values.len());
+        if m.finite == 0 {
+            return m;
+        }
+        let mean = _mm256_set1_pd(m.mean);
+        let (mut d0, mut d1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        let mut i = 0;
+        while i < n8 {
+            let v = _mm256_loadu_ps(p.add(i));
+            let is_fin =
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_and_ps(v, abs_mask), inf));
+            // The f32 mask widened to f64 lanes (sign extension of all-ones / zero).
+            let m0 = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(is_fin)));
+            let m1 =
+                _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(is_fin)));
+            let x0 = _mm256_and_pd(
+                _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mean),
+                m0,
+            );
+            let x1 = _mm256_and_pd(
+                _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v)), mean),
+                m1,
+            );
+            d0 = _mm256_add_pd(d0, _mm256_mul_pd(x0, x0));
+            d1 = _mm256_add_pd(d1, _mm256_mul_pd(x1, x1));
+            i += LANES;
+        }
+        let mut dev = [0f64; LANES];
+        _mm256_storeu_pd(dev.as_mut_ptr(), d0);
+        _mm256_storeu_pd(dev.as_mut_ptr().add(4), d1);
+        for (l, &v) in values[n8..].iter().enumerate() {
+            dev[l] += deviation(v, m.mean);
+        }
+        m.m2 = dev.iter().sum();
+        m
+    }
 }
 
 impl Moments {
@@ -218,6 +383,37 @@ mod tests {
         );
         assert!((merged.mean - whole.mean).abs() <= 1e-12 * whole.mean.abs());
         assert!((merged.m2 - whole.m2).abs() <= 1e-9 * whole.m2);
+    }
+
+    #[test]
+    fn vector_and_scalar_loops_give_the_same_bits() {
+        let mut v: Vec<f32> = (0..4099)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.4)
+            .collect();
+        for (i, x) in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1e-42]
+            .into_iter()
+            .enumerate()
+        {
+            v[i * 13] = x;
+        }
+        for n in [0, 1, 7, 8, 9, 100, 4096, 4099] {
+            let (a, b) = (Moments::of(&v[..n]), moments_of(&v[..n]));
+            assert_eq!(a, b, "{n} values");
+            assert_eq!(
+                (
+                    a.min.to_bits(),
+                    a.max.to_bits(),
+                    a.mean.to_bits(),
+                    a.m2.to_bits()
+                ),
+                (
+                    b.min.to_bits(),
+                    b.max.to_bits(),
+                    b.mean.to_bits(),
+                    b.m2.to_bits()
+                )
+            );
+        }
     }
 
     #[test]

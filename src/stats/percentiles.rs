@@ -1,257 +1,104 @@
-//! Exact percentiles (numpy's default `percentile`, method "linear") with bounded memory.
+//! Exact percentiles (numpy's default `percentile`, method "linear") in the same two passes as
+//! the histogram, with bounded memory.
 //!
 //! For `n` finite values and percentile `p`, numpy takes the sorted values `v` at the virtual
 //! index `i = (n - 1) * p / 100` and interpolates `v[floor(i)]` and `v[floor(i) + 1]` with
-//! weight `i - floor(i)`. Those order statistics are found without sorting the data: the pass
-//! that counts the display histogram also counts a fine one ([`Binning`], `FINE_BINS` bins over
-//! `[min, max]`); the bin holding a rank is then collected in one more pass and sorted when it
-//! holds at most `COLLECT_LIMIT` values, else binned again, finer, until it is small or holds a
-//! single value. A typical tensor needs one extra pass.
+//! weight `i - floor(i)`. Those order statistics are found without sorting: every f32 has an
+//! order-preserving 32-bit [`key`]; pass 1 counts the values per bucket of the key's top 16 bits
+//! (`coarse`), which locates each wanted rank's bucket; pass 2 counts the values of those few
+//! buckets by the key's low 16 bits, which gives the exact value at each rank.
 //!
-//! Bins here are any monotone map of values to bin numbers, applied the same way in every pass:
-//! whether a value is in a bin is decided by the same arithmetic each time, so counts and
-//! membership agree exactly (the numpy edges matter only for the display histogram).
+//! The coarse counts also give most of the display histogram: a bucket whose lowest and highest
+//! possible values fall in the same numpy bin adds its count there, and only the values of the
+//! buckets an edge cuts (at most `bins + 1`) are binned one by one in pass 2.
 
-/// Bins of each fine histogram.
-pub const FINE_BINS: u32 = 4096;
-/// Most values collected for one rank in memory (4 MiB of f32).
-pub const COLLECT_LIMIT: u64 = 1 << 20;
+use serde::{Deserialize, Serialize};
 
 /// The percentiles reported: p1, p50 (median), p99.
 pub const PERCENTILES: [f64; 3] = [1.0, 50.0, 99.0];
 
-/// `floor((x - lo) * scale)` in f64, clamped to `0..bins`: monotone in `x`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Binning {
-    lo: f64,
-    scale: f64,
-    bins: u32,
+/// Buckets of the coarse count (the key's top 16 bits), and values of the fine one (low bits).
+pub(crate) const BUCKETS: usize = 1 << 16;
+
+/// The order-preserving key of `v`: for finite values `a < b` ⇔ `key(a) < key(b)` (and -0 just
+/// below +0). Keys of NaN and the infinities fall in buckets no finite value shares
+/// (`0x0000..=0x007f` and `0xff80..=0xffff`), so no finiteness test is needed when counting.
+#[inline(always)]
+pub(crate) fn key(v: f32) -> u32 {
+    let b = v.to_bits();
+    b ^ (((b as i32 >> 31) as u32) | 0x8000_0000)
 }
 
-impl Binning {
-    pub(crate) fn new(lo: f64, hi: f64, bins: u32) -> Binning {
-        let span = hi - lo;
-        Binning {
-            lo,
-            scale: if span > 0.0 && span.is_finite() {
-                f64::from(bins) / span
-            } else {
-                0.0
-            },
-            bins: bins.max(1),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn bin(&self, x: f32) -> u32 {
-        // `as` saturates (negative to 0); the data's minimum is `lo`, so nothing is below.
-        (((f64::from(x) - self.lo) * self.scale) as u32).min(self.bins - 1)
-    }
-
-    /// The approximate value range of bin `b` (for binning it again, finer).
-    fn range_of(&self, b: u32) -> (f64, f64) {
-        if self.scale == 0.0 {
-            return (self.lo, self.lo);
-        }
-        (
-            self.lo + f64::from(b) / self.scale,
-            self.lo + f64::from(b + 1) / self.scale,
-        )
-    }
-
-    pub(crate) fn bins(&self) -> u32 {
-        self.bins
-    }
+/// The value whose [`key`] is `k`.
+pub(crate) fn from_key(k: u32) -> f32 {
+    f32::from_bits(k ^ ((!(k as i32 >> 31) as u32) | 0x8000_0000))
 }
 
 super::isa::dispatch! {
-    /// Counts the finite `values` per bin of `binning`.
-    pub(crate) fn count_bins(binning: &Binning, counts: &mut [u64], values: &[f32]) -> () => count_bins_body
+    /// Counts `values` per bucket of their key's top 16 bits (`coarse` has `BUCKETS` entries).
+    pub(crate) fn count_coarse(coarse: &mut [u64], values: &[f32]) -> () => count_coarse_body
 }
 
 #[inline(always)]
-fn count_bins_body(binning: &Binning, counts: &mut [u64], values: &[f32]) {
-    for &v in values {
-        if v.is_finite() {
-            counts[binning.bin(v) as usize] += 1;
+fn count_coarse_body(coarse: &mut [u64], values: &[f32]) {
+    let coarse = &mut coarse[..BUCKETS];
+    let mut tops = [0u16; 256];
+    for block in values.chunks(256) {
+        // The buckets in one vectorized loop, the increments in a short scalar one.
+        for (t, &v) in tops.iter_mut().zip(block) {
+            *t = (key(v) >> 16) as u16;
+        }
+        for &t in &tops[..block.len()] {
+            coarse[t as usize] += 1;
         }
     }
 }
 
-super::isa::dispatch! {
-    /// The finite `values` whose bin is set in the bitmap `wanted`, with their bin.
-    pub(crate) fn in_bins(binning: &Binning, wanted: &[u64], values: &[f32], out: &mut Vec<(f32, u32)>) -> () => in_bins_body
+/// One bucket whose values pass 2 counts by their key's low 16 bits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Target {
+    pub(crate) bucket: u32,
+    #[serde(with = "sparse")]
+    pub(crate) low: Vec<u64>,
 }
 
-#[inline(always)]
-fn in_bins_body(binning: &Binning, wanted: &[u64], values: &[f32], out: &mut Vec<(f32, u32)>) {
-    for &v in values {
-        if v.is_finite() {
-            let b = binning.bin(v);
-            if wanted[b as usize / 64] & (1 << (b % 64)) != 0 {
-                out.push((v, b));
-            }
+impl Target {
+    pub(crate) fn new(bucket: u32) -> Target {
+        Target {
+            bucket,
+            low: vec![0; BUCKETS],
         }
     }
-}
 
-/// Where one rank's value is being looked for: the values whose bins match `path` at every level.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Search {
-    /// (binning, bin) per level; a value is a member when it falls in every one.
-    path: Vec<(Binning, u32)>,
-    /// The rank among the members (0-based).
-    rank: u64,
-    step: Step,
-}
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-enum Step {
-    /// Counting the members per bin of `next`, and their range.
-    Narrow {
-        next: Binning,
-        counts: Vec<u64>,
-        seen: (f32, f32),
-    },
-    /// Collecting the members.
-    Collect {
-        values: Vec<f32>,
-    },
-    Found(f32),
-}
-
-impl Search {
-    /// The search for `rank` (0-based among the values counted in `counts` by `binning`) after
-    /// a pass counted them.
-    pub(crate) fn locate(binning: Binning, counts: &[u64], rank: u64) -> Search {
-        Search::within(Vec::new(), binning, counts, rank)
+    pub(crate) fn emptied(&self) -> Target {
+        Target::new(self.bucket)
     }
 
-    fn within(
-        mut path: Vec<(Binning, u32)>,
-        binning: Binning,
-        counts: &[u64],
-        rank: u64,
-    ) -> Search {
+    /// The value of rank `rank` (0-based) among this bucket's values, once counted.
+    pub(crate) fn value_at(&self, rank: u64) -> f32 {
         let mut below = 0u64;
-        for (b, &c) in counts.iter().enumerate() {
+        for (low, &c) in self.low.iter().enumerate() {
             if rank < below + c {
-                let b = b as u32;
-                path.push((binning, b));
-                let rank = rank - below;
-                let step = if c <= COLLECT_LIMIT {
-                    Step::Collect { values: Vec::new() }
-                } else {
-                    let (lo, hi) = binning.range_of(b);
-                    let next = Binning::new(lo, hi, FINE_BINS);
-                    Step::Narrow {
-                        counts: vec![0; next.bins() as usize],
-                        next,
-                        seen: (f32::INFINITY, f32::NEG_INFINITY),
-                    }
-                };
-                return Search { path, rank, step };
+                return from_key(self.bucket << 16 | low as u32);
             }
             below += c;
         }
-        // The counts hold fewer values than the rank: the data changed between passes.
-        Search {
-            path,
-            rank,
-            step: Step::Found(f32::NAN),
-        }
+        // Fewer values than pass 1 counted: the data changed between passes.
+        f32::NAN
     }
+}
 
-    /// The first level's bin, for a quick test before [`Search::add`].
-    pub(crate) fn first_bin(&self) -> Option<u32> {
-        self.path.first().map(|(_, b)| *b)
-    }
-
-    /// Feeds one finite value whose first-level bin is [`Search::first_bin`].
-    #[inline]
-    pub(crate) fn add(&mut self, x: f32) {
-        if self.path[1..]
-            .iter()
-            .any(|(binning, b)| binning.bin(x) != *b)
-        {
-            return;
+/// The bucket holding rank `rank` (0-based among the counted values in key order) and the rank
+/// within it.
+pub(crate) fn locate(coarse: &[u64], rank: u64) -> Option<(u32, u64)> {
+    let mut below = 0u64;
+    for (b, &c) in coarse.iter().enumerate() {
+        if rank < below + c {
+            return Some((b as u32, rank - below));
         }
-        match &mut self.step {
-            Step::Narrow { next, counts, seen } => {
-                counts[next.bin(x) as usize] += 1;
-                seen.0 = seen.0.min(x);
-                seen.1 = seen.1.max(x);
-            }
-            Step::Collect { values } => values.push(x),
-            Step::Found(_) => {}
-        }
+        below += c;
     }
-
-    /// The same search with nothing counted (a part for another thread).
-    pub(crate) fn fork(&self) -> Search {
-        let step = match &self.step {
-            Step::Narrow { next, counts, .. } => Step::Narrow {
-                next: *next,
-                counts: vec![0; counts.len()],
-                seen: (f32::INFINITY, f32::NEG_INFINITY),
-            },
-            Step::Collect { .. } => Step::Collect { values: Vec::new() },
-            Step::Found(v) => Step::Found(*v),
-        };
-        Search {
-            path: self.path.clone(),
-            rank: self.rank,
-            step,
-        }
-    }
-
-    /// Adds a part's counts or values.
-    pub(crate) fn absorb(&mut self, part: Search) {
-        match (&mut self.step, part.step) {
-            (
-                Step::Narrow { counts, seen, .. },
-                Step::Narrow {
-                    counts: c2,
-                    seen: s2,
-                    ..
-                },
-            ) => {
-                for (a, b) in counts.iter_mut().zip(c2) {
-                    *a += b;
-                }
-                *seen = (seen.0.min(s2.0), seen.1.max(s2.1));
-            }
-            (Step::Collect { values }, Step::Collect { values: v2 }) => values.extend(v2),
-            _ => {}
-        }
-    }
-
-    /// After a pass: found, or the next narrower search.
-    pub(crate) fn step(&mut self) {
-        match std::mem::replace(&mut self.step, Step::Found(f32::NAN)) {
-            Step::Narrow { next, counts, seen } => {
-                if seen.0 == seen.1 {
-                    self.step = Step::Found(seen.0);
-                } else {
-                    *self =
-                        Search::within(std::mem::take(&mut self.path), next, &counts, self.rank);
-                }
-            }
-            Step::Collect { mut values } => {
-                values.sort_unstable_by(f32::total_cmp);
-                let at = usize::try_from(self.rank).unwrap_or(usize::MAX);
-                self.step = Step::Found(values.get(at).copied().unwrap_or(f32::NAN));
-            }
-            found => self.step = found,
-        }
-    }
-
-    pub(crate) fn found(&self) -> Option<f32> {
-        match self.step {
-            Step::Found(v) => Some(v),
-            _ => None,
-        }
-    }
+    None
 }
 
 /// The ranks numpy's linear percentile reads for `p` over `n` values, and the weight of the
@@ -270,5 +117,81 @@ pub fn lerp(a: f64, b: f64, t: f64) -> f64 {
         b - diff * (1.0 - t)
     } else {
         a + diff * t
+    }
+}
+
+/// Serde for a long, mostly zero count array: its length and its nonzero `(index, count)`
+/// pairs (a job's state crosses to workers; most of its 65,536 buckets are empty).
+pub(crate) mod sparse {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<(u32, u64)> = v
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c != 0)
+            .map(|(i, &c)| (i as u32, c))
+            .collect();
+        (v.len() as u32, pairs).serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+        let (len, pairs) = <(u32, Vec<(u32, u64)>)>::deserialize(d)?;
+        if len as usize > super::BUCKETS {
+            return Err(serde::de::Error::custom("count array longer than 65536"));
+        }
+        let mut v = vec![0; len as usize];
+        for (i, c) in pairs {
+            let slot = v
+                .get_mut(i as usize)
+                .ok_or_else(|| serde::de::Error::custom("count index out of range"))?;
+            *slot = c;
+        }
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_keep_the_order_and_invert() {
+        let vs = [
+            f32::MIN,
+            -1e30,
+            -1.5,
+            -1e-40,
+            -0.0,
+            0.0,
+            1e-45,
+            1e-40,
+            0.3,
+            1.0,
+            1e30,
+            f32::MAX,
+        ];
+        for w in vs.windows(2) {
+            assert!(key(w[0]) < key(w[1]), "{} {}", w[0], w[1]);
+        }
+        for v in vs {
+            assert_eq!(from_key(key(v)).to_bits(), v.to_bits());
+        }
+        // Non-finite keys are in buckets of their own.
+        for v in [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let b = key(v) >> 16;
+            assert!(b <= 0x7f || b >= 0xff80, "{v}");
+        }
+        let (lo, hi) = (key(f32::MIN) >> 16, key(f32::MAX) >> 16);
+        assert_eq!((lo, hi), (0x80, 0xff7f));
+    }
+
+    #[test]
+    fn coarse_counts_every_value() {
+        let vs: Vec<f32> = (0..1001).map(|i| ((i % 7) as f32 - 3.0) * 0.5).collect();
+        let mut c = vec![0u64; BUCKETS];
+        count_coarse(&mut c, &vs);
+        assert_eq!(c.iter().sum::<u64>(), 1001);
+        assert_eq!(c[(key(0.0) >> 16) as usize], 143);
     }
 }

@@ -10,8 +10,9 @@ use crate::gguf::row_chunks;
 
 /// A source of a tensor's values, one per thread (its own buffers and file handle).
 pub trait ReadRows {
-    /// The values of rows `rows`.
-    fn read(&mut self, rows: Range<u64>) -> Result<&[f32]>;
+    /// Adds the values of rows `rows` to `job` ([`StatsJob::add`], or [`StatsJob::add_with`] to
+    /// dequantize piece by piece into a small buffer as the job reads them).
+    fn add_to(&mut self, job: &mut StatsJob, rows: Range<u64>) -> Result<()>;
 }
 
 /// Runs `job` to the end on `threads` threads (at least one), reading at most about
@@ -79,9 +80,7 @@ fn feed<R: ReadRows>(
 ) -> Result<StatsJob> {
     let mut reader = new_reader()?;
     for chunk in row_chunks(rows, step) {
-        let first = chunk.start;
-        let values = reader.read(chunk)?;
-        part.add(first, values)?;
+        reader.add_to(&mut part, chunk)?;
     }
     Ok(part)
 }

@@ -1,5 +1,5 @@
 //! Tensor statistics in wasm: the core's `StatsJob`, fed quantized bytes that are dequantized
-//! here chunk by chunk (no f32 value crosses into JS), pass by pass; the histogram is exact over
+//! here piece by piece (no f32 value crosses into JS), pass by pass; the histogram is exact over
 //! `[min, max]` and the percentiles exact, as `gguf-lens stats` computes them.
 
 use serde::Serialize;
@@ -15,7 +15,6 @@ use crate::stats::{Pass, StatsJob, StatsRequest};
 #[wasm_bindgen]
 pub struct TensorStatsJob {
     job: StatsJob,
-    values: Vec<f32>,
 }
 
 #[derive(Serialize)]
@@ -68,7 +67,6 @@ impl TensorStatsJob {
         };
         TensorStatsJob {
             job: StatsJob::new(first_row as u64..end_row as u64, row_len as u64, request),
-            values: Vec::new(),
         }
     }
 
@@ -100,11 +98,17 @@ impl TensorStatsJob {
         bytes: &[u8],
     ) -> Result<(), JsError> {
         let tensor = header.file.tensor(name).map_err(js_error)?;
-        let rows = super::whole_rows(name, tensor.row_bytes(), bytes.len())?;
-        header.dequantize_slice(tensor, bytes, 0..rows, &mut self.values)?;
-        self.job
-            .add(first_row as u64, &self.values)
-            .map_err(js_error)
+        super::whole_rows(name, tensor.row_bytes(), bytes.len())?;
+        // Piece by piece into a small buffer (no chunk-sized f32 array).
+        crate::stats::add_gguf_rows(
+            &mut self.job,
+            &header.file,
+            tensor,
+            crate::Kernel::best(),
+            first_row as u64,
+            bytes,
+        )
+        .map_err(js_error)
     }
 
     /// Adds values already in f32 (a safetensors checkpoint's rows).
@@ -140,10 +144,7 @@ impl TensorStatsJob {
     pub fn from_state(state: JsValue) -> Result<TensorStatsJob, JsError> {
         let job = serde_wasm_bindgen::from_value(state)
             .map_err(|e| JsError::new(&format!("statistics state: {e}")))?;
-        Ok(TensorStatsJob {
-            job,
-            values: Vec::new(),
-        })
+        Ok(TensorStatsJob { job })
     }
 
     /// Takes a part's counts back (from `forkState` → `fromState` in a worker → `toState`).
