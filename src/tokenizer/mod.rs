@@ -7,6 +7,7 @@
 //! reads the arrays.
 
 mod bpe;
+mod matcher;
 mod pretokenize;
 mod spm;
 mod ugm;
@@ -623,12 +624,25 @@ impl Tokenizer {
     }
 
     pub(crate) fn byte_to_token(&self, b: u8) -> Option<i32> {
-        self.token_id(format!("<0x{b:02X}>").as_bytes())
-            .or_else(|| self.token_id(&[b]))
+        self.byte_to_token_hex(b).or_else(|| self.token_id(&[b]))
     }
 
-    pub(crate) fn merge_rank(&self, a: &[u8], b: &[u8]) -> Option<u32> {
-        let m = self.merge_index.get_or_init(|| {
+    /// The `<0xXX>` byte token.
+    pub(crate) fn byte_to_token_hex(&self, b: u8) -> Option<i32> {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        let t = [
+            b'<',
+            b'0',
+            b'x',
+            HEX[(b >> 4) as usize],
+            HEX[(b & 15) as usize],
+            b'>',
+        ];
+        self.token_id(&t)
+    }
+
+    fn merges(&self) -> &MergeIndex {
+        self.merge_index.get_or_init(|| {
             let n = self.merges_offsets.len().saturating_sub(1);
             let mut m = MergeIndex {
                 by_id: FxMap::with_capacity_and_hasher(n, FxBuild::default()),
@@ -654,8 +668,20 @@ impl Tokenizer {
                 }
             }
             m
-        });
-        match (self.token_id(a), self.token_id(b)) {
+        })
+    }
+
+    /// The merge rank of the pair `a`, `b`, whose token ids (when they are tokens) are `ia`,
+    /// `ib` (callers that track ids save the two text lookups).
+    pub(crate) fn merge_rank_with(
+        &self,
+        a: &[u8],
+        ia: Option<i32>,
+        b: &[u8],
+        ib: Option<i32>,
+    ) -> Option<u32> {
+        let m = self.merges();
+        match (ia, ib) {
             (Some(x), Some(y)) => m.by_id.get(&(x, y)).copied(),
             _ if m.by_text.is_empty() => None,
             _ => m.by_text.get(merge_key(a, b).as_slice()).copied(),

@@ -7,8 +7,7 @@
 //! classes, so `\s` means the same thing. Code points that are not Rust chars (surrogates from
 //! the lax decoder) match as a private-use character, which no class here names.
 
-use fancy_regex::Regex;
-
+use super::matcher::Matcher;
 use super::unicode::{byte_to_cpt_table, cpts_from_utf8, push_cpt};
 
 const CONTRACTIONS: &str = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
@@ -131,9 +130,28 @@ pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
 /// Compiled pre-tokenizer.
 #[derive(Debug)]
 pub(crate) struct PreTokenizer {
-    regexes: Vec<Regex>,
+    regexes: Vec<Matcher>,
     byte_encode: bool,
-    byte_table: [u32; 256],
+    /// GPT-2 byte encoding of each byte, as UTF-8 (1 or 2 bytes, length in the last slot).
+    byte_utf8: [[u8; 3]; 256],
+}
+
+/// The words of a text: word i is `buf[ends[i - 1]..ends[i]]` (from 0 for the first).
+#[derive(Debug, Default)]
+pub(crate) struct Words {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) ends: Vec<usize>,
+}
+
+impl Words {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let mut start = 0;
+        self.ends.iter().map(move |&e| {
+            let w = &self.buf[start..e];
+            start = e;
+            w
+        })
+    }
 }
 
 impl PreTokenizer {
@@ -141,17 +159,20 @@ impl PreTokenizer {
         let (list, byte_encode) = regexes_for(pre)?;
         let regexes = list
             .iter()
-            .map(|r| {
-                fancy_regex::RegexBuilder::new(r)
-                    .backtrack_limit(10_000_000)
-                    .build()
-                    .ok()
-            })
+            .map(|r| Matcher::new(r))
             .collect::<Option<Vec<_>>>()?;
+        let table = byte_to_cpt_table();
+        let mut byte_utf8 = [[0u8; 3]; 256];
+        for (b, &c) in table.iter().enumerate() {
+            let mut v = Vec::with_capacity(2);
+            push_cpt(&mut v, c);
+            byte_utf8[b][..v.len()].copy_from_slice(&v);
+            byte_utf8[b][2] = v.len() as u8;
+        }
         Some(PreTokenizer {
             regexes,
             byte_encode,
-            byte_table: byte_to_cpt_table(),
+            byte_utf8,
         })
     }
 
@@ -160,77 +181,89 @@ impl PreTokenizer {
     }
 
     /// Splits `text` into words (byte encoded when the pre-tokenizer says so).
-    pub(crate) fn split(&self, text: &[u8]) -> Vec<Vec<u8>> {
-        let cpts = cpts_from_utf8(text);
-        // The text the regexes see: one char per code point, non-ASCII whitespace as U+000B.
-        let mut hay = String::with_capacity(text.len());
-        let mut pos = Vec::with_capacity(cpts.len() + 1);
-        for &c in &cpts {
-            pos.push(hay.len());
-            let ch = match char::from_u32(c) {
-                Some(ch) if c > 0x7F && ch.is_whitespace() => '\u{0B}',
-                Some(ch) => ch,
-                None => '\u{E000}',
-            };
-            hay.push(ch);
-        }
-        pos.push(hay.len());
+    pub(crate) fn split(&self, text: &[u8]) -> Words {
+        // The words are made of the lax-decoded code points re-encoded (`canon`); the regexes
+        // see one char per code point with non-ASCII whitespace as U+000B (`hay`). For valid
+        // UTF-8 without non-ASCII whitespace (the usual case) both are the text itself.
+        let plain = std::str::from_utf8(text)
+            .ok()
+            .filter(|s| s.is_ascii() || !s.chars().any(|c| c > '\u{7F}' && c.is_whitespace()));
+        let owned;
+        let (hay, canon, to_canon): (&str, &[u8], Option<Vec<usize>>) = match plain {
+            Some(s) => (s, text, None),
+            None => {
+                let cpts = cpts_from_utf8(text);
+                let mut hay = String::with_capacity(text.len());
+                let mut canon = Vec::with_capacity(text.len());
+                let mut map = vec![0usize; text.len() * 3 + 1];
+                for &c in &cpts {
+                    map[hay.len()] = canon.len();
+                    let ch = match char::from_u32(c) {
+                        Some(ch) if c > 0x7F && ch.is_whitespace() => '\u{0B}',
+                        Some(ch) => ch,
+                        None => '\u{E000}',
+                    };
+                    hay.push(ch);
+                    push_cpt(&mut canon, c);
+                }
+                map[hay.len()] = canon.len();
+                map.truncate(hay.len() + 1);
+                owned = (hay, canon);
+                (owned.0.as_str(), owned.1.as_slice(), Some(map))
+            }
+        };
 
-        let mut offsets = vec![cpts.len()];
+        // Cut points in `hay`, each regex splitting the pieces the previous one left.
+        let mut cuts = vec![0, hay.len()];
         for re in &self.regexes {
-            let mut next = Vec::with_capacity(offsets.len());
-            let mut start = 0usize;
-            for &len in &offsets {
-                let seg = &hay[pos[start]..pos[start + len]];
-                let base = pos[start];
-                let to_cpt = |byte: usize| pos.partition_point(|&p| p < base + byte) - start;
-                let mut last = 0usize;
+            let mut next = Vec::with_capacity(cuts.len() * 2);
+            next.push(0);
+            for w in cuts.windows(2) {
+                let (s, e) = (w[0], w[1]);
+                let seg = &hay[s..e];
                 let mut at = 0usize;
                 while at <= seg.len() {
-                    let m = match re.find_from_pos(seg, at) {
-                        Ok(Some(m)) => m,
-                        _ => break,
+                    let Some((ms, me)) = re.find_at(seg, at) else {
+                        break;
                     };
-                    let (ms, me) = (to_cpt(m.start()), to_cpt(m.end()));
-                    if ms > last {
-                        next.push(ms - last);
+                    for c in [s + ms, s + me] {
+                        if c > *next.last().unwrap_or(&0) {
+                            next.push(c);
+                        }
                     }
-                    next.push(me - ms);
-                    last = me;
-                    at = if m.end() > m.start() {
-                        m.end()
+                    at = if me > ms {
+                        me
                     } else {
                         // An empty match: step one char (std::regex_iterator does the same).
-                        match seg[m.end()..].chars().next() {
-                            Some(c) => m.end() + c.len_utf8(),
+                        match seg[me..].chars().next() {
+                            Some(c) => me + c.len_utf8(),
                             None => break,
                         }
                     };
                 }
-                if last < len {
-                    next.push(len - last);
+                if e > *next.last().unwrap_or(&0) {
+                    next.push(e);
                 }
-                start += len;
             }
-            offsets = next.into_iter().filter(|&n| n > 0).collect();
+            cuts = next;
         }
 
-        let mut words = Vec::with_capacity(offsets.len());
-        let mut start = 0;
-        for len in offsets {
-            let mut word = Vec::new();
-            for &c in &cpts[start..start + len] {
-                push_cpt(&mut word, c);
-            }
-            start += len;
+        let mut words = Words {
+            buf: Vec::with_capacity(if self.byte_encode { canon.len() * 5 / 4 } else { canon.len() }),
+            ends: Vec::with_capacity(cuts.len()),
+        };
+        let map = |c: usize| to_canon.as_ref().map_or(c, |m| m[c]);
+        for w in cuts.windows(2) {
+            let word = &canon[map(w[0])..map(w[1])];
             if self.byte_encode {
-                let mut enc = Vec::with_capacity(word.len() * 2);
-                for &b in &word {
-                    push_cpt(&mut enc, self.byte_table[b as usize]);
+                for &b in word {
+                    let e = &self.byte_utf8[b as usize];
+                    words.buf.extend_from_slice(&e[..e[2] as usize]);
                 }
-                word = enc;
+            } else {
+                words.buf.extend_from_slice(word);
             }
-            words.push(word);
+            words.ends.push(words.buf.len());
         }
         words
     }
@@ -274,8 +307,10 @@ mod tests {
         ] {
             let (list, _) = regexes_for(pre).unwrap();
             for r in list {
-                if let Err(e) = Regex::new(&r) {
-                    panic!("{pre}: {r}: {e}");
+                let m = Matcher::new(&r).unwrap_or_else(|| panic!("{pre}: {r}"));
+                // The common families run on the regex crate's DFA, not the backtracker.
+                if matches!(pre, "llama3" | "qwen2" | "gpt-2" | "gpt-4o" | "tekken" | "deepseek-v3") {
+                    assert!(m.is_plain(), "{pre}: {r}");
                 }
             }
         }
