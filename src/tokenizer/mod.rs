@@ -81,6 +81,9 @@ pub struct Tokenizer {
     /// Special tokens to split out first, longest text first.
     special_cache: Vec<i32>,
     pieces: OnceLock<Vec<Box<[u8]>>>,
+    /// SPM: bit `a * 256 + b` is set when bytes `a`, `b` are adjacent inside some token (see
+    /// spm::tokenize).
+    spm_glue: OnceLock<Box<[u64; 1024]>>,
     add_bos: bool,
     add_eos: bool,
     add_space_prefix: bool,
@@ -300,6 +303,7 @@ impl Tokenizer {
             pretok,
             special_cache: Vec::new(),
             pieces: OnceLock::new(),
+            spm_glue: OnceLock::new(),
             add_bos,
             add_eos,
             add_space_prefix,
@@ -597,6 +601,30 @@ impl Tokenizer {
             return 0;
         }
         self.attrs.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// Whether bytes `a`, `b` are adjacent inside some token (so a cut between them could
+    /// split a token); built on first use.
+    pub(crate) fn spm_glued(&self, a: u8, b: u8) -> bool {
+        let glue = self.spm_glue.get_or_init(|| {
+            let mut glue = Box::new([0u64; 1024]);
+            for w in self.text_pairs() {
+                let bit = (w.0 as usize) << 8 | w.1 as usize;
+                glue[bit >> 6] |= 1 << (bit & 63);
+            }
+            glue
+        });
+        let bit = (a as usize) << 8 | b as usize;
+        glue[bit >> 6] & (1 << (bit & 63)) != 0
+    }
+
+    /// Every adjacent byte pair inside a token's text.
+    fn text_pairs(&self) -> impl Iterator<Item = (u8, u8)> + '_ {
+        (0..self.len()).flat_map(move |i| {
+            self.token_text(i as i32)
+                .windows(2)
+                .map(|w| (w[0], w[1]))
+        })
     }
 
     pub(crate) fn score(&self, id: i32) -> f32 {
