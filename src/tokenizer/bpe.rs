@@ -26,6 +26,8 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
     let mut syms: Vec<Sym> = Vec::new();
     // (rank, left, right, size), smallest rank then smallest left first.
     let mut queue: BinaryHeap<Reverse<(u32, usize, usize, usize)>> = BinaryHeap::new();
+    // Ranks of the pairs of tokens met in this call (by id: no text hashing on a hit).
+    let mut ranks: super::FxMap<(i32, i32), Option<u32>> = super::FxMap::default();
     for word in words.iter() {
         if let Some(&(from, to)) = seen.get(word) {
             out.extend_from_within(from..to);
@@ -66,14 +68,18 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
             });
             offset += n;
         }
-        let add = |syms: &[Sym], queue: &mut BinaryHeap<_>, left: isize, right: isize| {
+        let mut add = |syms: &[Sym], queue: &mut BinaryHeap<_>, left: isize, right: isize| {
             if left < 0 || right < 0 {
                 return;
             }
             let (l, r) = (syms[left as usize], syms[right as usize]);
             let a = &word[l.start..l.start + l.n];
             let b = &word[r.start..r.start + r.n];
-            if let Some(rank) = tok.merge_rank_with(a, l.id, b, r.id) {
+            let rank = match (l.id, r.id) {
+                (Some(x), Some(y)) => *ranks.entry((x, y)).or_insert_with(|| tok.merge_rank(a, b)),
+                _ => tok.merge_rank(a, b),
+            };
+            if let Some(rank) = rank {
                 queue.push(Reverse((rank, left as usize, right as usize, l.n + r.n)));
             }
         };

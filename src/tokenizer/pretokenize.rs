@@ -249,7 +249,11 @@ impl PreTokenizer {
         }
 
         let mut words = Words {
-            buf: Vec::with_capacity(if self.byte_encode { canon.len() * 5 / 4 } else { canon.len() }),
+            buf: Vec::with_capacity(if self.byte_encode {
+                canon.len() * 5 / 4
+            } else {
+                canon.len()
+            }),
             ends: Vec::with_capacity(cuts.len()),
         };
         let map = |c: usize| to_canon.as_ref().map_or(c, |m| m[c]);
@@ -309,7 +313,10 @@ mod tests {
             for r in list {
                 let m = Matcher::new(&r).unwrap_or_else(|| panic!("{pre}: {r}"));
                 // The common families run on the regex crate's DFA, not the backtracker.
-                if matches!(pre, "llama3" | "qwen2" | "gpt-2" | "gpt-4o" | "tekken" | "deepseek-v3") {
+                if matches!(
+                    pre,
+                    "llama3" | "qwen2" | "gpt-2" | "gpt-4o" | "tekken" | "deepseek-v3"
+                ) {
                     assert!(m.is_plain(), "{pre}: {r}");
                 }
             }
