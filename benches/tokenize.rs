@@ -20,7 +20,10 @@ fn fnv(ids: &[i32]) -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let [text_path, runs, files @ ..] = args.as_slice() else {
         eprintln!("usage: tokenize TEXT_FILE RUNS GGUF...");
         std::process::exit(2);
