@@ -381,3 +381,98 @@ fn cli_tokenize_matches_the_corpus() {
         );
     }
 }
+
+/// The sdist's `base` vocab (no tensors) with its `tokenizer.ggml.pre` string set to `pre`;
+/// with no tensors nothing after the metadata has an offset to move.
+fn relabelled(base: &[u8], pre: &str) -> Vec<u8> {
+    let key = b"tokenizer.ggml.pre";
+    let mut needle = (key.len() as u64).to_le_bytes().to_vec();
+    needle.extend_from_slice(key);
+    let at = base
+        .windows(needle.len())
+        .position(|w| w == needle.as_slice())
+        .expect("tokenizer.ggml.pre in the base vocab")
+        + needle.len();
+    assert_eq!(&base[at..at + 4], &8u32.to_le_bytes(), "pre is a string");
+    let n = u64::from_le_bytes(base[at + 4..at + 12].try_into().unwrap()) as usize;
+    let mut out = base[..at + 4].to_vec();
+    out.extend_from_slice(&(pre.len() as u64).to_le_bytes());
+    out.extend_from_slice(pre.as_bytes());
+    out.extend_from_slice(&base[at + 12 + n..]);
+    out
+}
+
+/// fixtures/tokenizer/pretok_extra.json: the pre-tokenizers llama.cpp splits by hand
+/// (kimi-k2, afmoe, tiny_aya's digits) or with a lookahead-only regex (superbpe), on a vocab
+/// relabelled to each, against the ids llama.cpp gives.
+#[test]
+fn hand_written_pretokenizers_match_llama_cpp() {
+    let Some(models) = sdist_models() else {
+        skip("hand_written_pretokenizers_match_llama_cpp");
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/tokenizer/pretok_extra.json")).unwrap(),
+    )
+    .unwrap();
+    let texts: Vec<Vec<u8>> = doc["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| match (t.get("text"), t.get("hex")) {
+            (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
+            (_, Some(h)) => {
+                let h = h.as_str().unwrap();
+                (0..h.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                    .collect()
+            }
+            _ => panic!("text entry without text or hex"),
+        })
+        .collect();
+    let modes: Vec<(bool, bool)> = doc["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["add_special"].as_bool().unwrap(),
+                m["parse_special"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let base = std::fs::read(models.join(doc["base"].as_str().unwrap())).unwrap();
+    let ids = doc["ids"].as_object().unwrap();
+    assert_eq!(ids.len(), 4);
+    let mut failures = Vec::new();
+    for (pre, per_text) in ids {
+        let bytes = relabelled(&base, pre);
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let tok = Tokenizer::from_gguf(&file).unwrap_or_else(|e| panic!("{pre}: {e}"));
+        let mut bad = 0;
+        for (text, per_mode) in texts.iter().zip(per_text.as_array().unwrap()) {
+            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
+                let want: Vec<i32> = want
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                let got = tok.tokenize(text, add, parse);
+                if got != want {
+                    bad += 1;
+                    if bad <= 5 {
+                        failures.push(format!(
+                            "{pre} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
+                            String::from_utf8_lossy(text)
+                        ));
+                    }
+                }
+            }
+        }
+        eprintln!("{pre}: {bad} of {} cases differ", 2 * texts.len());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -9,6 +9,7 @@
 mod bpe;
 mod matcher;
 mod pretokenize;
+mod splitters;
 mod spm;
 mod table;
 mod ugm;

@@ -8,6 +8,7 @@
 //! the lax decoder) match as a private-use character, which no class here names.
 
 use super::matcher::Matcher;
+use super::splitters::{custom_step, Custom};
 use super::unicode::{byte_to_cpt_table, cpts_from_utf8, push_cpt};
 
 const CONTRACTIONS: &str = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
@@ -121,16 +122,39 @@ pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
             byte_encode = false;
             s(&[r"\S+"])
         }
-        // tiny_aya, cohere2moe, superbpe, kimi-k2, afmoe: hand-written splitters in llama.cpp.
+        // llama.cpp runs its hand-written digit grouping for the first (splitters.rs). The
+        // second runs on llama.cpp's collapsed text, where every letter class (\p{Lu}, \p{Ll},
+        // ...) is the one letter byte: both its alternatives become "letters or marks".
+        "tiny_aya" | "cohere2moe" => vec![
+            r"\d{1,3}(?=(?:\d{3})*\b)".to_string(),
+            format!(
+                r"[^\r\n\p{{L}}\p{{N}}]?[\p{{L}}\p{{M}}]+{CONTRACTIONS}?|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+            ),
+        ],
+        "kimi-k2" => s(&[r"\p{Han}+"]),
+        // The lookahead runs on std::wregex, whose \d is ASCII only; its empty matches only cut.
+        "superbpe" => s(&[r"\p{N}+", "(?=([0-9]{3})+(?![0-9]))"]),
+        "afmoe" => s(&[
+            r"\p{AFMoE_digits}",
+            "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+",
+            "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+        ]),
         _ => return None,
     };
     Some((list, byte_encode))
 }
 
+/// One split step: a regex, or a splitter llama.cpp writes by hand.
+#[derive(Debug)]
+enum Step {
+    Regex(Matcher),
+    Custom(Custom),
+}
+
 /// Compiled pre-tokenizer.
 #[derive(Debug)]
 pub(crate) struct PreTokenizer {
-    regexes: Vec<Matcher>,
+    regexes: Vec<Step>,
     byte_encode: bool,
     /// GPT-2 byte encoding of each byte, as UTF-8 (1 or 2 bytes, length in the last slot).
     byte_utf8: [[u8; 3]; 256],
@@ -159,7 +183,10 @@ impl PreTokenizer {
         let (list, byte_encode) = regexes_for(pre)?;
         let regexes = list
             .iter()
-            .map(|r| Matcher::new(r))
+            .map(|r| match custom_step(r) {
+                Some(c) => Some(Step::Custom(c)),
+                None => Matcher::new(r).map(Step::Regex),
+            })
             .collect::<Option<Vec<_>>>()?;
         let table = byte_to_cpt_table();
         let mut byte_utf8 = [[0u8; 3]; 256];
@@ -215,12 +242,19 @@ impl PreTokenizer {
 
         // Cut points in `hay`, each regex splitting the pieces the previous one left.
         let mut cuts = vec![0, hay.len()];
-        for re in &self.regexes {
+        for step in &self.regexes {
             let mut next = Vec::with_capacity(cuts.len() * 2);
             next.push(0);
             for w in cuts.windows(2) {
                 let (s, e) = (w[0], w[1]);
                 let seg = &hay[s..e];
+                let re = match step {
+                    Step::Regex(re) => re,
+                    Step::Custom(c) => {
+                        c.split(seg, s, &mut next);
+                        continue;
+                    }
+                };
                 let mut at = 0usize;
                 while at <= seg.len() {
                     let Some((ms, me)) = re.find_at(seg, at) else {
@@ -308,10 +342,14 @@ mod tests {
             "exaone-moe",
             "gemma4",
             "whitespace",
+            "tiny_aya",
+            "kimi-k2",
+            "superbpe",
+            "afmoe",
         ] {
             let (list, _) = regexes_for(pre).unwrap();
-            for r in list {
-                let m = Matcher::new(&r).unwrap_or_else(|| panic!("{pre}: {r}"));
+            for r in list.iter().filter(|r| custom_step(r).is_none()) {
+                let m = Matcher::new(r).unwrap_or_else(|| panic!("{pre}: {r}"));
                 // The common families run on the regex crate's DFA, not the backtracker.
                 if matches!(
                     pre,
