@@ -198,8 +198,14 @@ impl Tokenizer {
             }
         }
         let (merges_text, merges_offsets) = if vocab_type == VocabType::Bpe {
-            string_array(file, "tokenizer.ggml.merges")
-                .ok_or_else(|| TokenizerError("no tokenizer.ggml.merges in the file".into()))?
+            match string_array(file, "tokenizer.ggml.merges") {
+                Some(m) => m,
+                // llama.cpp loads Kimi-K2 files without merges (every word is then its bytes).
+                None if pre == "kimi-k2" && file.get("tokenizer.ggml.merges").is_none() => {
+                    (Vec::new(), vec![0])
+                }
+                None => return err("no tokenizer.ggml.merges in the file"),
+            }
         } else {
             (Vec::new(), vec![0])
         };

@@ -167,8 +167,10 @@ fn kimi_k2(chars: &[(usize, char)], add: &mut dyn FnMut(usize)) {
                         pos += 2;
                     } else if pos + 2 < n {
                         let b = lower(pos + 2);
-                        if matches!((a, b), (Some('r' | 'v'), Some('e')) | (Some('l'), Some('l')))
-                        {
+                        if matches!(
+                            (a, b),
+                            (Some('r' | 'v'), Some('e')) | (Some('l'), Some('l'))
+                        ) {
                             pos += 3;
                         }
                     }
