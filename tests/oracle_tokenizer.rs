@@ -473,6 +473,24 @@ fn hand_written_pretokenizers_match_llama_cpp() {
             }
         }
         eprintln!("{pre}: {bad} of {} cases differ", 2 * texts.len());
+        // Junk through the hand-written splitters: invalid UTF-8, surrogates, past U+10FFFF.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let junk: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        for input in [
+            &junk[..],
+            b"\xf4\x90\x80\x80 1\xed\xa0\x80234",
+            b"'\xff'",
+            b"9 \xe4\xb8",
+        ] {
+            let _ = tok.tokenize(input, true, true);
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
