@@ -1,4 +1,5 @@
-//! BPE pre-tokenization: the regex list llama.cpp uses for each `tokenizer.ggml.pre`, applied
+//! BPE pre-tokenization: the regex list llama.cpp uses for each `tokenizer.ggml.pre` (some
+//! entries stand for its hand-written splitters, see splitters.rs), applied
 //! as `unicode_regex_split` does (each regex splits the pieces the previous one left, and the
 //! text between matches is kept as a piece of its own), then GPT-2 byte encoding.
 //!
@@ -15,7 +16,7 @@ const CONTRACTIONS: &str = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'
 const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
 
 /// The regexes for a pre-tokenizer name, plus whether words are GPT-2 byte encoded.
-/// None when llama.cpp does not know the name or it needs a hand-written splitter not done here.
+/// None when llama.cpp does not know the name.
 pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
     let llama3 = format!(
         r"{CONTRACTIONS}|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -131,6 +132,7 @@ pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
                 r"[^\r\n\p{{L}}\p{{N}}]?[\p{{L}}\p{{M}}]+{CONTRACTIONS}?|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
             ),
         ],
+        // As in llama.cpp, these regex texts stand for its hand-written splitters (splitters.rs).
         "kimi-k2" => s(&[r"\p{Han}+"]),
         // The lookahead runs on std::wregex, whose \d is ASCII only; its empty matches only cut.
         "superbpe" => s(&[r"\p{N}+", "(?=([0-9]{3})+(?![0-9]))"]),
@@ -154,7 +156,7 @@ enum Step {
 /// Compiled pre-tokenizer.
 #[derive(Debug)]
 pub(crate) struct PreTokenizer {
-    regexes: Vec<Step>,
+    steps: Vec<Step>,
     byte_encode: bool,
     /// GPT-2 byte encoding of each byte, as UTF-8 (1 or 2 bytes, length in the last slot).
     byte_utf8: [[u8; 3]; 256],
@@ -181,7 +183,7 @@ impl Words {
 impl PreTokenizer {
     pub(crate) fn new(pre: &str) -> Option<PreTokenizer> {
         let (list, byte_encode) = regexes_for(pre)?;
-        let regexes = list
+        let steps = list
             .iter()
             .map(|r| match custom_step(r) {
                 Some(c) => Some(Step::Custom(c)),
@@ -197,7 +199,7 @@ impl PreTokenizer {
             byte_utf8[b][2] = v.len() as u8;
         }
         Some(PreTokenizer {
-            regexes,
+            steps,
             byte_encode,
             byte_utf8,
         })
@@ -242,7 +244,7 @@ impl PreTokenizer {
 
         // Cut points in `hay`, each regex splitting the pieces the previous one left.
         let mut cuts = vec![0, hay.len()];
-        for step in &self.regexes {
+        for step in &self.steps {
             let mut next = Vec::with_capacity(cuts.len() * 2);
             next.push(0);
             for w in cuts.windows(2) {
