@@ -381,3 +381,116 @@ fn cli_tokenize_matches_the_corpus() {
         );
     }
 }
+
+/// The sdist's `base` vocab (no tensors, so its new header is the whole file) with
+/// `tokenizer.ggml.pre` set to `pre`, and without merges for "kimi-k2 without merges".
+fn relabelled(base: &[u8], pre: &str) -> Vec<u8> {
+    use gguf_lens::edit::{build_header, Edits, NewValue};
+    let file = GgufFile::from_bytes(base).unwrap();
+    let (pre, remove) = match pre.strip_suffix(" without merges") {
+        Some(p) => (p, vec!["tokenizer.ggml.merges".to_string()]),
+        None => (pre, Vec::new()),
+    };
+    let edits = Edits {
+        set: vec![(
+            "tokenizer.ggml.pre".to_string(),
+            NewValue::String(pre.to_string()),
+        )],
+        remove,
+    };
+    build_header(&file, &edits).unwrap()
+}
+
+/// fixtures/tokenizer/pretok_extra.json: the pre-tokenizers llama.cpp splits by hand
+/// (kimi-k2, afmoe, tiny_aya's digits) or with a lookahead-only regex (superbpe), on a vocab
+/// relabelled to each (and kimi-k2 without merges, which llama.cpp accepts), against the ids
+/// llama.cpp gives.
+#[test]
+fn hand_written_pretokenizers_match_llama_cpp() {
+    let Some(models) = sdist_models() else {
+        skip("hand_written_pretokenizers_match_llama_cpp");
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("fixtures/tokenizer/pretok_extra.json")).unwrap(),
+    )
+    .unwrap();
+    let texts: Vec<Vec<u8>> = doc["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| match (t.get("text"), t.get("hex")) {
+            (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
+            (_, Some(h)) => {
+                let h = h.as_str().unwrap();
+                (0..h.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                    .collect()
+            }
+            _ => panic!("text entry without text or hex"),
+        })
+        .collect();
+    let modes: Vec<(bool, bool)> = doc["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["add_special"].as_bool().unwrap(),
+                m["parse_special"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let base = std::fs::read(models.join(doc["base"].as_str().unwrap())).unwrap();
+    let ids = doc["ids"].as_object().unwrap();
+    assert_eq!(ids.len(), 5);
+    let mut failures = Vec::new();
+    for (pre, per_text) in ids {
+        let bytes = relabelled(&base, pre);
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let tok = Tokenizer::from_gguf(&file).unwrap_or_else(|e| panic!("{pre}: {e}"));
+        let mut bad = 0;
+        for (text, per_mode) in texts.iter().zip(per_text.as_array().unwrap()) {
+            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
+                let want: Vec<i32> = want
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                let got = tok.tokenize(text, add, parse);
+                if got != want {
+                    bad += 1;
+                    if bad <= 5 {
+                        failures.push(format!(
+                            "{pre} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
+                            String::from_utf8_lossy(text)
+                        ));
+                    }
+                }
+            }
+        }
+        eprintln!("{pre}: {bad} of {} cases differ", 2 * texts.len());
+        // Junk through the hand-written splitters: invalid UTF-8, surrogates, past U+10FFFF.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let junk: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        for input in [
+            &junk[..],
+            b"\xf4\x90\x80\x80 1\xed\xa0\x80234",
+            b"'\xff'",
+            b"9 \xe4\xb8",
+        ] {
+            let _ = tok.tokenize(input, true, true);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::pretokenize::Words;
 use super::unicode::len_utf8;
 use super::Tokenizer;
 
@@ -14,28 +15,40 @@ struct Sym {
     next: isize,
     start: usize,
     n: usize,
+    /// The symbol's token id, when its text is a token (tracked so ranks need no text lookup).
+    id: Option<i32>,
 }
 
-pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
+pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
     let gemma4 = tok.pre_name() == "gemma4";
     // A word's ids depend on the word alone: repeated words reuse the first result.
     let mut seen: super::FxMap<&[u8], (usize, usize)> = super::FxMap::default();
-    for word in words {
-        if let Some(&(from, to)) = seen.get(word.as_slice()) {
+    let mut syms: Vec<Sym> = Vec::new();
+    // (rank, left, right, size), smallest rank then smallest left first.
+    let mut queue: BinaryHeap<Reverse<(u32, usize, usize, usize)>> = BinaryHeap::new();
+    // Ranks of the pairs of tokens met in this call (by id: no text hashing on a hit).
+    let mut ranks: super::FxMap<(i32, i32), Option<u32>> = super::FxMap::default();
+    for word in words.iter() {
+        if let Some(&(from, to)) = seen.get(word) {
             out.extend_from_within(from..to);
             continue;
         }
         let first = out.len();
-        let mut syms: Vec<Sym> = Vec::new();
+        syms.clear();
+        queue.clear();
         let mut offset = 0;
-        let whole = (tok.ignore_merges && tok.text_to_token(word).is_some())
-            || (gemma4 && word.iter().all(|&b| b == b'\n') && tok.text_to_token(word).is_some());
-        if whole {
+        let whole_id = if tok.ignore_merges || (gemma4 && word.iter().all(|&b| b == b'\n')) {
+            tok.text_to_token(word)
+        } else {
+            None
+        };
+        if let Some(id) = whole_id {
             syms.push(Sym {
                 prev: -1,
                 next: -1,
                 start: 0,
                 n: word.len(),
+                id: Some(id),
             });
             offset = word.len();
         }
@@ -51,19 +64,22 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
                 },
                 start: offset,
                 n,
+                id: tok.text_to_token(&word[offset..offset + n]),
             });
             offset += n;
         }
-        // (rank, left, right, size), smallest rank then smallest left first.
-        let mut queue: BinaryHeap<Reverse<(u32, usize, usize, usize)>> = BinaryHeap::new();
-        let add = |syms: &[Sym], queue: &mut BinaryHeap<_>, left: isize, right: isize| {
+        let mut add = |syms: &[Sym], queue: &mut BinaryHeap<_>, left: isize, right: isize| {
             if left < 0 || right < 0 {
                 return;
             }
             let (l, r) = (syms[left as usize], syms[right as usize]);
             let a = &word[l.start..l.start + l.n];
             let b = &word[r.start..r.start + r.n];
-            if let Some(rank) = tok.merge_rank(a, b) {
+            let rank = match (l.id, r.id) {
+                (Some(x), Some(y)) => *ranks.entry((x, y)).or_insert_with(|| tok.merge_rank(a, b)),
+                _ => tok.merge_rank(a, b),
+            };
+            if let Some(rank) = rank {
                 queue.push(Reverse((rank, left as usize, right as usize, l.n + r.n)));
             }
         };
@@ -77,6 +93,7 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
                 continue;
             }
             syms[left].n += r.n;
+            syms[left].id = tok.text_to_token(&word[l.start..l.start + l.n + r.n]);
             syms[right].n = 0;
             syms[left].next = r.next;
             if r.next >= 0 {
@@ -87,15 +104,14 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
             add(&syms, &mut queue, left as isize, next);
         }
         for s in syms.iter().filter(|s| s.n > 0) {
-            let piece = &word[s.start..s.start + s.n];
-            match tok.text_to_token(piece) {
+            match s.id {
                 Some(id) => out.push(id),
                 None => {
-                    for &b in piece {
+                    for &b in &word[s.start..s.start + s.n] {
                         let id = if tok.byte_encode {
                             tok.text_to_token(&[b])
                         } else {
-                            tok.text_to_token(format!("<0x{b:02X}>").as_bytes())
+                            tok.byte_to_token_hex(b)
                         };
                         if let Some(id) = id {
                             out.push(id);
@@ -104,6 +120,6 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &[Vec<u8>], out: &mut Vec<i32>) {
                 }
             }
         }
-        seen.insert(word.as_slice(), (first, out.len()));
+        seen.insert(word, (first, out.len()));
     }
 }

@@ -7,8 +7,11 @@
 //! reads the arrays.
 
 mod bpe;
+mod matcher;
 mod pretokenize;
+mod splitters;
 mod spm;
+mod table;
 mod ugm;
 mod unicode;
 mod wpm;
@@ -17,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::{GgufFile, Value, ValueType};
+use table::{hash_bytes, IdTable};
 
 /// Token attributes (llama.cpp's `llama_token_attr` bits).
 pub mod attr {
@@ -74,12 +78,15 @@ pub struct Tokenizer {
     attrs: Vec<u32>,
     merges_text: Vec<u8>,
     merges_offsets: Vec<usize>,
-    token_index: OnceLock<FxMap<Box<[u8]>, i32>>,
-    merge_index: OnceLock<MergeIndex>,
+    token_index: OnceLock<TokenIndex>,
+    merge_index: OnceLock<IdTable>,
     pretok: Option<pretokenize::PreTokenizer>,
     /// Special tokens to split out first, longest text first.
     special_cache: Vec<i32>,
     pieces: OnceLock<Vec<Box<[u8]>>>,
+    /// SPM: bit `a * 256 + b` is set when bytes `a`, `b` are adjacent inside some token (see
+    /// spm::tokenize).
+    spm_glue: OnceLock<Box<[u64; 1024]>>,
     add_bos: bool,
     add_eos: bool,
     add_space_prefix: bool,
@@ -191,8 +198,14 @@ impl Tokenizer {
             }
         }
         let (merges_text, merges_offsets) = if vocab_type == VocabType::Bpe {
-            string_array(file, "tokenizer.ggml.merges")
-                .ok_or_else(|| TokenizerError("no tokenizer.ggml.merges in the file".into()))?
+            match string_array(file, "tokenizer.ggml.merges") {
+                Some(m) => m,
+                // llama.cpp loads Kimi-K2 files without merges (every word is then its bytes).
+                None if pre == "kimi-k2" && file.get("tokenizer.ggml.merges").is_none() => {
+                    (Vec::new(), vec![0])
+                }
+                None => return err("no tokenizer.ggml.merges in the file"),
+            }
         } else {
             (Vec::new(), vec![0])
         };
@@ -299,6 +312,7 @@ impl Tokenizer {
             pretok,
             special_cache: Vec::new(),
             pieces: OnceLock::new(),
+            spm_glue: OnceLock::new(),
             add_bos,
             add_eos,
             add_space_prefix,
@@ -424,11 +438,11 @@ impl Tokenizer {
                 continue;
             }
             // llama.cpp takes the first match in hash-map order; the lowest id here.
-            if let Some(id) = (0..n).find(|&i| {
-                texts
-                    .iter()
-                    .any(|t| self.token_text(i as i32) == t.as_bytes())
-            }) {
+            if let Some(id) = texts
+                .iter()
+                .flat_map(|t| self.ids_with_text(t.as_bytes()))
+                .min()
+            {
                 self.attrs[id] |= attr::CONTROL;
             }
         }
@@ -463,21 +477,17 @@ impl Tokenizer {
             "<｜end▁of▁sentence｜>",
             "[e~[",
         ];
-        let mut eog = Vec::new();
-        for i in 0..n {
-            let t = &self.text[self.offsets[i]..self.offsets[i + 1]];
-            if EOG.iter().any(|e| e.as_bytes() == t) {
-                eog.push(i);
-                self.attrs[i] |= attr::CONTROL;
-            }
-            if [
-                b"<|channel|>".as_slice(),
-                b"<|message|>",
-                b"<|start|>",
-                b"<|constrain|>",
-            ]
-            .contains(&t)
-            {
+        let mut eog: Vec<usize> = EOG
+            .iter()
+            .flat_map(|e| self.ids_with_text(e.as_bytes()))
+            .collect();
+        eog.sort_unstable();
+        eog.dedup();
+        for &i in &eog {
+            self.attrs[i] |= attr::CONTROL;
+        }
+        for t in ["<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"] {
+            for i in self.ids_with_text(t.as_bytes()) {
                 self.attrs[i] = attr::USER_DEFINED;
             }
         }
@@ -598,24 +608,63 @@ impl Tokenizer {
         self.attrs.get(id as usize).copied().unwrap_or(0)
     }
 
+    /// Whether bytes `a`, `b` are adjacent inside some token (so a cut between them could
+    /// split a token); built on first use.
+    pub(crate) fn spm_glued(&self, a: u8, b: u8) -> bool {
+        let glue = self.spm_glue.get_or_init(|| {
+            let mut glue = Box::new([0u64; 1024]);
+            for w in self.text_pairs() {
+                let bit = (w.0 as usize) << 8 | w.1 as usize;
+                glue[bit >> 6] |= 1 << (bit & 63);
+            }
+            glue
+        });
+        let bit = (a as usize) << 8 | b as usize;
+        glue[bit >> 6] & (1 << (bit & 63)) != 0
+    }
+
+    /// Every adjacent byte pair inside a token's text.
+    fn text_pairs(&self) -> impl Iterator<Item = (u8, u8)> + '_ {
+        (0..self.len())
+            .flat_map(move |i| self.token_text(i as i32).windows(2).map(|w| (w[0], w[1])))
+    }
+
     pub(crate) fn score(&self, id: i32) -> f32 {
         self.scores.get(id as usize).copied().unwrap_or(0.0)
     }
 
-    fn index(&self) -> &FxMap<Box<[u8]>, i32> {
+    fn index(&self) -> &TokenIndex {
         self.token_index.get_or_init(|| {
-            let mut m = FxMap::with_capacity_and_hasher(self.len(), FxBuild::default());
+            let mut table = IdTable::with_capacity(self.len());
+            let mut duplicates = false;
             for i in 0..self.len() {
+                let t = self.token_text(i as i32);
                 // Later duplicates win, as with llama.cpp's token_to_id[word] = i.
-                m.insert(self.token_text(i as i32).into(), i as i32);
+                duplicates |= table.insert(hash_bytes(t), i as u32, true, |j| {
+                    self.token_text(j as i32) == t
+                });
             }
-            m
+            TokenIndex { table, duplicates }
         })
+    }
+
+    /// Every id whose text is `t`, lowest first.
+    fn ids_with_text(&self, t: &[u8]) -> Vec<usize> {
+        if self.index().duplicates {
+            (0..self.len())
+                .filter(|&i| self.token_text(i as i32) == t)
+                .collect()
+        } else {
+            self.token_id(t).map(|i| i as usize).into_iter().collect()
+        }
     }
 
     /// The id of the token with exactly this text.
     pub fn token_id(&self, text: &[u8]) -> Option<i32> {
-        self.index().get(text).copied()
+        self.index()
+            .table
+            .find(hash_bytes(text), |id| self.token_text(id as i32) == text)
+            .map(|id| id as i32)
     }
 
     pub(crate) fn text_to_token(&self, text: &[u8]) -> Option<i32> {
@@ -623,43 +672,64 @@ impl Tokenizer {
     }
 
     pub(crate) fn byte_to_token(&self, b: u8) -> Option<i32> {
-        self.token_id(format!("<0x{b:02X}>").as_bytes())
-            .or_else(|| self.token_id(&[b]))
+        self.byte_to_token_hex(b).or_else(|| self.token_id(&[b]))
     }
 
-    pub(crate) fn merge_rank(&self, a: &[u8], b: &[u8]) -> Option<u32> {
-        let m = self.merge_index.get_or_init(|| {
+    /// The `<0xXX>` byte token.
+    pub(crate) fn byte_to_token_hex(&self, b: u8) -> Option<i32> {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        let t = [
+            b'<',
+            b'0',
+            b'x',
+            HEX[(b >> 4) as usize],
+            HEX[(b & 15) as usize],
+            b'>',
+        ];
+        self.token_id(&t)
+    }
+
+    /// Merge line i's two parts: split at the first space after the first byte
+    /// (llama.cpp's word.find(' ', 1)); None for a line without one.
+    fn merge_parts(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let w = &self.merges_text[self.merges_offsets[i]..self.merges_offsets[i + 1]];
+        let p = w.iter().skip(1).position(|&c| c == b' ')?;
+        Some((&w[..p + 1], &w[p + 2..]))
+    }
+
+    /// Merge line numbers by their two parts' text: building it looks no token up, which keeps
+    /// the first token of a big vocabulary fast (bpe::tokenize caches ranks by id per call).
+    fn merges(&self) -> &IdTable {
+        self.merge_index.get_or_init(|| {
             let n = self.merges_offsets.len().saturating_sub(1);
-            let mut m = MergeIndex {
-                by_id: FxMap::with_capacity_and_hasher(n, FxBuild::default()),
-                by_text: FxMap::default(),
-            };
+            let mut table = IdTable::with_capacity(n);
             for i in 0..n {
-                let w = &self.merges_text[self.merges_offsets[i]..self.merges_offsets[i + 1]];
-                // Split at the first space after the first byte (word.find(' ', 1)).
-                let (first, second) = match w.iter().skip(1).position(|&c| c == b' ') {
-                    Some(p) => (&w[..p + 1], &w[p + 2..]),
-                    None => (&[][..], &[][..]),
+                let Some((a, b)) = self.merge_parts(i) else {
+                    continue;
                 };
                 // The first rank of a pair wins (bpe_ranks.emplace).
-                match (self.token_id(first), self.token_id(second)) {
-                    (Some(x), Some(y)) => {
-                        m.by_id.entry((x, y)).or_insert(i as u32);
-                    }
-                    _ => {
-                        m.by_text
-                            .entry(merge_key(first, second).into())
-                            .or_insert(i as u32);
-                    }
-                }
+                table.insert(pair_hash(a, b), i as u32, false, |j| {
+                    self.merge_parts(j as usize) == Some((a, b))
+                });
             }
-            m
-        });
-        match (self.token_id(a), self.token_id(b)) {
-            (Some(x), Some(y)) => m.by_id.get(&(x, y)).copied(),
-            _ if m.by_text.is_empty() => None,
-            _ => m.by_text.get(merge_key(a, b).as_slice()).copied(),
+            table
+        })
+    }
+
+    /// The merge rank of the pair `a`, `b`.
+    pub(crate) fn merge_rank(&self, a: &[u8], b: &[u8]) -> Option<u32> {
+        // A first part with a space after its first byte is no merge line's first part.
+        if a.is_empty() || a[1..].contains(&b' ') {
+            return None;
         }
+        self.merges().find(pair_hash(a, b), |j| {
+            let j = j as usize;
+            let w = &self.merges_text[self.merges_offsets[j]..self.merges_offsets[j + 1]];
+            w.len() == a.len() + 1 + b.len()
+                && w[a.len()] == b' '
+                && &w[..a.len()] == a
+                && &w[a.len() + 1..] == b
+        })
     }
 
     /// Token ids for `text` as llama.cpp's `llama_tokenize` gives them.
@@ -943,26 +1013,21 @@ impl std::hash::Hasher for FxHasher {
 pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
 pub(crate) type FxMap<K, V> = HashMap<K, V, FxBuild>;
 
-/// Merge ranks by the token ids of both parts; pairs with a part that is not a token (rare)
-/// by text (the first part's length as u32 LE, then both parts' bytes).
+/// The token index: ids by text, and whether any text is there twice.
 #[derive(Debug)]
-struct MergeIndex {
-    by_id: FxMap<(i32, i32), u32>,
-    by_text: FxMap<Box<[u8]>, u32>,
+struct TokenIndex {
+    table: IdTable,
+    duplicates: bool,
+}
+
+fn pair_hash(a: &[u8], b: &[u8]) -> u64 {
+    hash_bytes(a).rotate_left(21) ^ hash_bytes(b).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Fragment {
     Text(usize, usize),
     Token(i32),
-}
-
-fn merge_key(a: &[u8], b: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(4 + a.len() + b.len());
-    k.extend_from_slice(&(a.len() as u32).to_le_bytes());
-    k.extend_from_slice(a);
-    k.extend_from_slice(b);
-    k
 }
 
 fn is_c_space(b: u8) -> bool {

@@ -1,4 +1,5 @@
-//! BPE pre-tokenization: the regex list llama.cpp uses for each `tokenizer.ggml.pre`, applied
+//! BPE pre-tokenization: the regex list llama.cpp uses for each `tokenizer.ggml.pre` (some
+//! entries stand for its hand-written splitters, see splitters.rs), applied
 //! as `unicode_regex_split` does (each regex splits the pieces the previous one left, and the
 //! text between matches is kept as a piece of its own), then GPT-2 byte encoding.
 //!
@@ -7,15 +8,15 @@
 //! classes, so `\s` means the same thing. Code points that are not Rust chars (surrogates from
 //! the lax decoder) match as a private-use character, which no class here names.
 
-use fancy_regex::Regex;
-
+use super::matcher::Matcher;
+use super::splitters::{custom_step, Custom};
 use super::unicode::{byte_to_cpt_table, cpts_from_utf8, push_cpt};
 
 const CONTRACTIONS: &str = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
 
 /// The regexes for a pre-tokenizer name, plus whether words are GPT-2 byte encoded.
-/// None when llama.cpp does not know the name or it needs a hand-written splitter not done here.
+/// None when llama.cpp does not know the name.
 pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
     let llama3 = format!(
         r"{CONTRACTIONS}|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -122,36 +123,85 @@ pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
             byte_encode = false;
             s(&[r"\S+"])
         }
-        // tiny_aya, cohere2moe, superbpe, kimi-k2, afmoe: hand-written splitters in llama.cpp.
+        // llama.cpp runs its hand-written digit grouping for the first (splitters.rs). The
+        // second runs on llama.cpp's collapsed text, where every letter class (\p{Lu}, \p{Ll},
+        // ...) is the one letter byte: both its alternatives become "letters or marks".
+        "tiny_aya" | "cohere2moe" => vec![
+            r"\d{1,3}(?=(?:\d{3})*\b)".to_string(),
+            format!(
+                r"[^\r\n\p{{L}}\p{{N}}]?[\p{{L}}\p{{M}}]+{CONTRACTIONS}?|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+            ),
+        ],
+        // As in llama.cpp, these regex texts stand for its hand-written splitters (splitters.rs).
+        "kimi-k2" => s(&[r"\p{Han}+"]),
+        // The lookahead runs on std::wregex, whose \d is ASCII only; its empty matches only cut.
+        "superbpe" => s(&[r"\p{N}+", "(?=([0-9]{3})+(?![0-9]))"]),
+        "afmoe" => s(&[
+            r"\p{AFMoE_digits}",
+            "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+",
+            "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+        ]),
         _ => return None,
     };
     Some((list, byte_encode))
 }
 
+/// One split step: a regex, or a splitter llama.cpp writes by hand.
+#[derive(Debug)]
+enum Step {
+    Regex(Matcher),
+    Custom(Custom),
+}
+
 /// Compiled pre-tokenizer.
 #[derive(Debug)]
 pub(crate) struct PreTokenizer {
-    regexes: Vec<Regex>,
+    steps: Vec<Step>,
     byte_encode: bool,
-    byte_table: [u32; 256],
+    /// GPT-2 byte encoding of each byte, as UTF-8 (1 or 2 bytes, length in the last slot).
+    byte_utf8: [[u8; 3]; 256],
+}
+
+/// The words of a text: word i is `buf[ends[i - 1]..ends[i]]` (from 0 for the first).
+#[derive(Debug, Default)]
+pub(crate) struct Words {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) ends: Vec<usize>,
+}
+
+impl Words {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let mut start = 0;
+        self.ends.iter().map(move |&e| {
+            let w = &self.buf[start..e];
+            start = e;
+            w
+        })
+    }
 }
 
 impl PreTokenizer {
     pub(crate) fn new(pre: &str) -> Option<PreTokenizer> {
         let (list, byte_encode) = regexes_for(pre)?;
-        let regexes = list
+        let steps = list
             .iter()
-            .map(|r| {
-                fancy_regex::RegexBuilder::new(r)
-                    .backtrack_limit(10_000_000)
-                    .build()
-                    .ok()
+            .map(|r| match custom_step(r) {
+                Some(c) => Some(Step::Custom(c)),
+                None => Matcher::new(r).map(Step::Regex),
             })
             .collect::<Option<Vec<_>>>()?;
+        let table = byte_to_cpt_table();
+        let mut byte_utf8 = [[0u8; 3]; 256];
+        for (b, &c) in table.iter().enumerate() {
+            let mut v = Vec::with_capacity(2);
+            push_cpt(&mut v, c);
+            byte_utf8[b][..v.len()].copy_from_slice(&v);
+            byte_utf8[b][2] = v.len() as u8;
+        }
         Some(PreTokenizer {
-            regexes,
+            steps,
             byte_encode,
-            byte_table: byte_to_cpt_table(),
+            byte_utf8,
         })
     }
 
@@ -160,77 +210,100 @@ impl PreTokenizer {
     }
 
     /// Splits `text` into words (byte encoded when the pre-tokenizer says so).
-    pub(crate) fn split(&self, text: &[u8]) -> Vec<Vec<u8>> {
-        let cpts = cpts_from_utf8(text);
-        // The text the regexes see: one char per code point, non-ASCII whitespace as U+000B.
-        let mut hay = String::with_capacity(text.len());
-        let mut pos = Vec::with_capacity(cpts.len() + 1);
-        for &c in &cpts {
-            pos.push(hay.len());
-            let ch = match char::from_u32(c) {
-                Some(ch) if c > 0x7F && ch.is_whitespace() => '\u{0B}',
-                Some(ch) => ch,
-                None => '\u{E000}',
-            };
-            hay.push(ch);
-        }
-        pos.push(hay.len());
+    pub(crate) fn split(&self, text: &[u8]) -> Words {
+        // The words are made of the lax-decoded code points re-encoded (`canon`); the regexes
+        // see one char per code point with non-ASCII whitespace as U+000B (`hay`). For valid
+        // UTF-8 without non-ASCII whitespace (the usual case) both are the text itself.
+        let plain = std::str::from_utf8(text)
+            .ok()
+            .filter(|s| s.is_ascii() || !s.chars().any(|c| c > '\u{7F}' && c.is_whitespace()));
+        let owned;
+        let (hay, canon, to_canon): (&str, &[u8], Option<Vec<usize>>) = match plain {
+            Some(s) => (s, text, None),
+            None => {
+                let cpts = cpts_from_utf8(text);
+                let mut hay = String::with_capacity(text.len());
+                let mut canon = Vec::with_capacity(text.len());
+                let mut map = vec![0usize; text.len() * 3 + 1];
+                for &c in &cpts {
+                    map[hay.len()] = canon.len();
+                    let ch = match char::from_u32(c) {
+                        Some(ch) if c > 0x7F && ch.is_whitespace() => '\u{0B}',
+                        Some(ch) => ch,
+                        None => '\u{E000}',
+                    };
+                    hay.push(ch);
+                    push_cpt(&mut canon, c);
+                }
+                map[hay.len()] = canon.len();
+                map.truncate(hay.len() + 1);
+                owned = (hay, canon);
+                (owned.0.as_str(), owned.1.as_slice(), Some(map))
+            }
+        };
 
-        let mut offsets = vec![cpts.len()];
-        for re in &self.regexes {
-            let mut next = Vec::with_capacity(offsets.len());
-            let mut start = 0usize;
-            for &len in &offsets {
-                let seg = &hay[pos[start]..pos[start + len]];
-                let base = pos[start];
-                let to_cpt = |byte: usize| pos.partition_point(|&p| p < base + byte) - start;
-                let mut last = 0usize;
+        // Cut points in `hay`, each regex splitting the pieces the previous one left.
+        let mut cuts = vec![0, hay.len()];
+        for step in &self.steps {
+            let mut next = Vec::with_capacity(cuts.len() * 2);
+            next.push(0);
+            for w in cuts.windows(2) {
+                let (s, e) = (w[0], w[1]);
+                let seg = &hay[s..e];
+                let re = match step {
+                    Step::Regex(re) => re,
+                    Step::Custom(c) => {
+                        c.split(seg, s, &mut next);
+                        continue;
+                    }
+                };
                 let mut at = 0usize;
                 while at <= seg.len() {
-                    let m = match re.find_from_pos(seg, at) {
-                        Ok(Some(m)) => m,
-                        _ => break,
+                    let Some((ms, me)) = re.find_at(seg, at) else {
+                        break;
                     };
-                    let (ms, me) = (to_cpt(m.start()), to_cpt(m.end()));
-                    if ms > last {
-                        next.push(ms - last);
+                    for c in [s + ms, s + me] {
+                        if c > *next.last().unwrap_or(&0) {
+                            next.push(c);
+                        }
                     }
-                    next.push(me - ms);
-                    last = me;
-                    at = if m.end() > m.start() {
-                        m.end()
+                    at = if me > ms {
+                        me
                     } else {
                         // An empty match: step one char (std::regex_iterator does the same).
-                        match seg[m.end()..].chars().next() {
-                            Some(c) => m.end() + c.len_utf8(),
+                        match seg[me..].chars().next() {
+                            Some(c) => me + c.len_utf8(),
                             None => break,
                         }
                     };
                 }
-                if last < len {
-                    next.push(len - last);
+                if e > *next.last().unwrap_or(&0) {
+                    next.push(e);
                 }
-                start += len;
             }
-            offsets = next.into_iter().filter(|&n| n > 0).collect();
+            cuts = next;
         }
 
-        let mut words = Vec::with_capacity(offsets.len());
-        let mut start = 0;
-        for len in offsets {
-            let mut word = Vec::new();
-            for &c in &cpts[start..start + len] {
-                push_cpt(&mut word, c);
-            }
-            start += len;
+        let mut words = Words {
+            buf: Vec::with_capacity(if self.byte_encode {
+                canon.len() * 5 / 4
+            } else {
+                canon.len()
+            }),
+            ends: Vec::with_capacity(cuts.len()),
+        };
+        let map = |c: usize| to_canon.as_ref().map_or(c, |m| m[c]);
+        for w in cuts.windows(2) {
+            let word = &canon[map(w[0])..map(w[1])];
             if self.byte_encode {
-                let mut enc = Vec::with_capacity(word.len() * 2);
-                for &b in &word {
-                    push_cpt(&mut enc, self.byte_table[b as usize]);
+                for &b in word {
+                    let e = &self.byte_utf8[b as usize];
+                    words.buf.extend_from_slice(&e[..e[2] as usize]);
                 }
-                word = enc;
+            } else {
+                words.buf.extend_from_slice(word);
             }
-            words.push(word);
+            words.ends.push(words.buf.len());
         }
         words
     }
@@ -271,11 +344,20 @@ mod tests {
             "exaone-moe",
             "gemma4",
             "whitespace",
+            "tiny_aya",
+            "kimi-k2",
+            "superbpe",
+            "afmoe",
         ] {
             let (list, _) = regexes_for(pre).unwrap();
-            for r in list {
-                if let Err(e) = Regex::new(&r) {
-                    panic!("{pre}: {r}: {e}");
+            for r in list.iter().filter(|r| custom_step(r).is_none()) {
+                let m = Matcher::new(r).unwrap_or_else(|| panic!("{pre}: {r}"));
+                // The common families run on the regex crate's DFA, not the backtracker.
+                if matches!(
+                    pre,
+                    "llama3" | "qwen2" | "gpt-2" | "gpt-4o" | "tekken" | "deepseek-v3"
+                ) {
+                    assert!(m.is_plain(), "{pre}: {r}");
                 }
             }
         }

@@ -15,6 +15,8 @@ struct Sym {
     next: isize,
     start: usize,
     n: usize,
+    /// The token of a merged symbol (single characters are looked up when emitted).
+    id: i32,
 }
 
 struct Bigram {
@@ -22,6 +24,7 @@ struct Bigram {
     right: usize,
     score: f32,
     size: usize,
+    id: i32,
 }
 
 impl PartialEq for Bigram {
@@ -45,7 +48,38 @@ impl Ord for Bigram {
     }
 }
 
+/// Tokenizes `text` (whitespace already escaped) in pieces: a merge never crosses a place no
+/// token can span, so the text is cut between two symbols whose facing bytes are adjacent in
+/// no token (the merges on each side are then exactly those on the whole text: the queue order
+/// between pieces does not matter). Repeated pieces reuse their ids.
 pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
+    let mut seen: super::FxMap<&[u8], (usize, usize)> =
+        super::FxMap::with_capacity_and_hasher(text.len() / 16, Default::default());
+    let mut start = 0;
+    let mut offs = 0;
+    let mut piece = |s: usize, e: usize, out: &mut Vec<i32>| {
+        let p = &text[s..e];
+        if let Some(&(from, to)) = seen.get(p) {
+            out.extend_from_within(from..to);
+            return;
+        }
+        let first = out.len();
+        tokenize_piece(tok, p, out);
+        seen.insert(p, (first, out.len()));
+    };
+    while offs < text.len() {
+        if offs > start && !tok.spm_glued(text[offs - 1], text[offs]) {
+            piece(start, offs, out);
+            start = offs;
+        }
+        offs += len_utf8(text[offs]).min(text.len() - offs);
+    }
+    if start < text.len() {
+        piece(start, text.len(), out);
+    }
+}
+
+fn tokenize_piece(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
     let mut syms: Vec<Sym> = Vec::new();
     let mut offs = 0;
     while offs < text.len() {
@@ -60,6 +94,7 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
             },
             start: offs,
             n,
+            id: -1,
         });
         offs += n;
     }
@@ -69,6 +104,9 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
             return;
         }
         let (l, r) = (syms[left as usize], syms[right as usize]);
+        if l.n + r.n > tok.max_token_len {
+            return;
+        }
         let piece = &text[l.start..l.start + l.n + r.n];
         if let Some(id) = tok.text_to_token(piece) {
             queue.push(Bigram {
@@ -76,6 +114,7 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
                 right: right as usize,
                 score: tok.score(id),
                 size: piece.len(),
+                id,
             });
         }
     };
@@ -88,6 +127,7 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
             continue;
         }
         syms[b.left].n += r.n;
+        syms[b.left].id = b.id;
         syms[b.right].n = 0;
         syms[b.left].next = r.next;
         if r.next >= 0 {
@@ -107,7 +147,12 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
         let piece = &text[s.start..s.start + s.n];
         // A merged symbol is always a token; otherwise it is one character (resegment's
         // rev_merge lookup can only succeed for texts that are tokens).
-        match tok.text_to_token(piece) {
+        let id = if s.id >= 0 {
+            Some(s.id)
+        } else {
+            tok.text_to_token(piece)
+        };
+        match id {
             Some(id) => out.push(id),
             None => {
                 for &b in piece {

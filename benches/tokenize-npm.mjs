@@ -1,0 +1,79 @@
+// The npm package's tokenizer (wasm): in Node, the median MB/s of model.tokenize(text) per vocab
+// file (after one warm-up call that builds the lazy indexes), with the token count and the same
+// FNV hash of the ids benches/tokenize.rs prints; in headless Chromium, open-to-first-token on
+// the biggest vocab: the GGUF bytes already in memory -> openGguf -> tokenize('Hello') ids, the
+// first open in the page (wasm module instantiation included) and the median of later opens.
+// One JSON line per measurement.
+//   node tokenize-npm.mjs TEXT_FILE RUNS BIG_VOCAB.gguf GGUF...   (run by benches/tokenize.sh)
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [textFile, runsArg, bigVocab, ...files] = process.argv.slice(2);
+const RUNS = Number(runsArg);
+const REPO = process.env.GGUF_LENS_REPO;
+const { openGguf } = await import('gguf-lens');
+const text = new Uint8Array(fs.readFileSync(textFile));
+
+function fnv(ids) {
+  let h = 0xcbf29ce484222325n;
+  const bytes = new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength);
+  for (const b of bytes) h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return h.toString(16).padStart(16, '0');
+}
+
+for (const file of files) {
+  const model = await openGguf(file);
+  model.tokenize('Hello');
+  const ids = model.tokenize(text);
+  const times = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    model.tokenize(text);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const ms = times[Math.floor(times.length / 2)];
+  console.log(JSON.stringify({ where: `node ${process.version}`, file, mb_s: +(text.length / 1e3 / ms).toFixed(2), tokens: ids.length, hash: fnv(ids) }));
+  await model.close();
+}
+
+const { startServer } = await import(path.join(REPO, 'pkg-tests/server.mjs'));
+const { launchChromium, CHROMIUM } = await import(path.join(REPO, 'pkg-tests/helpers.mjs'));
+if (!fs.existsSync(CHROMIUM)) {
+  process.stderr.write(`no ${CHROMIUM}: no Chromium figure\n`);
+  process.exit(0);
+}
+const root = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tok-bench-'));
+fs.symlinkSync(path.resolve('node_modules/gguf-lens'), path.join(root, 'gguf-lens'));
+fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>tokenize bench</title>');
+const server = await startServer({ files: { '/big.gguf': new Uint8Array(fs.readFileSync(bigVocab)) }, staticRoot: root });
+const browser = await launchChromium();
+try {
+  const page = await browser.newPage();
+  await page.goto(server.url('/index.html'));
+  const r = await page.evaluate(async (runs) => {
+    const bytes = new Uint8Array(await (await fetch('/big.gguf')).arrayBuffer());
+    const openToFirstToken = async (openGguf) => {
+      const t = performance.now();
+      const model = await openGguf({ byteLength: bytes.length, slice: (a, b) => bytes.subarray(a, b) });
+      const ids = model.tokenize('Hello');
+      const ms = performance.now() - t;
+      await model.close();
+      return { ms, ids: Array.from(ids) };
+    };
+    const t0 = performance.now();
+    const { openGguf } = await import('/gguf-lens/index.js');
+    const importMs = performance.now() - t0;
+    // The first open also instantiates the wasm module.
+    const first = await openToFirstToken(openGguf);
+    const later = [];
+    for (let i = 0; i < runs; i++) later.push((await openToFirstToken(openGguf)).ms);
+    later.sort((a, b) => a - b);
+    return { importMs, first, median: later[Math.floor(later.length / 2)] };
+  }, RUNS);
+  console.log(JSON.stringify({ where: `chromium ${browser.version()}`, file: bigVocab, open_to_first_token_ms: +r.median.toFixed(1), first_open_ms: +r.first.ms.toFixed(1), import_ms: +r.importMs.toFixed(1), ids: r.first.ids }));
+} finally {
+  await browser.close();
+  await server.close();
+  fs.rmSync(root, { recursive: true, force: true });
+}
