@@ -461,8 +461,29 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
     p: &Qkx2,
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
+    // The error measure is a compile-time choice, so the inner loops have no branch.
+    if p.use_mad {
+        qkx2_core::<L, N, true>(xt, wt, p, lt)
+    } else {
+        qkx2_core::<L, N, false>(xt, wt, p, lt)
+    }
+}
+
+#[inline(always)]
+fn qkx2_core<const L: usize, const N: usize, const MAD: bool>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
     let nmax = p.nmax;
-    let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    let err = |diff: f32| if MAD { diff.abs() } else { diff * diff };
+    // The quants of a step are `clamp(nearest_int(iscale·(x − min)))`, a function of the step's
+    // (iscale, min): the search keeps the best pair per lane and recomputes the quants once at
+    // the end instead of copying them on every improvement. Quants inside the search are kept
+    // as f32 (exact small integers), which is what the sums use.
+    let quant =
+        |iscale: f32, x: f32, min: f32| nearest_int(iscale * (x - min)).clamp(0, nmax) as f32;
     let mut min = xt[0];
     let mut max = xt[0];
     let mut sum_w = wt[0];
@@ -497,16 +518,17 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
     }
     // A flat lane returns (0, −min) with all quants 0; its other results are discarded.
     let flat_min = min;
+    let mut best_iscale = iscale;
+    let mut best_qmin = min;
     let mut best_error = [0.0f32; L];
     for i in 0..N {
         for k in 0..L {
-            let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
-            lt[i][k] = l as u8;
-            let diff = scale[k] * l as f32 + min[k] - xt[i][k];
+            let l = quant(iscale[k], xt[i][k], min[k]);
+            let diff = scale[k] * l + min[k] - xt[i][k];
             best_error[k] += wt[i][k] * err(diff);
         }
     }
-    let mut laux = [[0u8; L]; N];
+    let mut laux = [[0.0f32; L]; N];
     for is in 0..=p.nstep {
         let mut sum_l = [0.0f32; L];
         let mut sum_l2 = [0.0f32; L];
@@ -515,15 +537,25 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
             iscale[k] = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max[k] - min[k]);
         }
         for i in 0..N {
+            // Whole-row steps (one per lane operation) keep LLVM's vectoriser on the lanes.
+            let mut lf = [0.0f32; L];
+            let mut wl = [0.0f32; L];
             for k in 0..L {
-                let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
-                laux[i][k] = l as u8;
-                let w = wt[i][k];
-                let lf = l as f32;
-                sum_l[k] += w * lf;
-                sum_l2[k] += w * lf * lf;
-                sum_xl[k] += w * lf * xt[i][k];
+                lf[k] = quant(iscale[k], xt[i][k], min[k]);
             }
+            for k in 0..L {
+                wl[k] = wt[i][k] * lf[k];
+            }
+            for k in 0..L {
+                sum_l[k] += wl[k];
+            }
+            for k in 0..L {
+                sum_l2[k] += wl[k] * lf[k];
+            }
+            for k in 0..L {
+                sum_xl[k] += wl[k] * xt[i][k];
+            }
+            laux[i] = lf;
         }
         let mut this_scale = [0.0f32; L];
         let mut this_min = [0.0f32; L];
@@ -541,27 +573,25 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
         let mut cur_error = [0.0f32; L];
         for i in 0..N {
             for k in 0..L {
-                let diff = this_scale[k] * f32::from(laux[i][k]) + this_min[k] - xt[i][k];
+                let diff = this_scale[k] * laux[i][k] + this_min[k] - xt[i][k];
                 cur_error[k] += wt[i][k] * err(diff);
             }
         }
-        let mut take = [false; L];
         for k in 0..L {
-            take[k] = positive[k] && cur_error[k] < best_error[k];
-        }
-        for i in 0..N {
-            for k in 0..L {
-                if take[k] {
-                    lt[i][k] = laux[i][k];
-                }
-            }
-        }
-        for k in 0..L {
-            if take[k] {
+            let take = positive[k] && cur_error[k] < best_error[k];
+            if take {
+                best_iscale[k] = iscale[k];
+                best_qmin[k] = min[k];
                 best_error[k] = cur_error[k];
                 scale[k] = this_scale[k];
                 min[k] = this_min[k];
             }
+        }
+    }
+    for i in 0..N {
+        for k in 0..L {
+            let l = quant(best_iscale[k], xt[i][k], best_qmin[k]) as u8;
+            lt[i][k] = if flat[k] { 0 } else { l };
         }
     }
     let mut the_min = [0.0f32; L];
@@ -569,9 +599,6 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
         if flat[k] {
             scale[k] = 0.0;
             the_min[k] = -flat_min[k];
-            for row in lt.iter_mut() {
-                row[k] = 0;
-            }
         } else {
             the_min[k] = -min[k];
         }
@@ -579,8 +606,8 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
     (scale, the_min)
 }
 
-/// [`make_qkx2_lanes`], built for AVX2 when the CPU has it (8 lanes per vector instead of
-/// SSE2's 4; the same operations, so the same bits: no FMA is enabled).
+/// [`make_qkx2_lanes`], or its AVX2 intrinsics version (`k_avx2::qkx2`, the same operations,
+/// so the same bits) when the CPU has AVX2.
 fn qkx2_lanes<const L: usize, const N: usize>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
@@ -588,21 +615,17 @@ fn qkx2_lanes<const L: usize, const N: usize>(
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
     #[cfg(target_arch = "x86_64")]
-    if super::use_avx2() {
+    if super::use_avx2() && L % 8 == 0 && p.nstep >= 1 {
+        let q = (p.nmax, p.rmin, p.rdelta, p.nstep);
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
-        return unsafe { qkx2_lanes_avx2(xt, wt, p, lt) };
+        return unsafe {
+            if p.use_mad {
+                super::k_avx2::qkx2::<L, N, true>(xt, wt, q, lt)
+            } else {
+                super::k_avx2::qkx2::<L, N, false>(xt, wt, q, lt)
+            }
+        };
     }
-    make_qkx2_lanes(xt, wt, p, lt)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn qkx2_lanes_avx2<const L: usize, const N: usize>(
-    xt: &[[f32; L]; N],
-    wt: &[[f32; L]; N],
-    p: &Qkx2,
-    lt: &mut [[u8; L]; N],
-) -> ([f32; L], [f32; L]) {
     make_qkx2_lanes(xt, wt, p, lt)
 }
 

@@ -23,6 +23,7 @@ mod float;
 mod fp4;
 mod iq4;
 mod k;
+mod k_avx2;
 mod legacy;
 mod tq;
 
