@@ -161,27 +161,17 @@ fn make_qx_lanes<const L: usize, const N: usize>(
     scale
 }
 
-/// [`make_qx_lanes`] for AVX2 when the CPU has it (same operations, same bits).
+/// [`make_qx_lanes`], or its AVX2 intrinsics version (`k_avx2::qx`, same bits) with AVX2.
 fn qx_lanes<const L: usize, const N: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     #[cfg(target_arch = "x86_64")]
-    if super::use_avx2() {
+    if super::use_avx2() && L % 8 == 0 {
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
-        return unsafe { qx_lanes_avx2(xt, nmax, lt) };
+        return unsafe { super::k_avx2::qx(xt, nmax, GROUP_MAX_EPS, lt) };
     }
-    make_qx_lanes(xt, nmax, lt)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn qx_lanes_avx2<const L: usize, const N: usize>(
-    xt: &[[f32; L]; N],
-    nmax: i32,
-    lt: &mut [[i8; L]; N],
-) -> [f32; L] {
     make_qx_lanes(xt, nmax, lt)
 }
 

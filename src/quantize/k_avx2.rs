@@ -161,3 +161,88 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const MAD: bool>(
     }
     (scales, the_mins)
 }
+
+/// ggml's `make_qx_quants` with `rmse_type = 1` and no weights (weights x²), for `L` sub-blocks
+/// (a multiple of 8) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
+/// As in `qkx2`, the search keeps each lane's best inverse scale and recomputes its quants once.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn qx<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    group_max_eps: f32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    debug_assert!(L % 8 == 0);
+    let mut scales = [0.0f32; L];
+    let zero = _mm256_setzero_ps();
+    let (lo, hi) = (_mm256_set1_epi32(-nmax), _mm256_set1_epi32(nmax - 1));
+    for c in (0..L).step_by(8) {
+        let mut max = zero;
+        let mut amax = zero;
+        let mut w = [zero; N];
+        let mut wv = [zero; N];
+        for i in 0..N {
+            let v = ld(&xt[i], c);
+            let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), v);
+            let bigger = _mm256_cmp_ps::<_CMP_GT_OQ>(ax, amax);
+            amax = sel(amax, ax, bigger);
+            max = sel(max, v, bigger);
+            w[i] = _mm256_mul_ps(v, v);
+            wv[i] = _mm256_mul_ps(w[i], v);
+        }
+        // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
+        let sums = |iscale: __m256| {
+            let (mut sumlx, mut suml2) = (zero, zero);
+            for i in 0..N {
+                let l = quant(_mm256_mul_ps(iscale, ld(&xt[i], c)), lo, hi);
+                sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wv[i], l));
+                suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+            }
+            (sumlx, suml2)
+        };
+        let iscale0 = _mm256_div_ps(_mm256_set1_ps(-(nmax as f32)), max);
+        let (sumlx, suml2) = sums(iscale0);
+        let nonzero = _mm256_cmp_ps::<_CMP_NEQ_UQ>(suml2, zero);
+        let mut scale = _mm256_and_ps(_mm256_div_ps(sumlx, suml2), nonzero);
+        let mut best = _mm256_mul_ps(scale, sumlx);
+        let mut best_iscale = iscale0;
+        for is in -9i32..=9 {
+            if is == 0 {
+                continue;
+            }
+            let num = -(nmax as f32 + 0.1f32 * is as f32);
+            let iscale = _mm256_div_ps(_mm256_set1_ps(num), max);
+            let (sumlx, suml2) = sums(iscale);
+            let take = _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_GT_OQ>(suml2, zero),
+                _mm256_cmp_ps::<_CMP_GT_OQ>(
+                    _mm256_mul_ps(sumlx, sumlx),
+                    _mm256_mul_ps(best, suml2),
+                ),
+            );
+            best_iscale = sel(best_iscale, iscale, take);
+            scale = sel(scale, _mm256_div_ps(sumlx, suml2), take);
+            best = sel(best, _mm256_mul_ps(scale, sumlx), take);
+        }
+        // ggml returns quants 0 and scale 0 for an all-zero group.
+        let live = _mm256_cmp_ps::<_CMP_NLT_UQ>(amax, _mm256_set1_ps(group_max_eps));
+        let keep = _mm256_castps_si256(live);
+        for i in 0..N {
+            let l = quant(_mm256_mul_ps(best_iscale, ld(&xt[i], c)), lo, hi);
+            let q = _mm256_and_si256(
+                _mm256_add_epi32(_mm256_cvtps_epi32(l), _mm256_set1_epi32(nmax)),
+                keep,
+            );
+            let mut out = [0i32; 8];
+            _mm256_storeu_si256(out.as_mut_ptr().cast(), q);
+            for k in 0..8 {
+                lt[i][c + k] = out[k] as i8;
+            }
+        }
+        _mm256_storeu_ps(scales.as_mut_ptr().add(c), _mm256_and_ps(scale, live));
+    }
+    scales
+}
