@@ -757,21 +757,15 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
             big_l[16 * j + ii] = (l + 4) as i8;
         }
     }
+    // Quants are 0..=7: bit 2 goes to the high-bit mask (value j sets bit j/32 of byte j%32),
+    // the low two bits are packed. Branch-free (a branch per value mispredicts on real data).
     hmask.iter_mut().for_each(|h| *h = 0);
-    let mut m = 0usize;
-    let mut hm = 1u8;
     let mut unsigned = [0u8; QK_K];
-    for j in 0..QK_K {
-        let mut l = big_l[j];
-        if l > 3 {
-            hmask[m] |= hm;
-            l -= 4;
-        }
-        unsigned[j] = l as u8;
-        m += 1;
-        if m == QK_K / 8 {
-            m = 0;
-            hm <<= 1;
+    for b in 0..8 {
+        for m in 0..QK_K / 8 {
+            let l = big_l[32 * b + m] as u8;
+            hmask[m] |= ((l >> 2) & 1) << b;
+            unsigned[32 * b + m] = l & 3;
         }
     }
     pack_2bit(&unsigned, qs);
@@ -916,17 +910,11 @@ pub(super) fn q5_k(x: &[f32; QK_K], y: &mut [u8; 176]) -> Result<(), Overflow> {
     let mut m2 = 2u8;
     for (g, n) in (0..QK_K).step_by(64).enumerate() {
         for j in 0..32 {
-            let mut l1 = big_l[n + j];
-            if l1 > 15 {
-                l1 -= 16;
-                qh[j] |= m1;
-            }
-            let mut l2 = big_l[n + j + 32];
-            if l2 > 15 {
-                l2 -= 16;
-                qh[j] |= m2;
-            }
-            ql[32 * g + j] = l1 | (l2 << 4);
+            // Quants are 0..=31: bit 4 goes to qh (branch-free), the low four to ql.
+            let (l1, l2) = (big_l[n + j], big_l[n + j + 32]);
+            qh[j] |=
+                (m1 & 0u8.wrapping_sub((l1 >> 4) & 1)) | (m2 & 0u8.wrapping_sub((l2 >> 4) & 1));
+            ql[32 * g + j] = (l1 & 15) | ((l2 & 15) << 4);
         }
         m1 <<= 2;
         m2 <<= 2;
