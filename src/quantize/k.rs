@@ -605,16 +605,19 @@ fn qkx2_lanes<const L: usize, const N: usize>(
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
     #[cfg(target_arch = "x86_64")]
-    if super::use_avx2() && L % 8 == 0 && p.nstep >= 1 {
+    if super::use_avx2() && p.nstep >= 1 {
+        use super::k_avx2::qkx2;
         let q = (p.nmax, p.rmin, p.rdelta, p.nstep);
-        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
-        return unsafe {
-            if p.use_mad {
-                super::k_avx2::qkx2::<L, N, true>(xt, wt, q, lt)
-            } else {
-                super::k_avx2::qkx2::<L, N, false>(xt, wt, q, lt)
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it); qkx2 asserts L = 8·V.
+        unsafe {
+            match (L, p.use_mad) {
+                (8, false) => return qkx2::<L, N, 1, false>(xt, wt, q, lt),
+                (8, true) => return qkx2::<L, N, 1, true>(xt, wt, q, lt),
+                (16, false) => return qkx2::<L, N, 2, false>(xt, wt, q, lt),
+                (16, true) => return qkx2::<L, N, 2, true>(xt, wt, q, lt),
+                _ => {}
             }
-        };
+        }
     }
     make_qkx2_lanes(xt, wt, p, lt)
 }
@@ -772,32 +775,51 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
     Ok(())
 }
 
-/// The sub-block fits of Q4_K and Q5_K: weights `sqrt(mean x²) + |x|`, one affine fit per 32.
-fn k_fits(x: &[f32; QK_K], params: &Qkx2, big_l: &mut [u8; QK_K]) -> ([f32; 8], [f32; 8]) {
-    let mut xt = [[0.0f32; 8]; 32];
-    let mut wt = [[0.0f32; 8]; 32];
-    let mut sum_x2 = [0.0f32; 8];
+/// The sub-block fits of one Q4_K/Q5_K super-block: per 32 values a scale, a min and quants.
+pub(super) struct Fits {
+    scales: [f32; 8],
+    mins: [f32; 8],
+    big_l: [u8; QK_K],
+}
+
+/// The sub-block fits of two Q4_K/Q5_K super-blocks at once (16 lanes: two independent
+/// searches in flight hide each other's add latency): weights `sqrt(mean x²) + |x|`, one affine
+/// fit per 32 values.
+fn k_fits2(x: [&[f32; QK_K]; 2], params: &Qkx2) -> [Fits; 2] {
+    let mut xt = [[0.0f32; 16]; 32];
+    let mut wt = [[0.0f32; 16]; 32];
+    let mut sum_x2 = [0.0f32; 16];
     for l in 0..32 {
-        for j in 0..8 {
-            let v = x[32 * j + l];
+        for j in 0..16 {
+            let v = x[j / 8][32 * (j % 8) + l];
             xt[l][j] = v;
             sum_x2[j] += v * v;
         }
     }
-    for j in 0..8 {
+    for j in 0..16 {
         let av_x = (sum_x2[j] / 32.0).sqrt();
         for l in 0..32 {
             wt[l][j] = av_x + xt[l][j].abs();
         }
     }
-    let mut lt = [[0u8; 8]; 32];
-    let fits = qkx2_lanes(&xt, &wt, params, &mut lt);
-    for j in 0..8 {
-        for l in 0..32 {
-            big_l[32 * j + l] = lt[l][j];
+    let mut lt = [[0u8; 16]; 32];
+    let (scales, mins) = qkx2_lanes(&xt, &wt, params, &mut lt);
+    let fits = |b: usize| {
+        let mut f = Fits {
+            scales: [0.0; 8],
+            mins: [0.0; 8],
+            big_l: [0; QK_K],
+        };
+        for j in 0..8 {
+            f.scales[j] = scales[8 * b + j];
+            f.mins[j] = mins[8 * b + j];
+            for l in 0..32 {
+                f.big_l[32 * j + l] = lt[l][8 * b + j];
+            }
         }
-    }
-    fits
+        f
+    };
+    [fits(0), fits(1)]
 }
 
 /// Quantizes the 8 scales and mins of Q4_K/Q5_K to 6 bits into `head` (d, dmin, 12 scale
@@ -872,16 +894,39 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     }
 }
 
-pub(super) fn q4_k(x: &[f32; QK_K], y: &mut [u8; 144]) -> Result<(), Overflow> {
-    let params = Qkx2 {
-        nmax: 15,
-        rmin: -1.0,
-        rdelta: 0.1,
-        nstep: 20,
-        use_mad: false,
-    };
-    let mut big_l = [0u8; QK_K];
-    let (scales, mins) = k_fits(x, &params, &mut big_l);
+const Q4_K_FIT: Qkx2 = Qkx2 {
+    nmax: 15,
+    rmin: -1.0,
+    rdelta: 0.1,
+    nstep: 20,
+    use_mad: false,
+};
+
+const Q5_K_FIT: Qkx2 = Qkx2 {
+    nmax: 31,
+    rmin: -0.5,
+    rdelta: 0.1,
+    nstep: 15,
+    use_mad: false,
+};
+
+/// Q4_K fits of two super-blocks (the second may repeat the first).
+pub(super) fn q4_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2([a, b], &Q4_K_FIT)
+}
+
+/// Q5_K fits of two super-blocks (the second may repeat the first).
+pub(super) fn q5_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2([a, b], &Q5_K_FIT)
+}
+
+/// The rest of a Q4_K block from its fits: 6-bit scales and mins, requantized 4-bit quants.
+pub(super) fn q4_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 144]) -> Result<(), Overflow> {
+    let Fits {
+        scales,
+        mins,
+        mut big_l,
+    } = fits;
     let (head, qs) = y.split_at_mut(16);
     k_scales(x, &scales, &mins, 15, head, &mut big_l)?;
     for (g, j) in (0..QK_K).step_by(64).enumerate() {
@@ -892,16 +937,13 @@ pub(super) fn q4_k(x: &[f32; QK_K], y: &mut [u8; 144]) -> Result<(), Overflow> {
     Ok(())
 }
 
-pub(super) fn q5_k(x: &[f32; QK_K], y: &mut [u8; 176]) -> Result<(), Overflow> {
-    let params = Qkx2 {
-        nmax: 31,
-        rmin: -0.5,
-        rdelta: 0.1,
-        nstep: 15,
-        use_mad: false,
-    };
-    let mut big_l = [0u8; QK_K];
-    let (scales, mins) = k_fits(x, &params, &mut big_l);
+/// The rest of a Q5_K block from its fits: 6-bit scales and mins, requantized 5-bit quants.
+pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Result<(), Overflow> {
+    let Fits {
+        scales,
+        mins,
+        mut big_l,
+    } = fits;
     let (head, rest) = y.split_at_mut(16);
     k_scales(x, &scales, &mins, 31, head, &mut big_l)?;
     let (qh, ql) = rest.split_at_mut(32);

@@ -39,107 +39,188 @@ unsafe fn sel(a: __m256, b: __m256, m: __m256) -> __m256 {
     _mm256_blendv_ps(a, b, m)
 }
 
-/// ggml's `make_qkx2_quants` (no early exit: nstep ≥ 1) for `L` sub-blocks (a multiple of 8)
-/// of `N` values, transposed (`xt[i][lane]`). `MAD` picks |diff| over diff² as the error.
-/// Returns (scale, −min) per lane and the quants in `lt`.
+/// [`quant`] for |v| < 2²² (so v + 1.5·2²³ is an exact integer in [2²³, 2²⁴)): the clamp done
+/// on that sum in f32, and the offset taken back off, exactly — two operations fewer.
+#[inline(always)]
+unsafe fn quant_small(v: __m256, hi: __m256) -> __m256 {
+    let magic = _mm256_set1_ps(12_582_912.0);
+    let t = _mm256_add_ps(v, magic);
+    let t = _mm256_min_ps(_mm256_max_ps(t, magic), _mm256_add_ps(hi, magic));
+    _mm256_sub_ps(t, magic)
+}
+
+/// One step's sums of `make_qkx2_quants` (Σ w·l, Σ (w·l)·l, Σ (w·l)·x, in `sums`) with the quants
+/// l into `laux`; `SMALL` when every iscale·(x − min) is within ±2²¹.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL: bool>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    iscale: &[__m256; V],
+    min: &[__m256; V],
+    nmaxf: __m256,
+    laux: &mut [[__m256; V]; N],
+    sums: &mut [[__m256; V]; 3],
+) {
+    let (lo, hi) = (_mm256_setzero_si256(), _mm256_cvtps_epi32(nmaxf));
+    let [sum_l, sum_l2, sum_xl] = sums;
+    for i in 0..N {
+        for v in 0..V {
+            let x = ld(&xt[i], 8 * v);
+            let y = _mm256_mul_ps(iscale[v], _mm256_sub_ps(x, min[v]));
+            let lf = if SMALL {
+                quant_small(y, nmaxf)
+            } else {
+                quant(y, lo, hi)
+            };
+            laux[i][v] = lf;
+            let wl = _mm256_mul_ps(ld(&wt[i], 8 * v), lf);
+            sum_l[v] = _mm256_add_ps(sum_l[v], wl);
+            sum_l2[v] = _mm256_add_ps(sum_l2[v], _mm256_mul_ps(wl, lf));
+            sum_xl[v] = _mm256_add_ps(sum_xl[v], _mm256_mul_ps(wl, x));
+        }
+    }
+}
+
+/// ggml's `make_qkx2_quants` (no early exit: nstep ≥ 1) for `L = 8·V` sub-blocks of `N`
+/// values, transposed (`xt[i][lane]`). `MAD` picks |diff| over diff² as the error. The `V`
+/// vectors are independent and stepped together, so their sequential sums overlap in the
+/// pipeline (one vector alone is bound by the add latency). Returns (scale, −min) per lane
+/// and the quants in `lt`.
 ///
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn qkx2<const L: usize, const N: usize, const MAD: bool>(
+pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const MAD: bool>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
     (nmax, rmin, rdelta, nstep): (i32, f32, f32, i32),
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
-    debug_assert!(L % 8 == 0 && N > 0 && nstep >= 1);
-    let mut scales = [0.0f32; L];
-    let mut the_mins = [0.0f32; L];
+    assert!(L == 8 * V && N > 0 && nstep >= 1);
     let zero = _mm256_setzero_ps();
     let sign = _mm256_set1_ps(-0.0);
     let (lo, hi) = (_mm256_setzero_si256(), _mm256_set1_epi32(nmax));
     let nmaxf = _mm256_set1_ps(nmax as f32);
-    for c in (0..L).step_by(8) {
-        let mut min = ld(&xt[0], c);
-        let mut max = min;
-        let mut sum_w = ld(&wt[0], c);
-        let mut sum_x = _mm256_mul_ps(sum_w, min);
-        for i in 1..N {
-            let x = ld(&xt[i], c);
-            let w = ld(&wt[i], c);
-            min = _mm256_min_ps(x, min); // x < min ? x : min
-            max = _mm256_max_ps(x, max); // x > max ? x : max
-            sum_w = _mm256_add_ps(sum_w, w);
-            sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(w, x));
+    let mut min = [zero; V];
+    let mut max = [zero; V];
+    let mut sum_w = [zero; V];
+    let mut sum_x = [zero; V];
+    for v in 0..V {
+        min[v] = ld(&xt[0], 8 * v);
+        max[v] = min[v];
+        sum_w[v] = ld(&wt[0], 8 * v);
+        sum_x[v] = _mm256_mul_ps(sum_w[v], min[v]);
+    }
+    for i in 1..N {
+        for v in 0..V {
+            let x = ld(&xt[i], 8 * v);
+            let w = ld(&wt[i], 8 * v);
+            min[v] = _mm256_min_ps(x, min[v]); // x < min ? x : min
+            max[v] = _mm256_max_ps(x, max[v]); // x > max ? x : max
+            sum_w[v] = _mm256_add_ps(sum_w[v], w);
+            sum_x[v] = _mm256_add_ps(sum_x[v], _mm256_mul_ps(w, x));
         }
+    }
+    let xmin = min;
+    let limit = _mm256_set1_ps(2_097_152.0); // 2²¹
+    let mut flat = [zero; V];
+    let mut iscale = [zero; V];
+    let mut scale = [zero; V];
+    for v in 0..V {
         // `if (min > 0) min = 0;` (a blend keeps −0.0 as C does).
-        min = sel(min, zero, _mm256_cmp_ps::<_CMP_GT_OQ>(min, zero));
-        let flat = _mm256_cmp_ps::<_CMP_EQ_OQ>(max, min);
-        let flat_min = min;
-        let mut iscale = _mm256_div_ps(nmaxf, _mm256_sub_ps(max, min));
-        let mut scale = _mm256_div_ps(_mm256_set1_ps(1.0), iscale);
-        let mut best_iscale = iscale;
-        let mut best_qmin = min;
-        let mut best_error = zero;
+        min[v] = sel(min[v], zero, _mm256_cmp_ps::<_CMP_GT_OQ>(min[v], zero));
+        flat[v] = _mm256_cmp_ps::<_CMP_EQ_OQ>(max[v], min[v]);
+        iscale[v] = _mm256_div_ps(nmaxf, _mm256_sub_ps(max[v], min[v]));
+        scale[v] = _mm256_div_ps(_mm256_set1_ps(1.0), iscale[v]);
+    }
+    let flat_min = min;
+    let mut best_iscale = iscale;
+    let mut best_qmin = min;
+    let mut best_error = [zero; V];
+    for i in 0..N {
+        for v in 0..V {
+            let x = ld(&xt[i], 8 * v);
+            let l = quant(_mm256_mul_ps(iscale[v], _mm256_sub_ps(x, min[v])), lo, hi);
+            let diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale[v], l), min[v]), x);
+            let e = _mm256_mul_ps(ld(&wt[i], 8 * v), err::<MAD>(diff));
+            best_error[v] = _mm256_add_ps(best_error[v], e);
+        }
+    }
+    let mut laux = [[zero; V]; N];
+    for is in 0..=nstep {
+        let num = _mm256_set1_ps(rmin + rdelta * is as f32 + nmax as f32);
+        let mut sums = [[zero; V]; 3];
+        for v in 0..V {
+            iscale[v] = _mm256_div_ps(num, _mm256_sub_ps(max[v], min[v]));
+        }
+        // Every iscale·(x − min) of the step lies between the two bounds (rounding is
+        // monotonic); when all are well inside ±2²², nearest_int-and-clamp equals the cheaper
+        // float form (see `quant_small`).
+        let mut small = -1i32;
+        for v in 0..V {
+            let a = _mm256_mul_ps(iscale[v], _mm256_sub_ps(xmin[v], min[v]));
+            let b = _mm256_mul_ps(iscale[v], _mm256_sub_ps(max[v], min[v]));
+            let m = _mm256_max_ps(_mm256_andnot_ps(sign, a), _mm256_andnot_ps(sign, b));
+            small &= _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(m, limit));
+        }
+        if small == 0xff {
+            step_sums::<L, N, V, true>(xt, wt, &iscale, &min, nmaxf, &mut laux, &mut sums);
+        } else {
+            step_sums::<L, N, V, false>(xt, wt, &iscale, &min, nmaxf, &mut laux, &mut sums);
+        }
+        let [sum_l, sum_l2, sum_xl] = sums;
+        let mut positive = [zero; V];
+        let mut this_scale = [zero; V];
+        let mut this_min = [zero; V];
+        for v in 0..V {
+            let (sw, sl, sl2, sxl) = (sum_w[v], sum_l[v], sum_l2[v], sum_xl[v]);
+            let d = _mm256_sub_ps(_mm256_mul_ps(sw, sl2), _mm256_mul_ps(sl, sl));
+            positive[v] = _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero);
+            let ts = _mm256_div_ps(
+                _mm256_sub_ps(_mm256_mul_ps(sw, sxl), _mm256_mul_ps(sum_x[v], sl)),
+                d,
+            );
+            let tm = _mm256_div_ps(
+                _mm256_sub_ps(_mm256_mul_ps(sl2, sum_x[v]), _mm256_mul_ps(sl, sxl)),
+                d,
+            );
+            let above = _mm256_cmp_ps::<_CMP_GT_OQ>(tm, zero);
+            this_min[v] = sel(tm, zero, above);
+            this_scale[v] = sel(ts, _mm256_div_ps(sxl, sl2), above);
+        }
+        let mut cur_error = [zero; V];
         for i in 0..N {
-            let x = ld(&xt[i], c);
-            let l = quant(_mm256_mul_ps(iscale, _mm256_sub_ps(x, min)), lo, hi);
-            let diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, l), min), x);
-            best_error = _mm256_add_ps(best_error, _mm256_mul_ps(ld(&wt[i], c), err::<MAD>(diff)));
-        }
-        let mut laux = [zero; N];
-        for is in 0..=nstep {
-            let num = rmin + rdelta * is as f32 + nmax as f32;
-            iscale = _mm256_div_ps(_mm256_set1_ps(num), _mm256_sub_ps(max, min));
-            let (mut sum_l, mut sum_l2, mut sum_xl) = (zero, zero, zero);
-            for i in 0..N {
-                let x = ld(&xt[i], c);
-                let lf = quant(_mm256_mul_ps(iscale, _mm256_sub_ps(x, min)), lo, hi);
-                laux[i] = lf;
-                let wl = _mm256_mul_ps(ld(&wt[i], c), lf);
-                sum_l = _mm256_add_ps(sum_l, wl);
-                sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, lf));
-                sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, x));
+            for v in 0..V {
+                let x = ld(&xt[i], 8 * v);
+                let fit = _mm256_add_ps(_mm256_mul_ps(this_scale[v], laux[i][v]), this_min[v]);
+                let e = _mm256_mul_ps(ld(&wt[i], 8 * v), err::<MAD>(_mm256_sub_ps(fit, x)));
+                cur_error[v] = _mm256_add_ps(cur_error[v], e);
             }
-            let d = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
-            let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(d, zero);
-            let mut this_scale = _mm256_div_ps(
-                _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)),
-                d,
-            );
-            let mut this_min = _mm256_div_ps(
-                _mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)),
-                d,
-            );
-            let above = _mm256_cmp_ps::<_CMP_GT_OQ>(this_min, zero);
-            this_min = sel(this_min, zero, above);
-            this_scale = sel(this_scale, _mm256_div_ps(sum_xl, sum_l2), above);
-            let mut cur_error = zero;
-            for i in 0..N {
-                let x = ld(&xt[i], c);
-                let diff = _mm256_sub_ps(
-                    _mm256_add_ps(_mm256_mul_ps(this_scale, laux[i]), this_min),
-                    x,
-                );
-                cur_error =
-                    _mm256_add_ps(cur_error, _mm256_mul_ps(ld(&wt[i], c), err::<MAD>(diff)));
-            }
-            let take = _mm256_and_ps(positive, _mm256_cmp_ps::<_CMP_LT_OQ>(cur_error, best_error));
-            best_iscale = sel(best_iscale, iscale, take);
-            best_qmin = sel(best_qmin, min, take);
-            best_error = sel(best_error, cur_error, take);
-            scale = sel(scale, this_scale, take);
-            min = sel(min, this_min, take);
         }
-        // The quants of the best step, recomputed from its (iscale, min); flat lanes are 0.
+        for v in 0..V {
+            let better = _mm256_cmp_ps::<_CMP_LT_OQ>(cur_error[v], best_error[v]);
+            let take = _mm256_and_ps(positive[v], better);
+            best_iscale[v] = sel(best_iscale[v], iscale[v], take);
+            best_qmin[v] = sel(best_qmin[v], min[v], take);
+            best_error[v] = sel(best_error[v], cur_error[v], take);
+            scale[v] = sel(scale[v], this_scale[v], take);
+            min[v] = sel(min[v], this_min[v], take);
+        }
+    }
+    // The quants of the best step, recomputed from its (iscale, min); flat lanes are 0.
+    let mut scales = [0.0f32; L];
+    let mut the_mins = [0.0f32; L];
+    for v in 0..V {
+        let c = 8 * v;
         let keep = _mm256_castps_si256(_mm256_xor_ps(
-            flat,
+            flat[v],
             _mm256_castsi256_ps(_mm256_set1_epi32(-1)),
         ));
         for i in 0..N {
             let x = ld(&xt[i], c);
             let l = quant(
-                _mm256_mul_ps(best_iscale, _mm256_sub_ps(x, best_qmin)),
+                _mm256_mul_ps(best_iscale[v], _mm256_sub_ps(x, best_qmin[v])),
                 lo,
                 hi,
             );
@@ -150,14 +231,14 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const MAD: bool>(
                 lt[i][c + k] = out[k] as u8;
             }
         }
-        scale = sel(scale, zero, flat);
-        let the_min = sel(
-            _mm256_xor_ps(min, sign),
-            _mm256_xor_ps(flat_min, sign),
-            flat,
+        let s = sel(scale[v], zero, flat[v]);
+        let m = sel(
+            _mm256_xor_ps(min[v], sign),
+            _mm256_xor_ps(flat_min[v], sign),
+            flat[v],
         );
-        _mm256_storeu_ps(scales.as_mut_ptr().add(c), scale);
-        _mm256_storeu_ps(the_mins.as_mut_ptr().add(c), the_min);
+        _mm256_storeu_ps(scales.as_mut_ptr().add(c), s);
+        _mm256_storeu_ps(the_mins.as_mut_ptr().add(c), m);
     }
     (scales, the_mins)
 }

@@ -257,8 +257,8 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
                 GgmlType::Q8_0 => blocks(ty, src, dst, legacy::q8_0),
                 GgmlType::Q2_K => blocks(ty, src, dst, k::q2_k),
                 GgmlType::Q3_K => blocks(ty, src, dst, k::q3_k),
-                GgmlType::Q4_K => blocks(ty, src, dst, k::q4_k),
-                GgmlType::Q5_K => blocks(ty, src, dst, k::q5_k),
+                GgmlType::Q4_K => k_pairs(ty, src, dst, k::q4_k_fits2, k::q4_k_finish),
+                GgmlType::Q5_K => k_pairs(ty, src, dst, k::q5_k_fits2, k::q5_k_finish),
                 GgmlType::Q6_K => blocks(ty, src, dst, k::q6_k),
                 GgmlType::IQ4_NL => {
                     check_magnitudes::<32>(ty, src)?;
@@ -296,6 +296,58 @@ fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), Qua
     Ok(())
 }
 
+/// Refuses one block holding a magnitude beyond [`MAX_ABS`] (unless MXFP4).
+fn check_block(ty: GgmlType, block: usize, values: &[f32]) -> Result<(), QuantizeError> {
+    let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    if amax > MAX_ABS && ty != GgmlType::MXFP4 {
+        return Err(QuantizeError::ScaleOverflow {
+            ty,
+            block,
+            scale: amax,
+        });
+    }
+    Ok(())
+}
+
+type FitsPair = fn(&[f32; 256], &[f32; 256]) -> [k::Fits; 2];
+type FinishFn<const B: usize> = fn(&[f32; 256], k::Fits, &mut [u8; B]) -> Result<(), Overflow>;
+
+/// [`blocks`] for Q4_K/Q5_K: the sub-block searches of two blocks run together (they are
+/// independent), then each block is finished in order, so errors name the same block as
+/// [`blocks`] would.
+fn k_pairs<const B: usize>(
+    ty: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    fits2: FitsPair,
+    finish: FinishFn<B>,
+) -> Result<(), QuantizeError> {
+    let overflow = |block| move |Overflow(scale)| QuantizeError::ScaleOverflow { ty, block, scale };
+    let mut pairs = src.chunks(512).zip(dst.chunks_mut(2 * B)).enumerate();
+    for (pair, (values, bytes)) in &mut pairs {
+        let (va, vb) = values.split_at(256.min(values.len()));
+        let (ba, bb) = bytes.split_at_mut(B.min(bytes.len()));
+        // Always Ok for whole blocks: the caller checked the lengths.
+        let (Ok(va), Ok(ba)) = (<&[f32; 256]>::try_from(va), <&mut [u8; B]>::try_from(ba)) else {
+            continue;
+        };
+        check_block(ty, 2 * pair, va)?;
+        match (<&[f32; 256]>::try_from(vb), <&mut [u8; B]>::try_from(bb)) {
+            (Ok(vb), Ok(bb)) => {
+                let [fa, fb] = fits2(va, vb);
+                finish(va, fa, ba).map_err(overflow(2 * pair))?;
+                check_block(ty, 2 * pair + 1, vb)?;
+                finish(vb, fb, bb).map_err(overflow(2 * pair + 1))?;
+            }
+            _ => {
+                let [fa, _] = fits2(va, va);
+                finish(va, fa, ba).map_err(overflow(2 * pair))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs a block quantizer over every block; the lengths were checked by the caller.
 fn blocks<const N: usize, const B: usize>(
     ty: GgmlType,
@@ -309,14 +361,7 @@ fn blocks<const N: usize, const B: usize>(
             <&[f32; N]>::try_from(values),
             <&mut [u8; B]>::try_from(bytes),
         ) {
-            let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-            if amax > MAX_ABS && ty != GgmlType::MXFP4 {
-                return Err(QuantizeError::ScaleOverflow {
-                    ty,
-                    block,
-                    scale: amax,
-                });
-            }
+            check_block(ty, block, values)?;
             quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
                 ty,
                 block,
