@@ -242,7 +242,7 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
             Ok(())
         }
         _ => {
-            if let Some(index) = src.iter().position(|v| !v.is_finite()) {
+            if let Some(index) = first_not_finite(src) {
                 return Err(QuantizeError::NotFinite {
                     ty,
                     index,
@@ -284,7 +284,7 @@ const MAX_ABS: f32 = 1.0e18;
 /// Refuses a block of `N` values holding a magnitude beyond [`MAX_ABS`] (see there).
 fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), QuantizeError> {
     for (block, values) in src.chunks_exact(N).enumerate() {
-        let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let amax = abs_max(values);
         if amax > MAX_ABS {
             return Err(QuantizeError::ScaleOverflow {
                 ty,
@@ -298,7 +298,7 @@ fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), Qua
 
 /// Refuses one block holding a magnitude beyond [`MAX_ABS`] (unless MXFP4).
 fn check_block(ty: GgmlType, block: usize, values: &[f32]) -> Result<(), QuantizeError> {
-    let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let amax = abs_max(values);
     if amax > MAX_ABS && ty != GgmlType::MXFP4 {
         return Err(QuantizeError::ScaleOverflow {
             ty,
@@ -370,6 +370,36 @@ fn blocks<const N: usize, const B: usize>(
         }
     }
     Ok(())
+}
+
+/// The largest magnitude in NaN-free `x` (the same value as folding with `f32::max`; max is
+/// exact, so eight running maxima give it too, and vectorise).
+#[inline]
+pub(crate) fn abs_max(x: &[f32]) -> f32 {
+    let mut m = [0.0f32; 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            let a = c[k].abs();
+            m[k] = if a > m[k] { a } else { m[k] };
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(0.0f32, |a, v| a.max(v.abs()));
+    m.iter().fold(tail, |a, &v| a.max(v))
+}
+
+/// The index of the first NaN or infinity, scanning 64 values at a time without branches.
+fn first_not_finite(src: &[f32]) -> Option<usize> {
+    let bad = |v: &f32| v.to_bits() & 0x7f80_0000 == 0x7f80_0000;
+    for (n, chunk) in src.chunks(64).enumerate() {
+        if chunk.iter().fold(false, |acc, v| acc | bad(v)) {
+            return chunk.iter().position(bad).map(|i| 64 * n + i);
+        }
+    }
+    None
 }
 
 /// ggml's `nearest_int`: round to nearest (ties to even) by adding 1.5·2²³ and reading the low
