@@ -172,6 +172,11 @@ fn qx_lanes<const L: usize, const N: usize>(
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { super::k_avx2::qx(xt, nmax, GROUP_MAX_EPS, lt) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if L % 4 == 0 {
+        // SAFETY: built with simd128.
+        return unsafe { super::k_simd128::qx(xt, nmax, GROUP_MAX_EPS, lt) };
+    }
     make_qx_lanes(xt, nmax, lt)
 }
 
@@ -619,6 +624,21 @@ fn qkx2_lanes<const L: usize, const N: usize>(
             }
         }
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if p.nstep >= 1 {
+        use super::k_simd128::qkx2;
+        let q = (p.nmax, p.rmin, p.rdelta, p.nstep);
+        // SAFETY: built with simd128; qkx2 asserts L = 4·V.
+        unsafe {
+            match (L, p.use_mad) {
+                (8, false) => return qkx2::<L, N, 2, false>(xt, wt, q, lt),
+                (8, true) => return qkx2::<L, N, 2, true>(xt, wt, q, lt),
+                (16, false) => return qkx2::<L, N, 4, false>(xt, wt, q, lt),
+                (16, true) => return qkx2::<L, N, 4, true>(xt, wt, q, lt),
+                _ => {}
+            }
+        }
+    }
     make_qkx2_lanes(xt, wt, p, lt)
 }
 
@@ -1029,7 +1049,14 @@ mod tests {
     /// mixed-sign sub-blocks).
     #[test]
     fn lanes_equal_scalar_make_qkx2_quants() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        // The shapes in use: Q4_K/Q5_K one block (8×32) and two (16×32), Q2_K (16×16).
+        check_qkx2::<8, 32>(0x2545_f491_4f6c_dd1d, 15, 20);
+        check_qkx2::<16, 32>(0x1234_5678_9abc_def1, 31, 15);
+        check_qkx2::<16, 16>(0x0f0f_1e1e_2d2d_3c3c, 3, 15);
+    }
+
+    fn check_qkx2<const L: usize, const N: usize>(seed: u64, nmax: i32, nstep: i32) {
+        let mut state = seed;
         let mut next = || {
             state ^= state << 13;
             state ^= state >> 7;
@@ -1037,12 +1064,15 @@ mod tests {
             state
         };
         for round in 0..300 {
-            let mut xt = [[0.0f32; 8]; 32];
-            let mut wt = [[0.0f32; 8]; 32];
+            let mut xt = [[0.0f32; L]; N];
+            let mut wt = [[0.0f32; L]; N];
             for (i, row) in xt.iter_mut().enumerate() {
                 for (k, v) in row.iter_mut().enumerate() {
                     let r = next();
-                    *v = match (round + k) % 5 {
+                    // Every third round all lanes alike (so no flat lane forces the general
+                    // rounding path of the vector versions), else mixed.
+                    let kind = if round % 3 == 0 { 0 } else { k };
+                    *v = match (round + kind) % 5 {
                         0 => 0.0,
                         1 => 1.25,
                         2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.25,
@@ -1051,35 +1081,38 @@ mod tests {
                         ),
                         _ => i as f32 * 0.1 - 1.0,
                     };
+                    if round % 3 == 0 && (round / 3) % 5 == 0 {
+                        *v = ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5;
+                    }
                 }
             }
-            for i in 0..32 {
-                for k in 0..8 {
+            for i in 0..N {
+                for k in 0..L {
                     wt[i][k] = xt[i][k].abs() + 0.5;
                 }
             }
             let params = Qkx2 {
-                nmax: 15,
+                nmax,
                 rmin: -1.0,
                 rdelta: 0.1,
-                nstep: 20,
+                nstep,
                 use_mad: round % 2 == 0,
             };
-            let mut lt = [[0u8; 8]; 32];
+            let mut lt = [[0u8; L]; N];
             let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
             // The portable build of the lanes (what runs without AVX2) agrees too.
-            let mut lt_portable = [[0u8; 8]; 32];
+            let mut lt_portable = [[0u8; L]; N];
             let portable = make_qkx2_lanes(&xt, &wt, &params, &mut lt_portable);
             assert_eq!(lt, lt_portable);
             assert_eq!(
                 (scales.map(f32::to_bits), mins.map(f32::to_bits)),
                 (portable.0.map(f32::to_bits), portable.1.map(f32::to_bits))
             );
-            for k in 0..8 {
-                let x: Vec<f32> = (0..32).map(|i| xt[i][k]).collect();
-                let w: Vec<f32> = (0..32).map(|i| wt[i][k]).collect();
-                let mut l = [0u8; 32];
-                let mut laux = [0u8; 32];
+            for k in 0..L {
+                let x: Vec<f32> = (0..N).map(|i| xt[i][k]).collect();
+                let w: Vec<f32> = (0..N).map(|i| wt[i][k]).collect();
+                let mut l = [0u8; N];
+                let mut laux = [0u8; N];
                 let (scale, min) = make_qkx2_quants(&x, &w, &params, &mut l, &mut laux);
                 assert_eq!(
                     scale.to_bits(),
@@ -1087,7 +1120,7 @@ mod tests {
                     "round {round} lane {k}"
                 );
                 assert_eq!(min.to_bits(), mins[k].to_bits(), "round {round} lane {k}");
-                let lanes: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
+                let lanes: Vec<u8> = (0..N).map(|i| lt[i][k]).collect();
                 assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
             }
         }

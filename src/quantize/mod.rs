@@ -24,6 +24,7 @@ mod fp4;
 mod iq4;
 mod k;
 mod k_avx2;
+mod k_simd128;
 mod legacy;
 mod tq;
 
