@@ -634,4 +634,34 @@ mod tests {
             Err(QuantizeError::NotFinite { index: 3, .. })
         ));
     }
+
+    /// Q4_K/Q5_K search two blocks at once: any block count gives each block's own bytes, and
+    /// an error names the same block as quantizing block by block.
+    #[test]
+    fn paired_k_blocks_equal_single_blocks() {
+        let src: Vec<f32> = (0..3 * 256)
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1.0e-3 * (1 + i / 256) as f32)
+            .collect();
+        for ty in [GgmlType::Q4_K, GgmlType::Q5_K] {
+            let bs = quantized_size(ty, 256).unwrap();
+            let mut all = vec![0u8; 3 * bs];
+            quantize_row(ty, &src, &mut all).unwrap();
+            for b in 0..3 {
+                let mut one = vec![0u8; bs];
+                quantize_row(ty, &src[256 * b..256 * (b + 1)], &mut one).unwrap();
+                assert_eq!(one, all[bs * b..bs * (b + 1)], "{ty:?} block {b}");
+            }
+            let mut bad = src.clone();
+            bad[256 + 5] = 1.0e20; // block 1, the second of the first pair
+            assert!(matches!(
+                quantize_row(ty, &bad, &mut all),
+                Err(QuantizeError::ScaleOverflow { block: 1, .. })
+            ));
+            bad[5] = 1.0e20; // now block 0 fails first
+            assert!(matches!(
+                quantize_row(ty, &bad, &mut all),
+                Err(QuantizeError::ScaleOverflow { block: 0, .. })
+            ));
+        }
+    }
 }
