@@ -385,11 +385,14 @@ pub(crate) fn abs_max(x: &[f32]) -> f32 {
             m[k] = if a > m[k] { a } else { m[k] };
         }
     }
+    // Selects, not `f32::max`: on wasm that is a call to libm's fmaxf (wasm's own max differs
+    // on NaN), which cost more than the whole scan.
+    let bigger = |a: f32, v: f32| if v > a { v } else { a };
     let tail = chunks
         .remainder()
         .iter()
-        .fold(0.0f32, |a, v| a.max(v.abs()));
-    m.iter().fold(tail, |a, &v| a.max(v))
+        .fold(0.0f32, |a, v| bigger(a, v.abs()));
+    m.iter().fold(tail, |a, &v| bigger(a, v))
 }
 
 /// The index of the first NaN or infinity, scanning 64 values at a time without branches.
