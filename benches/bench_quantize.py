@@ -4,7 +4,7 @@ simd128 (the wasm32-wasip1 build under Node's WASI), and ggml's own quantizers
 >= 0.5 Gelem/s for Q8_0/Q4_0 and >= 0.15 for the K-quants natively, wasm within 2x of native.
 Each engine runs ROUNDS times interleaved (best of 3 inside each), the best is kept, so a busy
 machine slows all columns alike; `uptime` is printed.
-Run: /root/oracle-venv/bin/python benches/bench_quantize.py [N_VALUES] [--no-wasm] [--types T,T]
+Run: [ROUNDS=3] /root/oracle-venv/bin/python benches/bench_quantize.py [N_VALUES] [--no-wasm] [--types T,T]
 """
 import ctypes, os, subprocess, sys, time
 import numpy as np
@@ -13,7 +13,7 @@ import llama_cpp
 TYPES = {"F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q2_K": 10, "Q3_K": 11,
          "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_NL": 20, "IQ4_XS": 23, "BF16": 30,
          "TQ1_0": 34, "TQ2_0": 35, "MXFP4": 39}
-ROUNDS = 3
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
 
 
 def run_example(cmd, env=None):
