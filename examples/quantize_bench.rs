@@ -1,6 +1,8 @@
 //! Single-thread quantizer throughput: `cargo run --release --example quantize_bench -- FILE.f32
 //! [TYPES...]` reads raw little-endian f32 (a multiple of 256 values) and prints, per type, the
 //! best of 3 runs as `TYPE seconds Gelem/s`. benches/bench_quantize.py runs it beside ggml.
+//! `GGUF_LENS_BENCH_CPU=1` times with the thread's CPU clock (Linux) instead of the wall clock,
+//! to compare builds on a busy machine; `GGUF_LENS_BENCH_REPS=N` runs N times instead of 3.
 
 use std::time::Instant;
 
@@ -27,19 +29,45 @@ fn main() {
             named
         }
     };
+    let cpu = std::env::var("GGUF_LENS_BENCH_CPU").is_ok_and(|v| v == "1");
+    let reps: usize = std::env::var("GGUF_LENS_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     for ty in types {
         let mut dst = vec![0u8; quantized_size(ty, values.len()).expect("size")];
         let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            let start = Instant::now();
+        for _ in 0..reps {
+            let (start, c0) = (Instant::now(), thread_cpu());
             quantize_row(ty, &values, &mut dst).expect("quantize");
-            best = best.min(start.elapsed().as_secs_f64());
+            let secs = match (cpu, thread_cpu(), c0) {
+                (true, Some(c1), Some(c0)) => c1 - c0,
+                _ => start.elapsed().as_secs_f64(),
+            };
+            best = best.min(secs);
         }
         println!(
-            "{} {:.4} {:.3}",
+            "{} {:.6} {:.4}",
             ty.name(),
             best,
             values.len() as f64 / best / 1e9
         );
     }
+}
+
+/// This thread's CPU time in seconds (Linux `CLOCK_THREAD_CPUTIME_ID`), None elsewhere.
+fn thread_cpu() -> Option<f64> {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn clock_gettime(id: i32, ts: *mut [i64; 2]) -> i32;
+        }
+        let mut ts = [0i64; 2];
+        // SAFETY: `ts` is a valid timespec (two 64-bit fields on 64-bit Linux); id 3 is
+        // CLOCK_THREAD_CPUTIME_ID.
+        if cfg!(target_pointer_width = "64") && unsafe { clock_gettime(3, &mut ts) } == 0 {
+            return Some(ts[0] as f64 + ts[1] as f64 * 1e-9);
+        }
+    }
+    None
 }

@@ -161,27 +161,22 @@ fn make_qx_lanes<const L: usize, const N: usize>(
     scale
 }
 
-/// [`make_qx_lanes`] for AVX2 when the CPU has it (same operations, same bits).
+/// [`make_qx_lanes`], or its AVX2 intrinsics version (`k_avx2::qx`, same bits) with AVX2.
 fn qx_lanes<const L: usize, const N: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     #[cfg(target_arch = "x86_64")]
-    if super::use_avx2() {
+    if super::use_avx2() && L % 8 == 0 {
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
-        return unsafe { qx_lanes_avx2(xt, nmax, lt) };
+        return unsafe { super::k_avx2::qx(xt, nmax, GROUP_MAX_EPS, lt) };
     }
-    make_qx_lanes(xt, nmax, lt)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn qx_lanes_avx2<const L: usize, const N: usize>(
-    xt: &[[f32; L]; N],
-    nmax: i32,
-    lt: &mut [[i8; L]; N],
-) -> [f32; L] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if L % 4 == 0 {
+        // SAFETY: built with simd128.
+        return unsafe { super::k_simd128::qx(xt, nmax, GROUP_MAX_EPS, lt) };
+    }
     make_qx_lanes(xt, nmax, lt)
 }
 
@@ -461,8 +456,29 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
     p: &Qkx2,
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
+    // The error measure is a compile-time choice, so the inner loops have no branch.
+    if p.use_mad {
+        qkx2_core::<L, N, true>(xt, wt, p, lt)
+    } else {
+        qkx2_core::<L, N, false>(xt, wt, p, lt)
+    }
+}
+
+#[inline(always)]
+fn qkx2_core<const L: usize, const N: usize, const MAD: bool>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    p: &Qkx2,
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
     let nmax = p.nmax;
-    let err = |diff: f32| if p.use_mad { diff.abs() } else { diff * diff };
+    let err = |diff: f32| if MAD { diff.abs() } else { diff * diff };
+    // The quants of a step are `clamp(nearest_int(iscale·(x − min)))`, a function of the step's
+    // (iscale, min): the search keeps the best pair per lane and recomputes the quants once at
+    // the end instead of copying them on every improvement. Quants inside the search are kept
+    // as f32 (exact small integers), which is what the sums use.
+    let quant =
+        |iscale: f32, x: f32, min: f32| nearest_int(iscale * (x - min)).clamp(0, nmax) as f32;
     let mut min = xt[0];
     let mut max = xt[0];
     let mut sum_w = wt[0];
@@ -497,16 +513,17 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
     }
     // A flat lane returns (0, −min) with all quants 0; its other results are discarded.
     let flat_min = min;
+    let mut best_iscale = iscale;
+    let mut best_qmin = min;
     let mut best_error = [0.0f32; L];
     for i in 0..N {
         for k in 0..L {
-            let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
-            lt[i][k] = l as u8;
-            let diff = scale[k] * l as f32 + min[k] - xt[i][k];
+            let l = quant(iscale[k], xt[i][k], min[k]);
+            let diff = scale[k] * l + min[k] - xt[i][k];
             best_error[k] += wt[i][k] * err(diff);
         }
     }
-    let mut laux = [[0u8; L]; N];
+    let mut laux = [[0.0f32; L]; N];
     for is in 0..=p.nstep {
         let mut sum_l = [0.0f32; L];
         let mut sum_l2 = [0.0f32; L];
@@ -515,15 +532,25 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
             iscale[k] = (p.rmin + p.rdelta * is as f32 + nmax as f32) / (max[k] - min[k]);
         }
         for i in 0..N {
+            // Whole-row steps (one per lane operation) keep LLVM's vectoriser on the lanes.
+            let mut lf = [0.0f32; L];
+            let mut wl = [0.0f32; L];
             for k in 0..L {
-                let l = nearest_int(iscale[k] * (xt[i][k] - min[k])).clamp(0, nmax);
-                laux[i][k] = l as u8;
-                let w = wt[i][k];
-                let lf = l as f32;
-                sum_l[k] += w * lf;
-                sum_l2[k] += w * lf * lf;
-                sum_xl[k] += w * lf * xt[i][k];
+                lf[k] = quant(iscale[k], xt[i][k], min[k]);
             }
+            for k in 0..L {
+                wl[k] = wt[i][k] * lf[k];
+            }
+            for k in 0..L {
+                sum_l[k] += wl[k];
+            }
+            for k in 0..L {
+                sum_l2[k] += wl[k] * lf[k];
+            }
+            for k in 0..L {
+                sum_xl[k] += wl[k] * xt[i][k];
+            }
+            laux[i] = lf;
         }
         let mut this_scale = [0.0f32; L];
         let mut this_min = [0.0f32; L];
@@ -541,27 +568,25 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
         let mut cur_error = [0.0f32; L];
         for i in 0..N {
             for k in 0..L {
-                let diff = this_scale[k] * f32::from(laux[i][k]) + this_min[k] - xt[i][k];
+                let diff = this_scale[k] * laux[i][k] + this_min[k] - xt[i][k];
                 cur_error[k] += wt[i][k] * err(diff);
             }
         }
-        let mut take = [false; L];
         for k in 0..L {
-            take[k] = positive[k] && cur_error[k] < best_error[k];
-        }
-        for i in 0..N {
-            for k in 0..L {
-                if take[k] {
-                    lt[i][k] = laux[i][k];
-                }
-            }
-        }
-        for k in 0..L {
-            if take[k] {
+            let take = positive[k] && cur_error[k] < best_error[k];
+            if take {
+                best_iscale[k] = iscale[k];
+                best_qmin[k] = min[k];
                 best_error[k] = cur_error[k];
                 scale[k] = this_scale[k];
                 min[k] = this_min[k];
             }
+        }
+    }
+    for i in 0..N {
+        for k in 0..L {
+            let l = quant(best_iscale[k], xt[i][k], best_qmin[k]) as u8;
+            lt[i][k] = if flat[k] { 0 } else { l };
         }
     }
     let mut the_min = [0.0f32; L];
@@ -569,9 +594,6 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
         if flat[k] {
             scale[k] = 0.0;
             the_min[k] = -flat_min[k];
-            for row in lt.iter_mut() {
-                row[k] = 0;
-            }
         } else {
             the_min[k] = -min[k];
         }
@@ -579,8 +601,8 @@ fn make_qkx2_lanes<const L: usize, const N: usize>(
     (scale, the_min)
 }
 
-/// [`make_qkx2_lanes`], built for AVX2 when the CPU has it (8 lanes per vector instead of
-/// SSE2's 4; the same operations, so the same bits: no FMA is enabled).
+/// [`make_qkx2_lanes`], or its AVX2 intrinsics version (`k_avx2::qkx2`, the same operations,
+/// so the same bits) when the CPU has AVX2.
 fn qkx2_lanes<const L: usize, const N: usize>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
@@ -588,21 +610,35 @@ fn qkx2_lanes<const L: usize, const N: usize>(
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
     #[cfg(target_arch = "x86_64")]
-    if super::use_avx2() {
-        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
-        return unsafe { qkx2_lanes_avx2(xt, wt, p, lt) };
+    if super::use_avx2() && p.nstep >= 1 {
+        use super::k_avx2::qkx2;
+        let q = (p.nmax, p.rmin, p.rdelta, p.nstep);
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it); qkx2 asserts L = 8·V.
+        unsafe {
+            match (L, p.use_mad) {
+                (8, false) => return qkx2::<L, N, 1, false>(xt, wt, q, lt),
+                (8, true) => return qkx2::<L, N, 1, true>(xt, wt, q, lt),
+                (16, false) => return qkx2::<L, N, 2, false>(xt, wt, q, lt),
+                (16, true) => return qkx2::<L, N, 2, true>(xt, wt, q, lt),
+                _ => {}
+            }
+        }
     }
-    make_qkx2_lanes(xt, wt, p, lt)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn qkx2_lanes_avx2<const L: usize, const N: usize>(
-    xt: &[[f32; L]; N],
-    wt: &[[f32; L]; N],
-    p: &Qkx2,
-    lt: &mut [[u8; L]; N],
-) -> ([f32; L], [f32; L]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if p.nstep >= 1 {
+        use super::k_simd128::qkx2;
+        let q = (p.nmax, p.rmin, p.rdelta, p.nstep);
+        // SAFETY: built with simd128; qkx2 asserts L = 4·V.
+        unsafe {
+            match (L, p.use_mad) {
+                (8, false) => return qkx2::<L, N, 2, false>(xt, wt, q, lt),
+                (8, true) => return qkx2::<L, N, 2, true>(xt, wt, q, lt),
+                (16, false) => return qkx2::<L, N, 4, false>(xt, wt, q, lt),
+                (16, true) => return qkx2::<L, N, 4, true>(xt, wt, q, lt),
+                _ => {}
+            }
+        }
+    }
     make_qkx2_lanes(xt, wt, p, lt)
 }
 
@@ -744,53 +780,66 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
             big_l[16 * j + ii] = (l + 4) as i8;
         }
     }
+    // Quants are 0..=7: bit 2 goes to the high-bit mask (value j sets bit j/32 of byte j%32),
+    // the low two bits are packed. Branch-free (a branch per value mispredicts on real data).
     hmask.iter_mut().for_each(|h| *h = 0);
-    let mut m = 0usize;
-    let mut hm = 1u8;
     let mut unsigned = [0u8; QK_K];
-    for j in 0..QK_K {
-        let mut l = big_l[j];
-        if l > 3 {
-            hmask[m] |= hm;
-            l -= 4;
-        }
-        unsigned[j] = l as u8;
-        m += 1;
-        if m == QK_K / 8 {
-            m = 0;
-            hm <<= 1;
+    for b in 0..8 {
+        for m in 0..QK_K / 8 {
+            let l = big_l[32 * b + m] as u8;
+            hmask[m] |= ((l >> 2) & 1) << b;
+            unsigned[32 * b + m] = l & 3;
         }
     }
     pack_2bit(&unsigned, qs);
     Ok(())
 }
 
-/// The sub-block fits of Q4_K and Q5_K: weights `sqrt(mean x²) + |x|`, one affine fit per 32.
-fn k_fits(x: &[f32; QK_K], params: &Qkx2, big_l: &mut [u8; QK_K]) -> ([f32; 8], [f32; 8]) {
-    let mut xt = [[0.0f32; 8]; 32];
-    let mut wt = [[0.0f32; 8]; 32];
-    let mut sum_x2 = [0.0f32; 8];
+/// The sub-block fits of one Q4_K/Q5_K super-block: per 32 values a scale, a min and quants.
+pub(super) struct Fits {
+    scales: [f32; 8],
+    mins: [f32; 8],
+    big_l: [u8; QK_K],
+}
+
+/// The sub-block fits of two Q4_K/Q5_K super-blocks at once (16 lanes: two independent
+/// searches in flight hide each other's add latency): weights `sqrt(mean x²) + |x|`, one affine
+/// fit per 32 values.
+fn k_fits2(x: [&[f32; QK_K]; 2], params: &Qkx2) -> [Fits; 2] {
+    let mut xt = [[0.0f32; 16]; 32];
+    let mut wt = [[0.0f32; 16]; 32];
+    let mut sum_x2 = [0.0f32; 16];
     for l in 0..32 {
-        for j in 0..8 {
-            let v = x[32 * j + l];
+        for j in 0..16 {
+            let v = x[j / 8][32 * (j % 8) + l];
             xt[l][j] = v;
             sum_x2[j] += v * v;
         }
     }
-    for j in 0..8 {
+    for j in 0..16 {
         let av_x = (sum_x2[j] / 32.0).sqrt();
         for l in 0..32 {
             wt[l][j] = av_x + xt[l][j].abs();
         }
     }
-    let mut lt = [[0u8; 8]; 32];
-    let fits = qkx2_lanes(&xt, &wt, params, &mut lt);
-    for j in 0..8 {
-        for l in 0..32 {
-            big_l[32 * j + l] = lt[l][j];
+    let mut lt = [[0u8; 16]; 32];
+    let (scales, mins) = qkx2_lanes(&xt, &wt, params, &mut lt);
+    let fits = |b: usize| {
+        let mut f = Fits {
+            scales: [0.0; 8],
+            mins: [0.0; 8],
+            big_l: [0; QK_K],
+        };
+        for j in 0..8 {
+            f.scales[j] = scales[8 * b + j];
+            f.mins[j] = mins[8 * b + j];
+            for l in 0..32 {
+                f.big_l[32 * j + l] = lt[l][8 * b + j];
+            }
         }
-    }
-    fits
+        f
+    };
+    [fits(0), fits(1)]
 }
 
 /// Quantizes the 8 scales and mins of Q4_K/Q5_K to 6 bits into `head` (d, dmin, 12 scale
@@ -865,16 +914,39 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     }
 }
 
-pub(super) fn q4_k(x: &[f32; QK_K], y: &mut [u8; 144]) -> Result<(), Overflow> {
-    let params = Qkx2 {
-        nmax: 15,
-        rmin: -1.0,
-        rdelta: 0.1,
-        nstep: 20,
-        use_mad: false,
-    };
-    let mut big_l = [0u8; QK_K];
-    let (scales, mins) = k_fits(x, &params, &mut big_l);
+const Q4_K_FIT: Qkx2 = Qkx2 {
+    nmax: 15,
+    rmin: -1.0,
+    rdelta: 0.1,
+    nstep: 20,
+    use_mad: false,
+};
+
+const Q5_K_FIT: Qkx2 = Qkx2 {
+    nmax: 31,
+    rmin: -0.5,
+    rdelta: 0.1,
+    nstep: 15,
+    use_mad: false,
+};
+
+/// Q4_K fits of two super-blocks (the second may repeat the first).
+pub(super) fn q4_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2([a, b], &Q4_K_FIT)
+}
+
+/// Q5_K fits of two super-blocks (the second may repeat the first).
+pub(super) fn q5_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2([a, b], &Q5_K_FIT)
+}
+
+/// The rest of a Q4_K block from its fits: 6-bit scales and mins, requantized 4-bit quants.
+pub(super) fn q4_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 144]) -> Result<(), Overflow> {
+    let Fits {
+        scales,
+        mins,
+        mut big_l,
+    } = fits;
     let (head, qs) = y.split_at_mut(16);
     k_scales(x, &scales, &mins, 15, head, &mut big_l)?;
     for (g, j) in (0..QK_K).step_by(64).enumerate() {
@@ -885,16 +957,13 @@ pub(super) fn q4_k(x: &[f32; QK_K], y: &mut [u8; 144]) -> Result<(), Overflow> {
     Ok(())
 }
 
-pub(super) fn q5_k(x: &[f32; QK_K], y: &mut [u8; 176]) -> Result<(), Overflow> {
-    let params = Qkx2 {
-        nmax: 31,
-        rmin: -0.5,
-        rdelta: 0.1,
-        nstep: 15,
-        use_mad: false,
-    };
-    let mut big_l = [0u8; QK_K];
-    let (scales, mins) = k_fits(x, &params, &mut big_l);
+/// The rest of a Q5_K block from its fits: 6-bit scales and mins, requantized 5-bit quants.
+pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Result<(), Overflow> {
+    let Fits {
+        scales,
+        mins,
+        mut big_l,
+    } = fits;
     let (head, rest) = y.split_at_mut(16);
     k_scales(x, &scales, &mins, 31, head, &mut big_l)?;
     let (qh, ql) = rest.split_at_mut(32);
@@ -903,17 +972,11 @@ pub(super) fn q5_k(x: &[f32; QK_K], y: &mut [u8; 176]) -> Result<(), Overflow> {
     let mut m2 = 2u8;
     for (g, n) in (0..QK_K).step_by(64).enumerate() {
         for j in 0..32 {
-            let mut l1 = big_l[n + j];
-            if l1 > 15 {
-                l1 -= 16;
-                qh[j] |= m1;
-            }
-            let mut l2 = big_l[n + j + 32];
-            if l2 > 15 {
-                l2 -= 16;
-                qh[j] |= m2;
-            }
-            ql[32 * g + j] = l1 | (l2 << 4);
+            // Quants are 0..=31: bit 4 goes to qh (branch-free), the low four to ql.
+            let (l1, l2) = (big_l[n + j], big_l[n + j + 32]);
+            qh[j] |=
+                (m1 & 0u8.wrapping_sub((l1 >> 4) & 1)) | (m2 & 0u8.wrapping_sub((l2 >> 4) & 1));
+            ql[32 * g + j] = (l1 & 15) | ((l2 & 15) << 4);
         }
         m1 <<= 2;
         m2 <<= 2;
@@ -986,7 +1049,14 @@ mod tests {
     /// mixed-sign sub-blocks).
     #[test]
     fn lanes_equal_scalar_make_qkx2_quants() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        // The shapes in use: Q4_K/Q5_K one block (8×32) and two (16×32), Q2_K (16×16).
+        check_qkx2::<8, 32>(0x2545_f491_4f6c_dd1d, 15, 20);
+        check_qkx2::<16, 32>(0x1234_5678_9abc_def1, 31, 15);
+        check_qkx2::<16, 16>(0x0f0f_1e1e_2d2d_3c3c, 3, 15);
+    }
+
+    fn check_qkx2<const L: usize, const N: usize>(seed: u64, nmax: i32, nstep: i32) {
+        let mut state = seed;
         let mut next = || {
             state ^= state << 13;
             state ^= state >> 7;
@@ -994,12 +1064,15 @@ mod tests {
             state
         };
         for round in 0..300 {
-            let mut xt = [[0.0f32; 8]; 32];
-            let mut wt = [[0.0f32; 8]; 32];
+            let mut xt = [[0.0f32; L]; N];
+            let mut wt = [[0.0f32; L]; N];
             for (i, row) in xt.iter_mut().enumerate() {
                 for (k, v) in row.iter_mut().enumerate() {
                     let r = next();
-                    *v = match (round + k) % 5 {
+                    // Every third round all lanes alike (so no flat lane forces the general
+                    // rounding path of the vector versions), else mixed.
+                    let kind = if round % 3 == 0 { 0 } else { k };
+                    *v = match (round + kind) % 5 {
                         0 => 0.0,
                         1 => 1.25,
                         2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.25,
@@ -1008,35 +1081,38 @@ mod tests {
                         ),
                         _ => i as f32 * 0.1 - 1.0,
                     };
+                    if round % 3 == 0 && (round / 3) % 5 == 0 {
+                        *v = ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5;
+                    }
                 }
             }
-            for i in 0..32 {
-                for k in 0..8 {
+            for i in 0..N {
+                for k in 0..L {
                     wt[i][k] = xt[i][k].abs() + 0.5;
                 }
             }
             let params = Qkx2 {
-                nmax: 15,
+                nmax,
                 rmin: -1.0,
                 rdelta: 0.1,
-                nstep: 20,
+                nstep,
                 use_mad: round % 2 == 0,
             };
-            let mut lt = [[0u8; 8]; 32];
+            let mut lt = [[0u8; L]; N];
             let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
             // The portable build of the lanes (what runs without AVX2) agrees too.
-            let mut lt_portable = [[0u8; 8]; 32];
+            let mut lt_portable = [[0u8; L]; N];
             let portable = make_qkx2_lanes(&xt, &wt, &params, &mut lt_portable);
             assert_eq!(lt, lt_portable);
             assert_eq!(
                 (scales.map(f32::to_bits), mins.map(f32::to_bits)),
                 (portable.0.map(f32::to_bits), portable.1.map(f32::to_bits))
             );
-            for k in 0..8 {
-                let x: Vec<f32> = (0..32).map(|i| xt[i][k]).collect();
-                let w: Vec<f32> = (0..32).map(|i| wt[i][k]).collect();
-                let mut l = [0u8; 32];
-                let mut laux = [0u8; 32];
+            for k in 0..L {
+                let x: Vec<f32> = (0..N).map(|i| xt[i][k]).collect();
+                let w: Vec<f32> = (0..N).map(|i| wt[i][k]).collect();
+                let mut l = [0u8; N];
+                let mut laux = [0u8; N];
                 let (scale, min) = make_qkx2_quants(&x, &w, &params, &mut l, &mut laux);
                 assert_eq!(
                     scale.to_bits(),
@@ -1044,7 +1120,7 @@ mod tests {
                     "round {round} lane {k}"
                 );
                 assert_eq!(min.to_bits(), mins[k].to_bits(), "round {round} lane {k}");
-                let lanes: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
+                let lanes: Vec<u8> = (0..N).map(|i| lt[i][k]).collect();
                 assert_eq!(&l[..], &lanes[..], "round {round} lane {k}");
             }
         }

@@ -11,7 +11,7 @@ const QK: usize = 32;
 /// value whose magnitude is the maximum, and +0 for an all-zero block even when it holds −0.
 /// Found in two passes so that the first vectorises.
 fn signed_max(x: &[f32; QK]) -> f32 {
-    let amax = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let amax = super::abs_max(x);
     if amax == 0.0 {
         return 0.0;
     }

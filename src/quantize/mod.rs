@@ -23,6 +23,8 @@ mod float;
 mod fp4;
 mod iq4;
 mod k;
+mod k_avx2;
+mod k_simd128;
 mod legacy;
 mod tq;
 
@@ -241,7 +243,7 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
             Ok(())
         }
         _ => {
-            if let Some(index) = src.iter().position(|v| !v.is_finite()) {
+            if let Some(index) = first_not_finite(src) {
                 return Err(QuantizeError::NotFinite {
                     ty,
                     index,
@@ -256,8 +258,8 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
                 GgmlType::Q8_0 => blocks(ty, src, dst, legacy::q8_0),
                 GgmlType::Q2_K => blocks(ty, src, dst, k::q2_k),
                 GgmlType::Q3_K => blocks(ty, src, dst, k::q3_k),
-                GgmlType::Q4_K => blocks(ty, src, dst, k::q4_k),
-                GgmlType::Q5_K => blocks(ty, src, dst, k::q5_k),
+                GgmlType::Q4_K => k_pairs(ty, src, dst, k::q4_k_fits2, k::q4_k_finish),
+                GgmlType::Q5_K => k_pairs(ty, src, dst, k::q5_k_fits2, k::q5_k_finish),
                 GgmlType::Q6_K => blocks(ty, src, dst, k::q6_k),
                 GgmlType::IQ4_NL => {
                     check_magnitudes::<32>(ty, src)?;
@@ -283,13 +285,65 @@ const MAX_ABS: f32 = 1.0e18;
 /// Refuses a block of `N` values holding a magnitude beyond [`MAX_ABS`] (see there).
 fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), QuantizeError> {
     for (block, values) in src.chunks_exact(N).enumerate() {
-        let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let amax = abs_max(values);
         if amax > MAX_ABS {
             return Err(QuantizeError::ScaleOverflow {
                 ty,
                 block,
                 scale: amax,
             });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses one block holding a magnitude beyond [`MAX_ABS`] (unless MXFP4).
+fn check_block(ty: GgmlType, block: usize, values: &[f32]) -> Result<(), QuantizeError> {
+    let amax = abs_max(values);
+    if amax > MAX_ABS && ty != GgmlType::MXFP4 {
+        return Err(QuantizeError::ScaleOverflow {
+            ty,
+            block,
+            scale: amax,
+        });
+    }
+    Ok(())
+}
+
+type FitsPair = fn(&[f32; 256], &[f32; 256]) -> [k::Fits; 2];
+type FinishFn<const B: usize> = fn(&[f32; 256], k::Fits, &mut [u8; B]) -> Result<(), Overflow>;
+
+/// [`blocks`] for Q4_K/Q5_K: the sub-block searches of two blocks run together (they are
+/// independent), then each block is finished in order, so errors name the same block as
+/// [`blocks`] would.
+fn k_pairs<const B: usize>(
+    ty: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    fits2: FitsPair,
+    finish: FinishFn<B>,
+) -> Result<(), QuantizeError> {
+    let overflow = |block| move |Overflow(scale)| QuantizeError::ScaleOverflow { ty, block, scale };
+    let mut pairs = src.chunks(512).zip(dst.chunks_mut(2 * B)).enumerate();
+    for (pair, (values, bytes)) in &mut pairs {
+        let (va, vb) = values.split_at(256.min(values.len()));
+        let (ba, bb) = bytes.split_at_mut(B.min(bytes.len()));
+        // Always Ok for whole blocks: the caller checked the lengths.
+        let (Ok(va), Ok(ba)) = (<&[f32; 256]>::try_from(va), <&mut [u8; B]>::try_from(ba)) else {
+            continue;
+        };
+        check_block(ty, 2 * pair, va)?;
+        match (<&[f32; 256]>::try_from(vb), <&mut [u8; B]>::try_from(bb)) {
+            (Ok(vb), Ok(bb)) => {
+                let [fa, fb] = fits2(va, vb);
+                finish(va, fa, ba).map_err(overflow(2 * pair))?;
+                check_block(ty, 2 * pair + 1, vb)?;
+                finish(vb, fb, bb).map_err(overflow(2 * pair + 1))?;
+            }
+            _ => {
+                let [fa, _] = fits2(va, va);
+                finish(va, fa, ba).map_err(overflow(2 * pair))?;
+            }
         }
     }
     Ok(())
@@ -308,14 +362,7 @@ fn blocks<const N: usize, const B: usize>(
             <&[f32; N]>::try_from(values),
             <&mut [u8; B]>::try_from(bytes),
         ) {
-            let amax = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-            if amax > MAX_ABS && ty != GgmlType::MXFP4 {
-                return Err(QuantizeError::ScaleOverflow {
-                    ty,
-                    block,
-                    scale: amax,
-                });
-            }
+            check_block(ty, block, values)?;
             quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
                 ty,
                 block,
@@ -324,6 +371,39 @@ fn blocks<const N: usize, const B: usize>(
         }
     }
     Ok(())
+}
+
+/// The largest magnitude in NaN-free `x` (the same value as folding with `f32::max`; max is
+/// exact, so eight running maxima give it too, and vectorise).
+#[inline]
+pub(crate) fn abs_max(x: &[f32]) -> f32 {
+    let mut m = [0.0f32; 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            let a = c[k].abs();
+            m[k] = if a > m[k] { a } else { m[k] };
+        }
+    }
+    // Selects, not `f32::max`: on wasm that is a call to libm's fmaxf (wasm's own max differs
+    // on NaN), which cost more than the whole scan.
+    let bigger = |a: f32, v: f32| if v > a { v } else { a };
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(0.0f32, |a, v| bigger(a, v.abs()));
+    m.iter().fold(tail, |a, &v| bigger(a, v))
+}
+
+/// The index of the first NaN or infinity, scanning 64 values at a time without branches.
+fn first_not_finite(src: &[f32]) -> Option<usize> {
+    let bad = |v: &f32| v.to_bits() & 0x7f80_0000 == 0x7f80_0000;
+    for (n, chunk) in src.chunks(64).enumerate() {
+        if chunk.iter().fold(false, |acc, v| acc | bad(v)) {
+            return chunk.iter().position(bad).map(|i| 64 * n + i);
+        }
+    }
+    None
 }
 
 /// ggml's `nearest_int`: round to nearest (ties to even) by adding 1.5·2²³ and reading the low
@@ -556,5 +636,35 @@ mod tests {
             quantize_row(GgmlType::Q8_0, &src, &mut dst),
             Err(QuantizeError::NotFinite { index: 3, .. })
         ));
+    }
+
+    /// Q4_K/Q5_K search two blocks at once: any block count gives each block's own bytes, and
+    /// an error names the same block as quantizing block by block.
+    #[test]
+    fn paired_k_blocks_equal_single_blocks() {
+        let src: Vec<f32> = (0..3 * 256)
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 1.0e-3 * (1 + i / 256) as f32)
+            .collect();
+        for ty in [GgmlType::Q4_K, GgmlType::Q5_K] {
+            let bs = quantized_size(ty, 256).unwrap();
+            let mut all = vec![0u8; 3 * bs];
+            quantize_row(ty, &src, &mut all).unwrap();
+            for b in 0..3 {
+                let mut one = vec![0u8; bs];
+                quantize_row(ty, &src[256 * b..256 * (b + 1)], &mut one).unwrap();
+                assert_eq!(one, all[bs * b..bs * (b + 1)], "{ty:?} block {b}");
+            }
+            let mut bad = src.clone();
+            bad[256 + 5] = 1.0e20; // block 1, the second of the first pair
+            assert!(matches!(
+                quantize_row(ty, &bad, &mut all),
+                Err(QuantizeError::ScaleOverflow { block: 1, .. })
+            ));
+            bad[5] = 1.0e20; // now block 0 fails first
+            assert!(matches!(
+                quantize_row(ty, &bad, &mut all),
+                Err(QuantizeError::ScaleOverflow { block: 0, .. })
+            ));
+        }
     }
 }

@@ -1,0 +1,311 @@
+//! wasm simd128 versions of the K-quant scale searches: `k_avx2.rs` with 4-wide vectors (the
+//! same f32 operations per lane, in the same order, so the same bits; wasm has no FMA unless
+//! relaxed-simd is enabled, which it is not). Tested against ggml's scalar algorithm in `k.rs`.
+#![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+
+use std::arch::wasm32::*;
+
+/// ggml's `nearest_int` (the 1.5·2²³ trick, ties to even) and then a clamp to `lo..=hi`, as f32.
+#[inline(always)]
+unsafe fn quant(v: v128, lo: v128, hi: v128) -> v128 {
+    let t = f32x4_add(v, f32x4_splat(12_582_912.0));
+    let i = i32x4_sub(
+        v128_and(t, i32x4_splat(0x007f_ffff)),
+        i32x4_splat(0x0040_0000),
+    );
+    f32x4_convert_i32x4(i32x4_min(i32x4_max(i, lo), hi))
+}
+
+/// The error of one difference: |d| (`MAD`) or d².
+#[inline(always)]
+unsafe fn err<const MAD: bool>(d: v128) -> v128 {
+    if MAD {
+        f32x4_abs(d)
+    } else {
+        f32x4_mul(d, d)
+    }
+}
+
+#[inline(always)]
+unsafe fn ld<const L: usize>(row: &[f32; L], c: usize) -> v128 {
+    v128_load(row.as_ptr().add(c).cast())
+}
+
+/// `if m { b } else { a }` per lane.
+#[inline(always)]
+unsafe fn sel(a: v128, b: v128, m: v128) -> v128 {
+    v128_bitselect(b, a, m)
+}
+
+/// [`quant`] for |v| < 2²² (so v + 1.5·2²³ is an exact integer in [2²³, 2²⁴)): the clamp done
+/// on that sum in f32, and the offset taken back off, exactly — two operations fewer.
+#[inline(always)]
+unsafe fn quant_small(v: v128, hi: v128) -> v128 {
+    let magic = f32x4_splat(12_582_912.0);
+    let t = f32x4_add(v, magic);
+    let t = f32x4_pmin(f32x4_add(hi, magic), f32x4_pmax(magic, t));
+    f32x4_sub(t, magic)
+}
+
+/// One step's sums of `make_qkx2_quants` (Σ w·l, Σ (w·l)·l, Σ (w·l)·x, in `sums`) with the quants
+/// l into `laux`; `SMALL` when every iscale·(x − min) is within ±2²¹.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL: bool>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    iscale: &[v128; V],
+    min: &[v128; V],
+    nmaxf: v128,
+    laux: &mut [[v128; V]; N],
+    sums: &mut [[v128; V]; 3],
+) {
+    let (lo, hi) = (i32x4_splat(0), i32x4_trunc_sat_f32x4(nmaxf));
+    let [sum_l, sum_l2, sum_xl] = sums;
+    for i in 0..N {
+        for v in 0..V {
+            let x = ld(&xt[i], 4 * v);
+            let y = f32x4_mul(iscale[v], f32x4_sub(x, min[v]));
+            let lf = if SMALL {
+                quant_small(y, nmaxf)
+            } else {
+                quant(y, lo, hi)
+            };
+            laux[i][v] = lf;
+            let wl = f32x4_mul(ld(&wt[i], 4 * v), lf);
+            sum_l[v] = f32x4_add(sum_l[v], wl);
+            sum_l2[v] = f32x4_add(sum_l2[v], f32x4_mul(wl, lf));
+            sum_xl[v] = f32x4_add(sum_xl[v], f32x4_mul(wl, x));
+        }
+    }
+}
+
+/// ggml's `make_qkx2_quants` (no early exit: nstep ≥ 1) for `L = 4·V` sub-blocks of `N`
+/// values, transposed (`xt[i][lane]`). `MAD` picks |diff| over diff² as the error. The `V`
+/// vectors are independent and stepped together, so their sequential sums overlap in the
+/// pipeline (one vector alone is bound by the add latency). Returns (scale, −min) per lane
+/// and the quants in `lt`.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const MAD: bool>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    (nmax, rmin, rdelta, nstep): (i32, f32, f32, i32),
+    lt: &mut [[u8; L]; N],
+) -> ([f32; L], [f32; L]) {
+    assert!(L == 4 * V && N > 0 && nstep >= 1);
+    let zero = f32x4_splat(0.0);
+    let sign = f32x4_splat(-0.0);
+    let (lo, hi) = (i32x4_splat(0), i32x4_splat(nmax));
+    let nmaxf = f32x4_splat(nmax as f32);
+    let mut min = [zero; V];
+    let mut max = [zero; V];
+    let mut sum_w = [zero; V];
+    let mut sum_x = [zero; V];
+    for v in 0..V {
+        min[v] = ld(&xt[0], 4 * v);
+        max[v] = min[v];
+        sum_w[v] = ld(&wt[0], 4 * v);
+        sum_x[v] = f32x4_mul(sum_w[v], min[v]);
+    }
+    for i in 1..N {
+        for v in 0..V {
+            let x = ld(&xt[i], 4 * v);
+            let w = ld(&wt[i], 4 * v);
+            min[v] = f32x4_pmin(min[v], x); // x < min ? x : min
+            max[v] = f32x4_pmax(max[v], x); // x > max ? x : max
+            sum_w[v] = f32x4_add(sum_w[v], w);
+            sum_x[v] = f32x4_add(sum_x[v], f32x4_mul(w, x));
+        }
+    }
+    let xmin = min;
+    let limit = f32x4_splat(2_097_152.0); // 2²¹
+    let mut flat = [zero; V];
+    let mut iscale = [zero; V];
+    let mut scale = [zero; V];
+    for v in 0..V {
+        // `if (min > 0) min = 0;` (a blend keeps −0.0 as C does).
+        min[v] = sel(min[v], zero, f32x4_gt(min[v], zero));
+        flat[v] = f32x4_eq(max[v], min[v]);
+        iscale[v] = f32x4_div(nmaxf, f32x4_sub(max[v], min[v]));
+        scale[v] = f32x4_div(f32x4_splat(1.0), iscale[v]);
+    }
+    let flat_min = min;
+    let mut best_iscale = iscale;
+    let mut best_qmin = min;
+    let mut best_error = [zero; V];
+    for i in 0..N {
+        for v in 0..V {
+            let x = ld(&xt[i], 4 * v);
+            let l = quant(f32x4_mul(iscale[v], f32x4_sub(x, min[v])), lo, hi);
+            let diff = f32x4_sub(f32x4_add(f32x4_mul(scale[v], l), min[v]), x);
+            let e = f32x4_mul(ld(&wt[i], 4 * v), err::<MAD>(diff));
+            best_error[v] = f32x4_add(best_error[v], e);
+        }
+    }
+    let mut laux = [[zero; V]; N];
+    for is in 0..=nstep {
+        let num = f32x4_splat(rmin + rdelta * is as f32 + nmax as f32);
+        let mut sums = [[zero; V]; 3];
+        for v in 0..V {
+            iscale[v] = f32x4_div(num, f32x4_sub(max[v], min[v]));
+        }
+        // Every iscale·(x − min) of the step lies between the two bounds (rounding is
+        // monotonic); when all are well inside ±2²², nearest_int-and-clamp equals the cheaper
+        // float form (see `quant_small`).
+        let mut small = -1i32;
+        for v in 0..V {
+            let a = f32x4_mul(iscale[v], f32x4_sub(xmin[v], min[v]));
+            let b = f32x4_mul(iscale[v], f32x4_sub(max[v], min[v]));
+            let m = f32x4_pmax(f32x4_abs(a), f32x4_abs(b));
+            small &= i32::from(i32x4_bitmask(f32x4_lt(m, limit)));
+        }
+        if small == 0xf {
+            step_sums::<L, N, V, true>(xt, wt, &iscale, &min, nmaxf, &mut laux, &mut sums);
+        } else {
+            step_sums::<L, N, V, false>(xt, wt, &iscale, &min, nmaxf, &mut laux, &mut sums);
+        }
+        let [sum_l, sum_l2, sum_xl] = sums;
+        let mut positive = [zero; V];
+        let mut this_scale = [zero; V];
+        let mut this_min = [zero; V];
+        for v in 0..V {
+            let (sw, sl, sl2, sxl) = (sum_w[v], sum_l[v], sum_l2[v], sum_xl[v]);
+            let d = f32x4_sub(f32x4_mul(sw, sl2), f32x4_mul(sl, sl));
+            positive[v] = f32x4_gt(d, zero);
+            let ts = f32x4_div(f32x4_sub(f32x4_mul(sw, sxl), f32x4_mul(sum_x[v], sl)), d);
+            let tm = f32x4_div(f32x4_sub(f32x4_mul(sl2, sum_x[v]), f32x4_mul(sl, sxl)), d);
+            let above = f32x4_gt(tm, zero);
+            this_min[v] = sel(tm, zero, above);
+            this_scale[v] = sel(ts, f32x4_div(sxl, sl2), above);
+        }
+        let mut cur_error = [zero; V];
+        for i in 0..N {
+            for v in 0..V {
+                let x = ld(&xt[i], 4 * v);
+                let fit = f32x4_add(f32x4_mul(this_scale[v], laux[i][v]), this_min[v]);
+                let e = f32x4_mul(ld(&wt[i], 4 * v), err::<MAD>(f32x4_sub(fit, x)));
+                cur_error[v] = f32x4_add(cur_error[v], e);
+            }
+        }
+        for v in 0..V {
+            let better = f32x4_lt(cur_error[v], best_error[v]);
+            let take = v128_and(positive[v], better);
+            best_iscale[v] = sel(best_iscale[v], iscale[v], take);
+            best_qmin[v] = sel(best_qmin[v], min[v], take);
+            best_error[v] = sel(best_error[v], cur_error[v], take);
+            scale[v] = sel(scale[v], this_scale[v], take);
+            min[v] = sel(min[v], this_min[v], take);
+        }
+    }
+    // The quants of the best step, recomputed from its (iscale, min); flat lanes are 0.
+    let mut scales = [0.0f32; L];
+    let mut the_mins = [0.0f32; L];
+    for v in 0..V {
+        let c = 4 * v;
+        let keep = v128_not(flat[v]);
+        for i in 0..N {
+            let x = ld(&xt[i], c);
+            let l = quant(
+                f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
+                lo,
+                hi,
+            );
+            let q = v128_and(i32x4_trunc_sat_f32x4(l), keep);
+            let mut out = [0i32; 4];
+            v128_store(out.as_mut_ptr().cast(), q);
+            for k in 0..4 {
+                lt[i][c + k] = out[k] as u8;
+            }
+        }
+        let s = sel(scale[v], zero, flat[v]);
+        let m = sel(v128_xor(min[v], sign), v128_xor(flat_min[v], sign), flat[v]);
+        v128_store_f(scales.as_mut_ptr().add(c), s);
+        v128_store_f(the_mins.as_mut_ptr().add(c), m);
+    }
+    (scales, the_mins)
+}
+
+/// ggml's `make_qx_quants` with `rmse_type = 1` and no weights (weights x²), for `L` sub-blocks
+/// (a multiple of 4) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
+/// As in `qkx2`, the search keeps each lane's best inverse scale and recomputes its quants once.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn qx<const L: usize, const N: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    group_max_eps: f32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    debug_assert!(L % 4 == 0);
+    let mut scales = [0.0f32; L];
+    let zero = f32x4_splat(0.0);
+    let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
+    for c in (0..L).step_by(4) {
+        let mut max = zero;
+        let mut amax = zero;
+        let mut w = [zero; N];
+        let mut wv = [zero; N];
+        for i in 0..N {
+            let v = ld(&xt[i], c);
+            let ax = f32x4_abs(v);
+            let bigger = f32x4_gt(ax, amax);
+            amax = sel(amax, ax, bigger);
+            max = sel(max, v, bigger);
+            w[i] = f32x4_mul(v, v);
+            wv[i] = f32x4_mul(w[i], v);
+        }
+        // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
+        let sums = |iscale: v128| {
+            let (mut sumlx, mut suml2) = (zero, zero);
+            for i in 0..N {
+                let l = quant(f32x4_mul(iscale, ld(&xt[i], c)), lo, hi);
+                sumlx = f32x4_add(sumlx, f32x4_mul(wv[i], l));
+                suml2 = f32x4_add(suml2, f32x4_mul(f32x4_mul(w[i], l), l));
+            }
+            (sumlx, suml2)
+        };
+        let iscale0 = f32x4_div(f32x4_splat(-(nmax as f32)), max);
+        let (sumlx, suml2) = sums(iscale0);
+        let nonzero = f32x4_ne(suml2, zero);
+        let mut scale = v128_and(f32x4_div(sumlx, suml2), nonzero);
+        let mut best = f32x4_mul(scale, sumlx);
+        let mut best_iscale = iscale0;
+        for is in -9i32..=9 {
+            if is == 0 {
+                continue;
+            }
+            let num = -(nmax as f32 + 0.1f32 * is as f32);
+            let iscale = f32x4_div(f32x4_splat(num), max);
+            let (sumlx, suml2) = sums(iscale);
+            let take = v128_and(
+                f32x4_gt(suml2, zero),
+                f32x4_gt(f32x4_mul(sumlx, sumlx), f32x4_mul(best, suml2)),
+            );
+            best_iscale = sel(best_iscale, iscale, take);
+            scale = sel(scale, f32x4_div(sumlx, suml2), take);
+            best = sel(best, f32x4_mul(scale, sumlx), take);
+        }
+        // ggml returns quants 0 and scale 0 for an all-zero group.
+        let live = v128_not(f32x4_lt(amax, f32x4_splat(group_max_eps)));
+        let keep = live;
+        for i in 0..N {
+            let l = quant(f32x4_mul(best_iscale, ld(&xt[i], c)), lo, hi);
+            let q = v128_and(i32x4_add(i32x4_trunc_sat_f32x4(l), i32x4_splat(nmax)), keep);
+            let mut out = [0i32; 4];
+            v128_store(out.as_mut_ptr().cast(), q);
+            for k in 0..4 {
+                lt[i][c + k] = out[k] as i8;
+            }
+        }
+        v128_store_f(scales.as_mut_ptr().add(c), v128_and(scale, live));
+    }
+    scales
+}
+
+#[inline(always)]
+unsafe fn v128_store_f(p: *mut f32, v: v128) {
+    v128_store(p.cast(), v);
+}
