@@ -1,6 +1,6 @@
 //! The file's own tokenizer, built from its `tokenizer.ggml.*` metadata, giving the token ids
 //! llama.cpp's `llama_tokenize(vocab, text, add_special, parse_special)` gives (SPM, BPE with
-//! llama.cpp's pre-tokenizers, WPM, UGM), and `llama_token_to_piece` / detokenize.
+//! llama.cpp's pre-tokenizers, WPM, UGM, RWKV), and `llama_token_to_piece` / detokenize.
 //!
 //! The vocabulary's text is copied once into one buffer; the text -> id map and the merge
 //! ranks are built on the first call that needs them, so opening a 262k-token vocabulary only
@@ -9,6 +9,7 @@
 mod bpe;
 mod matcher;
 mod pretokenize;
+mod rwkv;
 mod splitters;
 mod spm;
 mod table;
@@ -37,7 +38,7 @@ pub mod attr {
     pub const SINGLE_WORD: u32 = 1 << 9;
 }
 
-/// The vocabulary kinds tokenized here (llama.cpp also has RWKV and PLaMo-2: not yet).
+/// The vocabulary kinds tokenized here (llama.cpp also has PLaMo-2: not yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VocabType {
     /// SentencePiece BPE with scores (`tokenizer.ggml.model = llama`).
@@ -48,6 +49,8 @@ pub enum VocabType {
     Wpm,
     /// Unigram (`t5`).
     Ugm,
+    /// RWKV-World: greedy longest match over escaped byte strings (`rwkv`).
+    Rwkv,
 }
 
 /// Why a tokenizer could not be built.
@@ -102,6 +105,7 @@ pub struct Tokenizer {
     pub(crate) max_token_len: usize,
     pub(crate) remove_extra_whitespaces: bool,
     ugm: Option<ugm::Ugm>,
+    rwkv: OnceLock<rwkv::Trie>,
 }
 
 fn get_bool(file: &GgufFile, key: &str) -> Option<bool> {
@@ -145,6 +149,7 @@ impl Tokenizer {
             "gpt2" => (VocabType::Bpe, Some(11), Some(11), None, None),
             "bert" => (VocabType::Wpm, Some(101), None, Some(100), Some(102)),
             "t5" => (VocabType::Ugm, None, Some(1), Some(2), None),
+            "rwkv" => (VocabType::Rwkv, None, None, None, None),
             "gemma4" => {
                 pre = "gemma4".to_string();
                 (VocabType::Bpe, None, None, None, None)
@@ -223,6 +228,7 @@ impl Tokenizer {
                 add_bos = true;
             }
             VocabType::Wpm => add_bos = true,
+            VocabType::Rwkv => {}
             VocabType::Ugm => {
                 add_eos = true;
                 escape_whitespaces = true;
@@ -328,6 +334,7 @@ impl Tokenizer {
             max_token_len,
             remove_extra_whitespaces,
             ugm: None,
+            rwkv: OnceLock::new(),
         };
         tok.adjust_attrs(file, &id_of);
         if vocab_type == VocabType::Ugm {
@@ -790,6 +797,16 @@ impl Tokenizer {
                     }
                 }
             }
+            VocabType::Rwkv => {
+                // llama.cpp's RWKV path adds no BOS/EOS whatever the file says.
+                let trie = self.rwkv.get_or_init(|| rwkv::Trie::new(self));
+                for f in &fragments {
+                    match *f {
+                        Fragment::Text(s, e) => rwkv::tokenize(self, trie, &text[s..e], &mut out),
+                        Fragment::Token(id) => out.push(id),
+                    }
+                }
+            }
             VocabType::Wpm => {
                 if add_special {
                     if let Some(b) = self.bos {
@@ -932,6 +949,10 @@ impl Tokenizer {
     fn compute_piece(&self, id: i32) -> Vec<u8> {
         let a = self.token_attr(id);
         let t = self.token_text(id);
+        if self.vocab_type == VocabType::Rwkv {
+            // Every RWKV token, whatever its type, is its unescaped bytes.
+            return rwkv::unescape(t);
+        }
         if a & (attr::UNKNOWN | attr::CONTROL | attr::USER_DEFINED) != 0 {
             return t.to_vec();
         }
