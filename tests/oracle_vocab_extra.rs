@@ -173,3 +173,24 @@ fn hostile(name: &str) {
         assert!(tok.token_to_piece(id, true).is_empty());
     }
 }
+
+/// A PLaMo-2 vocabulary without a token for some byte is refused, as llama.cpp refuses it
+/// ("Byte token for <0x65> is not set"); an RWKV one without it tokenizes that byte as -1.
+#[test]
+fn vocab_extra_missing_byte_token() {
+    let mut bytes = load("plamo2.gguf");
+    let at = bytes.windows(6).position(|w| w == b"<0x41>").unwrap();
+    bytes[at + 4] = b'G'; // `<0x4G>`: not hex, so no token for byte 0x41
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let e = Tokenizer::from_gguf(&file).unwrap_err();
+    assert!(e.to_string().contains("<0x41>"), "{e}");
+
+    let mut bytes = load("rwkv.gguf");
+    // Byte 0x01's token text `\x01` becomes `\x02`, a second token for 0x02.
+    let at = bytes.windows(4).position(|w| w == br"\x01").unwrap();
+    bytes[at + 3] = b'2';
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let tok = Tokenizer::from_gguf(&file).unwrap();
+    assert_eq!(tok.tokenize(b"\x01", false, false), vec![-1]);
+    assert!(tok.detokenize(&[-1], true).is_empty());
+}

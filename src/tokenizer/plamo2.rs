@@ -115,13 +115,13 @@ impl Plamo2 {
             }
             let mut best = i64::MAX;
             for &(len, s, id) in found.iter().rev() {
-                let c = cost[i + len] - i64::from(s);
+                let c = cost[i + len].saturating_sub(i64::from(s));
                 if c < best {
                     best = c;
                     step[i] = (len, id);
                 }
             }
-            let c = cost[i + 1] + UNKNOWN_COST;
+            let c = cost[i + 1].saturating_add(UNKNOWN_COST);
             if c < best {
                 best = c;
                 step[i] = (1, -1);
