@@ -1,6 +1,6 @@
 //! The file's own tokenizer, built from its `tokenizer.ggml.*` metadata, giving the token ids
 //! llama.cpp's `llama_tokenize(vocab, text, add_special, parse_special)` gives (SPM, BPE with
-//! llama.cpp's pre-tokenizers, WPM, UGM), and `llama_token_to_piece` / detokenize.
+//! llama.cpp's pre-tokenizers, WPM, UGM, RWKV, PLaMo-2), and `llama_token_to_piece` / detokenize.
 //!
 //! The vocabulary's text is copied once into one buffer; the text -> id map and the merge
 //! ranks are built on the first call that needs them, so opening a 262k-token vocabulary only
@@ -8,7 +8,9 @@
 
 mod bpe;
 mod matcher;
+mod plamo2;
 mod pretokenize;
+mod rwkv;
 mod splitters;
 mod spm;
 mod table;
@@ -37,7 +39,7 @@ pub mod attr {
     pub const SINGLE_WORD: u32 = 1 << 9;
 }
 
-/// The vocabulary kinds tokenized here (llama.cpp also has RWKV and PLaMo-2: not yet).
+/// The vocabulary kinds tokenized here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VocabType {
     /// SentencePiece BPE with scores (`tokenizer.ggml.model = llama`).
@@ -48,6 +50,10 @@ pub enum VocabType {
     Wpm,
     /// Unigram (`t5`).
     Ugm,
+    /// RWKV-World: greedy longest match over escaped byte strings (`rwkv`).
+    Rwkv,
+    /// PLaMo-2: least-cost cut by token scores with byte fallback (`plamo2`).
+    Plamo2,
 }
 
 /// Why a tokenizer could not be built.
@@ -102,6 +108,8 @@ pub struct Tokenizer {
     pub(crate) max_token_len: usize,
     pub(crate) remove_extra_whitespaces: bool,
     ugm: Option<ugm::Ugm>,
+    rwkv: OnceLock<rwkv::Trie>,
+    plamo2: Option<plamo2::Plamo2>,
 }
 
 fn get_bool(file: &GgufFile, key: &str) -> Option<bool> {
@@ -145,6 +153,8 @@ impl Tokenizer {
             "gpt2" => (VocabType::Bpe, Some(11), Some(11), None, None),
             "bert" => (VocabType::Wpm, Some(101), None, Some(100), Some(102)),
             "t5" => (VocabType::Ugm, None, Some(1), Some(2), None),
+            "rwkv" => (VocabType::Rwkv, None, None, None, None),
+            "plamo2" => (VocabType::Plamo2, Some(1), Some(2), Some(0), None),
             "gemma4" => {
                 pre = "gemma4".to_string();
                 (VocabType::Bpe, None, None, None, None)
@@ -223,6 +233,7 @@ impl Tokenizer {
                 add_bos = true;
             }
             VocabType::Wpm => add_bos = true,
+            VocabType::Rwkv | VocabType::Plamo2 => {}
             VocabType::Ugm => {
                 add_eos = true;
                 escape_whitespaces = true;
@@ -328,6 +339,8 @@ impl Tokenizer {
             max_token_len,
             remove_extra_whitespaces,
             ugm: None,
+            rwkv: OnceLock::new(),
+            plamo2: None,
         };
         tok.adjust_attrs(file, &id_of);
         if vocab_type == VocabType::Ugm {
@@ -342,6 +355,10 @@ impl Tokenizer {
                 })
                 .unwrap_or_default();
             tok.ugm = Some(ugm::Ugm::new(&tok, &charsmap));
+        }
+        if vocab_type == VocabType::Plamo2 {
+            // Built here: llama.cpp refuses to load a PLaMo-2 vocabulary missing a byte token.
+            tok.plamo2 = Some(plamo2::Plamo2::new(&tok)?);
         }
         Ok(tok)
     }
@@ -790,6 +807,29 @@ impl Tokenizer {
                     }
                 }
             }
+            VocabType::Rwkv => {
+                // llama.cpp's RWKV path adds no BOS/EOS whatever the file says.
+                let trie = self.rwkv.get_or_init(|| rwkv::Trie::new(self));
+                for f in &fragments {
+                    match *f {
+                        Fragment::Text(s, e) => rwkv::tokenize(self, trie, &text[s..e], &mut out),
+                        Fragment::Token(id) => out.push(id),
+                    }
+                }
+            }
+            VocabType::Plamo2 => {
+                // llama.cpp's PLaMo-2 path adds no BOS/EOS whatever the file says.
+                for f in &fragments {
+                    match *f {
+                        Fragment::Text(s, e) => {
+                            if let Some(p) = &self.plamo2 {
+                                p.tokenize(&text[s..e], &mut out);
+                            }
+                        }
+                        Fragment::Token(id) => out.push(id),
+                    }
+                }
+            }
             VocabType::Wpm => {
                 if add_special {
                     if let Some(b) = self.bos {
@@ -932,6 +972,19 @@ impl Tokenizer {
     fn compute_piece(&self, id: i32) -> Vec<u8> {
         let a = self.token_attr(id);
         let t = self.token_text(id);
+        if self.vocab_type == VocabType::Rwkv {
+            // Every RWKV token, whatever its type, is its unescaped bytes.
+            return rwkv::unescape(t);
+        }
+        if self.vocab_type == VocabType::Plamo2 {
+            // A well-formed byte token is its byte; any other token its text as stored.
+            if a & attr::BYTE != 0 {
+                if let Some(b) = plamo2::hex_byte(t) {
+                    return vec![b];
+                }
+            }
+            return t.to_vec();
+        }
         if a & (attr::UNKNOWN | attr::CONTROL | attr::USER_DEFINED) != 0 {
             return t.to_vec();
         }

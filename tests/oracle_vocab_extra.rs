@@ -1,0 +1,196 @@
+//! The RWKV and PLaMo-2 tokenizers against llama.cpp on the synthetic vocabularies of
+//! fixtures/tokenizer/vocab_extra/ (fixtures/make_vocab_extra.py): every corpus text in both
+//! modes gives llama.cpp's ids, every recorded id llama.cpp's pieces; random bytes and
+//! malformed UTF-8 never panic.
+
+mod common;
+
+use gguf_lens::tokenizer::{Tokenizer, VocabType};
+use gguf_lens::GgufFile;
+
+fn load(name: &str) -> Vec<u8> {
+    std::fs::read(
+        common::root()
+            .join("fixtures/tokenizer/vocab_extra")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn text_bytes(t: &serde_json::Value) -> Vec<u8> {
+    match (t.get("text"), t.get("hex")) {
+        (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
+        (_, Some(h)) => {
+            let h = h.as_str().unwrap();
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                .collect()
+        }
+        _ => panic!("text entry without text or hex"),
+    }
+}
+
+#[test]
+fn vocab_extra_matches_llama_cpp() {
+    let doc: serde_json::Value = serde_json::from_slice(&load("expected.json")).unwrap();
+    let texts: Vec<Vec<u8>> = doc["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(text_bytes)
+        .collect();
+    assert!(texts.len() >= 290);
+    let modes: Vec<(bool, bool)> = doc["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["add_special"].as_bool().unwrap(),
+                m["parse_special"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let vocabs = doc["vocabs"].as_object().unwrap();
+    assert!(vocabs.contains_key("rwkv.gguf") && vocabs.contains_key("plamo2.gguf"));
+    let mut failures = Vec::new();
+    for (name, v) in vocabs {
+        let bytes = load(name);
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let tok = Tokenizer::from_gguf(&file).unwrap();
+        let want_type = if name.starts_with("rwkv") {
+            VocabType::Rwkv
+        } else {
+            VocabType::Plamo2
+        };
+        assert_eq!(tok.vocab_type(), want_type);
+        let mut bad = 0;
+        let mut total = 0;
+        for (text, per_mode) in texts.iter().zip(v["ids"].as_array().unwrap()) {
+            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
+                let want: Vec<i32> = want
+                    .as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                let got = tok.tokenize(text, add, parse);
+                total += 1;
+                if got != want {
+                    bad += 1;
+                    if bad <= 3 {
+                        failures.push(format!(
+                            "{name} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
+                            String::from_utf8_lossy(text)
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(total >= 580);
+        let pieces = v["pieces"].as_object().unwrap();
+        let mut bad_pieces = 0;
+        for (id, pair) in pieces {
+            let id: i32 = id.parse().unwrap();
+            for (special, want) in [true, false].into_iter().zip(pair.as_array().unwrap()) {
+                let got: String = tok
+                    .token_to_piece(id, special)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                if got != want.as_str().unwrap() {
+                    bad_pieces += 1;
+                    if bad_pieces <= 3 {
+                        failures.push(format!(
+                            "{name} token_to_piece({id}, special={special}): want {want}, got {got}"
+                        ));
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{name}: {}/{total} corpus cases match; {bad_pieces} of {} pieces differ",
+            total - bad,
+            2 * pieces.len()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Random bytes, malformed UTF-8 and half escapes never panic, and (with every byte in the
+/// vocabulary) detokenizing gives the bytes back: any bytes for RWKV, valid UTF-8 without a
+/// leading BOM for PLaMo-2 (which reads code points and drops a leading BOM).
+#[test]
+fn vocab_extra_hostile_bytes_never_panic() {
+    for name in ["rwkv.gguf", "plamo2.gguf"] {
+        hostile(name);
+    }
+}
+
+fn hostile(name: &str) {
+    let bytes = load(name);
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let tok = Tokenizer::from_gguf(&file).unwrap();
+    let rwkv = tok.vocab_type() == VocabType::Rwkv;
+    let mut inputs: Vec<Vec<u8>> = [
+        b"\xf4\x90\x80\x80".as_slice(),
+        b"a\xf7\xbf\xbf\xbfb",
+        b"\xff\xfe\xfd",
+        b"\xed\xa0\x80\xed\xbf\xbf",
+        b"<s\xff>",
+        b"\\x",
+        "naïve 中文 🙂 \u{feff}x".as_bytes(),
+        b"\\",
+        b"\x00\x00",
+    ]
+    .iter()
+    .map(|b| b.to_vec())
+    .collect();
+    // A small xorshift generator: reproducible random byte strings.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for len in 0..200 {
+        let mut v = Vec::with_capacity(len);
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.push(x as u8);
+        }
+        inputs.push(v);
+    }
+    for input in &inputs {
+        for (add, parse) in [(true, true), (false, false)] {
+            let ids = tok.tokenize(input, add, parse);
+            assert!(ids.iter().all(|&i| i >= 0 && (i as usize) < tok.len()));
+            let utf8 = std::str::from_utf8(input).is_ok_and(|t| !t.starts_with('\u{feff}'));
+            if !parse && (rwkv || utf8) {
+                assert_eq!(&tok.detokenize(&ids, true), input, "{name}");
+            }
+        }
+    }
+    for id in [-1, i32::MIN, i32::MAX, tok.len() as i32] {
+        assert!(tok.token_to_piece(id, true).is_empty());
+    }
+}
+
+/// A PLaMo-2 vocabulary without a token for some byte is refused, as llama.cpp refuses it
+/// ("Byte token for <0x65> is not set"); an RWKV one without it tokenizes that byte as -1.
+#[test]
+fn vocab_extra_missing_byte_token() {
+    let mut bytes = load("plamo2.gguf");
+    let at = bytes.windows(6).position(|w| w == b"<0x41>").unwrap();
+    bytes[at + 4] = b'G'; // `<0x4G>`: not hex, so no token for byte 0x41
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let e = Tokenizer::from_gguf(&file).unwrap_err();
+    assert!(e.to_string().contains("<0x41>"), "{e}");
+
+    let mut bytes = load("rwkv.gguf");
+    // Byte 0x01's token text `\x01` becomes `\x02`, a second token for 0x02.
+    let at = bytes.windows(4).position(|w| w == br"\x01").unwrap();
+    bytes[at + 3] = b'2';
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let tok = Tokenizer::from_gguf(&file).unwrap();
+    assert_eq!(tok.tokenize(b"\x01", false, false), vec![-1]);
+    assert!(tok.detokenize(&[-1], true).is_empty());
+}
