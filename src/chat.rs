@@ -5,6 +5,8 @@
 //! string/dict methods (minijinja-contrib's pycompat), and the `{% generation %}` tag (its body
 //! renders unchanged). `tools` and `documents` are none when absent, as transformers passes them.
 
+mod none_iter;
+
 use std::fmt::Write as _;
 
 use minijinja::value::{Kwargs, ValueKind};
@@ -57,7 +59,7 @@ pub fn render_chat_template(
     messages: &serde_json::Value,
     opts: &ChatOptions,
 ) -> Result<String, String> {
-    let source = generation_tags_to_plain(source);
+    let source = none_iter::guard_for_loops(&generation_tags_to_plain(source));
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
@@ -91,6 +93,15 @@ pub fn render_chat_template(
     // jinja2: None is not iterable (minijinja iterates it as empty).
     env.add_test("iterable", |v: Value| {
         !matches!(v.kind(), ValueKind::None | ValueKind::Undefined) && v.try_iter().is_ok()
+    });
+    env.add_filter(none_iter::FILTER, |v: Value| -> Result<Value, Error> {
+        if v.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "TypeError: 'NoneType' object is not iterable",
+            ));
+        }
+        Ok(v)
     });
     env.add_template_owned("chat_template", source)
         .map_err(|e| one_line(&e))?;
