@@ -5,6 +5,7 @@
 //! string/dict methods (minijinja-contrib's pycompat), and the `{% generation %}` tag (its body
 //! renders unchanged). `tools` and `documents` are none when absent, as transformers passes them.
 
+mod markup_add;
 mod none_iter;
 
 use std::fmt::Write as _;
@@ -59,7 +60,9 @@ pub fn render_chat_template(
     messages: &serde_json::Value,
     opts: &ChatOptions,
 ) -> Result<String, String> {
-    let source = none_iter::guard_for_loops(&generation_tags_to_plain(source));
+    let source = markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(
+        source,
+    )));
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
@@ -103,6 +106,7 @@ pub fn render_chat_template(
         }
         Ok(v)
     });
+    env.add_function(markup_add::FUNCTION, markup_add::py_add);
     env.add_template_owned("chat_template", source)
         .map_err(|e| one_line(&e))?;
     let tmpl = env

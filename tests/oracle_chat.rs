@@ -21,11 +21,7 @@ fn templates_dir() -> Option<PathBuf> {
 
 /// Cases where minijinja cannot do what jinja2 does (template, conversation or "" for all,
 /// why). Printed on every run; a case listed here that starts to match is simply counted.
-const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[(
-    "meetkai-functionary-medium-v3.1.jinja",
-    "tool_call",
-    "markupsafe: \"...\"|safe + str HTML-escapes the str in jinja2; minijinja concatenates",
-)];
+const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[];
 
 /// 2026-01-15 10:30:00 UTC, the time make_chat.py pins strftime_now to.
 const NOW: i64 = 1768473000;
