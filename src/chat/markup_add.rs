@@ -321,4 +321,23 @@ mod tests {
             "{% set s = (__py_add(a , 'é+')) %}{{ s|safe }}{{ f(__py_add(c,d)) }}"
         );
     }
+
+    /// Values jinja2 3.1 renders for these (checked by hand in /root/oracle-venv).
+    #[test]
+    fn renders_as_jinja2_markup() {
+        let render = |t: &str| {
+            crate::chat::render_chat_template(t, &serde_json::json!([]), &Default::default())
+        };
+        let cases = [
+            ("{{ 'a'|safe + '<b>' }}", "a&lt;b&gt;"),
+            ("{{ '<' + '>'|safe }}", "&lt;>"),
+            ("{{ 1 + 2 }}{{ [1] + [2] }}{{ ''|safe }}", "3[1, 2]"),
+            ("{{ ('x'|safe + '\"') ~ '<' }}", "x&#34;<"),
+            ("{% set m = '&'|safe %}{{ m + \"'\" + m }}", "&&#39;&"),
+        ];
+        for (t, want) in cases {
+            assert_eq!(render(t).as_deref(), Ok(want), "{t}");
+        }
+        assert!(render("{{ 'a'|safe + none }}").is_err());
+    }
 }

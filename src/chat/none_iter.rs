@@ -200,4 +200,20 @@ mod tests {
         assert_eq!(g("{% for a in %}"), "{% for a in %}");
         assert_eq!(g("{% if x %}{{ y }}"), "{% if x %}{{ y }}");
     }
+
+    #[test]
+    fn none_raises_undefined_is_empty() {
+        let render = |t: &str| {
+            crate::chat::render_chat_template(t, &serde_json::json!([]), &Default::default())
+        };
+        assert!(render("{% for t in tools %}x{% endfor %}").is_err());
+        assert_eq!(
+            render("{% for t in nothing %}x{% endfor %}y").as_deref(),
+            Ok("y")
+        );
+        assert_eq!(
+            render("{% for c in 'ab' %}{{ c }}{% endfor %}").as_deref(),
+            Ok("ab")
+        );
+    }
 }
