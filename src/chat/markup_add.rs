@@ -17,6 +17,8 @@ pub const FUNCTION: &str = "__py_add";
 
 /// `source` with every `+` made a `__py_add` call when the template uses the `safe` filter;
 /// unchanged otherwise, or when it does not parse (minijinja then reports the error).
+// SyntaxConfig is a unit struct only without minijinja's `custom_syntax` feature.
+#[allow(clippy::default_constructed_unit_structs)]
 pub fn rewrite_adds(source: &str) -> String {
     if !source.contains("safe") {
         return source.to_string();
