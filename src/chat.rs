@@ -4,6 +4,8 @@
 //! False)`, Python's `str()` when printing values (`True`, `None`, list and dict reprs), Python
 //! string/dict methods (minijinja-contrib's pycompat), and the `{% generation %}` tag (its body
 //! renders unchanged). `tools` and `documents` are none when absent, as transformers passes them.
+//! Two jinja2 behaviours are source rewrites: `for` over none raises (`chat/none_iter.rs`), and
+//! `|safe + str` escapes the str as markupsafe does (`chat/markup_add.rs`).
 
 mod markup_add;
 mod none_iter;

@@ -46,7 +46,10 @@ pub fn rewrite_adds(source: &str) -> String {
     let mut out = String::with_capacity(source.len() + w.edits.len() * 10);
     let mut at = 0;
     for (pos, kind) in w.edits {
-        out.push_str(&source[at..pos]);
+        let Some(text) = source.get(at..pos) else {
+            return source.to_string(); // overlapping edits: not a shape this rewrite knows
+        };
+        out.push_str(text);
         at = pos;
         match kind {
             Edit::Close => out.push(')'),
@@ -341,5 +344,11 @@ mod tests {
             assert_eq!(render(t).as_deref(), Ok(want), "{t}");
         }
         assert!(render("{{ 'a'|safe + none }}").is_err());
+        // A long `+` chain (one deep tree): the rewrite nests calls, which minijinja's parser
+        // refuses past its depth limit with an error.
+        let long = format!("{{{{ 'a'|safe{} }}}}", " + 'b'".repeat(3_000));
+        assert!(render(&long).is_err());
+        let long = format!("{{{{ 'a'{} }}}}", " + 'b'".repeat(3_000));
+        assert_eq!(render(&long).map(|s| s.len()), Ok(3_001));
     }
 }
