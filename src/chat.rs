@@ -4,6 +4,11 @@
 //! False)`, Python's `str()` when printing values (`True`, `None`, list and dict reprs), Python
 //! string/dict methods (minijinja-contrib's pycompat), and the `{% generation %}` tag (its body
 //! renders unchanged). `tools` and `documents` are none when absent, as transformers passes them.
+//! Two jinja2 behaviours are source rewrites: `for` over none raises (`chat/none_iter.rs`), and
+//! `|safe + str` escapes the str as markupsafe does (`chat/markup_add.rs`).
+
+mod markup_add;
+mod none_iter;
 
 use std::fmt::Write as _;
 
@@ -57,7 +62,9 @@ pub fn render_chat_template(
     messages: &serde_json::Value,
     opts: &ChatOptions,
 ) -> Result<String, String> {
-    let source = generation_tags_to_plain(source);
+    let source = markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(
+        source,
+    )));
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
@@ -92,6 +99,16 @@ pub fn render_chat_template(
     env.add_test("iterable", |v: Value| {
         !matches!(v.kind(), ValueKind::None | ValueKind::Undefined) && v.try_iter().is_ok()
     });
+    env.add_filter(none_iter::FILTER, |v: Value| -> Result<Value, Error> {
+        if v.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "TypeError: 'NoneType' object is not iterable",
+            ));
+        }
+        Ok(v)
+    });
+    env.add_function(markup_add::FUNCTION, markup_add::py_add);
     env.add_template_owned("chat_template", source)
         .map_err(|e| one_line(&e))?;
     let tmpl = env

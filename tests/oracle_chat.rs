@@ -21,28 +21,7 @@ fn templates_dir() -> Option<PathBuf> {
 
 /// Cases where minijinja cannot do what jinja2 does (template, conversation or "" for all,
 /// why). Printed on every run; a case listed here that starts to match is simply counted.
-const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
-    (
-        "CohereForAI-c4ai-command-r-plus-tool_use.jinja",
-        "",
-        "jinja2 raises iterating tools=None; minijinja iterates none as empty",
-    ),
-    (
-        "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja",
-        "",
-        "jinja2 raises iterating tools=None; minijinja iterates none as empty",
-    ),
-    (
-        "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
-        "",
-        "jinja2 raises iterating tools=None; minijinja iterates none as empty",
-    ),
-    (
-        "meetkai-functionary-medium-v3.1.jinja",
-        "tool_call",
-        "markupsafe: \"...\"|safe + str HTML-escapes the str in jinja2; minijinja concatenates",
-    ),
-];
+const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[];
 
 /// 2026-01-15 10:30:00 UTC, the time make_chat.py pins strftime_now to.
 const NOW: i64 = 1768473000;
