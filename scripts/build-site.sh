@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the viewer into one folder of static files (default: site/):
-#   www/*                              the page, worker and adapter
+#   www/*                              the page, its panels and the worker
 #   pkg/                               the npm package's build (scripts/build-npm.sh)
 #   sample/tiny-llama-Q4_K_M.gguf      the bundled sample model, opened when no file is given
 # usage: bash scripts/build-site.sh [OUT_DIR]

@@ -1,10 +1,22 @@
-// All parsing and dequantization run here. Protocol: the page posts {id, op, args}; the worker
-// answers {id, progress: {loaded, total}}* then exactly one {id, result} or {id, error: {name,
-// message}}. Float32Arrays are transferred. {op: 'cancel', args: {target}} aborts request
-// `target` (it then ends with an AbortError). Only source.js touches the gguf-lens package.
+// All parsing and dequantization run here, on the npm package (./pkg/, js/index.d.ts) called
+// directly: `model` is the package's GgufModel or SafetensorsModel. Protocol: the page posts {id,
+// op, args}; the worker answers {id, progress: {loaded, total}}* then exactly one {id, result} or
+// {id, error: {name, message}}. Float32Arrays are transferred. {op: 'cancel', args: {target}}
+// aborts request `target` (it then ends with an AbortError). Results carry the package's field
+// names (summary(), TensorStats, tensor infos); docs/viewer.md lists the few the page adds.
 // A second model (B, 'openCompare') can be open beside the first for the Compare panel.
-import { openModel } from './source.js';
 import { diffModels, compareTensor } from './compare-worker.js';
+import { statsPool } from './stats-pool.js';
+import { metadataEntries, tensorRows } from './table-rows.js';
+
+let enginePromise = null;
+function engine() {
+  if (!enginePromise) {
+    enginePromise = import('./pkg/index.js');
+    enginePromise.catch(() => { enginePromise = null; });
+  }
+  return enginePromise;
+}
 
 let model = null;
 let modelB = null; // the file compared with `model`; dropped when another first file opens
@@ -20,13 +32,49 @@ function plain(v) {
   return String(v);
 }
 
+let entries = []; // metadataEntries(model)
+
 function metaValue(key) {
-  return model && model.metadata.find((m) => m.key === key);
+  return entries.find((m) => m.key === key);
 }
 
 function metaArray(key) {
   const m = metaValue(key);
-  return m && m.type === 'array' ? model.metaRange(key, 0, m.length) : null;
+  return m && m.type === 'array' ? m.items(0, Number(m.len)) : null;
+}
+
+/** The file's name, for a checkpoint's summary (safetensors has no name field): a File's name, or
+ * a URL's last two path segments. */
+function nameOf(source) {
+  if (typeof source === 'string') {
+    try {
+      const parts = new URL(source, 'http://x/').pathname.split('/').filter(Boolean).map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
+      return parts.slice(-2).join('/') || source;
+    } catch { return source; }
+  }
+  return typeof source?.name === 'string' ? source.name : 'safetensors file';
+}
+
+/** What the page shows of a model: the package's fields, cloneable (no methods). */
+function describe(f, source) {
+  const s = f.summary();
+  const info = { format: f.format, version: f.version, endian: f.endian, alignment: f.alignment, dataOffset: f.dataOffset, headerLength: f.headerLength, byteLength: f.byteLength, shardCount: f.shards.length, quantConfigError: f.quantConfigError };
+  const summary = f.format === 'safetensors' ? { ...s, name: s.name ?? nameOf(source), dtypeMix: undefined } : s;
+  return { info, summary, tensors: tensorRows(f) };
+}
+
+async function openModel(source, { signal, onProgress }) {
+  return (await engine()).open(source, { signal, onProgress });
+}
+
+/** A package editor with `changes` applied (each checked by the core as it is set). */
+function editorOf(changes) {
+  const editor = model.edit();
+  for (const c of changes) {
+    if (c.remove) editor.remove(c.key);
+    else editor.set(c.key, c.value, c.type);
+  }
+  return editor;
 }
 
 function tokens() {
@@ -49,26 +97,28 @@ const ops = {
     model = m;
     modelB = null;
     tokenCache = null;
-    const md = m.metadata.map((e) => (e.type === 'array'
-      ? { key: e.key, type: 'array', itemType: e.itemType, length: e.length, preview: m.metaRange(e.key, 0, Math.min(e.length, 8)).map(plain) }
+    entries = metadataEntries(m);
+    const md = entries.map((e) => (e.type === 'array'
+      ? { key: e.key, type: 'array', itemType: e.itemType, length: Number(e.len), preview: e.items(0, Math.min(Number(e.len), 8)).map(plain) }
       : { key: e.key, type: e.type, value: e.value }));
     // Every special-token key llama.cpp reads (the core's list), with the token's text.
     const special = {};
     for (const t of m.specialTokens?.() ?? []) {
       special[t.name] = { id: t.id, text: tokens().tokens[t.id] ?? null, key: t.key, recognized: t.recognized };
     }
-    return { info: m.info, metadata: md, tensors: m.tensors, summary: m.summary, special, tokenCount: tokens().tokens.length };
+    return { ...describe(m, source), metadata: md, special, tokenCount: tokens().tokens.length };
   },
   async meta({ key, start, end }) {
-    return model.metaRange(key, start, end).map(plain);
+    const e = metaValue(key);
+    if (!e || e.type !== 'array') throw new Error(`no array metadata key ${key}`);
+    return e.items(start, end).map(plain);
   },
   // For the metadata filter: the first string item of each array that contains `q`.
   async metaFind({ q }) {
     const hits = {};
-    if (!model.metaFind) return hits;
-    for (const e of model.metadata) {
+    for (const e of entries) {
       if (e.type !== 'array' || e.itemType !== 'string') continue;
-      const [first] = model.metaFind(e.key, q, { limit: 1 });
+      const [first] = e.findText(q, { limit: 1 });
       if (first !== undefined) hits[e.key] = first;
     }
     return hits;
@@ -102,23 +152,24 @@ const ops = {
     const m = await openModel(source, ctx);
     if (ctx.signal.aborted) return null;
     modelB = m;
-    return { info: m.info, summary: m.summary, tensorCount: m.tensors.length, diff: await diffModels(model, m) };
+    const { info, summary } = describe(m, source);
+    return { info, summary, tensorCount: m.tensors.length, diff: await diffModels(model, m) };
   },
   async compareTensor({ name }, ctx) {
     if (!modelB) throw new Error('no file to compare with is open');
     return compareTensor(model, modelB, name, ctx);
   },
   async editChanges({ changes }) {
-    if (!model.editChanges) throw new Error('only GGUF files can be edited');
-    return model.editChanges(changes);
+    if (!model.edit) throw new Error('only GGUF files can be edited');
+    return editorOf(changes).changes();
   },
   async editBlob({ changes }, ctx) {
-    if (!model.editBlob) throw new Error('only GGUF files can be edited');
-    return model.editBlob(changes, ctx);
+    if (!model.edit) throw new Error('only GGUF files can be edited');
+    return editorOf(changes).toBlob({ signal: ctx.signal });
   },
   async quantError({ name, sampleRows }, ctx) {
-    if (!model.quantError) throw new Error('quantization error is measured on GGUF tensors');
-    return model.quantError(name, { sampleRows, ...ctx });
+    if (model.format !== 'gguf') throw new Error('quantization error is measured on GGUF tensors');
+    return model.quantError(name, { sampleRows, signal: ctx.signal, onProgress: ctx.onProgress });
   },
   async planMemory({ options }) {
     if (!model.planMemory) throw new Error('the memory planner reads GGUF files');
@@ -142,14 +193,16 @@ const ops = {
   },
   async hash({ options }, ctx) {
     if (!model.hash) throw new Error('hashes are defined for GGUF files (llama-gguf-hash)');
-    return model.hash(options, ctx);
+    return model.hash({ ...options, signal: ctx.signal, onProgress: ctx.onProgress });
   },
   async rows({ name, rows }, ctx) {
-    const out = await model.readRows(name, rows, ctx);
+    const out = await model.readTensor(name, { rows, signal: ctx.signal, onProgress: ctx.onProgress });
     return { transfer: out };
   },
   async stats({ name, bins, rows }, ctx) {
-    return model.stats(name, { bins, rows, signal: ctx.signal, onProgress: ctx.onProgress });
+    // GGUF: the pool's workers each read their own rows (same numbers as without).
+    const workers = model.format === 'gguf' ? statsPool() : undefined;
+    return model.tensorStats(name, { bins, rows, signal: ctx.signal, onProgress: ctx.onProgress, workers });
   },
 };
 

@@ -1,4 +1,4 @@
-// www/compare-worker.js in Node, on the built site (compare-worker.js → source.js → pkg/, the npm
+// www/compare-worker.js in Node, on the built site (compare-worker.js → pkg/, the npm
 // package): the differences and metrics are the core's (src/compare.rs through wasm), checked
 // against gguf-py + numpy (make_expected_compare.py), never against gguf-lens.
 import { test } from 'node:test';
@@ -11,11 +11,10 @@ import { buildSite, SITE, ROOT, FIXTURES, readJson } from './helpers.mjs';
 buildSite();
 const site = (f) => pathToFileURL(path.join(SITE, f)).href;
 const { diffModels, compareTensor } = await import(site('compare-worker.js'));
-const { openModel } = await import(site('source.js'));
 const pkg = await import(site('pkg/index.js'));
 
 const bytes = (p) => { const b = readFileSync(p); return b.buffer.slice(b.byteOffset, b.byteOffset + b.length); };
-const openPair = (a, b) => Promise.all([openModel(bytes(a)), openModel(bytes(b))]);
+const openPair = (a, b) => Promise.all([pkg.open(bytes(a)), pkg.open(bytes(b))]);
 const close = (a, b, rel) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-30);
 const METRICS = [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']];
 
