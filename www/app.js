@@ -19,6 +19,7 @@ import { setupIntegrity } from './integrity.js';
 import { setupQuantError } from './quant-panel.js';
 import { setupMemory } from './memory-panel.js';
 import { setupLab } from './lab-panel.js';
+import { hubHeadersFor } from './hub-token.js';
 
 const SAMPLE_URL = 'sample/tiny-llama-Q4_K_M.gguf';
 
@@ -43,10 +44,10 @@ window.addEventListener('error', (e) => showError(e.message || 'unexpected error
 window.addEventListener('unhandledrejection', (e) => showError((e.reason && e.reason.message) || String(e.reason)));
 
 // ---------- opening files ----------
-async function openSource(source, label) {
+async function openSource(source, label, headers) {
   hideError();
   try {
-    const m = await client.longTask(`Reading ${label}`, 'open', { source });
+    const m = await client.longTask(`Reading ${label}`, 'open', { source, headers });
     m.summary.quantMix.sort((a, b) => b.bytes - a.bytes);
     state.model = m;
     state.sourceLabel = label;
@@ -75,7 +76,8 @@ function openUrl(url, { push = true } = {}) {
     history.replaceState(null, '', `?${q}`);
   }
   $('#url-input').value = url;
-  return openSource(abs.href, abs.href === new URL(SAMPLE_URL, location.href).href ? 'the bundled sample' : abs.href);
+  // A token the repo view stored for this origin (gated repos); nothing for other origins.
+  return openSource(abs.href, abs.href === new URL(SAMPLE_URL, location.href).href ? 'the bundled sample' : abs.href, hubHeadersFor(abs.href));
 }
 
 function openFile(file) {

@@ -5,6 +5,7 @@
 // file in the normal view (?url=, with the device as the planner card's gpu/mctx). A token for
 // gated repos lives in sessionStorage (this tab only), one per endpoint origin, and is sent only
 // there: a link naming another endpoint never receives the Hub's token.
+import { tokenKey } from './hub-token.js';
 
 const GIB = 1024 ** 3;
 // The memory card's presets (www/memory-panel.js), so a row opens with the same choice.
@@ -39,7 +40,6 @@ function fmtParams(n) {
   return String(n);
 }
 
-const tokenKey = (endpoint) => `gguf-lens-hub-token ${new URL(endpoint).origin}`;
 
 /**
  * Replaces the page's content with the repo view and lists `params.get('repo')` (when given).
@@ -84,13 +84,13 @@ export async function showRepoView(params, page) {
 
   function saveToken(token) {
     try {
-      if (token) sessionStorage.setItem(tokenKey(endpoint), token);
-      else sessionStorage.removeItem(tokenKey(endpoint));
+      if (token) sessionStorage.setItem(tokenKey(new URL(endpoint).origin), token);
+      else sessionStorage.removeItem(tokenKey(new URL(endpoint).origin));
     } catch { /* storage refused: the token is not kept */ }
     showTokenNote();
   }
   function token() {
-    try { return sessionStorage.getItem(tokenKey(endpoint)) || ''; } catch { return ''; }
+    try { return sessionStorage.getItem(tokenKey(new URL(endpoint).origin)) || ''; } catch { return ''; }
   }
   function showTokenNote() {
     tokenNote.textContent = token() ? `a token is set for ${new URL(endpoint).origin} (this tab only)` : `none set; kept for this tab only and sent only to ${new URL(endpoint).origin}`;

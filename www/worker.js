@@ -63,8 +63,9 @@ function describe(f, source) {
   return { info, summary, tensors: tensorRows(f) };
 }
 
-async function openModel(source, { signal, onProgress }) {
-  return (await engine()).open(source, { signal, onProgress });
+async function openModel(source, { signal, onProgress }, headers) {
+  // headers: a stored Hub token for a gated URL (www/hub-token.js), sent with every read of it
+  return (await engine()).open(source, { signal, onProgress, headers });
 }
 
 /** A package editor with `changes` applied (each checked by the core as it is set). */
@@ -91,8 +92,8 @@ function tokenRow(id) {
 }
 
 const ops = {
-  async open({ source }, ctx) {
-    const m = await openModel(source, ctx);
+  async open({ source, headers }, ctx) {
+    const m = await openModel(source, ctx, headers);
     if (ctx.signal.aborted) return null; // cancelled: keep the model that was open before
     model = m;
     modelB = null;

@@ -142,6 +142,16 @@ test('a gated repo asks for a token, kept in this tab only, sent only to its end
   assert.ok(hub.state.log.filter((l) => l.auth).every((l) => l.auth === `Bearer ${hub.token}`));
   // no Authorization to the site's own server (another origin than the endpoint)
   assert.ok(log.requests.length > 0);
+  // a gated row opens in the normal view with the stored token (the file answers 401 without it)
+  const want = await localVerdict(['fixtures/plan/llama.gguf'], {});
+  const reads = hub.state.log.length;
+  await page.click('#repo-table tr[data-name="llama.gguf"] td:nth-child(3)');
+  await waitLoaded(page, want.summary.name);
+  const fileReads = hub.state.log.slice(reads).filter((l) => l.path.endsWith('/resolve/main/llama.gguf'));
+  assert.ok(fileReads.length > 0);
+  assert.ok(fileReads.every((l) => l.auth === `Bearer ${hub.token}`));
+  await page.goto(address);
+  await done(page);
   await page.click('#repo-token-box summary').catch(() => {});
   await page.click('#repo-token-forget');
   await page.waitForSelector('#repo-view[data-state="error"]');
