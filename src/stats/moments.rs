@@ -557,7 +557,7 @@ mod tests {
             .map(|i| if (i * 5) % 3 == 0 { -0.0 } else { 0.0 })
             .collect();
         let mut wide: Vec<f32> = (0..1031)
-            .map(|i| ((i * 2654435761u32 as usize) % 65536) as f32 * 3e33 - 1e38)
+            .map(|i: u32| (i.wrapping_mul(2_654_435_761) % 65536) as f32 * 3e33 - 1e38)
             .collect();
         wide[5] = f32::MAX;
         wide[900] = f32::MIN;
