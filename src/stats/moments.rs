@@ -57,6 +57,11 @@ impl Moments {
                 return unsafe { x86::of(values) };
             }
         }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            return wasm::of(values);
+        }
+        #[allow(unreachable_code)]
         moments_of(values)
     }
 }
@@ -302,6 +307,135 @@ mod x86 {
     }
 }
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm {
+    use super::{deviation, moments_of, Lanes, Moments, LANES, RUN};
+    use std::arch::wasm32::*;
+
+    /// [`super::moments_of`] with the lanes in simd128 registers (two f32x4, four f64x2), the
+    /// same operations per lane, so the same bits. `pmin`/`pmax` are `lane_min`/`lane_max`
+    /// with the operands swapped (`f32x4_min` would order -0 and +0 its own way).
+    pub(super) fn of(values: &[f32]) -> Moments {
+        if values.len() > RUN {
+            return moments_of(values);
+        }
+        let n8 = values.len() / LANES * LANES;
+        let p = values.as_ptr();
+        let inf = f32x4_splat(f32::INFINITY);
+        let ninf = f32x4_splat(f32::NEG_INFINITY);
+        let zero = f32x4_splat(0.0);
+        let mut nan = [i32x4_splat(0); 2];
+        let mut infs = nan;
+        let mut neg = nan;
+        let mut zeros = nan;
+        let mut fin = nan;
+        let mut lo = [inf; 2];
+        let mut hi = [ninf; 2];
+        let mut sum = [f64x2_splat(0.0); 4];
+        let mut i = 0;
+        while i < n8 {
+            for h in 0..2 {
+                // SAFETY: i + 4h + 4 <= n8 <= values.len(); v128_load takes unaligned pointers.
+                let v = unsafe { v128_load(p.add(i + 4 * h).cast()) };
+                let a = f32x4_abs(v);
+                let is_fin = f32x4_lt(a, inf);
+                nan[h] = i32x4_sub(nan[h], f32x4_ne(v, v));
+                infs[h] = i32x4_sub(infs[h], f32x4_eq(a, inf));
+                neg[h] = i32x4_sub(neg[h], f32x4_eq(v, ninf));
+                zeros[h] = i32x4_sub(zeros[h], f32x4_eq(v, zero));
+                fin[h] = i32x4_sub(fin[h], is_fin);
+                lo[h] = f32x4_pmin(v128_bitselect(v, inf, is_fin), lo[h]);
+                hi[h] = f32x4_pmax(v128_bitselect(v, ninf, is_fin), hi[h]);
+                let x = v128_and(v, is_fin);
+                sum[2 * h] = f64x2_add(sum[2 * h], f64x2_promote_low_f32x4(x));
+                sum[2 * h + 1] = f64x2_add(
+                    sum[2 * h + 1],
+                    f64x2_promote_low_f32x4(i32x4_shuffle::<2, 3, 2, 3>(x, x)),
+                );
+            }
+            i += LANES;
+        }
+        let mut lanes = Lanes::new();
+        let u32s = |x: [v128; 2]| {
+            let mut out = [0u32; LANES];
+            for (h, v) in x.iter().enumerate() {
+                for l in 0..4 {
+                    out[4 * h + l] = lane4(*v, l);
+                }
+            }
+            out
+        };
+        lanes.nan = u32s(nan);
+        lanes.inf = u32s(infs);
+        lanes.neg = u32s(neg);
+        lanes.zero = u32s(zeros);
+        lanes.fin = u32s(fin);
+        for l in 0..LANES {
+            lanes.lo[l] = f32::from_bits(lane4(lo[l / 4], l % 4));
+            lanes.hi[l] = f32::from_bits(lane4(hi[l / 4], l % 4));
+            lanes.sum[l] = lane2(sum[l / 2], l % 2);
+        }
+        for (l, &v) in values[n8..].iter().enumerate() {
+            lanes.add(l, v);
+        }
+        let mut m = lanes.moments(values.len());
+        if m.finite == 0 {
+            return m;
+        }
+        let mean = f64x2_splat(m.mean);
+        let mut dev = [f64x2_splat(0.0); 4];
+        let mut i = 0;
+        while i < n8 {
+            for h in 0..2 {
+                // SAFETY: as above.
+                let v = unsafe { v128_load(p.add(i + 4 * h).cast()) };
+                let is_fin = f32x4_lt(f32x4_abs(v), inf);
+                let hv = i32x4_shuffle::<2, 3, 2, 3>(v, v);
+                // The f32 mask widened to f64 lanes (sign extension of all-ones / zero).
+                let x0 = v128_and(
+                    f64x2_sub(f64x2_promote_low_f32x4(v), mean),
+                    i64x2_extend_low_i32x4(is_fin),
+                );
+                let x1 = v128_and(
+                    f64x2_sub(f64x2_promote_low_f32x4(hv), mean),
+                    i64x2_extend_high_i32x4(is_fin),
+                );
+                dev[2 * h] = f64x2_add(dev[2 * h], f64x2_mul(x0, x0));
+                dev[2 * h + 1] = f64x2_add(dev[2 * h + 1], f64x2_mul(x1, x1));
+            }
+            i += LANES;
+        }
+        let mut d = [0f64; LANES];
+        for (l, x) in d.iter_mut().enumerate() {
+            *x = lane2(dev[l / 2], l % 2);
+        }
+        for (l, &v) in values[n8..].iter().enumerate() {
+            d[l] += deviation(v, m.mean);
+        }
+        m.m2 = d.iter().sum();
+        m
+    }
+
+    /// Lane `l` (0..4) of a vector of 32-bit lanes.
+    fn lane4(v: v128, l: usize) -> u32 {
+        match l {
+            0 => u32x4_extract_lane::<0>(v),
+            1 => u32x4_extract_lane::<1>(v),
+            2 => u32x4_extract_lane::<2>(v),
+            _ => u32x4_extract_lane::<3>(v),
+        }
+    }
+
+    /// Lane `l` (0..2) of a vector of f64.
+    fn lane2(v: v128, l: usize) -> f64 {
+        if l == 0 {
+            f64x2_extract_lane::<0>(v)
+        } else {
+            f64x2_extract_lane::<1>(v)
+        }
+    }
+}
+
 impl Moments {
     /// Adds `other`'s values (Chan et al.'s pairwise update for the mean and `m2`). Merging the
     /// same parts in the same order gives the same bits.
@@ -413,6 +547,41 @@ mod tests {
                     b.m2.to_bits()
                 )
             );
+        }
+    }
+
+    #[test]
+    fn signed_zeros_and_extremes_give_the_same_bits() {
+        // min/max of -0 and +0 depend on operand order: every loop must keep the same one.
+        let zeros: Vec<f32> = (0..37)
+            .map(|i| if (i * 5) % 3 == 0 { -0.0 } else { 0.0 })
+            .collect();
+        let mut wide: Vec<f32> = (0..1031)
+            .map(|i: u32| (i.wrapping_mul(2_654_435_761) % 65536) as f32 * 3e33 - 1e38)
+            .collect();
+        wide[5] = f32::MAX;
+        wide[900] = f32::MIN;
+        wide[17] = f32::MIN_POSITIVE / 4.0;
+        for v in [&zeros[..], &zeros[1..], &wide[..], &wide[3..]] {
+            for n in [v.len(), v.len() / 2, 8, 3] {
+                let (a, b) = (Moments::of(&v[..n]), moments_of(&v[..n]));
+                assert_eq!(
+                    (
+                        a.min.to_bits(),
+                        a.max.to_bits(),
+                        a.mean.to_bits(),
+                        a.m2.to_bits()
+                    ),
+                    (
+                        b.min.to_bits(),
+                        b.max.to_bits(),
+                        b.mean.to_bits(),
+                        b.m2.to_bits()
+                    ),
+                    "{n} values"
+                );
+                assert_eq!(a, b);
+            }
         }
     }
 
