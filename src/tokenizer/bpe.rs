@@ -17,25 +17,80 @@ struct Sym {
     n: usize,
     /// The symbol's token id, when its text is a token (tracked so ranks need no text lookup).
     id: Option<i32>,
+    /// Rank of the merge with the next symbol (linear path only).
+    pair: Option<u32>,
+}
+
+/// Words with more symbols than this merge through the heap; shorter ones (nearly all) scan
+/// their few pairs, which is faster than heap upkeep and gives the same lowest-rank, leftmost
+/// order.
+const LINEAR_MAX: usize = 48;
+
+/// Per-call caches: a word's ids depend on the word alone, a pair's rank and merged id on the
+/// two ids alone, and a character's id on its bytes alone. Merged ids are looked up only when
+/// a merge happens: most ranked pairs lose to a neighbour.
+struct Caches<'w> {
+    seen: super::FxMap<&'w [u8], (usize, usize)>,
+    ranks: super::FxMap<(i32, i32), Option<u32>>,
+    merged: super::FxMap<(i32, i32), Option<i32>>,
+    ascii: [Option<Option<i32>>; 128],
+    chars: super::FxMap<&'w [u8], Option<i32>>,
+}
+
+impl<'w> Caches<'w> {
+    fn char_id(&mut self, tok: &Tokenizer, c: &'w [u8]) -> Option<i32> {
+        if c.len() == 1 && c[0] < 128 {
+            *self.ascii[c[0] as usize].get_or_insert_with(|| tok.text_to_token(c))
+        } else {
+            *self.chars.entry(c).or_insert_with(|| tok.text_to_token(c))
+        }
+    }
+
+    /// The rank of merging `l` and `r` (texts in `word`).
+    fn pair(&mut self, tok: &Tokenizer, word: &[u8], l: &Sym, r: &Sym) -> Option<u32> {
+        let a = &word[l.start..l.start + l.n];
+        let b = &word[r.start..r.start + r.n];
+        match (l.id, r.id) {
+            (Some(x), Some(y)) => *self
+                .ranks
+                .entry((x, y))
+                .or_insert_with(|| tok.merge_rank(a, b)),
+            _ => tok.merge_rank(a, b),
+        }
+    }
+
+    /// The id of `l` and `r` merged.
+    fn merged_id(&mut self, tok: &Tokenizer, word: &[u8], l: &Sym, r: &Sym) -> Option<i32> {
+        let text = &word[l.start..r.start + r.n];
+        match (l.id, r.id) {
+            (Some(x), Some(y)) => *self
+                .merged
+                .entry((x, y))
+                .or_insert_with(|| tok.text_to_token(text)),
+            _ => tok.text_to_token(text),
+        }
+    }
 }
 
 pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
     let gemma4 = tok.pre_name() == "gemma4";
-    // A word's ids depend on the word alone: repeated words reuse the first result.
-    let mut seen: super::FxMap<&[u8], (usize, usize)> = super::FxMap::default();
+    let mut c = Caches {
+        seen: super::FxMap::default(),
+        ranks: super::FxMap::default(),
+        merged: super::FxMap::default(),
+        ascii: [None; 128],
+        chars: super::FxMap::default(),
+    };
     let mut syms: Vec<Sym> = Vec::new();
     // (rank, left, right, size), smallest rank then smallest left first.
     let mut queue: BinaryHeap<Reverse<(u32, usize, usize, usize)>> = BinaryHeap::new();
-    // Ranks of the pairs of tokens met in this call (by id: no text hashing on a hit).
-    let mut ranks: super::FxMap<(i32, i32), Option<u32>> = super::FxMap::default();
     for word in words.iter() {
-        if let Some(&(from, to)) = seen.get(word) {
+        if let Some(&(from, to)) = c.seen.get(word) {
             out.extend_from_within(from..to);
             continue;
         }
         let first = out.len();
         syms.clear();
-        queue.clear();
         let mut offset = 0;
         let whole_id = if tok.ignore_merges || (gemma4 && word.iter().all(|&b| b == b'\n')) {
             tok.text_to_token(word)
@@ -49,6 +104,7 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
                 start: 0,
                 n: word.len(),
                 id: Some(id),
+                pair: None,
             });
             offset = word.len();
         }
@@ -64,44 +120,15 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
                 },
                 start: offset,
                 n,
-                id: tok.text_to_token(&word[offset..offset + n]),
+                id: c.char_id(tok, &word[offset..offset + n]),
+                pair: None,
             });
             offset += n;
         }
-        let mut add = |syms: &[Sym], queue: &mut BinaryHeap<_>, left: isize, right: isize| {
-            if left < 0 || right < 0 {
-                return;
-            }
-            let (l, r) = (syms[left as usize], syms[right as usize]);
-            let a = &word[l.start..l.start + l.n];
-            let b = &word[r.start..r.start + r.n];
-            let rank = match (l.id, r.id) {
-                (Some(x), Some(y)) => *ranks.entry((x, y)).or_insert_with(|| tok.merge_rank(a, b)),
-                _ => tok.merge_rank(a, b),
-            };
-            if let Some(rank) = rank {
-                queue.push(Reverse((rank, left as usize, right as usize, l.n + r.n)));
-            }
-        };
-        for i in 1..syms.len() {
-            add(&syms, &mut queue, i as isize - 1, i as isize);
-        }
-        while let Some(Reverse((_, left, right, size))) = queue.pop() {
-            let (l, r) = (syms[left], syms[right]);
-            // Symbols only grow, so an unchanged total size means both are as they were.
-            if l.n == 0 || r.n == 0 || l.n + r.n != size || l.next != right as isize {
-                continue;
-            }
-            syms[left].n += r.n;
-            syms[left].id = tok.text_to_token(&word[l.start..l.start + l.n + r.n]);
-            syms[right].n = 0;
-            syms[left].next = r.next;
-            if r.next >= 0 {
-                syms[r.next as usize].prev = left as isize;
-            }
-            let (prev, next) = (syms[left].prev, syms[left].next);
-            add(&syms, &mut queue, prev, left as isize);
-            add(&syms, &mut queue, left as isize, next);
+        if syms.len() <= LINEAR_MAX {
+            merge_linear(tok, word, &mut syms, &mut c);
+        } else {
+            merge_heap(tok, word, &mut syms, &mut c, &mut queue);
         }
         for s in syms.iter().filter(|s| s.n > 0) {
             match s.id {
@@ -120,6 +147,89 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
                 }
             }
         }
-        seen.insert(word, (first, out.len()));
+        c.seen.insert(word, (first, out.len()));
+    }
+}
+
+/// Merges the live pair of lowest rank (leftmost on ties) until none is left, by scanning.
+fn merge_linear(tok: &Tokenizer, word: &[u8], syms: &mut [Sym], c: &mut Caches) {
+    for i in 1..syms.len() {
+        syms[i - 1].pair = c.pair(tok, word, &syms[i - 1], &syms[i]);
+    }
+    loop {
+        let mut best: Option<(u32, usize)> = None;
+        let mut i = 0isize;
+        while i >= 0 {
+            let s = &syms[i as usize];
+            if let Some(rank) = s.pair {
+                if best.map_or(true, |(r, _)| rank < r) {
+                    best = Some((rank, i as usize));
+                }
+            }
+            i = s.next;
+        }
+        let Some((_, left)) = best else {
+            break;
+        };
+        let right = syms[left].next as usize;
+        let r = syms[right];
+        syms[left].id = c.merged_id(tok, word, &syms[left], &r);
+        syms[left].n += r.n;
+        syms[right].n = 0;
+        syms[left].next = r.next;
+        if r.next >= 0 {
+            syms[r.next as usize].prev = left as isize;
+        }
+        syms[left].pair = if r.next >= 0 {
+            c.pair(tok, word, &syms[left], &syms[r.next as usize])
+        } else {
+            None
+        };
+        let prev = syms[left].prev;
+        if prev >= 0 {
+            let p = prev as usize;
+            syms[p].pair = c.pair(tok, word, &syms[p], &syms[left]);
+        }
+    }
+}
+
+/// The same merging through a priority queue, for long words.
+fn merge_heap(
+    tok: &Tokenizer,
+    word: &[u8],
+    syms: &mut [Sym],
+    c: &mut Caches,
+    queue: &mut BinaryHeap<Reverse<(u32, usize, usize, usize)>>,
+) {
+    queue.clear();
+    let add =
+        |c: &mut Caches, syms: &[Sym], queue: &mut BinaryHeap<_>, left: isize, right: isize| {
+            if left < 0 || right < 0 {
+                return;
+            }
+            let (l, r) = (&syms[left as usize], &syms[right as usize]);
+            if let Some(rank) = c.pair(tok, word, l, r) {
+                queue.push(Reverse((rank, left as usize, right as usize, l.n + r.n)));
+            }
+        };
+    for i in 1..syms.len() {
+        add(c, syms, queue, i as isize - 1, i as isize);
+    }
+    while let Some(Reverse((_, left, right, size))) = queue.pop() {
+        let (l, r) = (syms[left], syms[right]);
+        // Symbols only grow, so an unchanged total size means both are as they were.
+        if l.n == 0 || r.n == 0 || l.n + r.n != size || l.next != right as isize {
+            continue;
+        }
+        syms[left].id = c.merged_id(tok, word, &l, &r);
+        syms[left].n += r.n;
+        syms[right].n = 0;
+        syms[left].next = r.next;
+        if r.next >= 0 {
+            syms[r.next as usize].prev = left as isize;
+        }
+        let (prev, next) = (syms[left].prev, syms[left].next);
+        add(c, syms, queue, prev, left as isize);
+        add(c, syms, queue, left as isize, next);
     }
 }
