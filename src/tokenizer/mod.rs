@@ -652,8 +652,8 @@ impl Tokenizer {
 
     fn index(&self) -> &TokenIndex {
         self.token_index.get_or_init(|| {
-            let entries: Vec<(u64, u32)> = (0..self.len())
-                .map(|i| (hash_bytes(self.token_text(i as i32)), i as u32))
+            let entries: Vec<u64> = (0..self.len())
+                .map(|i| IdTable::entry(hash_bytes(self.token_text(i as i32)), i as u32))
                 .collect();
             // Later duplicates win, as with llama.cpp's token_to_id[word] = i.
             let (table, duplicates) = IdTable::build(&entries, true, |a, b| {
@@ -717,12 +717,12 @@ impl Tokenizer {
     fn merges(&self) -> &IdTable {
         self.merge_index.get_or_init(|| {
             let n = self.merges_offsets.len().saturating_sub(1);
-            let entries: Vec<(u64, u32)> = (0..n)
-                .filter_map(|i| {
-                    let (a, b) = self.merge_parts(i)?;
-                    Some((pair_hash(a, b), i as u32))
-                })
-                .collect();
+            let mut entries = Vec::with_capacity(n);
+            for i in 0..n {
+                if let Some((a, b)) = self.merge_parts(i) {
+                    entries.push(IdTable::entry(pair_hash(a, b), i as u32));
+                }
+            }
             // The first rank of a pair wins (bpe_ranks.emplace).
             IdTable::build(&entries, false, |i, j| {
                 self.merge_parts(i as usize) == self.merge_parts(j as usize)
