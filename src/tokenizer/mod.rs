@@ -652,15 +652,13 @@ impl Tokenizer {
 
     fn index(&self) -> &TokenIndex {
         self.token_index.get_or_init(|| {
-            let mut table = IdTable::with_capacity(self.len());
-            let mut duplicates = false;
-            for i in 0..self.len() {
-                let t = self.token_text(i as i32);
-                // Later duplicates win, as with llama.cpp's token_to_id[word] = i.
-                duplicates |= table.insert(hash_bytes(t), i as u32, true, |j| {
-                    self.token_text(j as i32) == t
-                });
-            }
+            let entries: Vec<u64> = (0..self.len())
+                .map(|i| IdTable::entry(hash_bytes(self.token_text(i as i32)), i as u32))
+                .collect();
+            // Later duplicates win, as with llama.cpp's token_to_id[word] = i.
+            let (table, duplicates) = IdTable::build(&entries, true, |a, b| {
+                self.token_text(a as i32) == self.token_text(b as i32)
+            });
             TokenIndex { table, duplicates }
         })
     }
@@ -719,17 +717,17 @@ impl Tokenizer {
     fn merges(&self) -> &IdTable {
         self.merge_index.get_or_init(|| {
             let n = self.merges_offsets.len().saturating_sub(1);
-            let mut table = IdTable::with_capacity(n);
+            let mut entries = Vec::with_capacity(n);
             for i in 0..n {
-                let Some((a, b)) = self.merge_parts(i) else {
-                    continue;
-                };
-                // The first rank of a pair wins (bpe_ranks.emplace).
-                table.insert(pair_hash(a, b), i as u32, false, |j| {
-                    self.merge_parts(j as usize) == Some((a, b))
-                });
+                if let Some((a, b)) = self.merge_parts(i) {
+                    entries.push(IdTable::entry(pair_hash(a, b), i as u32));
+                }
             }
-            table
+            // The first rank of a pair wins (bpe_ranks.emplace).
+            IdTable::build(&entries, false, |i, j| {
+                self.merge_parts(i as usize) == self.merge_parts(j as usize)
+            })
+            .0
         })
     }
 
