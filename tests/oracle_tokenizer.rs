@@ -146,34 +146,9 @@ fn corpus_matches_llama_cpp_on_every_vocab() {
         &std::fs::read(root.join("fixtures/tokenizer/corpus.json")).unwrap(),
     )
     .unwrap();
-    let texts: Vec<Vec<u8>> = doc["texts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| match (t.get("text"), t.get("hex")) {
-            (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
-            (_, Some(h)) => {
-                let h = h.as_str().unwrap();
-                (0..h.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
-                    .collect()
-            }
-            _ => panic!("text entry without text or hex"),
-        })
-        .collect();
+    let texts = common::corpus::texts(&doc);
     assert!(texts.len() >= 200);
-    let modes: Vec<(bool, bool)> = doc["modes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["add_special"].as_bool().unwrap(),
-                m["parse_special"].as_bool().unwrap(),
-            )
-        })
-        .collect();
+    let modes = common::corpus::modes(&doc);
     let only = std::env::var("VOCAB").ok();
     let mut failures = Vec::new();
     for (name, v) in doc["vocabs"].as_object().unwrap() {
@@ -416,33 +391,8 @@ fn hand_written_pretokenizers_match_llama_cpp() {
         &std::fs::read(root.join("fixtures/tokenizer/pretok_extra.json")).unwrap(),
     )
     .unwrap();
-    let texts: Vec<Vec<u8>> = doc["texts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| match (t.get("text"), t.get("hex")) {
-            (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
-            (_, Some(h)) => {
-                let h = h.as_str().unwrap();
-                (0..h.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
-                    .collect()
-            }
-            _ => panic!("text entry without text or hex"),
-        })
-        .collect();
-    let modes: Vec<(bool, bool)> = doc["modes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["add_special"].as_bool().unwrap(),
-                m["parse_special"].as_bool().unwrap(),
-            )
-        })
-        .collect();
+    let texts = common::corpus::texts(&doc);
+    let modes = common::corpus::modes(&doc);
     let base = std::fs::read(models.join(doc["base"].as_str().unwrap())).unwrap();
     let ids = doc["ids"].as_object().unwrap();
     assert_eq!(ids.len(), 5);

@@ -17,41 +17,12 @@ fn load(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
-fn text_bytes(t: &serde_json::Value) -> Vec<u8> {
-    match (t.get("text"), t.get("hex")) {
-        (Some(s), _) => s.as_str().unwrap().as_bytes().to_vec(),
-        (_, Some(h)) => {
-            let h = h.as_str().unwrap();
-            (0..h.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
-                .collect()
-        }
-        _ => panic!("text entry without text or hex"),
-    }
-}
-
 #[test]
 fn vocab_extra_matches_llama_cpp() {
     let doc: serde_json::Value = serde_json::from_slice(&load("expected.json")).unwrap();
-    let texts: Vec<Vec<u8>> = doc["texts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(text_bytes)
-        .collect();
+    let texts = common::corpus::texts(&doc);
     assert!(texts.len() >= 290);
-    let modes: Vec<(bool, bool)> = doc["modes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["add_special"].as_bool().unwrap(),
-                m["parse_special"].as_bool().unwrap(),
-            )
-        })
-        .collect();
+    let modes = common::corpus::modes(&doc);
     let vocabs = doc["vocabs"].as_object().unwrap();
     assert!(vocabs.contains_key("rwkv.gguf") && vocabs.contains_key("plamo2.gguf"));
     let mut failures = Vec::new();

@@ -3,6 +3,7 @@
 //! (fixtures/); this only builds the broken ones.
 #![allow(dead_code)]
 
+pub mod corpus;
 pub mod quant_rows;
 
 pub struct Builder {
