@@ -2,7 +2,7 @@
 //! heads (a number or one per layer), head sizes, the sliding window and which layers use it,
 //! MLA ranks. Every value is checked: a missing or absurd one is an error, never a panic.
 
-use crate::gguf::{GgufFile, Value};
+use crate::gguf::{ArrayView, GgufFile, Value};
 
 use super::PlanError;
 
@@ -328,22 +328,7 @@ impl HParams {
                     let name = format!("{a}.attention.recurrent_layers");
                     let layers = f.get(&name);
                     if let Some(arr) = layers.as_ref().and_then(|v| v.as_array()) {
-                        if arr.len() != self.n_layer as usize {
-                            return Err(PlanError::new(format!(
-                                "{name} has {} values for {} layers",
-                                arr.len(),
-                                self.n_layer
-                            )));
-                        }
-                        self.is_recr = arr
-                            .iter()
-                            .map(|x| match x {
-                                Value::Bool(b) => Ok(b),
-                                other => other.as_u64().map(|n| n != 0).ok_or_else(|| {
-                                    PlanError::new(format!("{name} is not booleans"))
-                                }),
-                            })
-                            .collect::<Result<_, _>>()?;
+                        self.is_recr = self.layer_flags(&name, arr)?;
                     } else {
                         let interval = uint(f, &a, "full_attention_interval")?.unwrap_or(4);
                         if interval == 0 {
@@ -419,6 +404,26 @@ impl HParams {
         Ok(())
     }
 
+    /// A per-layer flag array (`bool`s or integers, non-zero = set), one value per layer.
+    fn layer_flags(&self, name: &str, arr: &ArrayView<'_>) -> Result<Vec<bool>, PlanError> {
+        if arr.len() != self.n_layer as usize {
+            return Err(PlanError::new(format!(
+                "{name} has {} values for {} layers",
+                arr.len(),
+                self.n_layer
+            )));
+        }
+        arr.iter()
+            .map(|x| match x {
+                Value::Bool(b) => Ok(b),
+                other => other
+                    .as_u64()
+                    .map(|n| n != 0)
+                    .ok_or_else(|| PlanError::new(format!("{name} is not booleans"))),
+            })
+            .collect()
+    }
+
     /// llama.cpp's `load_swa_pattern`: an array of booleans per layer, or a period `n` (every
     /// n-th layer is full attention), `n_default` when the key is absent.
     fn swa_pattern(
@@ -431,23 +436,7 @@ impl HParams {
         let mut n = n_default;
         if let Some(v) = f.get(&name) {
             if let Some(arr) = v.as_array() {
-                if arr.len() != self.n_layer as usize {
-                    return Err(PlanError::new(format!(
-                        "{name} has {} values for {} layers",
-                        arr.len(),
-                        self.n_layer
-                    )));
-                }
-                self.is_swa = arr
-                    .iter()
-                    .map(|x| match x {
-                        Value::Bool(b) => Ok(b),
-                        other => other
-                            .as_u64()
-                            .map(|n| n != 0)
-                            .ok_or_else(|| PlanError::new(format!("{name} is not booleans"))),
-                    })
-                    .collect::<Result<_, _>>()?;
+                self.is_swa = self.layer_flags(&name, arr)?;
                 return Ok(());
             }
             n = v
