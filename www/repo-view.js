@@ -6,6 +6,7 @@
 // gated repos lives in sessionStorage (this tab only), one per endpoint origin, and is sent only
 // there: a link naming another endpoint never receives the Hub's token.
 import { tokenKey } from './hub-token.js';
+import { fmtBytes } from './format.js';
 
 const GIB = 1024 ** 3;
 // The memory card's presets (www/memory-panel.js), so a row opens with the same choice.
@@ -24,14 +25,6 @@ function el(tag, props = {}, ...children) {
   }
   e.append(...children.filter((c) => c !== null && c !== undefined));
   return e;
-}
-
-function fmtBytes(n) {
-  if (n === undefined || n === null) return '—';
-  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0, v = Number(n);
-  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-  return i === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 1 : 2)} ${u[i]}`;
 }
 
 function fmtParams(n) {
