@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::file::{parse, GgufFile, ParseStatus};
 use super::tensor::TensorInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::quant::Kernel;
+use crate::quant::{AlignedF32, Kernel};
 
 /// The first read: enough for most headers without a big vocabulary.
 pub const FIRST_READ: u64 = 1 << 20;
@@ -112,7 +112,7 @@ pub struct RowReader<'f> {
     tensor: &'f TensorInfo,
     kernel: Kernel,
     bytes: Vec<u8>,
-    values: Vec<f32>,
+    values: AlignedF32,
 }
 
 impl<'f> RowReader<'f> {
@@ -123,7 +123,7 @@ impl<'f> RowReader<'f> {
             tensor,
             kernel,
             bytes: Vec::new(),
-            values: Vec::new(),
+            values: AlignedF32::new(),
         }
     }
 
@@ -135,34 +135,33 @@ impl<'f> RowReader<'f> {
     /// Reads rows `rows` from `reader` (the file the header came from) and returns their values.
     pub fn read<R: Read + Seek>(&mut self, reader: &mut R, rows: Range<u64>) -> Result<&[f32]> {
         let mut values = std::mem::take(&mut self.values);
-        let read = self.read_into(reader, rows, &mut values);
+        let read = self.read_aligned(reader, rows, &mut values);
         self.values = values;
         read?;
-        Ok(&self.values)
+        Ok(self.values.as_slice())
     }
 
-    /// Reads rows `rows` from `reader` into `values` (resized to their count): for callers that
-    /// keep or hand over the buffer, e.g. to a writer thread.
-    pub fn read_into<R: Read + Seek>(
+    /// Reads rows `rows` from `reader` into `values` (resized to their count; cache-line aligned,
+    /// where the SIMD kernels store faster): for callers that keep or hand over the buffer, e.g.
+    /// to a writer thread.
+    pub fn read_aligned<R: Read + Seek>(
         &mut self,
         reader: &mut R,
         rows: Range<u64>,
-        values: &mut Vec<f32>,
+        values: &mut AlignedF32,
     ) -> Result<()> {
+        let n = self.read_bytes(reader, rows)?;
+        let values = values.resize(n)?;
+        self.file
+            .dequantize_rows_with(self.kernel, self.tensor, &self.bytes, values)
+    }
+
+    /// Reads the bytes of rows `rows` into `self.bytes`; returns their number of values.
+    fn read_bytes<R: Read + Seek>(&mut self, reader: &mut R, rows: Range<u64>) -> Result<usize> {
         let range = self.file.rows_range(self.tensor, rows.clone())?;
         read_range_into(reader, range.clone(), &mut self.bytes)?;
         let n = (rows.end - rows.start).saturating_mul(self.tensor.row_len());
-        let n = crate::cursor::to_usize(n, "row chunk elements", range.start)?;
-        // Every value is overwritten: only a longer chunk than before zero-fills the new part.
-        values.truncate(n);
-        values.try_reserve_exact(n - values.len()).map_err(|e| {
-            Error::new(ErrorKind::Io {
-                message: e.to_string(),
-            })
-        })?;
-        values.resize(n, 0.0);
-        self.file
-            .dequantize_rows_with(self.kernel, self.tensor, &self.bytes, values)
+        crate::cursor::to_usize(n, "row chunk elements", range.start)
     }
 }
 

@@ -3,6 +3,7 @@
 //! One kernel per type per ISA, all with the signature of [`scalar::KernelFn`]. This module
 //! checks lengths once, then calls the kernel of the chosen ISA.
 
+mod aligned;
 pub mod scalar;
 
 #[cfg(target_arch = "x86_64")]
@@ -17,6 +18,7 @@ use std::sync::OnceLock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::GgmlType;
 
+pub use aligned::AlignedF32;
 pub use scalar::KernelFn;
 
 /// An instruction set whose kernels can be chosen.
