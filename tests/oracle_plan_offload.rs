@@ -53,6 +53,8 @@ fn offload_matches_llama_cpp_per_device() {
     let expected: Value = serde_json::from_str(&text).unwrap();
     let mut checked = 0;
     let mut failures = Vec::new();
+    // the largest differences seen (MiB; compute: relative), printed with --nocapture
+    let (mut max_weights, mut max_kv, mut max_compute) = (0f64, 0f64, 0f64);
     for (name, m) in expected["models"].as_object().unwrap() {
         let model = load(m);
         for case in m["cases"].as_array().unwrap() {
@@ -96,7 +98,12 @@ fn offload_matches_llama_cpp_per_device() {
                     "{what}: CPU weights {cpu:?} MiB vs ours {per_file:?}"
                 ));
             }
+            for (w, ours) in cpu.iter().zip(per_file) {
+                max_weights = max_weights.max((*ours as f64 / MIB - w).abs());
+            }
             let gpu = logged(&case["weights_mib"], "gpu");
+            max_weights =
+                max_weights.max((p.weights.gpu as f64 / MIB - gpu.iter().sum::<f64>()).abs());
             if !close_sum(p.weights.gpu, &gpu) {
                 failures.push(format!(
                     "{what}: GPU weights {gpu:?} MiB vs ours {}",
@@ -107,6 +114,7 @@ fn offload_matches_llama_cpp_per_device() {
             for (device, ours) in [("cpu", p.kv.cpu), ("gpu", p.kv.gpu)] {
                 let mut buffers = logged(&case["kv_mib"], device);
                 buffers.extend(logged(&case["rs_mib"], device));
+                max_kv = max_kv.max((ours as f64 / MIB - buffers.iter().sum::<f64>()).abs());
                 if !close_sum(ours, &buffers) {
                     failures.push(format!(
                         "{what}: {device} KV {buffers:?} MiB vs ours {:.3}",
@@ -118,6 +126,9 @@ fn offload_matches_llama_cpp_per_device() {
             for (device, ours) in [("cpu", p.compute.cpu), ("gpu", p.compute.gpu)] {
                 let theirs: f64 = logged(&case["compute_mib"], device).iter().sum();
                 let ours = ours as f64 / MIB;
+                if theirs > 0.0 && name == "wide" {
+                    max_compute = max_compute.max((ours / theirs - 1.0).abs());
+                }
                 if (ours - theirs).abs() > (0.15 * theirs).max(0.6) {
                     failures.push(format!(
                         "{what}: {device} compute {theirs} MiB vs ours {ours:.2} ({:+.1}%)",
@@ -128,6 +139,11 @@ fn offload_matches_llama_cpp_per_device() {
             checked += 1;
         }
     }
+    eprintln!(
+        "{checked} cases; max |difference|: weights {max_weights:.4} MiB, KV {max_kv:.4} MiB, \
+         compute of the real-width model {:.1}%",
+        max_compute * 100.0
+    );
     assert!(
         failures.is_empty(),
         "{} of {checked} cases:\n{}",

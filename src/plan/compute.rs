@@ -1,11 +1,13 @@
-//! The CPU backend's compute buffer: an estimate. llama.cpp sizes it by reserving the graph of
+//! The compute buffers, the CPU backend's and (with `-ngl`) the GPU's: an estimate. llama.cpp
+//! sizes each by reserving the graph of
 //! one `n_ubatch` batch over a full cache; ggml's allocator frees each tensor after its last use
 //! and reuses the memory, so the buffer is about the inputs that live through the whole graph
 //! plus the largest working set of one step. This planner counts, in f32 values per token of the
 //! ubatch (× `4 · n_ubatch` bytes):
 //!
 //! - living through the graph: the attention masks, `n_kv` per token per cache (f16 with flash
-//!   attention: half), and the residual stream twice, `2 · n_embd`;
+//!   attention: half), and the residual stream, `3 · n_embd` with attention layers, else
+//!   `2 · n_embd` (fitted: the third row shows at n_embd 4096);
 //! - the largest of
 //!   - attention: Q, K, V and the output (`n_head · n_embd_head_k + n_head_kv · (n_embd_head_k +
 //!     n_embd_head_v) + n_head · n_embd_head_v`), plus without flash attention the scores,
