@@ -61,6 +61,7 @@ fn attended(hp: &HParams, o: &Options, kv: &KvPlan, part: &Part) -> (u64, u64) {
     (if o.flash_attn { masks / 2 } else { masks }, n_kv)
 }
 
+/// Each device's compute buffer with `ngl` layers offloaded (all the CPU's at 0).
 pub(super) fn estimate(
     hp: &HParams,
     o: &Options,
