@@ -3,7 +3,8 @@ tokens, Q4_0 weights with a Q6_K output; the data region a hole, so 4.3 GiB that
 planned by llama.cpp (llama-cpp-python 0.3.36, CPU) and by `gguf-lens memory`, side by side.
 Not a test (the file is not committed); a check that the small oracle models' figures hold at
 full size. Last run: weights 4437.80 = 4437.80 MiB, KV 512.00 = 512.00 and 1024.00 = 1024.00,
-compute 308.01 vs 300.00 (-2.6%), 266.50 vs 270.50 (+1.5%), 266.50 vs 268.50 (+0.8%).
+compute 308.01 vs 308.00 (0.0%), 266.50 vs 278.50 (+4.5%), 266.50 vs 276.50 (+3.8%).
+With `-ngl`, per device: benches/plan_8b_offload.py.
 
     cargo build && /root/oracle-venv/bin/python benches/plan_8b.py [DIR]
 """

@@ -304,8 +304,10 @@ export interface MemoryPlan {
     recurrentBytes: number;
     recurrent: { cells: number; layers: number; rBytes: number; sBytes: number } | null;
   };
-  /** The CPU backend's compute buffer: an estimate. */
+  /** The compute buffers, both devices: an estimate. */
   computeBytes: number;
+  /** Each device's compute buffer (without `ngl` all the CPU's). */
+  compute: { cpuBytes: number; gpuBytes: number };
   computeEstimated: true;
   totalBytes: number;
   cpuBytes: number;

@@ -74,8 +74,8 @@ export function setupMemory(ctx) {
 
   function bar(p) {
     const root = clear($('#mem-bar'));
-    const rows = [['CPU', [['weights', p.weights.cpuBytes], ['KV cache', p.kvCache.cpuBytes], ['compute', p.computeBytes]]],
-      ['GPU', [['weights', p.weights.gpuBytes], ['KV cache', p.kvCache.gpuBytes]]]];
+    const rows = [['CPU', [['weights', p.weights.cpuBytes], ['KV cache', p.kvCache.cpuBytes], ['compute', p.compute.cpuBytes]]],
+      ['GPU', [['weights', p.weights.gpuBytes], ['KV cache', p.kvCache.gpuBytes], ['compute', p.compute.gpuBytes]]]];
     const scale = Math.max(p.cpuBytes, p.gpuMem ?? 0, p.gpuBytes, 1);
     for (const [device, parts] of rows) {
       if (device === 'GPU' && !p.gpuMem && !p.gpuBytes) continue;
@@ -122,7 +122,7 @@ export function setupMemory(ctx) {
     if (p.kvCache.swaBytes) kvParts.push(`sliding window ${ctx.fmtBytes(p.kvCache.swaBytes)}`);
     if (p.kvCache.recurrentBytes) kvParts.push(`recurrent ${ctx.fmtBytes(p.kvCache.recurrentBytes)}`);
     set('kv', p.kvCacheBytes, `${ctx.fmtBytes(p.kvCacheBytes)} (${kvParts.join(', ')})`);
-    set('compute', p.computeBytes, `${ctx.fmtBytes(p.computeBytes)} (estimate)`);
+    set('compute', p.computeBytes, `${ctx.fmtBytes(p.computeBytes)} (estimate${p.compute.gpuBytes ? `, GPU ${ctx.fmtBytes(p.compute.gpuBytes)}` : ''})`);
     set('total', p.totalBytes, ctx.fmtBytes(p.totalBytes));
     set('max-ctx', p.maxCtx, p.maxCtx === null ? '— (choose a GPU)' : p.maxCtx === 0 ? 'none fits' : ctx.fmtInt(p.maxCtx));
     $('#mem-command').textContent = p.command;

@@ -119,8 +119,10 @@ pub struct Plan {
     pub n_ubatch: u64,
     pub weights: WeightsPlan,
     pub kv: KvPlan,
-    /// The CPU backend's compute buffer (estimate).
+    /// The compute buffers (estimate), both devices.
     pub compute_bytes: u64,
+    /// The compute buffer of each device (without `-ngl` all the CPU's).
+    pub compute: PerDevice,
     pub options: Options,
 }
 
@@ -135,16 +137,19 @@ impl Plan {
             .saturating_add(self.compute_bytes)
     }
 
-    /// Bytes per device: weights and KV split by layer placement, compute on the CPU (the CPU
-    /// backend's; a GPU backend has its own, not planned).
+    /// Bytes per device: weights, KV and compute buffers split by layer placement.
     pub fn per_device(&self) -> PerDevice {
         PerDevice {
             cpu: self
                 .weights
                 .cpu
                 .saturating_add(self.kv.cpu)
-                .saturating_add(self.compute_bytes),
-            gpu: self.weights.gpu.saturating_add(self.kv.gpu),
+                .saturating_add(self.compute.cpu),
+            gpu: self
+                .weights
+                .gpu
+                .saturating_add(self.kv.gpu)
+                .saturating_add(self.compute.gpu),
         }
     }
 
@@ -222,7 +227,7 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
     let ngl = options.ngl.min(hp.n_layer + 1);
     let weights = weights::plan(model, hp, ngl)?;
     let kv = kv::plan(hp, options, n_ctx_seq, n_seq, n_ubatch, ngl)?;
-    let compute_bytes = compute::estimate(hp, options, &kv, n_ubatch);
+    let compute = compute::estimate(hp, options, &kv, n_ubatch, ngl);
     Ok(Plan {
         architecture: hp.arch.clone(),
         n_layer: hp.n_layer,
@@ -233,7 +238,8 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
         n_ubatch,
         weights,
         kv,
-        compute_bytes,
+        compute_bytes: compute.total(),
+        compute,
         options: Options {
             ngl,
             ..options.clone()
@@ -329,7 +335,7 @@ pub fn max_ctx(
 }
 
 /// The most layers to offload (`-ngl`, 0 to n_layer + 1) whose GPU share (weights and KV of
-/// the offloaded layers) fits `gpu_budget` bytes.
+/// the offloaded layers, the GPU's compute buffer) fits `gpu_budget` bytes.
 pub fn max_ngl(model: &GgufModel, options: &Options, gpu_budget: u64) -> Result<u32, PlanError> {
     let n_vocab = weights::n_vocab(model)?;
     let hp = HParams::read(model.first(), n_vocab)?;

@@ -18,7 +18,7 @@ pub struct Report {
 
 impl Report {
     /// Plans `options`; with `gpu_mem`, first picks `-ngl` (when `pick_ngl`: the most layers
-    /// whose weights and KV fit the GPU at this context), then the largest context that fits.
+    /// whose weights, KV and compute buffer fit the GPU at this context), then the largest context that fits.
     pub fn new(
         model: &GgufModel,
         mut options: Options,
@@ -77,6 +77,7 @@ impl Report {
                 })),
             },
             "compute_bytes": p.compute_bytes,
+            "compute": {"cpu_bytes": p.compute.cpu, "gpu_bytes": p.compute.gpu},
             "compute_estimated": true,
             "total_bytes": p.total_bytes(),
             "cpu_bytes": dev.cpu,

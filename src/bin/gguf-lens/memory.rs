@@ -175,10 +175,19 @@ fn text(p: &Plan, max_context: Option<u64>, command: &str, gpu_mem: Option<u64>)
             mib(r.s_bytes)
         ));
     }
-    s.push_str(&format!(
-        "compute   {:>14}  (CPU backend, estimate)\n",
-        mib(p.compute_bytes)
-    ));
+    if p.compute.gpu > 0 {
+        s.push_str(&format!(
+            "compute   {:>14}  (estimate: CPU {}, GPU {})\n",
+            mib(p.compute_bytes),
+            mib(p.compute.cpu),
+            mib(p.compute.gpu)
+        ));
+    } else {
+        s.push_str(&format!(
+            "compute   {:>14}  (CPU backend, estimate)\n",
+            mib(p.compute_bytes)
+        ));
+    }
     let dev = p.per_device();
     s.push_str(&format!(
         "total     {:>14}  (CPU {}, GPU {})\n",

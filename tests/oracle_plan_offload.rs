@@ -1,0 +1,154 @@
+//! The memory planner with layers offloaded (`-ngl`) against llama.cpp:
+//! `fixtures/make_plan_offload.py` loaded planner models in llama.cpp (llama-cpp-python 0.3.36's,
+//! built with its RPC backend: a GPU device to llama.cpp, served on 127.0.0.1) with `-ngl` 0, 1,
+//! 2, all repeating layers and all plus the output, and recorded each buffer its log prints per
+//! device. Per device, the weights (the CPU's mapped span per file, the GPU's tensors) and the
+//! KV cache with the recurrent state must match to the log's precision (0.01 MiB per buffer);
+//! each device's compute buffer within 15%, or within 0.6 MiB (the tiny models' buffers of a
+//! few MiB, where which of a few `n_embd × n_ubatch` rows ggml's allocator reuses decides; the
+//! real-width model is held to 15%).
+
+use gguf_lens::gguf::{parse, GgufFile, ParseStatus};
+use gguf_lens::model::{split_paths, GgufModel};
+use gguf_lens::plan::{cache_type, plan, Options};
+use serde_json::Value;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The MiB values the log printed for `device` (each rounded to 0.01).
+fn logged(v: &Value, device: &str) -> Vec<f64> {
+    v.get(device)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|x| x.as_f64().unwrap()).collect())
+        .unwrap_or_default()
+}
+
+/// `ours` bytes against the sum of `n` buffers each printed to 0.01 MiB.
+fn close_sum(ours: u64, logged: &[f64]) -> bool {
+    let slack = 0.0051 * logged.len().max(1) as f64;
+    (ours as f64 / MIB - logged.iter().sum::<f64>()).abs() <= slack
+}
+
+fn load(m: &Value) -> GgufModel {
+    let file = m["file"].as_str().unwrap();
+    if let Some(size) = m["file_size"].as_u64() {
+        // a header whose data region is not committed (a sparse file in llama.cpp)
+        let bytes = std::fs::read(file).unwrap();
+        return match parse(&bytes, Some(size)).unwrap() {
+            ParseStatus::Complete(f) => GgufModel::single(f),
+            _ => panic!("{file}: incomplete header"),
+        };
+    }
+    let paths = split_paths(file).unwrap_or_else(|| vec![file.to_string()]);
+    let shards = paths
+        .iter()
+        .map(|p| GgufFile::from_bytes(&std::fs::read(p).unwrap()).unwrap())
+        .collect();
+    GgufModel::from_shards(shards).unwrap()
+}
+
+#[test]
+fn offload_matches_llama_cpp_per_device() {
+    let text = std::fs::read_to_string("fixtures/plan/offload.json").unwrap();
+    let expected: Value = serde_json::from_str(&text).unwrap();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    // the largest differences seen (MiB; compute: relative), printed with --nocapture
+    let (mut max_weights, mut max_kv, mut max_compute) = (0f64, 0f64, 0f64);
+    for (name, m) in expected["models"].as_object().unwrap() {
+        let model = load(m);
+        for case in m["cases"].as_array().unwrap() {
+            let o = Options {
+                ctx: Some(case["n_ctx"].as_u64().unwrap()),
+                parallel: case["n_seq_max"].as_u64().unwrap() as u32,
+                type_k: cache_type(case["type_k"].as_str().unwrap()).unwrap(),
+                type_v: cache_type(case["type_v"].as_str().unwrap()).unwrap(),
+                flash_attn: case["flash_attn"].as_bool().unwrap(),
+                ngl: case["ngl"].as_u64().unwrap() as u32,
+            };
+            let what = format!(
+                "{name} -ngl {} -c {} -np {} {}/{} fa {}",
+                o.ngl, case["n_ctx"], o.parallel, case["type_k"], case["type_v"], o.flash_attn
+            );
+            let result = plan(&model, &o);
+            if case["refused"].as_bool() == Some(true) {
+                if result.is_ok() {
+                    failures.push(format!("{what}: llama.cpp refused, we planned"));
+                }
+                checked += 1;
+                continue;
+            }
+            let p = match result {
+                Ok(p) => p,
+                Err(e) => {
+                    failures.push(format!("{what}: {e}"));
+                    continue;
+                }
+            };
+            // weights: one mapped CPU buffer per file, the GPU's tensors
+            let cpu = logged(&case["weights_mib"], "cpu");
+            let per_file = &p.weights.cpu_per_file;
+            if cpu.len() != per_file.len()
+                || cpu
+                    .iter()
+                    .zip(per_file)
+                    .any(|(w, ours)| !close_sum(*ours, &[*w]))
+            {
+                failures.push(format!(
+                    "{what}: CPU weights {cpu:?} MiB vs ours {per_file:?}"
+                ));
+            }
+            for (w, ours) in cpu.iter().zip(per_file) {
+                max_weights = max_weights.max((*ours as f64 / MIB - w).abs());
+            }
+            let gpu = logged(&case["weights_mib"], "gpu");
+            max_weights =
+                max_weights.max((p.weights.gpu as f64 / MIB - gpu.iter().sum::<f64>()).abs());
+            if !close_sum(p.weights.gpu, &gpu) {
+                failures.push(format!(
+                    "{what}: GPU weights {gpu:?} MiB vs ours {}",
+                    p.weights.gpu
+                ));
+            }
+            // KV cache and recurrent state, per device (a buffer per cache and device)
+            for (device, ours) in [("cpu", p.kv.cpu), ("gpu", p.kv.gpu)] {
+                let mut buffers = logged(&case["kv_mib"], device);
+                buffers.extend(logged(&case["rs_mib"], device));
+                max_kv = max_kv.max((ours as f64 / MIB - buffers.iter().sum::<f64>()).abs());
+                if !close_sum(ours, &buffers) {
+                    failures.push(format!(
+                        "{what}: {device} KV {buffers:?} MiB vs ours {:.3}",
+                        ours as f64 / MIB
+                    ));
+                }
+            }
+            // compute buffers, each within 15%
+            for (device, ours) in [("cpu", p.compute.cpu), ("gpu", p.compute.gpu)] {
+                let theirs: f64 = logged(&case["compute_mib"], device).iter().sum();
+                let ours = ours as f64 / MIB;
+                if theirs > 0.0 && name == "wide" {
+                    max_compute = max_compute.max((ours / theirs - 1.0).abs());
+                }
+                if (ours - theirs).abs() > (0.15 * theirs).max(0.6) {
+                    failures.push(format!(
+                        "{what}: {device} compute {theirs} MiB vs ours {ours:.2} ({:+.1}%)",
+                        (ours / theirs - 1.0) * 100.0
+                    ));
+                }
+            }
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "{checked} cases; max |difference|: weights {max_weights:.4} MiB, KV {max_kv:.4} MiB, \
+         compute of the real-width model {:.1}%",
+        max_compute * 100.0
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked > 80);
+}
