@@ -224,15 +224,11 @@ mod x86 {
         let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
         // Most pieces hold only finite values: a shorter loop first (no NaN/infinity counts, no
         // masking, which change nothing when every value is finite), the full one only when a
-        // value was not finite.
-        let mut all_fin = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+        // value was not finite. The sums tell: f32 values summed in f64 never overflow, so a
+        // lane sum is finite exactly when all its values were.
         let mut i = 0;
         while i < n8 {
             let v = _mm256_loadu_ps(p.add(i));
-            all_fin = _mm256_and_ps(
-                all_fin,
-                _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_and_ps(v, abs_mask), inf),
-            );
             zeros = _mm256_sub_epi32(
                 zeros,
                 _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, zero)),
@@ -243,7 +239,12 @@ mod x86 {
             s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v)));
             i += LANES;
         }
-        let finite_only = _mm256_movemask_ps(all_fin) == 0xff;
+        let sum_inf = _mm256_set1_pd(f64::INFINITY);
+        let finite_sums = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(_mm256_set1_pd(-0.0), s0), sum_inf),
+            _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(_mm256_set1_pd(-0.0), s1), sum_inf),
+        );
+        let finite_only = _mm256_movemask_pd(finite_sums) == 0xf;
         if finite_only {
             fin = _mm256_set1_epi32((n8 / LANES) as i32);
         } else {
@@ -369,14 +370,12 @@ mod wasm {
         let mut lo = [inf; 2];
         let mut hi = [ninf; 2];
         let mut sum = [f64x2_splat(0.0); 4];
-        // Finite values only, first (see the AVX2 loop).
-        let mut all_fin = i32x4_splat(-1);
+        // Finite values only, first (see the AVX2 loop: finite lane sums tell).
         let mut i = 0;
         while i < n8 {
             for h in 0..2 {
                 // SAFETY: i + 4h + 4 <= n8 <= values.len(); v128_load takes unaligned pointers.
                 let v = unsafe { v128_load(p.add(i + 4 * h).cast()) };
-                all_fin = v128_and(all_fin, f32x4_lt(f32x4_abs(v), inf));
                 zeros[h] = i32x4_sub(zeros[h], f32x4_eq(v, zero));
                 lo[h] = f32x4_pmin(v, lo[h]);
                 hi[h] = f32x4_pmax(v, hi[h]);
@@ -388,7 +387,10 @@ mod wasm {
             }
             i += LANES;
         }
-        let finite_only = i32x4_all_true(all_fin);
+        let sum_inf = f64x2_splat(f64::INFINITY);
+        let finite_only = sum
+            .iter()
+            .all(|&x| i64x2_all_true(f64x2_lt(f64x2_abs(x), sum_inf)));
         if finite_only {
             fin = [i32x4_splat((n8 / LANES) as i32); 2];
         } else {
