@@ -222,7 +222,37 @@ mod x86 {
         );
         let (mut lo, mut hi) = (inf, ninf);
         let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        // Most pieces hold only finite values: a shorter loop first (no NaN/infinity counts, no
+        // masking, which change nothing when every value is finite), the full one only when a
+        // value was not finite. The sums tell: f32 values summed in f64 never overflow, so a
+        // lane sum is finite exactly when all its values were.
         let mut i = 0;
+        while i < n8 {
+            let v = _mm256_loadu_ps(p.add(i));
+            zeros = _mm256_sub_epi32(
+                zeros,
+                _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, zero)),
+            );
+            lo = _mm256_min_ps(lo, v);
+            hi = _mm256_max_ps(hi, v);
+            s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+            s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v)));
+            i += LANES;
+        }
+        let sum_inf = _mm256_set1_pd(f64::INFINITY);
+        let finite_sums = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(_mm256_set1_pd(-0.0), s0), sum_inf),
+            _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(_mm256_set1_pd(-0.0), s1), sum_inf),
+        );
+        let finite_only = _mm256_movemask_pd(finite_sums) == 0xf;
+        if finite_only {
+            fin = _mm256_set1_epi32((n8 / LANES) as i32);
+        } else {
+            zeros = _mm256_setzero_si256();
+            (lo, hi) = (inf, ninf);
+            (s0, s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        }
+        let mut i = if finite_only { n8 } else { 0 };
         while i < n8 {
             let v = _mm256_loadu_ps(p.add(i));
             let a = _mm256_and_ps(v, abs_mask);
@@ -276,6 +306,14 @@ mod x86 {
         let mean = _mm256_set1_pd(m.mean);
         let (mut d0, mut d1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
         let mut i = 0;
+        while finite_only && i < n8 {
+            let v = _mm256_loadu_ps(p.add(i));
+            let x0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mean);
+            let x1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v)), mean);
+            d0 = _mm256_add_pd(d0, _mm256_mul_pd(x0, x0));
+            d1 = _mm256_add_pd(d1, _mm256_mul_pd(x1, x1));
+            i += LANES;
+        }
         while i < n8 {
             let v = _mm256_loadu_ps(p.add(i));
             let is_fin =
@@ -332,7 +370,35 @@ mod wasm {
         let mut lo = [inf; 2];
         let mut hi = [ninf; 2];
         let mut sum = [f64x2_splat(0.0); 4];
+        // Finite values only, first (see the AVX2 loop: finite lane sums tell).
         let mut i = 0;
+        while i < n8 {
+            for h in 0..2 {
+                // SAFETY: i + 4h + 4 <= n8 <= values.len(); v128_load takes unaligned pointers.
+                let v = unsafe { v128_load(p.add(i + 4 * h).cast()) };
+                zeros[h] = i32x4_sub(zeros[h], f32x4_eq(v, zero));
+                lo[h] = f32x4_pmin(v, lo[h]);
+                hi[h] = f32x4_pmax(v, hi[h]);
+                sum[2 * h] = f64x2_add(sum[2 * h], f64x2_promote_low_f32x4(v));
+                sum[2 * h + 1] = f64x2_add(
+                    sum[2 * h + 1],
+                    f64x2_promote_low_f32x4(i32x4_shuffle::<2, 3, 2, 3>(v, v)),
+                );
+            }
+            i += LANES;
+        }
+        let sum_inf = f64x2_splat(f64::INFINITY);
+        let finite_only = sum
+            .iter()
+            .all(|&x| i64x2_all_true(f64x2_lt(f64x2_abs(x), sum_inf)));
+        if finite_only {
+            fin = [i32x4_splat((n8 / LANES) as i32); 2];
+        } else {
+            zeros = [i32x4_splat(0); 2];
+            (lo, hi) = ([inf; 2], [ninf; 2]);
+            sum = [f64x2_splat(0.0); 4];
+        }
+        let mut i = if finite_only { n8 } else { 0 };
         while i < n8 {
             for h in 0..2 {
                 // SAFETY: i + 4h + 4 <= n8 <= values.len(); v128_load takes unaligned pointers.
@@ -385,6 +451,20 @@ mod wasm {
         let mean = f64x2_splat(m.mean);
         let mut dev = [f64x2_splat(0.0); 4];
         let mut i = 0;
+        while finite_only && i < n8 {
+            for h in 0..2 {
+                // SAFETY: as above.
+                let v = unsafe { v128_load(p.add(i + 4 * h).cast()) };
+                let x0 = f64x2_sub(f64x2_promote_low_f32x4(v), mean);
+                let x1 = f64x2_sub(
+                    f64x2_promote_low_f32x4(i32x4_shuffle::<2, 3, 2, 3>(v, v)),
+                    mean,
+                );
+                dev[2 * h] = f64x2_add(dev[2 * h], f64x2_mul(x0, x0));
+                dev[2 * h + 1] = f64x2_add(dev[2 * h + 1], f64x2_mul(x1, x1));
+            }
+            i += LANES;
+        }
         while i < n8 {
             for h in 0..2 {
                 // SAFETY: as above.
@@ -535,6 +615,18 @@ mod tests {
             assert_eq!(a, b, "{n} values");
             assert_eq!(float_bits(&a), float_bits(&b), "{n} values");
         }
+        // Finite values only (the vector loops' shorter path), and one non-finite value late.
+        let finite = &v[70..];
+        for n in [8, 9, 100, 4029] {
+            let (a, b) = (Moments::of(&finite[..n]), moments_of(&finite[..n]));
+            assert_eq!(float_bits(&a), float_bits(&b), "{n} finite values");
+            assert_eq!(a, b, "{n} finite values");
+        }
+        let mut late = finite.to_vec();
+        late[4000] = f32::NAN;
+        let (a, b) = (Moments::of(&late), moments_of(&late));
+        assert_eq!(float_bits(&a), float_bits(&b));
+        assert_eq!((a.nan, a.finite), (1, late.len() as u64 - 1));
     }
 
     /// The float fields' bits: `==` alone takes -0 for +0 and never matches NaN.
