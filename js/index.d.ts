@@ -552,6 +552,22 @@ export interface ValueMetrics {
  * `__metadata__` (a key's first value across shards). */
 export declare function compareModels(a: GgufModel | SafetensorsModel, b: GgufModel | SafetensorsModel): ModelDiff;
 
+/**
+ * The diff of two models as `gguf-lens diff` renders it (one Rust renderer for both):
+ * 'markdown' (default), 'json' (the document of `diff --format json`, with a newline) or
+ * 'text'. `paths` are the names shown for A and B (default 'A', 'B'); `values`, the tensors
+ * compared so far (compareTensor's results by name), are listed as `diff --values` lists them.
+ */
+export declare function compareReport(
+  a: GgufModel | SafetensorsModel,
+  b: GgufModel | SafetensorsModel,
+  options?: {
+    format?: 'markdown' | 'json' | 'text';
+    paths?: [string, string];
+    values?: Map<string, ValueMetrics> | Iterable<[string, ValueMetrics]>;
+  },
+): string;
+
 /** Values per file and read in compareTensor when a model is not GGUF (default chunkElements). */
 export declare const COMPARE_CHUNK_ELEMENTS: number;
 
