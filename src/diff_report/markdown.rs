@@ -10,7 +10,9 @@ pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
+            // `[` alone stops a link; `>` and `#` only matter at a line's start, which a cell
+            // or a heading's text never is.
+            '\\' | '`' | '*' | '_' | '[' | '<' | '|' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -36,9 +38,13 @@ fn table(out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
     out.push('\n');
 }
 
+/// `4096×11008`, outermost first; `scalar` for no dimension.
 fn shape(s: &[u64]) -> String {
+    if s.is_empty() {
+        return "scalar".into();
+    }
     let dims: Vec<String> = s.iter().map(u64::to_string).collect();
-    format!("[{}]", dims.join(", "))
+    dims.join("×")
 }
 
 fn tensor_rows(list: &[TensorRow]) -> Vec<Vec<String>> {
@@ -225,7 +231,11 @@ fn metadata(out: &mut String, m: &Metadata) {
             };
             let changed = changed
                 .iter()
-                .map(|c| vec![c.key.clone(), change_text(c)])
+                .map(|c| {
+                    let text = change_text(c);
+                    let change = text.strip_prefix(&format!("{}: ", c.key)).unwrap_or(&text);
+                    vec![c.key.clone(), change.to_string()]
+                })
                 .collect();
             ("Metadata", same, [rows(only_a), rows(only_b)], changed)
         }
@@ -242,7 +252,7 @@ fn metadata(out: &mut String, m: &Metadata) {
             };
             let changed = changed
                 .iter()
-                .map(|(k, a, b)| vec![k.clone(), format!("{k}: {a:?} -> {b:?}")])
+                .map(|(k, a, b)| vec![k.clone(), format!("{a:?} -> {b:?}")])
                 .collect();
             (
                 "Metadata (__metadata__)",
