@@ -69,7 +69,7 @@ export type MetadataEntry = ScalarEntry | ArrayEntry;
 
 export interface TensorInfo {
   name: string;
-  /** ggml type name, e.g. "Q4_K" (a safetensors dtype or "GPTQ 4-bit" in a checkpoint's). */
+  /** ggml type name, e.g. "Q4_K" (SafetensorsTensorInfo.type is the dtype, same field). */
   type: string;
   typeId: number;
   /** Row-major, outermost first, as numpy, PyTorch and safetensors give it (the same order for
@@ -358,7 +358,8 @@ export interface EditChange {
 export interface EditPlan {
   header: Uint8Array;
   pieces: Array<{ from: number | null; len: number }>;
-  length: number;
+  /** The edited file's bytes (the header's plus every piece's). */
+  len: number;
 }
 
 /** Pending metadata edits; checked as they are made (a bad value throws one line naming the key). */
@@ -599,8 +600,11 @@ export interface SafetensorsOptions extends OpenOptions {
 
 export interface SafetensorsTensorInfo {
   name: string;
-  /** Header spelling: "F16", "BF16", "I32", "F8_E4M3", ... */
-  dtype: string;
+  /** The dtype as the header spells it: "F16", "BF16", "I32", "F8_E4M3", ... (`type` for every
+   * format, as TensorInfo's). */
+  type: string;
+  /** -1: a safetensors dtype has no ggml type id. */
+  typeId: number;
   /** Outermost first (PyTorch order); a row is the last dimension. */
   shape: number[];
   nElements: number;

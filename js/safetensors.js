@@ -305,7 +305,7 @@ export class SafetensorsModel extends ShardedModel {
       return;
     }
     const t = this.tensor(name);
-    if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.dtype}, which is not read as f32`);
+    if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.type}, which is not read as f32`);
     const shard = this.shards[t.shard];
     const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);

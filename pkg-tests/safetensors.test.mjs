@@ -144,7 +144,7 @@ test('every plain dtype reads as torch converts it', async () => {
   assert.equal(model.summary().gptq, null);
   for (const [name, info] of Object.entries(plain.tensors)) {
     const out = await model.readTensor(name);
-    assert.ok(sameBytes(bytesOf(out), read(path.join(dir, info.file))), `${name} (${info.dtype})`);
+    assert.ok(sameBytes(bytesOf(out), read(path.join(dir, info.file))), `${name} (${info.type})`);
   }
   await model.close();
 });

@@ -55,6 +55,12 @@ export async function diffModels(a, b) {
   return { summary: d.summary, metadata, metadataNotCompared: d.metadataNotCompared, tensors: d.tensors };
 }
 
+/** The diff report as `gguf-lens diff --format <format>` renders it (the package's compareReport:
+ * one Rust renderer), with the tensors compared so far (`values`: [name, metrics] pairs). */
+export async function diffReport(a, b, { format, paths, values }) {
+  return (await engine()).compareReport(a, b, { format, paths, values });
+}
+
 /** The core's metrics of tensor `name` in both (ValueMetrics: nulls where a metric is undefined). */
 export async function compareTensor(a, b, name, ctx = {}) {
   return { name, ...(await (await engine()).compareTensor(a, b, name, { signal: ctx.signal, onProgress: ctx.onProgress })) };

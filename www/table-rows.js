@@ -1,5 +1,6 @@
 // The rows the viewer's metadata and tensor tables list, from a package model (GgufModel or
-// SafetensorsModel, js/index.d.ts) — viewer logic, not a renaming: field names are the package's.
+// SafetensorsModel, js/index.d.ts) — viewer logic, not a renaming: tensor infos are the package's
+// as they are (`type` for every format); the table adds a checkpoint's GPTQ layers as rows.
 
 /** Metadata entries: GGUF's as the package gives them (arrays: ArrayEntry with items/findText);
  * a safetensors file's __metadata__ as string scalars. */
@@ -10,7 +11,7 @@ export function metadataEntries(f) {
 
 /** Tensor infos for the table. A checkpoint's GPTQ layers are listed before their qweight as
  * {name: prefix, type: 'GPTQ n-bit', gptq: true, shape [out, in]} (read dequantized); stored
- * tensors take `type` from their dtype, and `part: true` when they belong to a GPTQ layer. */
+ * tensors as the package gives them, `part: true` when they belong to a GPTQ layer. */
 export function tensorRows(f) {
   if (f.format === 'gguf') return f.tensors;
   const layerOf = new Map(f.gptqLayers.map((l) => [l.parts.qweight, l]));
@@ -25,7 +26,7 @@ export function tensorRows(f) {
         bits: l.bits, groupSize: l.groupSize, actOrder: l.actOrder, hasGIdx: l.hasGIdx,
       });
     }
-    rows.push({ ...t, type: t.dtype, typeId: -1, part: parts.has(t.name) || undefined });
+    rows.push(parts.has(t.name) ? { ...t, part: true } : t);
   }
   return rows;
 }

@@ -5,7 +5,7 @@
 // aborts request `target` (it then ends with an AbortError). Results carry the package's field
 // names (summary(), TensorStats, tensor infos); docs/viewer.md lists the few the page adds.
 // A second model (B, 'openCompare') can be open beside the first for the Compare panel.
-import { diffModels, compareTensor } from './compare-worker.js';
+import { diffModels, diffReport, compareTensor } from './compare-worker.js';
 import { statsPool } from './stats-pool.js';
 import { metadataEntries, tensorRows } from './table-rows.js';
 
@@ -159,6 +159,10 @@ const ops = {
   async compareTensor({ name }, ctx) {
     if (!modelB) throw new Error('no file to compare with is open');
     return compareTensor(model, modelB, name, ctx);
+  },
+  async compareReport({ format, paths, values }) {
+    if (!modelB) throw new Error('no file to compare with is open');
+    return diffReport(model, modelB, { format, paths, values });
   },
   async editChanges({ changes }) {
     if (!model.edit) throw new Error('only GGUF files can be edited');

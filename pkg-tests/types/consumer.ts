@@ -91,7 +91,7 @@ export async function checkpoint(url: string): Promise<void> {
 export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
   const editor: GgufEditor = model.edit().set('general.name', 'x').set('general.alignment', 64, 'uint32').remove('general.url');
   const changes: EditChange[] = editor.changes();
-  console.log(changes[0]?.op, editor.plan().pieces.length);
+  console.log(changes[0]?.op, editor.plan().pieces.length, editor.plan().len);
   const stream: ReadableStream<Uint8Array> = editor.toStream({ onProgress: (p) => console.log(p.loaded) });
   console.log(stream.locked);
   const report: HashReport = await model.hash({ sha256: true, uuid: true, perTensor: false });
