@@ -686,8 +686,10 @@ export declare class SafetensorsModel {
   readonly byteLength: number;
   readonly dataOffset: number;
   readonly headerLength: number;
-  /** __metadata__ (a null-prototype object). */
-  readonly metadata: Record<string, string>;
+  /** __metadata__ as entries, the shape of GgufModel.metadata (every value a string). */
+  readonly metadata: ScalarEntry[];
+  /** A __metadata__ value, or undefined. */
+  get(key: string): string | undefined;
   readonly tensors: SafetensorsTensorInfo[];
   /** The shards' models of a sharded checkpoint (opened from its index); [this] for one file. */
   readonly shards: SafetensorsModel[];
