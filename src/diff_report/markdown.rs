@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::{change_text, field_text, DiffReport, Metadata, TensorRow};
+use crate::compare::METADATA_NOT_COMPARED;
 
 /// Escapes what Markdown or a table cell would read as syntax; a line break becomes a space.
 pub(crate) fn escape(s: &str) -> String {
@@ -212,7 +213,7 @@ pub(super) fn render(r: &DiffReport) -> String {
 fn metadata(out: &mut String, m: &Metadata) {
     let (heading, same, only, changed): (_, _, [Vec<Vec<String>>; 2], Vec<Vec<String>>) = match m {
         Metadata::NotCompared => {
-            out.push_str("## Metadata\n\nnot compared (GGUF key-values and safetensors \\_\\_metadata\\_\\_ differ in kind)\n\n");
+            let _ = writeln!(out, "## Metadata\n\n{}\n", escape(METADATA_NOT_COMPARED));
             return;
         }
         Metadata::Gguf {
