@@ -43,6 +43,26 @@ export function compareModels(a, b) {
   }
 }
 
+/**
+ * The diff of two models rendered as `gguf-lens diff` renders it (the same Rust renderer):
+ * `format` 'markdown' (default), 'json' or 'text'; `paths` the names shown for A and B
+ * (default 'A', 'B'); `values` the tensors compared so far, as a Map or an array of
+ * [name, metrics] pairs (compareTensor's results), listed as `diff --values` lists them.
+ */
+export function compareReport(a, b, options = {}) {
+  const { format = 'markdown', paths, values } = options;
+  const list = values === undefined ? undefined : [...(values instanceof Map ? values.entries() : values)].map(([name, m]) => ({ ...m, name }));
+  const sa = sideOf(a, 'A');
+  let sb;
+  try {
+    sb = sideOf(b, 'B');
+    return a.wasm.compareReport(sa, sb, { format, paths: paths && [String(paths[0]), String(paths[1])], values: list });
+  } finally {
+    sa.free();
+    sb?.free();
+  }
+}
+
 /** What is read for `name`: a tensor, or the GPTQ layer a `<layer>.weight` name stands for. */
 function resolve(m, name) {
   const layer = m._layerNamed?.(name);

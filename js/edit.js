@@ -79,11 +79,11 @@ export class GgufEditor {
     plan.free();
   }
 
-  /** The edited file's layout: `{ header: Uint8Array, pieces: [{from, len}], length }`. */
+  /** The edited file's layout: `{ header: Uint8Array, pieces: [{from, len}], len }` (len: its bytes). */
   plan() {
     const plan = this.model.header.editPlan(this._edits(), this.model.byteLength);
     try {
-      return { header: plan.header, pieces: plan.pieces, length: plan.length };
+      return { header: plan.header, pieces: plan.pieces, len: plan.len };
     } finally {
       plan.free();
     }

@@ -69,7 +69,7 @@ export type MetadataEntry = ScalarEntry | ArrayEntry;
 
 export interface TensorInfo {
   name: string;
-  /** ggml type name, e.g. "Q4_K" (a safetensors dtype or "GPTQ 4-bit" in a checkpoint's). */
+  /** ggml type name, e.g. "Q4_K" (SafetensorsTensorInfo.type is the dtype, same field). */
   type: string;
   typeId: number;
   /** Row-major, outermost first, as numpy, PyTorch and safetensors give it (the same order for
@@ -360,7 +360,8 @@ export interface EditChange {
 export interface EditPlan {
   header: Uint8Array;
   pieces: Array<{ from: number | null; len: number }>;
-  length: number;
+  /** The edited file's bytes (the header's plus every piece's). */
+  len: number;
 }
 
 /** Pending metadata edits; checked as they are made (a bad value throws one line naming the key). */
@@ -554,6 +555,22 @@ export interface ValueMetrics {
  * `__metadata__` (a key's first value across shards). */
 export declare function compareModels(a: GgufModel | SafetensorsModel, b: GgufModel | SafetensorsModel): ModelDiff;
 
+/**
+ * The diff of two models as `gguf-lens diff` renders it (one Rust renderer for both):
+ * 'markdown' (default), 'json' (the document of `diff --format json`, with a newline) or
+ * 'text'. `paths` are the names shown for A and B (default 'A', 'B'); `values`, the tensors
+ * compared so far (compareTensor's results by name), are listed as `diff --values` lists them.
+ */
+export declare function compareReport(
+  a: GgufModel | SafetensorsModel,
+  b: GgufModel | SafetensorsModel,
+  options?: {
+    format?: 'markdown' | 'json' | 'text';
+    paths?: [string, string];
+    values?: Map<string, ValueMetrics> | Iterable<[string, ValueMetrics]>;
+  },
+): string;
+
 /** Values per file and read in compareTensor when a model is not GGUF (default chunkElements). */
 export declare const COMPARE_CHUNK_ELEMENTS: number;
 
@@ -585,8 +602,11 @@ export interface SafetensorsOptions extends OpenOptions {
 
 export interface SafetensorsTensorInfo {
   name: string;
-  /** Header spelling: "F16", "BF16", "I32", "F8_E4M3", ... */
-  dtype: string;
+  /** The dtype as the header spells it: "F16", "BF16", "I32", "F8_E4M3", ... (`type` for every
+   * format, as TensorInfo's). */
+  type: string;
+  /** -1: a safetensors dtype has no ggml type id. */
+  typeId: number;
   /** Outermost first (PyTorch order); a row is the last dimension. */
   shape: number[];
   nElements: number;
@@ -668,8 +688,10 @@ export declare class SafetensorsModel {
   readonly byteLength: number;
   readonly dataOffset: number;
   readonly headerLength: number;
-  /** __metadata__ (a null-prototype object). */
-  readonly metadata: Record<string, string>;
+  /** __metadata__ as entries, the shape of GgufModel.metadata (every value a string). */
+  readonly metadata: ScalarEntry[];
+  /** A __metadata__ value, or undefined. */
+  get(key: string): string | undefined;
   readonly tensors: SafetensorsTensorInfo[];
   /** The shards' models of a sharded checkpoint (opened from its index); [this] for one file. */
   readonly shards: SafetensorsModel[];

@@ -7,7 +7,7 @@ export { GgufModel, CHUNK_BYTES } from './model.js';
 export { GgufEditor } from './edit.js';
 export { SourceError, toSource } from './sources.js';
 export { listRepoGgufs, inspectRepoGgufs, repoVerdict, closeRepoModels, scanRepo, parseRepo, HUB_ENDPOINT } from './hub.js';
-export { compareModels, compareTensor, COMPARE_CHUNK_ELEMENTS } from './compare.js';
+export { compareModels, compareReport, compareTensor, COMPARE_CHUNK_ELEMENTS } from './compare.js';
 import { loadWasm } from './wasm.js';
 export { setWasmSimd, simdSupported } from './wasm.js';
 

@@ -153,9 +153,8 @@ export class SafetensorsModel extends ShardedModel {
     this.byteLength = source.byteLength;
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
-    /** `__metadata__` (string → string), in a null-prototype object. */
-    this.metadata = Object.create(null);
-    for (const { key, value } of header.metadata()) this.metadata[key] = value;
+    /** `__metadata__` as entries, the shape of a GGUF model's (every value a string). */
+    this.metadata = header.metadata().map(({ key, value }) => ({ key, type: 'string', value }));
     /** @type {any[]} */
     this.tensors = header.tensors();
     for (const t of this.tensors) t.shard = 0;
@@ -166,6 +165,11 @@ export class SafetensorsModel extends ShardedModel {
     this.quantConfigSource = null;
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
+  }
+
+  /** A `__metadata__` value, or undefined (as GgufModel.get). */
+  get(key) {
+    return this.metadata.find((e) => e.key === key)?.value;
   }
 
   /** The GPTQ layers the core found (across every shard), with the reasons for misfits. */
@@ -305,7 +309,7 @@ export class SafetensorsModel extends ShardedModel {
       return;
     }
     const t = this.tensor(name);
-    if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.dtype}, which is not read as f32`);
+    if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.type}, which is not read as f32`);
     const shard = this.shards[t.shard];
     const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);

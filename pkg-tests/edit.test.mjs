@@ -47,7 +47,7 @@ test('every edit case is byte-identical to gguf-py (Blob from a File, Blob from 
           ? await streamBytes(editor.toStream({ chunkBytes: 7 }))
           : Buffer.from(await (await editor.toBlob()).arrayBuffer());
         assert.equal(sha256(out), c.sha256, `${name} from ${from}`);
-        assert.equal(out.length, editor.plan().length);
+        assert.equal(out.length, editor.plan().len);
       } finally {
         await model.close();
       }

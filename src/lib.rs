@@ -14,6 +14,7 @@ pub mod chat;
 pub mod checkpoint;
 pub mod compare;
 mod cursor;
+pub mod diff_report;
 pub mod edit;
 pub mod effective_ftype;
 pub mod error;
@@ -31,6 +32,7 @@ pub mod stats;
 pub mod summary;
 pub mod tokenizer;
 pub mod types;
+pub mod value_show;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod wasm;
 

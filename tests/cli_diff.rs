@@ -755,3 +755,67 @@ fn inspect_of_a_split_model_lists_every_shard() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("m-00002-of-00002.gguf"), "{stderr}");
 }
+
+/// Markdown cell text as the report escapes it (`_`, `|`, `*`, `` ` ``, `[`, `<`, `\`).
+fn md(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '\\' | '`' | '*' | '_' | '[' | '<' | '|' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}
+
+#[test]
+fn diff_formats_render_the_same_facts_as_gguf_py() {
+    for pair in expected()["pairs"].as_array().unwrap() {
+        let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+        let json = run(&["diff", a, b, "--json"]);
+        let format_json = run(&["diff", a, b, "--format", "json"]);
+        assert_eq!(json.stdout, format_json.stdout, "--json is --format json");
+        assert_eq!(format_json.status.code(), Some(1));
+        let output = run(&["diff", a, b, "--format", "markdown"]);
+        assert_eq!(output.status.code(), Some(1), "{a} {b}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            text.starts_with("# gguf-lens diff: files differ\n"),
+            "{text}"
+        );
+        let m = &pair["metadata"];
+        let counts = format!(
+            "## Metadata ({} same, {} changed, {} only in A, {} only in B)",
+            m["same"],
+            m["changed"].as_array().unwrap().len(),
+            m["only_a"].as_array().unwrap().len(),
+            m["only_b"].as_array().unwrap().len()
+        );
+        assert!(text.contains(&counts), "{counts} in\n{text}");
+        for c in m["changed"].as_array().unwrap() {
+            let row = format!("\n| {} | ", md(c["key"].as_str().unwrap()));
+            assert!(text.contains(&row), "{row} in\n{text}");
+        }
+        for f in pair["summary"].as_array().unwrap() {
+            let name = md(f["field"].as_str().unwrap());
+            let flagged = text
+                .lines()
+                .find(|l| l.starts_with(&format!("| {name} |")))
+                .unwrap_or_else(|| panic!("{name} row in\n{text}"))
+                .ends_with("| ≠ |");
+            assert_eq!(Json::from(flagged), f["differs"], "{name}");
+        }
+        let t = &pair["tensors"];
+        let matching = format!(
+            "## Tensors ({} matching by name and shape)",
+            t["matching"]
+                .as_array()
+                .map_or(t["matching"].clone(), |v| Json::from(v.len()))
+        );
+        assert!(text.contains(&matching), "{matching} in\n{text}");
+        for name in t["only_a"].as_array().unwrap() {
+            let name = name.as_str().or(name["name"].as_str()).unwrap();
+            assert!(text.contains(&format!("\n| {} | ", md(name))), "{name}");
+        }
+    }
+    let bad = run(&["diff", "a", "b", "--format", "html"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

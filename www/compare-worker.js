@@ -2,8 +2,6 @@
 // (src/compare.rs through the package, as `gguf-lens diff` finds them); this module only adds what
 // the page shows beside them: metadata values with array previews, and the items at the first
 // differing index of two arrays. Models are the package's (GgufModel or SafetensorsModel).
-import { metadataEntries } from './table-rows.js';
-
 const engine = () => import('./pkg/index.js');
 
 const PREVIEW = 8; // array items sent with each entry, for display
@@ -44,7 +42,7 @@ function changedEntry(c, ea, eb) {
 /** Everything the panel shows without reading tensor data: the core's diff with values attached. */
 export async function diffModels(a, b) {
   const d = await (await engine()).compareModels(a, b);
-  const ea = new Map(metadataEntries(a).map((e) => [e.key, e])), eb = new Map(metadataEntries(b).map((e) => [e.key, e]));
+  const ea = new Map(a.metadata.map((e) => [e.key, e])), eb = new Map(b.metadata.map((e) => [e.key, e]));
   // null across formats (the core does not compare them; metadataNotCompared says why)
   const metadata = d.metadata && {
     onlyA: d.metadata.onlyA.map((k) => entryOf(ea.get(k))),
@@ -53,6 +51,12 @@ export async function diffModels(a, b) {
     same: d.metadata.same,
   };
   return { summary: d.summary, metadata, metadataNotCompared: d.metadataNotCompared, tensors: d.tensors };
+}
+
+/** The diff report as `gguf-lens diff --format <format>` renders it (the package's compareReport:
+ * one Rust renderer), with the tensors compared so far (`values`: [name, metrics] pairs). */
+export async function diffReport(a, b, { format, paths, values }) {
+  return (await engine()).compareReport(a, b, { format, paths, values });
 }
 
 /** The core's metrics of tensor `name` in both (ValueMetrics: nulls where a metric is undefined). */

@@ -3,11 +3,23 @@
 // `gguf-lens diff`); this module renders them and drives the per-tensor numeric comparison.
 // app.js hands over its helpers through setupCompare.
 
-import { comparisonObject, comparisonMarkdown, exportName, firstDifferentChar } from './compare-export.js';
-import { jsonText, download } from './export-util.js';
+import { download, safeName } from './export-util.js';
 
 const $ = (sel) => document.querySelector(sel);
 const PREVIEW_CHARS = 120;
+
+/** The index where strings `x` and `y` part (the shorter length when one is a prefix of the other). */
+export function firstDifferentChar(x, y) {
+  let i = 0;
+  while (i < x.length && i < y.length && x[i] === y[i]) i++;
+  return i;
+}
+
+/** A file's short name for a download: its last path segment, no query or extension. */
+function stem(name) {
+  const last = String(name).split(/[?#]/)[0].split('/').filter(Boolean).pop() || 'model';
+  return safeName(last.replace(/\.(gguf|safetensors|json)$/i, ''));
+}
 
 export function setupCompare(ui) {
   const { el, clear, request, longTask, fmt, showError, hideError, selectTab } = ui;
@@ -277,10 +289,20 @@ export function setupCompare(ui) {
   $('#compare-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('#compare-url').value.trim(); if (u) openUrl(u); });
   $('#cmp-all').addEventListener('click', () => { if (b) runTensors(b.diff.tensors.matching.map((t) => t.name)); });
   $('#cmp-cancel').addEventListener('click', stopRun);
-  const exportState = () => ({ a: { label: ui.sourceLabel(), name: ui.sourceName(), info: ui.model().info, summary: ui.model().summary, tensorCount: ui.model().tensors.length },
-    b: { label: bLabel, name: bLabel, info: b.info, summary: b.summary, tensorCount: b.tensorCount }, rows: summaryRows(), diff: b.diff, results });
-  $('#cmp-export-json').addEventListener('click', () => { if (b) { const s = exportState(); download(jsonText(comparisonObject(s)), 'application/json', exportName(s, 'json')); } });
-  $('#cmp-export-md').addEventListener('click', () => { if (b) { const s = exportState(); download(comparisonMarkdown(s), 'text/markdown', exportName(s, 'md')); } });
+  // The exports are the package's compareReport (the renderer of `gguf-lens diff --format
+  // json|markdown`), with the tensors compared so far as its values.
+  async function exportReport(format, type, ext) {
+    if (!b) return;
+    try {
+      const paths = [ui.sourceLabel(), bLabel];
+      const text = await request('compareReport', { format, paths, values: [...results] }).promise;
+      download(text, type, `${stem(ui.sourceName())}-vs-${stem(bLabel)}.compare.${ext}`);
+    } catch (err) {
+      showError(`could not export the comparison: ${err.message}`);
+    }
+  }
+  $('#cmp-export-json').addEventListener('click', () => exportReport('json', 'application/json', 'json'));
+  $('#cmp-export-md').addEventListener('click', () => exportReport('markdown', 'text/markdown', 'md'));
 
   return {
     reset,

@@ -5,9 +5,8 @@
 // aborts request `target` (it then ends with an AbortError). Results carry the package's field
 // names (summary(), TensorStats, tensor infos); docs/viewer.md lists the few the page adds.
 // A second model (B, 'openCompare') can be open beside the first for the Compare panel.
-import { diffModels, compareTensor } from './compare-worker.js';
+import { diffModels, diffReport, compareTensor } from './compare-worker.js';
 import { statsPool } from './stats-pool.js';
-import { metadataEntries, tensorRows } from './table-rows.js';
 
 let enginePromise = null;
 function engine() {
@@ -32,7 +31,30 @@ function plain(v) {
   return String(v);
 }
 
-let entries = []; // metadataEntries(model)
+// The tensor table lists the package's tensor infos as they are, plus a checkpoint's GPTQ layers.
+/** Tensor infos for the table. A checkpoint's GPTQ layers are listed before their qweight as
+ * {name: prefix, type: 'GPTQ n-bit', gptq: true, shape [out, in]} (read dequantized); stored
+ * tensors as the package gives them, `part: true` when they belong to a GPTQ layer. */
+function tensorRows(f) {
+  if (f.format === 'gguf') return f.tensors;
+  const layerOf = new Map(f.gptqLayers.map((l) => [l.parts.qweight, l]));
+  const parts = new Set(f.gptqLayers.flatMap((l) => Object.values(l.parts)));
+  const rows = [];
+  for (const t of f.tensors) {
+    const l = layerOf.get(t.name);
+    if (l) {
+      rows.push({
+        name: l.name, type: `GPTQ ${l.bits}-bit`, typeId: -1, gptq: true, shape: [l.outFeatures, l.inFeatures],
+        nElements: l.nElements, relativeOffset: t.relativeOffset, nBytes: l.nBytes,
+        bits: l.bits, groupSize: l.groupSize, actOrder: l.actOrder, hasGIdx: l.hasGIdx,
+      });
+    }
+    rows.push(parts.has(t.name) ? { ...t, part: true } : t);
+  }
+  return rows;
+}
+
+let entries = []; // model.metadata (entries for every format)
 
 function metaValue(key) {
   return entries.find((m) => m.key === key);
@@ -98,7 +120,7 @@ const ops = {
     model = m;
     modelB = null;
     tokenCache = null;
-    entries = metadataEntries(m);
+    entries = m.metadata;
     const md = entries.map((e) => (e.type === 'array'
       ? { key: e.key, type: 'array', itemType: e.itemType, length: Number(e.len), preview: e.items(0, Math.min(Number(e.len), 8)).map(plain) }
       : { key: e.key, type: e.type, value: e.value }));
@@ -159,6 +181,10 @@ const ops = {
   async compareTensor({ name }, ctx) {
     if (!modelB) throw new Error('no file to compare with is open');
     return compareTensor(model, modelB, name, ctx);
+  },
+  async compareReport({ format, paths, values }) {
+    if (!modelB) throw new Error('no file to compare with is open');
+    return diffReport(model, modelB, { format, paths, values });
   },
   async editChanges({ changes }) {
     if (!model.edit) throw new Error('only GGUF files can be edited');

@@ -6,6 +6,7 @@ import {
   openGguf,
   openSafetensors,
   compareModels,
+  compareReport,
   compareTensor,
   kernelName,
   SourceError,
@@ -70,7 +71,8 @@ export async function inspect(url: string, file: Blob): Promise<void> {
   const local = await openGguf(file);
   const diff: ModelDiff = compareModels(model, local);
   const metrics: ValueMetrics = await compareTensor(model, local, tensor.name);
-  console.log(diff.tensors.matching.length, metrics.rmse);
+  const md: string = compareReport(model, local, { format: 'markdown', paths: ['a.gguf', 'b.gguf'], values: new Map([[tensor.name, metrics]]) });
+  console.log(diff.tensors.matching.length, metrics.rmse, md.length);
   await Promise.all([model.close(), local.close()]);
   console.log(await kernelName());
 }
@@ -78,6 +80,10 @@ export async function inspect(url: string, file: Blob): Promise<void> {
 export async function checkpoint(url: string): Promise<void> {
   const st: SafetensorsModel = await openSafetensors(url);
   for (const layer of st.gptqLayers) console.log(layer.name, layer.bits, layer.groupSize);
+  const stKeys: string[] = st.metadata.map((m: MetadataEntry) => m.key);
+  const format: string | undefined = st.get('format');
+  const types: string[] = st.tensors.map((t) => t.type);
+  console.log(stKeys.length, format, types.length, st.tensors[0]?.typeId);
   const any = await open(url);
   if (any.format === 'safetensors') console.log(any.quantConfig?.bits);
   else console.log(any.summary().fileTypeLabel);
@@ -91,7 +97,7 @@ export async function checkpoint(url: string): Promise<void> {
 export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
   const editor: GgufEditor = model.edit().set('general.name', 'x').set('general.alignment', 64, 'uint32').remove('general.url');
   const changes: EditChange[] = editor.changes();
-  console.log(changes[0]?.op, editor.plan().pieces.length);
+  console.log(changes[0]?.op, editor.plan().pieces.length, editor.plan().len);
   const stream: ReadableStream<Uint8Array> = editor.toStream({ onProgress: (p) => console.log(p.loaded) });
   console.log(stream.locked);
   const report: HashReport = await model.hash({ sha256: true, uuid: true, perTensor: false });

@@ -1,4 +1,6 @@
-// Compare panel: arrays compared in full and the JSON / Markdown exports. Expected facts come
+// Compare panel: arrays compared in full and the JSON / Markdown exports (the package's
+// compareReport: the document and Markdown of `gguf-lens diff --format json|markdown`, whose
+// equality with the CLI pkg-tests/compare_report.test.mjs checks). Expected facts come
 // from gguf-py + numpy (make_expected_compare.py: expected-compare.json for the sample pair,
 // expected-compare-arrays.json for arrays-a/b.gguf), never from gguf-lens. The hostile pair is
 // written here byte by byte; its expected facts are how it was built.
@@ -33,15 +35,14 @@ async function exportAfterOne(page, a, b, tensor) {
   await page.click(`#cmp-numeric tr[data-tensor="${tensor}"] button`);
   await page.waitForSelector(`#cmp-numeric tr[data-tensor="${tensor}"][data-done]`);
   const { name, text } = await exported(page, '#cmp-export-json');
-  return { name, j: JSON.parse(text) };
+  return { name, text, j: JSON.parse(text) };
 }
 
 function checkMetrics(got, want) {
-  assert.equal(got.compared, true);
   assert.equal(got.count, want.count);
-  assert.equal(got.nanMismatch, want.nan_mismatch);
-  assert.equal(got.infMismatch, want.inf_mismatch);
-  for (const [k, o] of [['rmse', 'rmse'], ['maxAbs', 'max_abs'], ['meanAbs', 'mean_abs'], ['relRmse', 'rel_rmse'], ['cosine', 'cosine']]) assert.ok(close(got[k], want[o], 1e-9), `${k}: ${got[k]} vs ${want[o]}`);
+  assert.equal(got.nan_mismatch, want.nan_mismatch);
+  assert.equal(got.inf_mismatch, want.inf_mismatch);
+  for (const k of ['rmse', 'max_abs', 'mean_abs', 'rel_rmse', 'cosine']) assert.ok(close(got[k], want[k], 1e-9), `${k}: ${got[k]} vs ${want[k]}`);
 }
 
 function checkMix(got, want) {
@@ -67,70 +68,75 @@ test('arrays differing past item 8: the panel shows the differing count and firs
 
 test('Export JSON and Markdown of the arrays pair: every fact equals gguf-py', async () => {
   const { page, log } = await newPage(browser);
-  const { name, j } = await exportAfterOne(page, '/fixtures/arrays-a.gguf', '/fixtures/arrays-b.gguf', 'w');
+  const { name, text, j } = await exportAfterOne(page, '/fixtures/arrays-a.gguf', '/fixtures/arrays-b.gguf', 'w');
   assert.equal(name, 'arrays-a-vs-arrays-b.compare.json');
-  assert.match(j.a.label, /arrays-a\.gguf$/);
-  assert.match(j.b.label, /arrays-b\.gguf$/);
+  assert.match(j.a.path, /arrays-a\.gguf$/);
+  assert.match(j.b.path, /arrays-b\.gguf$/);
   const rows = Object.fromEntries(j.summary.map((r) => [r.field, r]));
-  for (const [f, k] of [['name', 'name'], ['context-length', 'context-length'], ['block-count', 'block-count'], ['vocab-size', 'vocab-size'], ['file-size', 'file-size'], ['parameter-count', 'parameter-count']]) {
+  for (const [f, k] of [['name', 'name'], ['context_length', 'context-length'], ['block_count', 'block-count'], ['vocab_size', 'vocab-size'], ['file_size', 'file-size'], ['parameters', 'parameter-count']]) {
     assert.equal(String(rows[f].a), String(arrays.a.summary[k]), `${f} A`);
     assert.equal(String(rows[f].b), String(arrays.b.summary[k]), `${f} B`);
     assert.equal(rows[f].differs, arrays.a.summary[k] !== arrays.b.summary[k], `${f} flagged`);
   }
-  assert.deepEqual(j.metadata.onlyA.map((e) => e.key), arrays.metadata.only_a);
-  assert.deepEqual(j.metadata.onlyB.map((e) => e.key), arrays.metadata.only_b);
+  assert.deepEqual(j.metadata.only_a.map((e) => e.key), arrays.metadata.only_a);
+  assert.deepEqual(j.metadata.only_b.map((e) => e.key), arrays.metadata.only_b);
   assert.deepEqual(j.metadata.changed.map((c) => c.key), arrays.metadata.changed);
   const changed = Object.fromEntries(j.metadata.changed.map((c) => [c.key, c]));
   for (const [key, want] of Object.entries(arrays.metadata.arrays)) {
     const c = changed[key];
-    assert.equal(c.a.length, want.length_a, `${key} length A`);
-    assert.equal(c.b.length, want.length_b, `${key} length B`);
-    assert.deepEqual({ compared: c.items.compared, differing: c.items.differing, firstIndex: c.items.firstIndex, a: c.items.a, b: c.items.b },
-      { compared: want.compared, differing: want.differing, firstIndex: want.first_index, a: want.a, b: want.b }, key);
+    assert.equal(c.len_a, want.length_a, `${key} length A`);
+    assert.equal(c.len_b, want.length_b, `${key} length B`);
+    assert.equal(Math.min(c.len_a, c.len_b), want.compared, `${key} compared`);
+    assert.deepEqual({ differing: c.differing_items, firstIndex: c.first_difference }, { differing: want.differing, firstIndex: want.first_index }, key);
+    // 64-bit integers (the oracle's strings) are exact in the file, past what JSON.parse keeps
+    if (typeof want.a === 'string' && /^\d+$/.test(want.a)) assert.ok(text.includes(`"item_a":${want.a},"item_b":${want.b}`), key);
+    else assert.deepEqual([c.item_a, c.item_b], [want.a, want.b], key);
   }
-  for (const key of arrays.metadata.retyped_arrays) assert.ok(changed[key].items.notCompared, key);
-  assert.equal(changed['general.name'].firstDifferentChar, 7); // "arrays A" / "arrays B"
-  assert.deepEqual(j.tensors.onlyA.map((t) => t.name), arrays.tensors.only_a);
-  assert.deepEqual(j.tensors.onlyB.map((t) => t.name), arrays.tensors.only_b);
-  checkMix(j.quantMix.a, arrays.a.mix);
-  checkMix(j.quantMix.b, arrays.b.mix);
-  assert.equal(j.numeric.compared, 1);
-  checkMetrics(j.numeric.tensors.find((t) => t.name === 'w'), arrays.numeric.w);
+  for (const key of arrays.metadata.retyped_arrays) assert.equal(changed[key].differing_items, null, key);
+  assert.deepEqual([changed['general.name'].a, changed['general.name'].b], ['arrays A', 'arrays B']);
+  assert.deepEqual(j.tensors.only_a.map((t) => t.name), arrays.tensors.only_a);
+  assert.deepEqual(j.tensors.only_b.map((t) => t.name), arrays.tensors.only_b);
+  checkMix(j.a.quant_mix, arrays.a.mix);
+  checkMix(j.b.quant_mix, arrays.b.mix);
+  assert.deepEqual(j.values.map((v) => v.name), ['w']);
+  checkMetrics(j.values[0], arrays.numeric.w);
 
   const md = await exported(page, '#cmp-export-md');
   assert.equal(md.name, 'arrays-a-vs-arrays-b.compare.md');
-  assert.match(md.text, /^# Comparison: .*arrays-a\.gguf vs .*arrays-b\.gguf$/m);
-  assert.match(md.text, /^\| Context \| 64 \| 128 \| ≠ \|$/m);
-  assert.match(md.text, /^\| Layers \| 1 \| 1 \|  \|$/m);
-  assert.ok(md.text.includes('| 3 of 2000 common items differ; first at index 1000: A "tok1000" · B "TOK1000" |'));
-  assert.ok(md.text.includes('0 of 600 common items differ; first at index 600: A (none) · B "x y"'));
-  assert.ok(md.text.includes(`1 of 100 common items differ; first at index 50: A ${arrays.metadata.arrays['test.u64s'].a} · B ${arrays.metadata.arrays['test.u64s'].b}`));
-  assert.match(md.text, /^\| test\.retyped \| .* \| item types differ: items not compared \|$/m);
+  assert.match(md.text, /^# gguf-lens diff: files differ$/m);
+  assert.match(md.text, /^- A: .*arrays-a\.gguf \(gguf\)$/m);
+  assert.match(md.text, /^\| context\\_length \| 64 \| 128 \| ≠ \|$/m);
+  assert.match(md.text, /^\| block\\_count \| 1 \| 1 \|  \|$/m);
+  assert.ok(md.text.includes('items differing: 3, first at index 1000: "tok1000" -> "TOK1000" |'));
+  assert.ok(md.text.includes('items differing: 0, first at index 600: - -> "x y" |'));
+  assert.ok(md.text.includes(`items differing: 1, first at index 50: ${arrays.metadata.arrays['test.u64s'].a} -> ${arrays.metadata.arrays['test.u64s'].b} |`));
+  // item types differ: lengths and types only, no item compared
+  assert.match(md.text, /^\| test\.retyped \| \w+\\\[\d+\] -> \w+\\\[\d+\] \|$/m);
   assert.match(md.text, /^\| only\\_a \| F32 \| 8 \|$/m);
-  assert.match(md.text, /^## Values \(1 of 1 matching tensors compared\)$/m);
+  assert.match(md.text, /^## Values \(1 of 1 matching tensors compared;/m);
   // 2,000 tokens are abbreviated to their first items, never dumped
   assert.ok(!md.text.includes('tok1500'));
   assert.deepEqual(log.errors, []);
 });
 
-test('Export JSON of the sample pair after one tensor: compared metrics equal numpy, the rest marked not compared', async () => {
+test('Export JSON of the sample pair after one tensor: compared metrics equal numpy, only that tensor listed', async () => {
   const { page, log } = await newPage(browser);
   const { name, j } = await exportAfterOne(page, 'sample/tiny-llama-Q4_K_M.gguf', '/sample-fixtures/tiny-llama-Q8_0.gguf', 'blk.0.attn_v.weight');
   assert.equal(name, 'tiny-llama-Q4_K_M-vs-tiny-llama-Q8_0.compare.json');
   assert.deepEqual(j.metadata.changed.map((c) => c.key), sample.metadata.changed);
-  assert.deepEqual(j.tensors.typeChanges.map((c) => [c.name, c.a, c.b]), sample.tensors.type_changes);
-  assert.deepEqual(j.tensors.shapeChanges.map((c) => c.name), sample.tensors.shape_changes.map((c) => c[0]));
-  checkMix(j.quantMix.a, sample.a.mix);
-  checkMix(j.quantMix.b, sample.b.mix);
-  assert.equal(j.summary.find((r) => r.field === 'parameter-count').a, sample.a.summary['parameter-count']);
-  assert.equal(j.summary.find((r) => r.field === 'file-type').differs, true);
-  assert.deepEqual(j.numeric.tensors.map((t) => t.name), Object.keys(sample.numeric));
-  assert.deepEqual(j.numeric.tensors.filter((t) => t.compared).map((t) => t.name), ['blk.0.attn_v.weight']);
-  checkMetrics(j.numeric.tensors.find((t) => t.compared), sample.numeric['blk.0.attn_v.weight']);
-  assert.ok(j.numeric.tensors.filter((t) => !t.compared).every((t) => t.rmse === undefined));
+  assert.deepEqual(j.tensors.type_changes.map((c) => [c.name, c.a, c.b]), sample.tensors.type_changes);
+  assert.deepEqual(j.tensors.shape_changes.map((c) => c.name), sample.tensors.shape_changes.map((c) => c[0]));
+  checkMix(j.a.quant_mix, sample.a.mix);
+  checkMix(j.b.quant_mix, sample.b.mix);
+  assert.equal(j.summary.find((r) => r.field === 'parameters').a, sample.a.summary['parameter-count']);
+  assert.equal(j.summary.find((r) => r.field === 'file_type').differs, true);
+  assert.equal(j.tensors.matching, Object.keys(sample.numeric).length);
+  // only the tensors compared are listed, as `gguf-lens diff --tensor`
+  assert.deepEqual(j.values.map((t) => t.name), ['blk.0.attn_v.weight']);
+  checkMetrics(j.values[0], sample.numeric['blk.0.attn_v.weight']);
   const md = await exported(page, '#cmp-export-md');
-  assert.match(md.text, new RegExp(`^## Values \\(1 of ${Object.keys(sample.numeric).length} matching tensors compared\\)$`, 'm'));
-  assert.match(md.text, /^\| token\\_embd\.weight \| Q4\\_K \| Q8\\_0 \| not compared \|/m);
+  assert.match(md.text, new RegExp(`^## Values \\(1 of ${Object.keys(sample.numeric).length} matching tensors compared;`, 'm'));
+  assert.match(md.text, /^\| blk\.0\.attn\\_v\.weight \| \S+ \| \S+ \| \d/m);
   assert.deepEqual(log.errors, []);
 });
 
@@ -199,7 +205,7 @@ test('hostile arrays (256k tokens, 4M bytes, other item types, nested) compare q
   assert.ok((await page.$eval('#panel-compare', (e) => e.textContent.length)) < 20000);
   const j = JSON.parse((await exported(page, '#cmp-export-json')).text);
   const tok = j.metadata.changed.find((c) => c.key === 'tokenizer.ggml.tokens');
-  assert.deepEqual([tok.items.a, tok.items.b], ['t200000', 'T200000']);
+  assert.deepEqual([tok.item_a, tok.item_b], ['t200000', 'T200000']);
   assert.deepEqual(log.errors, []);
   assert.equal(await page.$eval('#error', (e) => e.hidden), true);
 });

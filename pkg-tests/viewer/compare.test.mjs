@@ -185,10 +185,10 @@ test('edge cases (zero tensors, NaN / Inf in every pair): the core\'s definition
   }
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#cmp-export-json')]);
   const j = JSON.parse(await (await import('node:fs/promises')).readFile(await dl.path(), 'utf8'));
-  const got = Object.fromEntries(j.numeric.tensors.map((t) => [t.name, t]));
-  assert.deepEqual([got.nonfinite.count, got.nonfinite.rmse, got.nonfinite.cosine, got.nonfinite.nanMismatch, got.nonfinite.infMismatch],
+  const got = Object.fromEntries(j.values.map((t) => [t.name, t]));
+  assert.deepEqual([got.nonfinite.count, got.nonfinite.rmse, got.nonfinite.cosine, got.nonfinite.nan_mismatch, got.nonfinite.inf_mismatch],
     [0, null, null, edges.numeric.nonfinite.nan_mismatch, edges.numeric.nonfinite.inf_mismatch]);
-  assert.deepEqual([got.zero_a.relRmse, got.zero_a.cosine, got.zeros.cosine, got.zeros.relRmse], [null, 0, 1, 0]);
+  assert.deepEqual([got.zero_a.rel_rmse, got.zero_a.cosine, got.zeros.cosine, got.zeros.rel_rmse], [null, 0, 1, 0]);
   assert.deepEqual(log.errors, []);
   await page.$eval('#cmp-numeric', (e) => e.scrollIntoView());
   await page.screenshot({ path: path.join(ARTIFACTS, 'compare-edges.png') });

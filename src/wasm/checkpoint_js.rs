@@ -75,7 +75,7 @@ impl SafetensorsHeader {
         safetensors_js::metadata_to_js(self.file())
     }
 
-    /// Tensors of this file in header order: `{ name, dtype, shape (outermost first),
+    /// Tensors of this file in header order: `{ name, type (the dtype), typeId (-1), shape (outermost first),
     /// nElements, offset (absolute), relativeOffset, nBytes, rowLength, nRows, rowBytes (null
     /// for sub-byte dtypes), plain (whether toF32 converts it) }`.
     pub fn tensors(&self) -> JsValue {

@@ -26,7 +26,8 @@ struct EditsJs {
 }
 
 /// The edited file: `header` bytes, then `pieces` ({from, len}: bytes of the input at `from`,
-/// or `len` zeros when `from` is null), `length` bytes in all.
+/// or `len` zeros when `from` is null), `len` bytes in all (`len` everywhere for a count, as
+/// metadata arrays' `len`).
 #[wasm_bindgen]
 pub struct EditPlanJs {
     plan: EditPlan,
@@ -45,7 +46,8 @@ impl EditPlanJs {
     }
 
     #[wasm_bindgen(getter)]
-    pub fn length(&self) -> f64 {
+    #[allow(clippy::len_without_is_empty)] // a size getter for JS, not a collection
+    pub fn len(&self) -> f64 {
         self.plan.len as f64
     }
 }

@@ -20,6 +20,7 @@ mod edit_js;
 mod lint_js;
 mod plan_js;
 mod quant_error;
+mod report_js;
 mod safetensors_js;
 mod stats;
 mod summary;

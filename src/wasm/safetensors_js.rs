@@ -30,7 +30,11 @@ pub(super) fn metadata_to_js(file: &SafetensorsFile) -> JsValue {
 #[serde(rename_all = "camelCase")]
 struct TensorJs<'a> {
     name: &'a str,
-    dtype: &'static str,
+    /// The dtype as the header spells it: `type`, as a GGUF tensor's ggml type name.
+    #[serde(rename = "type")]
+    type_name: &'static str,
+    /// -1: no ggml type (as a checkpoint's `quantMix`).
+    type_id: i32,
     shape: Vec<f64>,
     n_elements: f64,
     offset: f64,
@@ -52,7 +56,8 @@ pub(super) fn tensors_to_js(file: &SafetensorsFile) -> JsValue {
             let bits = u64::from(t.dtype().bits());
             TensorJs {
                 name: t.name(),
-                dtype: t.dtype().name(),
+                type_name: t.dtype().name(),
+                type_id: -1,
                 shape: t.shape().iter().map(|&d| d as f64).collect(),
                 n_elements: t.n_elements() as f64,
                 offset: file.data_range(t).start as f64,

@@ -1,7 +1,8 @@
 //! `inspect --json`: the header as one JSON document, metadata in file order, arrays whole.
 
-use gguf_lens::gguf::{ArrayView, Value};
+use gguf_lens::gguf::Value;
 use gguf_lens::model::GgufModel;
+use gguf_lens::value_show::value_json;
 use serde_json::{json, Map, Value as Json};
 
 /// The whole document. For a split model: the first shard's header fields and metadata, every
@@ -66,53 +67,4 @@ pub fn inspect_json(model: &GgufModel, file_sizes: &[u64], warnings: &mut Vec<St
             .collect();
     }
     doc
-}
-
-fn float_json(value: f64) -> Json {
-    if value.is_nan() {
-        Json::from("NaN")
-    } else if value.is_infinite() {
-        Json::from(if value > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        Json::from(value)
-    }
-}
-
-pub fn value_json(value: &Value<'_>, warnings: &mut Vec<String>) -> Json {
-    match value {
-        Value::U8(v) => Json::from(*v),
-        Value::I8(v) => Json::from(*v),
-        Value::U16(v) => Json::from(*v),
-        Value::I16(v) => Json::from(*v),
-        Value::U32(v) => Json::from(*v),
-        Value::I32(v) => Json::from(*v),
-        Value::U64(v) => Json::from(*v),
-        Value::I64(v) => Json::from(*v),
-        Value::F32(v) => float_json(f64::from(*v)),
-        Value::F64(v) => float_json(*v),
-        Value::Bool(v) => Json::from(*v),
-        Value::String(s) => {
-            if let Err(err) = s.to_str() {
-                warnings.push(format!("{err} (shown with U+FFFD replacements)"));
-            }
-            Json::from(s.to_string_lossy().into_owned())
-        }
-        Value::Array(array) => array_json(array, warnings),
-    }
-}
-
-fn array_json(array: &ArrayView<'_>, warnings: &mut Vec<String>) -> Json {
-    Json::Array(
-        array
-            .iter()
-            .map(|item| match &item {
-                Value::Array(inner) => json!({
-                    "item_type": inner.item_type().name(),
-                    "len": inner.len(),
-                    "value": array_json(inner, warnings),
-                }),
-                other => value_json(other, warnings),
-            })
-            .collect(),
-    )
 }

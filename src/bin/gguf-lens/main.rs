@@ -7,7 +7,7 @@ mod checkpoint;
 mod dequant;
 mod diff;
 mod diff_cross;
-mod diff_render;
+mod diff_options;
 mod hash;
 mod inspect;
 mod json;

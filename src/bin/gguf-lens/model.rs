@@ -14,7 +14,7 @@
 use std::fs::File;
 use std::ops::Range;
 
-use gguf_lens::compare::{Layout, MetaValue, ModelView};
+use gguf_lens::compare::{Layout, ModelView};
 use gguf_lens::gguf::{read_header, GgufFile, RowReader, TensorInfo};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::model::{split_paths, GgufModel};
@@ -93,20 +93,6 @@ impl Model {
                 file_name: None,
             })
             .collect()
-    }
-
-    /// `__metadata__` of a checkpoint (shards in order, the first value of a key kept); None
-    /// for GGUF.
-    pub fn st_metadata(&self) -> Option<Vec<(String, String)>> {
-        let Model::Safetensors(_) = self else {
-            return None;
-        };
-        let view = self.view();
-        let text = |(k, v): &(&str, MetaValue<'_>)| match v {
-            MetaValue::Text(t) => Some((k.to_string(), t.to_string())),
-            MetaValue::Gguf(_) => None,
-        };
-        Some(view.metadata.iter().filter_map(text).collect())
     }
 
     /// A reader of `name`'s rows (a GPTQ layer: v1 zeros read `unmasked`, as `dequant`'s

@@ -2,14 +2,9 @@
 
 use std::fmt::Write;
 
-use gguf_lens::gguf::Value;
 use gguf_lens::model::GgufModel;
 use gguf_lens::summary::file_type_label;
-
-/// Longest value shown inline before it is cut.
-const MAX_SHOWN: usize = 80;
-/// Array elements shown inline.
-const ARRAY_PREVIEW: usize = 5;
+use gguf_lens::value_show::preview;
 
 /// `file_sizes`: each shard's size, in order.
 pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
@@ -101,45 +96,4 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
         }
     }
     out
-}
-
-pub fn preview(value: &Value<'_>) -> String {
-    let text = match value {
-        Value::String(s) => format!("{:?}", s.to_string_lossy()),
-        Value::Array(array) => {
-            let items: Vec<String> = array
-                .iter()
-                .take(ARRAY_PREVIEW)
-                .map(|v| preview(&v))
-                .collect();
-            let more = if array.len() > ARRAY_PREVIEW {
-                ", ..."
-            } else {
-                ""
-            };
-            format!(
-                "{}[{}] [{}{more}]",
-                array.item_type().name(),
-                array.len(),
-                items.join(", ")
-            )
-        }
-        Value::U8(v) => v.to_string(),
-        Value::I8(v) => v.to_string(),
-        Value::U16(v) => v.to_string(),
-        Value::I16(v) => v.to_string(),
-        Value::U32(v) => v.to_string(),
-        Value::I32(v) => v.to_string(),
-        Value::U64(v) => v.to_string(),
-        Value::I64(v) => v.to_string(),
-        Value::F32(v) => v.to_string(),
-        Value::F64(v) => v.to_string(),
-        Value::Bool(v) => v.to_string(),
-    };
-    if text.chars().count() > MAX_SHOWN {
-        let cut: String = text.chars().take(MAX_SHOWN).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
 }

@@ -1,0 +1,33 @@
+//! The options of `diff` and how its report ends, for both pairings: `diff` (two GGUF models)
+//! and `diff_cross` (any pairing with safetensors), so neither imports the other.
+
+use gguf_lens::diff_report::{DiffReport, Format};
+
+use crate::{exit_2, write_stdout, Failure};
+
+/// The options as both pairings read them.
+pub struct Options<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+    pub values: bool,
+    pub tensors: Vec<&'a str>,
+    pub format: Format,
+    /// Hugging Face llama names of the safetensors side read as GGUF names.
+    pub llama_names: bool,
+}
+
+/// Prints `report` (warnings to stderr); exit 0 when identical, else 1 ("files differ").
+pub fn finish(report: &DiffReport, format: Format) -> Result<(), Failure> {
+    if format == Format::Json {
+        for warning in &report.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    let text = report.render(format);
+    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
+    if report.identical {
+        Ok(())
+    } else {
+        Err(Failure::Differ)
+    }
+}

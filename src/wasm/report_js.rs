@@ -1,0 +1,105 @@
+//! `compareReport`: the diff report of two compare sides rendered by the library's
+//! `diff_report` (the renderer of `gguf-lens diff`), with the value metrics JS computed.
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsValue;
+
+use super::CompareSide;
+use crate::compare::Metrics;
+use crate::diff_report::{DiffReport, Format, Input, Source, Values};
+
+/// One compared tensor: its name and `ValueDiff.result()`'s metrics.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ValueJs {
+    name: String,
+    elements: f64,
+    count: f64,
+    rmse: Option<f64>,
+    max_abs: Option<f64>,
+    mean_abs: Option<f64>,
+    rel_rmse: Option<f64>,
+    cosine: Option<f64>,
+    nan_mismatch: f64,
+    inf_mismatch: f64,
+}
+
+#[derive(Deserialize, Default)]
+struct OptionsJs {
+    format: Option<String>,
+    paths: Option<[String; 2]>,
+    /// Present (even empty) when values were compared, as `diff --values`.
+    values: Option<Vec<ValueJs>>,
+}
+
+impl CompareSide {
+    fn input<'a>(&'a self, path: &'a str) -> Input<'a> {
+        Input {
+            path,
+            source: match &self.checkpoint {
+                Some(c) => Source::Checkpoint(c),
+                None => Source::Gguf(self.gguf.iter().collect()),
+            },
+            renames: Default::default(),
+        }
+    }
+}
+
+/// JS numbers are f64; counts come back as the integers they were.
+fn count(x: f64) -> u64 {
+    if x.is_finite() && x >= 0.0 {
+        x as u64
+    } else {
+        0
+    }
+}
+
+/// The report of `a` vs `b` as `options.format` (`text`, `json` or `markdown`; default
+/// markdown), `options.paths` shown for the files (default `A`, `B`), `options.values` the
+/// metrics of the tensors compared (`[{ name, ...ValueMetrics }]`).
+#[wasm_bindgen(js_name = compareReport)]
+pub fn compare_report(
+    a: &CompareSide,
+    b: &CompareSide,
+    options: JsValue,
+) -> Result<String, JsError> {
+    let options: OptionsJs = if options.is_undefined() || options.is_null() {
+        OptionsJs::default()
+    } else {
+        serde_wasm_bindgen::from_value(options)
+            .map_err(|e| JsError::new(&format!("compareReport options: {e}")))?
+    };
+    let name = options.format.as_deref().unwrap_or("markdown");
+    let format = Format::from_name(name).ok_or_else(|| {
+        JsError::new(&format!(
+            "compareReport: unknown format {name:?} (text, json or markdown)"
+        ))
+    })?;
+    let [pa, pb] = options.paths.unwrap_or_else(|| ["A".into(), "B".into()]);
+    let values = Values {
+        requested: options.values.is_some(),
+        compared: options
+            .values
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| {
+                let metrics = Metrics {
+                    elements: count(v.elements),
+                    count: count(v.count),
+                    rmse: v.rmse,
+                    max_abs: v.max_abs,
+                    mean_abs: v.mean_abs,
+                    rel_rmse: v.rel_rmse,
+                    cosine: v.cosine,
+                    nan_mismatch: count(v.nan_mismatch),
+                    inf_mismatch: count(v.inf_mismatch),
+                };
+                (v.name, metrics)
+            })
+            .collect(),
+        skipped: Vec::new(),
+    };
+    let report = DiffReport::build(&a.input(&pa), &b.input(&pb), values);
+    Ok(report.render(format))
+}
