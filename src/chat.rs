@@ -57,11 +57,14 @@ pub fn file_template(file: &crate::GgufFile) -> Option<String> {
         .and_then(|v| v.as_str().map(|s| s.into_owned()))
 }
 
+/// A template's environment, or the one-line error compiling it gave.
+type Compiled = Rc<Result<Environment<'static>, String>>;
+
 thread_local! {
     /// The last template compiled (source → environment holding it, or its one-line error):
-    /// a live editor or a conversation re-renders the same text, and compiling (with the
-    /// rewrites' re-parsing) is most of a render.
-    static COMPILED: RefCell<Option<(String, Rc<Result<Environment<'static>, String>>)>> =
+    /// a live editor or a conversation re-renders the same text, which then is not rewritten
+    /// and compiled again.
+    static COMPILED: RefCell<Option<(String, Compiled)>> =
         const { RefCell::new(None) };
     /// The time `strftime_now` gives during the current render (set by each render).
     static NOW: Cell<i64> = const { Cell::new(0) };
