@@ -47,19 +47,26 @@ if (!fs.existsSync(CHROMIUM)) {
 const root = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tok-bench-'));
 fs.symlinkSync(path.resolve('node_modules/gguf-lens'), path.join(root, 'gguf-lens'));
 fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>tokenize bench</title>');
-const server = await startServer({ files: { '/big.gguf': new Uint8Array(fs.readFileSync(bigVocab)) }, staticRoot: root });
+const server = await startServer({
+  files: {
+    '/big.gguf': new Uint8Array(fs.readFileSync(bigVocab)),
+    '/sample.gguf': new Uint8Array(fs.readFileSync(path.join(REPO, 'fixtures/sample/tiny-llama-Q4_K_M.gguf'))),
+  },
+  staticRoot: root,
+});
 const browser = await launchChromium();
 // Each case in a fresh browser context (its own caches). "cold": the package alone, the first
 // open compiles and instantiates the wasm module (as `<gguf-preview>` does, lazily). "viewer":
 // as the viewer's worker does at page load, the module is loaded first (kernelName()), then,
-// PAUSE_MS later (the user choosing a file), the first open.
+// PAUSE_MS later (the user choosing a file), the first open. "sample": as the viewer at page load
+// without ?url=, the bundled sample (tiny-llama) is opened (and here tokenized) first.
 const PAUSE_MS = 500;
-async function measure(warm) {
+async function measure(warm, sample) {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
     await page.goto(server.url('/index.html'));
-    return await page.evaluate(async ([runs, warm, pauseMs]) => {
+    return await page.evaluate(async ([runs, warm, sample, pauseMs]) => {
       const bytes = new Uint8Array(await (await fetch('/big.gguf')).arrayBuffer());
       // "Open" is: the GGUF bytes already in memory -> openGguf (header, tokenizer) -> ids of 'Hello'.
       const openToFirstToken = async (openGguf) => {
@@ -77,6 +84,12 @@ async function measure(warm) {
       if (warm) {
         const t1 = performance.now();
         await kernelName();
+        if (sample) {
+          const b = new Uint8Array(await (await fetch('/sample.gguf')).arrayBuffer());
+          const m = await openGguf({ byteLength: b.length, slice: (x, y) => b.subarray(x, y) });
+          m.tokenize('Hello');
+          await m.close();
+        }
         warmMs = performance.now() - t1;
         await new Promise((r) => setTimeout(r, pauseMs));
       }
@@ -85,18 +98,20 @@ async function measure(warm) {
       for (let i = 0; i < runs; i++) later.push((await openToFirstToken(openGguf)).ms);
       later.sort((a, b) => a - b);
       return { importMs, warmMs, first, median: later[Math.floor(later.length / 2)] };
-    }, [RUNS, warm, PAUSE_MS]);
+    }, [RUNS, warm, sample, PAUSE_MS]);
   } finally {
     await context.close();
   }
 }
 try {
-  const cold = await measure(false);
-  const viewer = await measure(true);
+  const cold = await measure(false, false);
+  const viewer = await measure(true, false);
+  const sample = await measure(true, true);
   console.log(JSON.stringify({
     where: `chromium ${browser.version()}`, file: bigVocab,
     open_to_first_token_ms: +viewer.median.toFixed(1),
     viewer_first_open_ms: +viewer.first.ms.toFixed(1), viewer_wasm_load_ms: +viewer.warmMs.toFixed(1),
+    after_sample_first_open_ms: +sample.first.ms.toFixed(1), sample_open_ms: +sample.warmMs.toFixed(1),
     cold_first_open_ms: +cold.first.ms.toFixed(1), cold_later_ms: +cold.median.toFixed(1),
     import_ms: +cold.importMs.toFixed(1), ids: viewer.first.ids,
   }));
