@@ -2,7 +2,8 @@
 // file (after one warm-up call that builds the lazy indexes), with the token count and the same
 // FNV hash of the ids benches/tokenize.rs prints; in headless Chromium, open-to-first-token on
 // the biggest vocab: the GGUF bytes already in memory -> openGguf -> tokenize('Hello') ids, the
-// first open in the page (wasm module instantiation included) and the median of later opens.
+// first open with the wasm module not yet loaded (cold), the first open after loading it as the
+// viewer's worker does at page load (viewer), and the median of later opens.
 // One JSON line per measurement.
 //   node tokenize-npm.mjs TEXT_FILE RUNS BIG_VOCAB.gguf GGUF...   (run by benches/tokenize.sh)
 import fs from 'node:fs';
@@ -46,32 +47,74 @@ if (!fs.existsSync(CHROMIUM)) {
 const root = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tok-bench-'));
 fs.symlinkSync(path.resolve('node_modules/gguf-lens'), path.join(root, 'gguf-lens'));
 fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>tokenize bench</title>');
-const server = await startServer({ files: { '/big.gguf': new Uint8Array(fs.readFileSync(bigVocab)) }, staticRoot: root });
+const server = await startServer({
+  files: {
+    '/big.gguf': new Uint8Array(fs.readFileSync(bigVocab)),
+    '/sample.gguf': new Uint8Array(fs.readFileSync(path.join(REPO, 'fixtures/sample/tiny-llama-Q4_K_M.gguf'))),
+  },
+  staticRoot: root,
+});
 const browser = await launchChromium();
+// Each case in a fresh browser context (its own caches). "cold": the package alone, the first
+// open compiles and instantiates the wasm module (as `<gguf-preview>` does, lazily). "viewer":
+// as the viewer's worker does at page load, the module is loaded first (kernelName()), then,
+// PAUSE_MS later (the user choosing a file), the first open. "sample": as the viewer at page load
+// without ?url=, the bundled sample (tiny-llama) is opened (and here tokenized) first.
+const PAUSE_MS = 500;
+async function measure(warm, sample) {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(server.url('/index.html'));
+    return await page.evaluate(async ([runs, warm, sample, pauseMs]) => {
+      const bytes = new Uint8Array(await (await fetch('/big.gguf')).arrayBuffer());
+      // "Open" is: the GGUF bytes already in memory -> openGguf (header, tokenizer) -> ids of 'Hello'.
+      const openToFirstToken = async (openGguf) => {
+        const t = performance.now();
+        const model = await openGguf({ byteLength: bytes.length, slice: (a, b) => bytes.subarray(a, b) });
+        const ids = model.tokenize('Hello');
+        const ms = performance.now() - t;
+        await model.close();
+        return { ms, ids: Array.from(ids) };
+      };
+      const t0 = performance.now();
+      const { openGguf, kernelName } = await import('/gguf-lens/index.js');
+      const importMs = performance.now() - t0;
+      let warmMs = 0;
+      if (warm) {
+        const t1 = performance.now();
+        await kernelName();
+        if (sample) {
+          const b = new Uint8Array(await (await fetch('/sample.gguf')).arrayBuffer());
+          const m = await openGguf({ byteLength: b.length, slice: (x, y) => b.subarray(x, y) });
+          m.tokenize('Hello');
+          await m.close();
+        }
+        warmMs = performance.now() - t1;
+        await new Promise((r) => setTimeout(r, pauseMs));
+      }
+      const first = await openToFirstToken(openGguf);
+      const later = [];
+      for (let i = 0; i < runs; i++) later.push((await openToFirstToken(openGguf)).ms);
+      later.sort((a, b) => a - b);
+      return { importMs, warmMs, first, median: later[Math.floor(later.length / 2)] };
+    }, [RUNS, warm, sample, PAUSE_MS]);
+  } finally {
+    await context.close();
+  }
+}
 try {
-  const page = await browser.newPage();
-  await page.goto(server.url('/index.html'));
-  const r = await page.evaluate(async (runs) => {
-    const bytes = new Uint8Array(await (await fetch('/big.gguf')).arrayBuffer());
-    const openToFirstToken = async (openGguf) => {
-      const t = performance.now();
-      const model = await openGguf({ byteLength: bytes.length, slice: (a, b) => bytes.subarray(a, b) });
-      const ids = model.tokenize('Hello');
-      const ms = performance.now() - t;
-      await model.close();
-      return { ms, ids: Array.from(ids) };
-    };
-    const t0 = performance.now();
-    const { openGguf } = await import('/gguf-lens/index.js');
-    const importMs = performance.now() - t0;
-    // The first open also instantiates the wasm module.
-    const first = await openToFirstToken(openGguf);
-    const later = [];
-    for (let i = 0; i < runs; i++) later.push((await openToFirstToken(openGguf)).ms);
-    later.sort((a, b) => a - b);
-    return { importMs, first, median: later[Math.floor(later.length / 2)] };
-  }, RUNS);
-  console.log(JSON.stringify({ where: `chromium ${browser.version()}`, file: bigVocab, open_to_first_token_ms: +r.median.toFixed(1), first_open_ms: +r.first.ms.toFixed(1), import_ms: +r.importMs.toFixed(1), ids: r.first.ids }));
+  const cold = await measure(false, false);
+  const viewer = await measure(true, false);
+  const sample = await measure(true, true);
+  console.log(JSON.stringify({
+    where: `chromium ${browser.version()}`, file: bigVocab,
+    open_to_first_token_ms: +viewer.median.toFixed(1),
+    viewer_first_open_ms: +viewer.first.ms.toFixed(1), viewer_wasm_load_ms: +viewer.warmMs.toFixed(1),
+    after_sample_first_open_ms: +sample.first.ms.toFixed(1), sample_open_ms: +sample.warmMs.toFixed(1),
+    cold_first_open_ms: +cold.first.ms.toFixed(1), cold_later_ms: +cold.median.toFixed(1),
+    import_ms: +cold.importMs.toFixed(1), ids: viewer.first.ids,
+  }));
 } finally {
   await browser.close();
   await server.close();

@@ -10,7 +10,9 @@
 mod markup_add;
 mod none_iter;
 
+use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, Value};
@@ -55,6 +57,19 @@ pub fn file_template(file: &crate::GgufFile) -> Option<String> {
         .and_then(|v| v.as_str().map(|s| s.into_owned()))
 }
 
+/// A template's environment, or the one-line error compiling it gave.
+type Compiled = Rc<Result<Environment<'static>, String>>;
+
+thread_local! {
+    /// The last template compiled (source → environment holding it, or its one-line error):
+    /// a live editor or a conversation re-renders the same text, which then is not rewritten
+    /// and compiled again.
+    static COMPILED: RefCell<Option<(String, Compiled)>> =
+        const { RefCell::new(None) };
+    /// The time `strftime_now` gives during the current render (set by each render).
+    static NOW: Cell<i64> = const { Cell::new(0) };
+}
+
 /// Renders `source` over `messages`; Err is a one-line message (raise_exception's text, an
 /// undefined name, a syntax error, ...).
 pub fn render_chat_template(
@@ -62,6 +77,44 @@ pub fn render_chat_template(
     messages: &serde_json::Value,
     opts: &ChatOptions,
 ) -> Result<String, String> {
+    let compiled = COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        match &*c {
+            Some((s, env)) if s == source => env.clone(),
+            _ => {
+                let env = Rc::new(compile(source));
+                *c = Some((source.to_string(), env.clone()));
+                env
+            }
+        }
+    });
+    let env = compiled.as_ref().as_ref().map_err(|e| e.clone())?;
+    NOW.with(|n| n.set(opts.now.unwrap_or_else(unix_now)));
+    let tmpl = env
+        .get_template("chat_template")
+        .map_err(|e| one_line(&e))?;
+    let mut ctx = serde_json::Map::new();
+    ctx.insert("messages".into(), messages.clone());
+    ctx.insert(
+        "tools".into(),
+        opts.tools.clone().unwrap_or(serde_json::Value::Null),
+    );
+    ctx.insert("documents".into(), serde_json::Value::Null);
+    ctx.insert(
+        "add_generation_prompt".into(),
+        serde_json::Value::Bool(opts.add_generation_prompt),
+    );
+    ctx.insert("bos_token".into(), opts.bos_token.clone().into());
+    ctx.insert("eos_token".into(), opts.eos_token.clone().into());
+    for (k, v) in &opts.variables {
+        ctx.insert(k.clone(), v.clone());
+    }
+    tmpl.render(Value::from_serialize(&ctx))
+        .map_err(|e| one_line(&e))
+}
+
+/// The environment configured as transformers' with `source` (rewritten) compiled in it.
+fn compile(source: &str) -> Result<Environment<'static>, String> {
     let source = markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(
         source,
     )));
@@ -78,8 +131,9 @@ pub fn render_chat_template(
     env.add_function("raise_exception", |msg: String| -> Result<Value, Error> {
         Err(Error::new(ErrorKind::InvalidOperation, msg))
     });
-    let now = opts.now.unwrap_or_else(unix_now);
-    env.add_function("strftime_now", move |fmt: String| strftime(&fmt, now));
+    env.add_function("strftime_now", |fmt: String| {
+        strftime(&fmt, NOW.with(|n| n.get()))
+    });
     env.add_filter("tojson", tojson);
     // jinja2's str(): True, None, Python reprs of lists and dicts.
     env.add_filter("string", |v: Value| {
@@ -111,27 +165,7 @@ pub fn render_chat_template(
     env.add_function(markup_add::FUNCTION, markup_add::py_add);
     env.add_template_owned("chat_template", source)
         .map_err(|e| one_line(&e))?;
-    let tmpl = env
-        .get_template("chat_template")
-        .map_err(|e| one_line(&e))?;
-    let mut ctx = serde_json::Map::new();
-    ctx.insert("messages".into(), messages.clone());
-    ctx.insert(
-        "tools".into(),
-        opts.tools.clone().unwrap_or(serde_json::Value::Null),
-    );
-    ctx.insert("documents".into(), serde_json::Value::Null);
-    ctx.insert(
-        "add_generation_prompt".into(),
-        serde_json::Value::Bool(opts.add_generation_prompt),
-    );
-    ctx.insert("bos_token".into(), opts.bos_token.clone().into());
-    ctx.insert("eos_token".into(), opts.eos_token.clone().into());
-    for (k, v) in &opts.variables {
-        ctx.insert(k.clone(), v.clone());
-    }
-    tmpl.render(Value::from_serialize(&ctx))
-        .map_err(|e| one_line(&e))
+    Ok(env)
 }
 
 fn one_line(e: &Error) -> String {

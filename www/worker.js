@@ -17,6 +17,11 @@ function engine() {
   return enginePromise;
 }
 
+// Compile and instantiate the package's wasm now, while the page waits for a file, so the first
+// open does not pay for it (kernelName is the cheapest call that loads the module). A failure
+// here is reported again by the first real call.
+engine().then((e) => e.kernelName()).catch(() => {});
+
 let model = null;
 let modelB = null; // the file compared with `model`; dropped when another first file opens
 let tokenCache = null; // {tokens: string[], types: number[]|null, scores: number[]|null}

@@ -72,8 +72,19 @@ impl<'w> Caches<'w> {
     }
 }
 
+/// Words longer than this (in bytes) are cut where no merge can join (joins.rs) and their
+/// pieces tokenized, and cached, one by one: lines (gemma-4) from a few words on, where the
+/// pieces repeat; other words only when long enough for the heap (cutting the usual
+/// pre-tokenizers' medium words, e.g. qwen2's CJK runs, costs more than it saves).
+const CUT_MIN_LINES: usize = 16;
+const CUT_MIN: usize = 4 * LINEAR_MAX;
+
 pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
     let gemma4 = tok.pre_name() == "gemma4";
+    let cut_min = match &tok.pretok {
+        Some(p) if p.gives_lines() => CUT_MIN_LINES,
+        _ => CUT_MIN,
+    };
     let mut c = Caches {
         seen: super::FxMap::default(),
         ranks: super::FxMap::default(),
@@ -81,74 +92,116 @@ pub(crate) fn tokenize(tok: &Tokenizer, words: &Words, out: &mut Vec<i32>) {
         ascii: [None; 128],
         chars: super::FxMap::default(),
     };
-    let mut syms: Vec<Sym> = Vec::new();
-    // (rank, left, right, size), smallest rank then smallest left first.
-    let mut queue: BinaryHeap<Reverse<(u32, usize, usize, usize)>> = BinaryHeap::new();
+    let mut w = Work {
+        syms: Vec::new(),
+        queue: BinaryHeap::new(),
+    };
     for word in words.iter() {
-        if let Some(&(from, to)) = c.seen.get(word) {
-            out.extend_from_within(from..to);
-            continue;
-        }
-        let first = out.len();
-        syms.clear();
-        let mut offset = 0;
-        let whole_id = if tok.ignore_merges || (gemma4 && word.iter().all(|&b| b == b'\n')) {
-            tok.text_to_token(word)
+        // A whole-word token (ignore_merges) must see the whole word.
+        let joins = if word.len() > cut_min && !tok.ignore_merges {
+            tok.joins()
         } else {
             None
         };
-        if let Some(id) = whole_id {
-            syms.push(Sym {
-                prev: -1,
-                next: -1,
-                start: 0,
-                n: word.len(),
-                id: Some(id),
-                pair: None,
-            });
-            offset = word.len();
+        let Some(joins) = joins else {
+            encode(tok, word, gemma4, &mut c, &mut w, out);
+            continue;
+        };
+        // Long words seldom repeat: only their pieces go to the cache.
+        let mut start = 0;
+        let mut prev = 0..len_utf8(word[0]).min(word.len());
+        while prev.end < word.len() {
+            let next = prev.end..prev.end + len_utf8(word[prev.end]).min(word.len() - prev.end);
+            if !joins.joinable(&word[prev.clone()], &word[next.clone()]) {
+                encode(tok, &word[start..next.start], gemma4, &mut c, &mut w, out);
+                start = next.start;
+            }
+            prev = next;
         }
-        while offset < word.len() {
-            let n = len_utf8(word[offset]).min(word.len() - offset);
-            let index = syms.len() as isize;
-            syms.push(Sym {
-                prev: index - 1,
-                next: if offset + n == word.len() {
-                    -1
-                } else {
-                    index + 1
-                },
-                start: offset,
-                n,
-                id: c.char_id(tok, &word[offset..offset + n]),
-                pair: None,
-            });
-            offset += n;
-        }
-        if syms.len() <= LINEAR_MAX {
-            merge_linear(tok, word, &mut syms, &mut c);
-        } else {
-            merge_heap(tok, word, &mut syms, &mut c, &mut queue);
-        }
-        for s in syms.iter().filter(|s| s.n > 0) {
-            match s.id {
-                Some(id) => out.push(id),
-                None => {
-                    for &b in &word[s.start..s.start + s.n] {
-                        let id = if tok.byte_encode {
-                            tok.text_to_token(&[b])
-                        } else {
-                            tok.byte_to_token_hex(b)
-                        };
-                        if let Some(id) = id {
-                            out.push(id);
-                        }
+        encode(tok, &word[start..], gemma4, &mut c, &mut w, out);
+    }
+}
+
+/// Reused buffers.
+struct Work {
+    syms: Vec<Sym>,
+    /// (rank, left, right, size), smallest rank then smallest left first.
+    queue: BinaryHeap<Reverse<(u32, usize, usize, usize)>>,
+}
+
+/// Appends `word`'s ids (from the cache when it has them).
+fn encode<'w>(
+    tok: &Tokenizer,
+    word: &'w [u8],
+    gemma4: bool,
+    c: &mut Caches<'w>,
+    w: &mut Work,
+    out: &mut Vec<i32>,
+) {
+    if let Some(&(from, to)) = c.seen.get(word) {
+        out.extend_from_within(from..to);
+        return;
+    }
+    let first = out.len();
+    let syms = &mut w.syms;
+    syms.clear();
+    let mut offset = 0;
+    let whole_id = if tok.ignore_merges || (gemma4 && word.iter().all(|&b| b == b'\n')) {
+        tok.text_to_token(word)
+    } else {
+        None
+    };
+    if let Some(id) = whole_id {
+        syms.push(Sym {
+            prev: -1,
+            next: -1,
+            start: 0,
+            n: word.len(),
+            id: Some(id),
+            pair: None,
+        });
+        offset = word.len();
+    }
+    while offset < word.len() {
+        let n = len_utf8(word[offset]).min(word.len() - offset);
+        let index = syms.len() as isize;
+        syms.push(Sym {
+            prev: index - 1,
+            next: if offset + n == word.len() {
+                -1
+            } else {
+                index + 1
+            },
+            start: offset,
+            n,
+            id: c.char_id(tok, &word[offset..offset + n]),
+            pair: None,
+        });
+        offset += n;
+    }
+    if syms.len() <= LINEAR_MAX {
+        merge_linear(tok, word, syms, c);
+    } else {
+        merge_heap(tok, word, syms, c, &mut w.queue);
+    }
+    for s in syms.iter().filter(|s| s.n > 0) {
+        match s.id {
+            Some(id) => out.push(id),
+            None => {
+                for &b in &word[s.start..s.start + s.n] {
+                    let id = if tok.byte_encode {
+                        tok.text_to_token(&[b])
+                    } else {
+                        tok.byte_to_token_hex(b)
+                    };
+                    if let Some(id) = id {
+                        out.push(id);
                     }
                 }
             }
         }
-        c.seen.insert(word, (first, out.len()));
     }
+    c.seen.insert(word, (first, out.len()));
 }
 
 /// Merges the live pair of lowest rank (leftmost on ties) until none is left, by scanning.

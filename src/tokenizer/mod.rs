@@ -7,6 +7,7 @@
 //! reads the arrays.
 
 mod bpe;
+mod joins;
 mod matcher;
 mod plamo2;
 mod pretokenize;
@@ -86,6 +87,8 @@ pub struct Tokenizer {
     merges_offsets: Vec<usize>,
     token_index: OnceLock<TokenIndex>,
     merge_index: OnceLock<IdTable>,
+    /// BPE: where words can be cut (joins.rs); None when the merges do not allow it.
+    joins: OnceLock<Option<joins::Joins>>,
     pretok: Option<pretokenize::PreTokenizer>,
     /// Special tokens to split out first, longest text first.
     special_cache: Vec<i32>,
@@ -320,6 +323,7 @@ impl Tokenizer {
             merges_offsets,
             token_index: OnceLock::new(),
             merge_index: OnceLock::new(),
+            joins: OnceLock::new(),
             pretok,
             special_cache: Vec::new(),
             pieces: OnceLock::new(),
@@ -729,6 +733,16 @@ impl Tokenizer {
             })
             .0
         })
+    }
+
+    /// The character pairs some merge result holds, built on the first long BPE word.
+    pub(crate) fn joins(&self) -> Option<&joins::Joins> {
+        self.joins
+            .get_or_init(|| {
+                let n = self.merges_offsets.len().saturating_sub(1);
+                joins::Joins::build((0..n).filter_map(|i| self.merge_parts(i)))
+            })
+            .as_ref()
     }
 
     /// The merge rank of the pair `a`, `b`.

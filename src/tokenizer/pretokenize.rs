@@ -111,13 +111,13 @@ pub(crate) fn regexes_for(pre: &str) -> Option<(Vec<String>, bool)> {
             r"{CONTRACTIONS}|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|\p{{N}}{{1}}| ?[^\s\p{{L}}\p{{N}}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+"
         )],
         "ufakzeka" => s(&[r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]),
-        "laguna" => vec!["[^\\n]+|[\\n]+".to_string(), qwen2],
+        "laguna" => vec![LINES.to_string(), qwen2],
         "exaone-moe" => vec![format!(
             r"{CONTRACTIONS}|[^\r\n\p{{L}}\p{{N}}]?(?:\p{{L}}\p{{M}}*(?: \p{{L}}\p{{M}}*)*)+|\p{{N}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+"
         )],
         "gemma4" | "granite-embed-multi-311m" | "sarvam-moe" => {
             byte_encode = false;
-            s(&["[^\\n]+|[\\n]+"])
+            s(&[LINES])
         }
         "whitespace" => {
             byte_encode = false;
@@ -153,11 +153,16 @@ enum Step {
     Custom(Custom),
 }
 
+/// Whole lines and runs of newlines as words (gemma-4's pre-tokenizer).
+const LINES: &str = "[^\\n]+|[\\n]+";
+
 /// Compiled pre-tokenizer.
 #[derive(Debug)]
 pub(crate) struct PreTokenizer {
     steps: Vec<Step>,
     byte_encode: bool,
+    /// The only step is LINES: words are as long as lines.
+    lines: bool,
     /// GPT-2 byte encoding of each byte, as UTF-8 (1 or 2 bytes, length in the last slot).
     byte_utf8: [[u8; 3]; 256],
 }
@@ -183,6 +188,7 @@ impl Words {
 impl PreTokenizer {
     pub(crate) fn new(pre: &str) -> Option<PreTokenizer> {
         let (list, byte_encode) = regexes_for(pre)?;
+        let lines = list == [LINES];
         let steps = list
             .iter()
             .map(|r| match custom_step(r) {
@@ -201,12 +207,17 @@ impl PreTokenizer {
         Some(PreTokenizer {
             steps,
             byte_encode,
+            lines,
             byte_utf8,
         })
     }
 
     pub(crate) fn byte_encode(&self) -> bool {
         self.byte_encode
+    }
+
+    pub(crate) fn gives_lines(&self) -> bool {
+        self.lines
     }
 
     /// Splits `text` into words (byte encoded when the pre-tokenizer says so).
