@@ -45,7 +45,7 @@ fn best_index_bisect(x: f32) -> u8 {
 /// by selects (no table lookup, so it vectorises); NaN goes to 15 as the bisection sends it.
 /// Tested equal on every kind of input.
 #[inline(always)]
-fn best_index(x: f32) -> u8 {
+pub(super) fn best_index(x: f32) -> u8 {
     let val = |i: usize| f32::from(VALUES[i]);
     let mut ml = 0i32;
     let (mut lo, mut hi) = (val(0), val(15));
@@ -76,6 +76,10 @@ fn indices(id: f32, x: &[f32], l: &mut [u8]) {
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { indices_avx2(id, x, l) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if x.len() >= 32 && l.len() >= 32 {
+        return super::iq4_simd128::indices(id, x, l);
+    }
     indices_lanes(id, x, l)
 }
 
@@ -105,13 +109,12 @@ fn best_value(x: f32) -> f32 {
     for k in (1..15).rev() {
         hi = if val(k) > x { val(k) } else { hi };
     }
-    let inner = if x - lo < hi - x { lo } else { hi };
-    if x <= val(0) {
-        val(0)
-    } else if x >= val(15) || x.is_nan() {
-        val(15)
+    // Below the table (lo, hi) = (v0, v1), which the comparison resolves to v0; above it
+    // (v14, v15), resolved to v15; NaN gets (v0, v15) and the failed comparison's v15.
+    if x - lo < hi - x {
+        lo
     } else {
-        inner
+        hi
     }
 }
 
@@ -192,6 +195,13 @@ fn scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
     if super::use_avx2() {
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { scales_avx2(xt) };
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if L == 8 {
+        // SAFETY: L == 8, so the two array types are the same.
+        let xt8 = unsafe { &*(xt as *const [[f32; L]; 32]).cast::<[[f32; 8]; 32]>() };
+        let d = super::iq4_simd128::scales8(xt8);
+        return std::array::from_fn(|k| d[k]);
     }
     block_scales(xt)
 }
