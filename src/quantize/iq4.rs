@@ -291,7 +291,11 @@ pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> 
         let ls = nearest_int(id * scales[ib]).clamp(-32, 31);
         let dl = d * ls as f32;
         let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
-        indices(idl, &x[32 * ib..32 * ib + 32], &mut l[32 * ib..32 * ib + 32]);
+        indices(
+            idl,
+            &x[32 * ib..32 * ib + 32],
+            &mut l[32 * ib..32 * ib + 32],
+        );
         let ls = (ls + 32) as u8;
         if ib % 2 == 0 {
             scales_l[ib / 2] = ls & 0xf;

@@ -104,10 +104,7 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
         for v in 0..2 {
             let take = v128_and(
                 f32x4_gt(sumq2[v], zero),
-                f32x4_gt(
-                    f32x4_mul(sumqx[v], sumqx[v]),
-                    f32x4_mul(best[v], sumq2[v]),
-                ),
+                f32x4_gt(f32x4_mul(sumqx[v], sumqx[v]), f32x4_mul(best[v], sumq2[v])),
             );
             d[v] = v128_bitselect(f32x4_div(sumqx[v], sumq2[v]), d[v], take);
             best[v] = v128_bitselect(f32x4_mul(d[v], sumqx[v]), best[v], take);
@@ -138,7 +135,12 @@ pub(super) fn indices(id: f32, x: &[f32], l: &mut [u8]) {
         let a = i16x8_narrow_i32x4(q[4 * h], q[4 * h + 1]);
         let b = i16x8_narrow_i32x4(q[4 * h + 2], q[4 * h + 3]);
         // SAFETY: 16 bytes at 16·h ≤ 16 of `out`.
-        unsafe { v128_store(out.as_mut_ptr().add(16 * h).cast(), u8x16_narrow_i16x8(a, b)) };
+        unsafe {
+            v128_store(
+                out.as_mut_ptr().add(16 * h).cast(),
+                u8x16_narrow_i16x8(a, b),
+            )
+        };
     }
     l.copy_from_slice(&out);
 }
@@ -151,7 +153,15 @@ mod tests {
     #[test]
     fn simd128_best_index_equals_portable() {
         let mut state = 0x5555_1234_abcd_0001u64;
-        let mut xs = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, -127.0, 113.0];
+        let mut xs = vec![
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            -127.0,
+            113.0,
+        ];
         for v in -600..600 {
             xs.push(v as f32 * 0.25);
         }
@@ -166,7 +176,12 @@ mod tests {
             // SAFETY: 16 bytes into `out`.
             unsafe { v128_store(out.as_mut_ptr().cast(), i) };
             for k in 0..4 {
-                assert_eq!(out[k], i32::from(super::super::iq4::best_index(c[k])), "{:e}", c[k]);
+                assert_eq!(
+                    out[k],
+                    i32::from(super::super::iq4::best_index(c[k])),
+                    "{:e}",
+                    c[k]
+                );
             }
         }
     }

@@ -280,10 +280,7 @@ pub(super) unsafe fn qx<const L: usize, const N: usize>(
                 };
             }
             if small {
-                step!(|y| f32x4_sub(
-                    f32x4_pmin(fhi, f32x4_pmax(flo, f32x4_add(y, magic))),
-                    magic
-                ));
+                step!(|y| f32x4_sub(f32x4_pmin(fhi, f32x4_pmax(flo, f32x4_add(y, magic))), magic));
             } else {
                 step!(|y| quant(y, lo, hi));
             }

@@ -34,11 +34,11 @@ pub use error::{QuantError, QuantErrorReport};
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).
+pub use float::{f32_to_bf16, f32_to_f16};
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 use legacy as legacy_fast;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 use legacy_simd128 as legacy_fast;
-pub use float::{f32_to_bf16, f32_to_f16};
 
 /// The types [`quantize_row`] writes, in ggml id order.
 pub const SUPPORTED: [GgmlType; 17] = [
@@ -397,7 +397,10 @@ pub(crate) fn abs_max(x: &[f32]) -> f32 {
 }
 
 #[inline]
-#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
 fn abs_max_portable(x: &[f32]) -> f32 {
     let mut m = [0.0f32; 8];
     let mut chunks = x.chunks_exact(8);
