@@ -1,7 +1,7 @@
 //! Single-thread quantizer throughput: `cargo run --release --example quantize_bench -- FILE.f32
 //! [TYPES...]` reads raw little-endian f32 (a multiple of 256 values) and prints, per type, the
 //! best of 3 runs as `TYPE seconds Gelem/s`. benches/bench_quantize.py runs it beside ggml.
-//! `GGUF_LENS_BENCH_CPU=1` times with the thread's CPU clock (Linux) instead of the wall clock,
+//! `GGUF_LENS_BENCH_CPU=1` times with the thread's CPU clock (Linux; WASI: the process's) instead of the wall clock,
 //! to compare builds on a busy machine; `GGUF_LENS_BENCH_REPS=N` runs N times instead of 3.
 
 use std::time::Instant;
@@ -55,8 +55,21 @@ fn main() {
     }
 }
 
-/// This thread's CPU time in seconds (Linux `CLOCK_THREAD_CPUTIME_ID`), None elsewhere.
+/// This thread's CPU time in seconds (Linux `CLOCK_THREAD_CPUTIME_ID`; on WASI the process
+/// CPU clock, which under Node also counts its helper threads), None elsewhere.
 fn thread_cpu() -> Option<f64> {
+    #[cfg(target_os = "wasi")]
+    {
+        #[link(wasm_import_module = "wasi_snapshot_preview1")]
+        extern "C" {
+            fn clock_time_get(id: u32, precision: u64, time: *mut u64) -> u16;
+        }
+        let mut ns = 0u64;
+        // SAFETY: `ns` is a valid u64 to write; id 2 is WASI's process_cputime_id.
+        if unsafe { clock_time_get(2, 1, &mut ns) } == 0 {
+            return Some(ns as f64 * 1e-9);
+        }
+    }
     #[cfg(target_os = "linux")]
     {
         extern "C" {

@@ -41,21 +41,24 @@ fn best_index_bisect(x: f32) -> u8 {
 }
 
 /// `best_index_int8` without branches on the data: the bisection ends at the last table value
-/// ≤ x (the table is increasing), so counting them gives the same bracket; NaN goes to 15 as
-/// the bisection sends it. Tested equal on every kind of input.
+/// ≤ x (the table is increasing), so counting them gives the same bracket, whose ends are kept
+/// by selects (no table lookup, so it vectorises); NaN goes to 15 as the bisection sends it.
+/// Tested equal on every kind of input.
 #[inline(always)]
-fn best_index(x: f32) -> u8 {
+pub(super) fn best_index(x: f32) -> u8 {
     let val = |i: usize| f32::from(VALUES[i]);
-    let mut ml = 0usize;
+    let mut ml = 0i32;
+    let (mut lo, mut hi) = (val(0), val(15));
     for k in 1..15 {
-        ml += usize::from(val(k) <= x);
+        let le = val(k) <= x;
+        ml += i32::from(le);
+        lo = if le { val(k) } else { lo };
     }
-    let mu = (ml + 1).min(15);
-    let inner = if x - val(mu - 1) < val(mu) - x {
-        mu - 1
-    } else {
-        mu
-    };
+    for k in (1..15).rev() {
+        hi = if val(k) > x { val(k) } else { hi };
+    }
+    // ml ≤ 14: the bracket is (ml, ml + 1).
+    let inner = if x - lo < hi - x { ml } else { ml + 1 };
     let index = if x <= val(0) {
         0
     } else if x >= val(15) || x.is_nan() {
@@ -64,6 +67,55 @@ fn best_index(x: f32) -> u8 {
         inner
     };
     index as u8
+}
+
+/// `best_index(id·x[j])` for a 32-value block, in AVX2 when the CPU has it (same bits).
+fn indices(id: f32, x: &[f32], l: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::use_avx2() {
+        // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
+        return unsafe { indices_avx2(id, x, l) };
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if x.len() >= 32 && l.len() >= 32 {
+        return super::iq4_simd128::indices(id, x, l);
+    }
+    indices_lanes(id, x, l)
+}
+
+#[inline(always)]
+fn indices_lanes(id: f32, x: &[f32], l: &mut [u8]) {
+    for (l, x) in l.iter_mut().zip(x).take(32) {
+        *l = best_index(id * x);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn indices_avx2(id: f32, x: &[f32], l: &mut [u8]) {
+    indices_lanes(id, x, l)
+}
+
+/// `VALUES[best_index(x)]` without the table lookup (a gather, which the vectoriser builds
+/// lane by lane): the neighbours below and above x are kept by selects over the increasing
+/// table, then the same comparison picks one. Tested equal on every kind of input.
+#[inline(always)]
+fn best_value(x: f32) -> f32 {
+    let val = |i: usize| f32::from(VALUES[i]);
+    let (mut lo, mut hi) = (val(0), val(15));
+    for k in 1..15 {
+        lo = if val(k) <= x { val(k) } else { lo };
+    }
+    for k in (1..15).rev() {
+        hi = if val(k) > x { val(k) } else { hi };
+    }
+    // Below the table (lo, hi) = (v0, v1), which the comparison resolves to v0; above it
+    // (v14, v15), resolved to v15; NaN gets (v0, v15) and the failed comparison's v15.
+    if x - lo < hi - x {
+        lo
+    } else {
+        hi
+    }
 }
 
 /// The scale of each lane's 32-value block (`xt[j][lane]`), 0 for an all-zero block.
@@ -91,7 +143,7 @@ fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
     for row in xt {
         for k in 0..L {
             let x = row[k];
-            let q = f32::from(VALUES[usize::from(best_index(id[k] * x))]);
+            let q = best_value(id[k] * x);
             let w = x * x;
             sumqx[k] += w * q * x;
             sumq2[k] += w * q * q;
@@ -116,7 +168,7 @@ fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
         for row in xt {
             for k in 0..L {
                 let x = row[k];
-                let q = f32::from(VALUES[usize::from(best_index(id[k] * x))]);
+                let q = best_value(id[k] * x);
                 let w = x * x;
                 sumqx[k] += w * q * x;
                 sumq2[k] += w * q * q;
@@ -144,6 +196,13 @@ fn scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { scales_avx2(xt) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if L == 8 {
+        // SAFETY: L == 8, so the two array types are the same.
+        let xt8 = unsafe { &*(xt as *const [[f32; L]; 32]).cast::<[[f32; 8]; 32]>() };
+        let d = super::iq4_simd128::scales8(xt8);
+        return std::array::from_fn(|k| d[k]);
+    }
     block_scales(xt)
 }
 
@@ -165,9 +224,7 @@ fn iq4_nl_block(x: &[f32], scale: f32, y: &mut [u8]) -> Result<(), Overflow> {
     y[0..2].copy_from_slice(&f16_field(scale)?);
     let id = if scale != 0.0 { 1.0 / scale } else { 0.0 };
     let mut l = [0u8; 32];
-    for j in 0..32 {
-        l[j] = best_index(id * x[j]);
-    }
+    indices(id, x, &mut l);
     pack(&l, &mut y[2..18]);
     Ok(())
 }
@@ -234,9 +291,11 @@ pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> 
         let ls = nearest_int(id * scales[ib]).clamp(-32, 31);
         let dl = d * ls as f32;
         let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
-        for j in 0..32 {
-            l[32 * ib + j] = best_index(idl * x[32 * ib + j]);
-        }
+        indices(
+            idl,
+            &x[32 * ib..32 * ib + 32],
+            &mut l[32 * ib..32 * ib + 32],
+        );
         let ls = (ls + 32) as u8;
         if ib % 2 == 0 {
             scales_l[ib / 2] = ls & 0xf;
@@ -273,17 +332,22 @@ mod tests {
             -4.5,
             19.0,
         ];
+        let same = |x: f32| {
+            assert_eq!(best_index(x), best_index_bisect(x), "{x:e}");
+            let v = f32::from(VALUES[usize::from(best_index_bisect(x))]);
+            assert_eq!(best_value(x).to_bits(), v.to_bits(), "{x:e}");
+        };
         for x in specials {
-            assert_eq!(best_index(x), best_index_bisect(x), "{x}");
+            same(x);
         }
         for v in -300..300 {
-            let x = v as f32 * 0.5;
-            assert_eq!(best_index(x), best_index_bisect(x), "{x}");
+            same(v as f32 * 0.5);
         }
         for _ in 0..1_000_000 {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let x = f32::from_bits((state >> 32) as u32);
-            assert_eq!(best_index(x), best_index_bisect(x), "{x:e}");
+            same(f32::from_bits((state >> 32) as u32));
+            // Near the table: the neighbour comparisons decide.
+            same(f32::from_bits((state >> 40) as u32 | 0x4200_0000) - 64.0);
         }
     }
 }

@@ -275,12 +275,38 @@ pub(super) unsafe fn qx<const L: usize, const N: usize>(
             wv[i] = _mm256_mul_ps(w[i], v);
         }
         // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
+        // When every |iscale·x| (at most |iscale·max|: rounding is monotonic) is well inside
+        // ±2²², the clamp is done on x + 1.5·2²³ in f32 as in `quant_small` (same integers).
+        let magic = _mm256_set1_ps(12_582_912.0);
+        let (flo, fhi) = (
+            _mm256_add_ps(magic, _mm256_set1_ps(-(nmax as f32))),
+            _mm256_add_ps(magic, _mm256_set1_ps((nmax - 1) as f32)),
+        );
         let sums = |iscale: __m256| {
+            let bound = _mm256_andnot_ps(_mm256_set1_ps(-0.0), _mm256_mul_ps(iscale, max));
+            let small = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(
+                bound,
+                _mm256_set1_ps(2_097_152.0),
+            )) == 0xff;
             let (mut sumlx, mut suml2) = (zero, zero);
-            for i in 0..N {
-                let l = quant(_mm256_mul_ps(iscale, ld(&xt[i], c)), lo, hi);
-                sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wv[i], l));
-                suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+            macro_rules! step {
+                ($l:expr) => {
+                    for i in 0..N {
+                        let y = _mm256_mul_ps(iscale, ld(&xt[i], c));
+                        let l = $l(y);
+                        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(wv[i], l));
+                        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l), l));
+                    }
+                };
+            }
+            if small {
+                // min/max with the sum second: ordered, no NaN here (the bound is finite).
+                step!(|y| _mm256_sub_ps(
+                    _mm256_min_ps(fhi, _mm256_max_ps(flo, _mm256_add_ps(y, magic))),
+                    magic
+                ));
+            } else {
+                step!(|y| quant(y, lo, hi));
             }
             (sumlx, suml2)
         };

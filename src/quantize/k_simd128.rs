@@ -258,12 +258,31 @@ pub(super) unsafe fn qx<const L: usize, const N: usize>(
             wv[i] = f32x4_mul(w[i], v);
         }
         // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
+        // When every |iscale·x| (at most |iscale·max|: rounding is monotonic) is well inside
+        // ±2²², the clamp is done on x + 1.5·2²³ in f32 as in `quant_small` (same integers).
+        let magic = f32x4_splat(12_582_912.0);
+        let (flo, fhi) = (
+            f32x4_add(magic, f32x4_splat(-(nmax as f32))),
+            f32x4_add(magic, f32x4_splat((nmax - 1) as f32)),
+        );
         let sums = |iscale: v128| {
+            let bound = f32x4_abs(f32x4_mul(iscale, max));
+            let small = i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
             let (mut sumlx, mut suml2) = (zero, zero);
-            for i in 0..N {
-                let l = quant(f32x4_mul(iscale, ld(&xt[i], c)), lo, hi);
-                sumlx = f32x4_add(sumlx, f32x4_mul(wv[i], l));
-                suml2 = f32x4_add(suml2, f32x4_mul(f32x4_mul(w[i], l), l));
+            macro_rules! step {
+                ($l:expr) => {
+                    for i in 0..N {
+                        let y = f32x4_mul(iscale, ld(&xt[i], c));
+                        let l = $l(y);
+                        sumlx = f32x4_add(sumlx, f32x4_mul(wv[i], l));
+                        suml2 = f32x4_add(suml2, f32x4_mul(f32x4_mul(w[i], l), l));
+                    }
+                };
+            }
+            if small {
+                step!(|y| f32x4_sub(f32x4_pmin(fhi, f32x4_pmax(flo, f32x4_add(y, magic))), magic));
+            } else {
+                step!(|y| quant(y, lo, hi));
             }
             (sumlx, suml2)
         };

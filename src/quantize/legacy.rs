@@ -4,7 +4,7 @@
 
 use super::{c_round_i32, c_trunc_i32, f16_field, Overflow};
 
-const QK: usize = 32;
+pub(super) const QK: usize = 32;
 
 /// The value of largest magnitude (the first one, on ties), as ggml finds it (it keeps the
 /// first `v` with `amax < |v|`): for NaN-free blocks (the caller refuses NaN) that is the first
@@ -34,7 +34,7 @@ fn min_max(x: &[f32; QK]) -> (f32, f32) {
 }
 
 /// `1/d`, or 0 for a zero scale.
-fn inverse(d: f32) -> f32 {
+pub(super) fn inverse(d: f32) -> f32 {
     if d != 0.0 {
         1.0 / d
     } else {

@@ -22,14 +22,23 @@ mod error;
 mod float;
 mod fp4;
 mod iq4;
+mod iq4_simd128;
 mod k;
 mod k_avx2;
 mod k_simd128;
 mod legacy;
+mod legacy_simd128;
 mod tq;
 
 pub use error::{QuantError, QuantErrorReport};
+
+// The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
+// well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).
 pub use float::{f32_to_bf16, f32_to_f16};
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+use legacy as legacy_fast;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use legacy_simd128 as legacy_fast;
 
 /// The types [`quantize_row`] writes, in ggml id order.
 pub const SUPPORTED: [GgmlType; 17] = [
@@ -251,11 +260,11 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
                 });
             }
             match ty {
-                GgmlType::Q4_0 => blocks(ty, src, dst, legacy::q4_0),
-                GgmlType::Q4_1 => blocks(ty, src, dst, legacy::q4_1),
-                GgmlType::Q5_0 => blocks(ty, src, dst, legacy::q5_0),
-                GgmlType::Q5_1 => blocks(ty, src, dst, legacy::q5_1),
-                GgmlType::Q8_0 => blocks(ty, src, dst, legacy::q8_0),
+                GgmlType::Q4_0 => blocks(ty, src, dst, legacy_fast::q4_0),
+                GgmlType::Q4_1 => blocks(ty, src, dst, legacy_fast::q4_1),
+                GgmlType::Q5_0 => blocks(ty, src, dst, legacy_fast::q5_0),
+                GgmlType::Q5_1 => blocks(ty, src, dst, legacy_fast::q5_1),
+                GgmlType::Q8_0 => blocks(ty, src, dst, legacy_fast::q8_0),
                 GgmlType::Q2_K => blocks(ty, src, dst, k::q2_k),
                 GgmlType::Q3_K => blocks(ty, src, dst, k::q3_k),
                 GgmlType::Q4_K => k_pairs(ty, src, dst, k::q4_k_fits2, k::q4_k_finish),
@@ -377,6 +386,22 @@ fn blocks<const N: usize, const B: usize>(
 /// exact, so eight running maxima give it too, and vectorise).
 #[inline]
 pub(crate) fn abs_max(x: &[f32]) -> f32 {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        abs_max_simd128(x)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        abs_max_portable(x)
+    }
+}
+
+#[inline]
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+fn abs_max_portable(x: &[f32]) -> f32 {
     let mut m = [0.0f32; 8];
     let mut chunks = x.chunks_exact(8);
     for c in &mut chunks {
@@ -393,6 +418,32 @@ pub(crate) fn abs_max(x: &[f32]) -> f32 {
         .iter()
         .fold(0.0f32, |a, v| bigger(a, v.abs()));
     m.iter().fold(tail, |a, &v| bigger(a, v))
+}
+
+/// [`abs_max_portable`] in simd128: LLVM builds that one from scalar loads and lane inserts on
+/// wasm, which cost more than the block quantizers themselves. `pmax(m, a)` is `m < a ? a : m`,
+/// the same select (a NaN `a` keeps `m` in both).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline]
+fn abs_max_simd128(x: &[f32]) -> f32 {
+    use std::arch::wasm32::*;
+    let mut m = [f32x4_splat(0.0); 2];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for (k, m) in m.iter_mut().enumerate() {
+            // SAFETY: `c` holds 8 floats; v128_load has no alignment requirement.
+            let v = unsafe { v128_load(c.as_ptr().add(4 * k).cast()) };
+            *m = f32x4_pmax(*m, f32x4_abs(v));
+        }
+    }
+    let v = f32x4_pmax(m[0], m[1]);
+    let v = f32x4_pmax(v, i32x4_shuffle::<2, 3, 0, 1>(v, v));
+    let v = f32x4_pmax(v, i32x4_shuffle::<1, 0, 3, 2>(v, v));
+    let bigger = |a: f32, v: f32| if v > a { v } else { a };
+    chunks
+        .remainder()
+        .iter()
+        .fold(f32x4_extract_lane::<0>(v), |a, v| bigger(a, v.abs()))
 }
 
 /// The index of the first NaN or infinity, scanning 64 values at a time without branches.

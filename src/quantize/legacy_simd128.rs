@@ -1,0 +1,261 @@
+//! wasm simd128 versions of the 32-value block quants (`legacy.rs`): the whole block in eight
+//! vectors, the same f32 operations per value as the scalar code, so the same bits. LLVM left
+//! the scalar code's scale searches (first largest magnitude, min/max fold) and packing scalar
+//! on wasm; here they are vector operations too. Blocks whose inverse scale is not finite
+//! (subnormal scales) take the scalar path, as there the C conversions need emulating.
+#![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+
+use std::arch::wasm32::*;
+
+use super::legacy::{self, QK};
+use super::{f16_field, Overflow};
+
+/// The block as eight vectors.
+#[inline(always)]
+fn load(x: &[f32; QK]) -> [v128; 8] {
+    // SAFETY: 8·4 = 32 floats, all inside `x`; v128_load has no alignment requirement.
+    std::array::from_fn(|i| unsafe { v128_load(x.as_ptr().add(4 * i).cast()) })
+}
+
+/// Largest magnitude (NaN-free input: the caller refuses NaN).
+#[inline(always)]
+fn abs_max(v: &[v128; 8]) -> f32 {
+    let mut m = f32x4_abs(v[0]);
+    for x in &v[1..] {
+        m = f32x4_pmax(m, f32x4_abs(*x));
+    }
+    let m = f32x4_pmax(m, i32x4_shuffle::<2, 3, 0, 1>(m, m));
+    let m = f32x4_pmax(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+    f32x4_extract_lane::<0>(m)
+}
+
+/// `legacy::signed_max`: the first value of largest magnitude, +0 for an all-zero block.
+#[inline(always)]
+fn signed_max(x: &[f32; QK], v: &[v128; 8]) -> f32 {
+    let amax = abs_max(v);
+    if amax == 0.0 {
+        return 0.0;
+    }
+    let a = f32x4_splat(amax);
+    let mut bits = 0u32;
+    for (i, x) in v.iter().enumerate() {
+        bits |= u32::from(i32x4_bitmask(f32x4_eq(f32x4_abs(*x), a))) << (4 * i);
+    }
+    x[(bits.trailing_zeros() as usize).min(QK - 1)]
+}
+
+/// `legacy::min_max`: the fold keeps the first of equal values, which only matters for ±0.
+#[inline(always)]
+fn min_max(x: &[f32; QK], v: &[v128; 8]) -> (f32, f32) {
+    let (mut lo, mut hi) = (v[0], v[0]);
+    for x in &v[1..] {
+        lo = f32x4_pmin(lo, *x);
+        hi = f32x4_pmax(hi, *x);
+    }
+    let lo = f32x4_pmin(lo, i32x4_shuffle::<2, 3, 0, 1>(lo, lo));
+    let lo = f32x4_pmin(lo, i32x4_shuffle::<1, 0, 3, 2>(lo, lo));
+    let hi = f32x4_pmax(hi, i32x4_shuffle::<2, 3, 0, 1>(hi, hi));
+    let hi = f32x4_pmax(hi, i32x4_shuffle::<1, 0, 3, 2>(hi, hi));
+    let first_zero = || x.iter().copied().find(|&v| v == 0.0).unwrap_or(0.0);
+    let (mut min, mut max) = (f32x4_extract_lane::<0>(lo), f32x4_extract_lane::<0>(hi));
+    if min == 0.0 {
+        min = first_zero();
+    }
+    if max == 0.0 {
+        max = first_zero();
+    }
+    (min, max)
+}
+
+/// The low byte of each i32 of four vectors, in order (C's conversion to a byte type).
+#[inline(always)]
+fn low_bytes(a: v128, b: v128, c: v128, d: v128) -> v128 {
+    let m = i32x4_splat(0xff);
+    let ab = i16x8_narrow_i32x4(v128_and(a, m), v128_and(b, m));
+    let cd = i16x8_narrow_i32x4(v128_and(c, m), v128_and(d, m));
+    u8x16_narrow_i16x8(ab, cd)
+}
+
+/// `MIN(limit, (int8_t)(int)v)` for the 16 values of four vectors, as bytes.
+#[inline(always)]
+fn min_i8(v: [v128; 4], limit: i32) -> v128 {
+    let l = i32x4_splat(limit);
+    let q = v.map(|v| {
+        let t = i32x4_trunc_sat_f32x4(v); // Rust's `as i32`, the scalar SMALL path
+        i32x4_min(i32x4_shr(i32x4_shl(t, 24), 24), l)
+    });
+    low_bytes(q[0], q[1], q[2], q[3])
+}
+
+/// `x·id + add` (or `(x − min)·id + add`) for four vectors.
+#[inline(always)]
+fn scaled(v: &[v128], min: Option<f32>, id: f32, add: f32) -> [v128; 4] {
+    let (id, add) = (f32x4_splat(id), f32x4_splat(add));
+    std::array::from_fn(|i| {
+        let x = match min {
+            Some(m) => f32x4_sub(v[i], f32x4_splat(m)),
+            None => v[i],
+        };
+        f32x4_add(f32x4_mul(x, id), add)
+    })
+}
+
+fn store16(out: &mut [u8], v: v128) {
+    let mut b = [0u8; 16];
+    // SAFETY: `b` holds 16 bytes.
+    unsafe { v128_store(b.as_mut_ptr().cast(), v) };
+    out[..16].copy_from_slice(&b);
+}
+
+/// Nibble pairs (bytes j and 16 + j) and the fifth bits of each byte (bit j of the result for
+/// the first 16, bit 16 + j for the others), for Q5_0/Q5_1.
+#[inline(always)]
+fn pack5(lo: v128, hi: v128, qs: &mut [u8]) -> u32 {
+    let nib = u8x16_splat(0x0f);
+    store16(
+        qs,
+        v128_or(v128_and(lo, nib), i8x16_shl(v128_and(hi, nib), 4)),
+    );
+    let bit4 = |v: v128| u32::from(i8x16_bitmask(i8x16_shl(v, 3)));
+    bit4(lo) | (bit4(hi) << 16)
+}
+
+pub(super) fn q4_0(x: &[f32; QK], y: &mut [u8; 18]) -> Result<(), Overflow> {
+    let v = load(x);
+    let d = signed_max(x, &v) / -8.0;
+    let id = legacy::inverse(d);
+    if !id.is_finite() {
+        return legacy::q4_0(x, y);
+    }
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    let lo = min_i8(scaled(&v[0..4], None, id, 8.5), 15);
+    let hi = min_i8(scaled(&v[4..8], None, id, 8.5), 15);
+    store16(&mut y[2..18], v128_or(lo, i8x16_shl(hi, 4)));
+    Ok(())
+}
+
+pub(super) fn q4_1(x: &[f32; QK], y: &mut [u8; 20]) -> Result<(), Overflow> {
+    let v = load(x);
+    let (min, max) = min_max(x, &v);
+    let d = (max - min) / 15.0;
+    let id = legacy::inverse(d);
+    if !id.is_finite() {
+        return legacy::q4_1(x, y);
+    }
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    y[2..4].copy_from_slice(&f16_field(min)?);
+    let lo = min_i8(scaled(&v[0..4], Some(min), id, 0.5), 15);
+    let hi = min_i8(scaled(&v[4..8], Some(min), id, 0.5), 15);
+    store16(&mut y[4..20], v128_or(lo, i8x16_shl(hi, 4)));
+    Ok(())
+}
+
+pub(super) fn q5_0(x: &[f32; QK], y: &mut [u8; 22]) -> Result<(), Overflow> {
+    let v = load(x);
+    let d = signed_max(x, &v) / -16.0;
+    let id = legacy::inverse(d);
+    if !id.is_finite() {
+        return legacy::q5_0(x, y);
+    }
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    let lo = min_i8(scaled(&v[0..4], None, id, 16.5), 31);
+    let hi = min_i8(scaled(&v[4..8], None, id, 16.5), 31);
+    let qh = pack5(lo, hi, &mut y[6..22]);
+    y[2..6].copy_from_slice(&qh.to_le_bytes());
+    Ok(())
+}
+
+pub(super) fn q5_1(x: &[f32; QK], y: &mut [u8; 24]) -> Result<(), Overflow> {
+    let v = load(x);
+    let (min, max) = min_max(x, &v);
+    let d = (max - min) / 31.0;
+    let id = legacy::inverse(d);
+    if !id.is_finite() {
+        return legacy::q5_1(x, y);
+    }
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    y[2..4].copy_from_slice(&f16_field(min)?);
+    // `(uint8_t)(x0 + 0.5f)`: no clamp in ggml.
+    let bytes = |v: [v128; 4]| {
+        let t = v.map(|v| i32x4_trunc_sat_f32x4(v));
+        low_bytes(t[0], t[1], t[2], t[3])
+    };
+    let lo = bytes(scaled(&v[0..4], Some(min), id, 0.5));
+    let hi = bytes(scaled(&v[4..8], Some(min), id, 0.5));
+    let qh = pack5(lo, hi, &mut y[8..24]);
+    y[4..8].copy_from_slice(&qh.to_le_bytes());
+    Ok(())
+}
+
+pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
+    let v = load(x);
+    let d = abs_max(&v) / 127.0;
+    let id = legacy::inverse(d);
+    if !id.is_finite() {
+        return legacy::q8_0(x, y);
+    }
+    y[0..2].copy_from_slice(&f16_field(d)?);
+    let idv = f32x4_splat(id);
+    let (half, neg_half) = (f32x4_splat(0.5), f32x4_splat(-0.5));
+    // roundf as the scalar SMALL path: truncate, then ±1 from the exact fraction (the
+    // comparison masks are −1 where true).
+    let q: [v128; 8] = std::array::from_fn(|i| {
+        let s = f32x4_mul(v[i], idv);
+        let t = i32x4_trunc_sat_f32x4(s);
+        let frac = f32x4_sub(s, f32x4_convert_i32x4(t));
+        i32x4_add(i32x4_sub(t, f32x4_ge(frac, half)), f32x4_le(frac, neg_half))
+    });
+    store16(&mut y[2..18], low_bytes(q[0], q[1], q[2], q[3]));
+    store16(&mut y[18..34], low_bytes(q[4], q[5], q[6], q[7]));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal to the scalar quantizers (and so to ggml) on random, zero, signed-zero, tied,
+    /// subnormal and huge blocks.
+    #[test]
+    fn simd128_legacy_equals_scalar() {
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..200_000 {
+            let mut x = [0.0f32; QK];
+            for v in x.iter_mut() {
+                let r = next();
+                *v = match round % 8 {
+                    0 => ((r >> 40) as f32 - 8.0e6) * 1.0e-6,
+                    1 => [0.0, -0.0, 1.0, -1.0, 0.5][(r % 5) as usize],
+                    2 => f32::from_bits((r >> 32) as u32 & 0x807f_ffff), // subnormal
+                    3 => f32::from_bits((r >> 32) as u32 & 0x8fff_ffff), // tiny
+                    4 => ((r >> 40) as f32 - 8.0e6) * 1.0e3,
+                    5 => [0.0, -0.0][(r % 2) as usize],
+                    6 => ((r % 7) as f32 - 3.0) * 0.25,
+                    _ => f32::from_bits((r >> 32) as u32 & 0xbfff_ffff), // up to 2^64
+                };
+            }
+            macro_rules! same {
+                ($f:ident, $b:expr) => {{
+                    let (mut a, mut b) = ([0u8; $b], [0u8; $b]);
+                    let ra = $f(&x, &mut a).map_err(|e| e.0.to_bits());
+                    let rb = legacy::$f(&x, &mut b).map_err(|e| e.0.to_bits());
+                    assert_eq!(ra, rb, "{} {x:?}", stringify!($f));
+                    if ra.is_ok() {
+                        assert_eq!(a, b, "{} {x:?}", stringify!($f));
+                    }
+                }};
+            }
+            same!(q4_0, 18);
+            same!(q4_1, 20);
+            same!(q5_0, 22);
+            same!(q5_1, 24);
+            same!(q8_0, 34);
+        }
+    }
+}
