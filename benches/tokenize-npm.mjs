@@ -47,6 +47,7 @@ if (!fs.existsSync(CHROMIUM)) {
 const root = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'tok-bench-'));
 fs.symlinkSync(path.resolve('node_modules/gguf-lens'), path.join(root, 'gguf-lens'));
 fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>tokenize bench</title>');
+fs.copyFileSync(path.join(REPO, 'www/warm-up.js'), path.join(root, 'warm-up.js'));
 const server = await startServer({
   files: {
     '/big.gguf': new Uint8Array(fs.readFileSync(bigVocab)),
@@ -57,7 +58,8 @@ const server = await startServer({
 const browser = await launchChromium();
 // Each case in a fresh browser context (its own caches). "cold": the package alone, the first
 // open compiles and instantiates the wasm module (as `<gguf-preview>` does, lazily). "viewer":
-// as the viewer's worker does at page load, the module is loaded first (kernelName()), then,
+// as the viewer's worker does at page load, the module is loaded first (kernelName()) and the
+// engine warmed up on a synthetic vocabulary (www/warm-up.js), then,
 // PAUSE_MS later (the user choosing a file), the first open. "sample": as the viewer at page load
 // without ?url=, the bundled sample (tiny-llama) is opened (and here tokenized) first.
 const PAUSE_MS = 500;
@@ -84,6 +86,7 @@ async function measure(warm, sample) {
       if (warm) {
         const t1 = performance.now();
         await kernelName();
+        await (await import('/warm-up.js')).warmUp(openGguf);
         if (sample) {
           const b = new Uint8Array(await (await fetch('/sample.gguf')).arrayBuffer());
           const m = await openGguf({ byteLength: b.length, slice: (x, y) => b.subarray(x, y) });
@@ -110,7 +113,7 @@ try {
   console.log(JSON.stringify({
     where: `chromium ${browser.version()}`, file: bigVocab,
     open_to_first_token_ms: +viewer.median.toFixed(1),
-    viewer_first_open_ms: +viewer.first.ms.toFixed(1), viewer_wasm_load_ms: +viewer.warmMs.toFixed(1),
+    viewer_first_open_ms: +viewer.first.ms.toFixed(1), viewer_load_and_warm_up_ms: +viewer.warmMs.toFixed(1),
     after_sample_first_open_ms: +sample.first.ms.toFixed(1), sample_open_ms: +sample.warmMs.toFixed(1),
     cold_first_open_ms: +cold.first.ms.toFixed(1), cold_later_ms: +cold.median.toFixed(1),
     import_ms: +cold.importMs.toFixed(1), ids: viewer.first.ids,

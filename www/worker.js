@@ -7,6 +7,7 @@
 // A second model (B, 'openCompare') can be open beside the first for the Compare panel.
 import { diffModels, diffReport, compareTensor } from './compare-worker.js';
 import { statsPool } from './stats-pool.js';
+import { warmUp } from './warm-up.js';
 
 let enginePromise = null;
 function engine() {
@@ -18,9 +19,9 @@ function engine() {
 }
 
 // Compile and instantiate the package's wasm now, while the page waits for a file, so the first
-// open does not pay for it (kernelName is the cheapest call that loads the module). A failure
-// here is reported again by the first real call.
-engine().then((e) => e.kernelName()).catch(() => {});
+// open does not pay for it (kernelName is the cheapest call that loads the module), then warm
+// the engine up (warm-up.js). A failure here is reported again by the first real call.
+engine().then(async (e) => { await e.kernelName(); await warmUp(e.openGguf); }).catch(() => {});
 
 let model = null;
 let modelB = null; // the file compared with `model`; dropped when another first file opens

@@ -2,7 +2,7 @@
 //! the field names of `js/index.d.ts` (`ModelDiff`, `ValueMetrics`). Counts and sizes are JS
 //! numbers (f64), as every JS number is.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
 use super::to_js;
@@ -234,9 +234,11 @@ pub(super) fn diff_to_js(va: &ModelView<'_>, vb: &ModelView<'_>) -> JsValue {
     to_js(&value)
 }
 
-#[derive(Serialize)]
+/// One tensor's value metrics as JS sees them (`ValueDiff.result()`), both ways: to JS here, and
+/// back from JS in `compareReport`'s `values` (counts are f64 there, as JS numbers are).
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct MetricsJs {
+pub(super) struct MetricsJs {
     elements: f64,
     count: f64,
     rmse: Option<f64>,
@@ -246,21 +248,51 @@ struct MetricsJs {
     cosine: Option<f64>,
     nan_mismatch: f64,
     inf_mismatch: f64,
+    /// Derived from the others: ignored when read back.
+    #[serde(default)]
     identical: bool,
+}
+
+impl MetricsJs {
+    fn of(m: &Metrics) -> MetricsJs {
+        MetricsJs {
+            elements: m.elements as f64,
+            count: m.count as f64,
+            rmse: m.rmse,
+            max_abs: m.max_abs,
+            mean_abs: m.mean_abs,
+            rel_rmse: m.rel_rmse,
+            cosine: m.cosine,
+            nan_mismatch: m.nan_mismatch as f64,
+            inf_mismatch: m.inf_mismatch as f64,
+            identical: m.is_identical(),
+        }
+    }
+
+    /// The metrics JS handed back: counts as the integers they were.
+    pub(super) fn to_metrics(&self) -> Metrics {
+        let count = |x: f64| {
+            if x.is_finite() && x >= 0.0 {
+                x as u64
+            } else {
+                0
+            }
+        };
+        Metrics {
+            elements: count(self.elements),
+            count: count(self.count),
+            rmse: self.rmse,
+            max_abs: self.max_abs,
+            mean_abs: self.mean_abs,
+            rel_rmse: self.rel_rmse,
+            cosine: self.cosine,
+            nan_mismatch: count(self.nan_mismatch),
+            inf_mismatch: count(self.inf_mismatch),
+        }
+    }
 }
 
 /// One tensor's value metrics (see `ValueDiff.result`).
 pub(super) fn metrics_to_js(m: &Metrics) -> JsValue {
-    to_js(&MetricsJs {
-        elements: m.elements as f64,
-        count: m.count as f64,
-        rmse: m.rmse,
-        max_abs: m.max_abs,
-        mean_abs: m.mean_abs,
-        rel_rmse: m.rel_rmse,
-        cosine: m.cosine,
-        nan_mismatch: m.nan_mismatch as f64,
-        inf_mismatch: m.inf_mismatch as f64,
-        identical: m.is_identical(),
-    })
+    to_js(&MetricsJs::of(m))
 }

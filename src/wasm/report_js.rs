@@ -5,24 +5,16 @@ use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsValue;
 
+use super::compare_js::MetricsJs;
 use super::CompareSide;
-use crate::compare::Metrics;
 use crate::diff_report::{DiffReport, Format, Input, Source, Values};
 
 /// One compared tensor: its name and `ValueDiff.result()`'s metrics.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct ValueJs {
     name: String,
-    elements: f64,
-    count: f64,
-    rmse: Option<f64>,
-    max_abs: Option<f64>,
-    mean_abs: Option<f64>,
-    rel_rmse: Option<f64>,
-    cosine: Option<f64>,
-    nan_mismatch: f64,
-    inf_mismatch: f64,
+    #[serde(flatten)]
+    metrics: MetricsJs,
 }
 
 #[derive(Deserialize, Default)]
@@ -43,15 +35,6 @@ impl CompareSide {
             },
             renames: Default::default(),
         }
-    }
-}
-
-/// JS numbers are f64; counts come back as the integers they were.
-fn count(x: f64) -> u64 {
-    if x.is_finite() && x >= 0.0 {
-        x as u64
-    } else {
-        0
     }
 }
 
@@ -83,20 +66,7 @@ pub fn compare_report(
             .values
             .unwrap_or_default()
             .into_iter()
-            .map(|v| {
-                let metrics = Metrics {
-                    elements: count(v.elements),
-                    count: count(v.count),
-                    rmse: v.rmse,
-                    max_abs: v.max_abs,
-                    mean_abs: v.mean_abs,
-                    rel_rmse: v.rel_rmse,
-                    cosine: v.cosine,
-                    nan_mismatch: count(v.nan_mismatch),
-                    inf_mismatch: count(v.inf_mismatch),
-                };
-                (v.name, metrics)
-            })
+            .map(|v| (v.name, v.metrics.to_metrics()))
             .collect(),
         skipped: Vec::new(),
     };
