@@ -399,6 +399,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   const jobId = ++nextJobId;
   let asked = 0;
+  let over = false;
   const ask = (worker, message) => new Promise((resolve, reject) => {
     const id = `${jobId}:${++asked}`;
     const done = () => {
@@ -427,20 +428,23 @@ async function runStatsOnWorkers(model, t, a, b, options) {
       const bounds = job.parts(workers.length);
       const state = job.forkState();
       const parts = [];
+      // Each part is absorbed as it arrives (the merge is a sum, in any order), while the other
+      // workers finish.
       for (let i = 0; i * 2 < bounds.length; i++) {
         parts.push(ask(workers[i], {
           jobId, input: model.input, inputId: model._statsInputId, openOptions: model.openOptions, name: t.name,
           rows: [bounds[2 * i], bounds[2 * i + 1]], state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES,
           wasmModule: wasmModule(),
           last: false,
-        }));
+        }).then((part) => { if (!over) job.absorb(wasm.TensorStatsJob.fromState(part)); }));
       }
-      for (const part of await Promise.all(parts)) job.absorb(wasm.TensorStatsJob.fromState(part));
+      await Promise.all(parts);
       if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       job.finishPass();
     }
     return job.result();
   } finally {
+    over = true;
     job.free();
     for (const w of workers) {
       w.postMessage({ type: 'gguf-lens-stats-done', jobId });
