@@ -5,7 +5,8 @@
 // worker opens the model once, reads and dequantizes its rows in wasm (a local file in Node
 // straight into wasm memory; other sources keep their bytes for the job's later passes when they
 // fit), and sends its part of the statistics back.
-import { openGguf } from './index.js';
+// open.js, not index.js: a worker needs no hub, compare or edit code (less to load at start-up).
+import { openGguf } from './open.js';
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
