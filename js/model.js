@@ -400,6 +400,8 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   const jobId = ++nextJobId;
   let asked = 0;
   let over = false;
+  let firstPass = true;
+  const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
   const ask = (worker, message) => new Promise((resolve, reject) => {
     const id = `${jobId}:${++asked}`;
     const done = () => {
@@ -436,11 +438,17 @@ async function runStatsOnWorkers(model, t, a, b, options) {
           rows: [bounds[2 * i], bounds[2 * i + 1]], state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES,
           wasmModule: wasmModule(),
           last: false,
-        }).then((part) => { if (!over) job.absorb(wasm.TensorStatsJob.fromState(part)); }));
+        }).then((part) => {
+          if (over) return;
+          job.absorb(wasm.TensorStatsJob.fromState(part));
+          // Progress in bytes of the first pass, a part at a time.
+          if (firstPass) progress?.((bounds[2 * i + 1] - bounds[2 * i]) * t.rowBytes);
+        }));
       }
       await Promise.all(parts);
       if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       job.finishPass();
+      firstPass = false;
     }
     return job.result();
   } finally {

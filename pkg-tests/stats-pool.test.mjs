@@ -1,6 +1,6 @@
 // tensorStats({ workers: N }) in Node: the worker_threads pool is kept between calls (and grows
 // only when asked for more), a process that never closes its model still exits, and closing the
-// model makes the workers close their copy of the file.
+// model makes the workers close their copy of the file; progress is reported on workers too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -69,4 +69,13 @@ test('close() makes the statistics workers close their handle of the file', { sk
   // The workers close theirs when the message arrives.
   for (let i = 0; i < 100 && handles() > base; i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(handles(), base);
+});
+
+test('onProgress counts the bytes of the first pass on workers too', async () => {
+  const model = await open(FILE);
+  const seen = [];
+  await model.tensorStats(TENSOR, { workers: 2, onProgress: (p) => seen.push(p) });
+  assert.ok(seen.length > 0);
+  assert.deepEqual(seen.at(-1), { loaded: model.tensor(TENSOR).nBytes, total: model.tensor(TENSOR).nBytes });
+  await model.close();
 });
