@@ -122,7 +122,10 @@ impl TensorStatsJob {
         len: u32,
     ) -> Result<(), JsError> {
         let bytes = buffer.bytes.get(..len as usize).ok_or_else(|| {
-            JsError::new(&format!("{len} bytes asked of a {}-byte buffer", buffer.bytes.len()))
+            JsError::new(&format!(
+                "{len} bytes asked of a {}-byte buffer",
+                buffer.bytes.len()
+            ))
         })?;
         self.add_rows(header, name, first_row, bytes)
     }
