@@ -176,7 +176,9 @@ export interface StatsOptions extends ReadOptions {
   /** Module workers running `gguf-lens/stats-worker` (browsers), or in Node a number of
    * worker_threads the package starts (and keeps, idle and unreferenced, for later calls): each
    * reads and dequantizes its own run of rows; the same numbers as without. The model must have
-   * been opened from a URL, path, File or Blob (each worker opens it too). */
+   * been opened from a URL, path, File or Blob (each worker opens it too). Default: in Node, one
+   * worker per core (at most 8) for at least 2^25 values of a local file, else none; 0: this
+   * thread only. */
   workers?: Worker[] | number;
 }
 

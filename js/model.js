@@ -1,6 +1,9 @@
 // GgufModel: a parsed header plus its byte source. Tensor reads fetch only the requested rows,
 // in chunks, and dequantize each chunk in wasm into one preallocated Float32Array.
 import { GgufEditor, hashModel } from './edit.js';
+import { feedRowsFromFile, readsToMemory } from './stats-read.js';
+import { wasmModule } from './wasm.js';
+import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -121,11 +124,19 @@ export class GgufModel extends ShardedModel {
   async tensorStats(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    if (typeof options.workers === 'number' && options.workers > 0) {
-      return runStatsOnWorkers(this, t, a, b, { ...options, workers: await nodeStatsWorkers(options.workers) });
+    const shard = this.shards[t.shard];
+    const header = shard.header;
+    // Not told: one worker per core for a big tensor of a local file in Node, else this thread.
+    const workers = options.workers ?? (workersCanOpen(this.input) ? await autoWorkers(shard.source, (b - a) * t.rowLength) : 0);
+    if (typeof workers === 'number' && workers > 0) {
+      return runStatsOnWorkers(this, t, a, b, { ...options, workers: await nodeStatsWorkers(workers) });
     }
-    if (options.workers?.length) return runStatsOnWorkers(this, t, a, b, options);
-    const header = this.shards[t.shard].header;
+    if (workers?.length) return runStatsOnWorkers(this, t, a, b, options);
+    if (readsToMemory(shard.source, this.wasm)) {
+      return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions) =>
+        feedRowsFromFile(this.wasm, shard, t, a, b, chunkOptions.rowsPerChunk, job, options.signal,
+          progressCounter(chunkOptions.onProgress, (b - a) * t.rowBytes)));
+    }
     return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions, consume) =>
       this._eachChunk(t, a, b, chunkOptions, (bytes, first) => {
         job.addRows(header, name, first, bytes);
@@ -281,8 +292,11 @@ export class GgufModel extends ShardedModel {
     });
   }
 
-  /** Frees the wasm header and closes file handles / open streams. */
+  /** Frees the wasm header and closes file handles / open streams (statistics workers that
+   * opened this model close their copy). */
   async close() {
+    for (const w of this._statsWorkers ?? []) w.postMessage({ type: 'gguf-lens-stats-close', inputId: this._statsInputId });
+    this._statsWorkers = undefined;
     this._tokenizer?.free();
     this._tokenizer = undefined;
     for (const shard of this.shards) {
@@ -330,15 +344,16 @@ export const STATS_KEEP_BYTES = 256 << 20;
 /**
  * Runs the wasm statistics job (exact histogram over [min, max], exact percentiles) over rows
  * [a, b): every pass feeds every row once. The first pass reads through `readPass(job,
- * chunkOptions, keep)`; when the tensor's bytes fit STATS_KEEP_BYTES they are kept and the later
- * passes replay them with `replay(job, bytes, firstRow)`, else they are read again.
+ * chunkOptions, keep)`; when the tensor's bytes fit STATS_KEEP_BYTES and `replay` is given they
+ * are kept and the later passes replay them with `replay(job, bytes, firstRow)`, else they are
+ * read again.
  */
 export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   try {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
-    const keep = (b - a) * (t.rowBytes ?? 4 * t.rowLength) <= STATS_KEEP_BYTES ? [] : null;
+    const keep = replay && (b - a) * (t.rowBytes ?? 4 * t.rowLength) <= STATS_KEEP_BYTES ? [] : null;
     let first = true;
     while (job.pass() !== 'done') {
       if (!first && keep) {
@@ -359,46 +374,9 @@ export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
 
 let nextJobId = 0;
 
-/** Node's worker_threads and the Node worker file, loaded only when `workers` is a number (in Node).
- * The specifiers are variables so that bundlers leave them alone in browser builds. */
-const NODE_WORKER_THREADS = 'node:worker_threads';
-const NODE_STATS_WORKER = './stats-worker-node.js';
-/** This module's URL, kept out of `new URL(…, import.meta.url)`, which bundlers resolve at build. */
-const MODULE_URL = import.meta.url;
-let nodePool = [];
-
-/**
- * `n` worker_threads workers running stats-worker-node.js, kept for later calls (unreferenced
- * while idle, so they never keep the process alive), each behind the Web Worker interface
- * runStatsOnWorkers uses.
- */
-async function nodeStatsWorkers(n) {
-  if (typeof process === 'undefined' || !process.versions?.node) {
-    throw new TypeError('gguf-lens: tensorStats({ workers: N }) starts workers in Node only; in browsers pass Workers running gguf-lens/stats-worker');
-  }
-  const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_WORKER_THREADS);
-  const count = Math.min(Math.floor(n), 256);
-  while (nodePool.length < count) {
-    const worker = new Worker(new URL(NODE_STATS_WORKER, MODULE_URL));
-    worker.unref();
-    const listeners = new Map();
-    nodePool.push({
-      postMessage: (message) => worker.postMessage(message),
-      addEventListener: (type, fn) => {
-        const on = (data) => fn({ data });
-        listeners.set(fn, on);
-        worker.on(type, on);
-      },
-      removeEventListener: (type, fn) => {
-        const on = listeners.get(fn);
-        listeners.delete(fn);
-        if (on) worker.off(type, on);
-      },
-      ref: () => worker.ref(),
-      unref: () => worker.unref(),
-    });
-  }
-  return nodePool.slice(0, count);
+/** Whether a worker can open a model from its `input` (a URL or path, a File or Blob, or a list). */
+function workersCanOpen(input) {
+  return input !== undefined && input !== null && (typeof input !== 'object' || input instanceof Blob || Array.isArray(input));
 }
 
 /**
@@ -410,23 +388,39 @@ async function nodeStatsWorkers(n) {
  */
 async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
-  if (model.input === undefined || model.input === null || (typeof model.input === 'object' && !(model.input instanceof Blob) && !Array.isArray(model.input))) {
+  if (!workersCanOpen(model.input)) {
     throw new TypeError('gguf-lens: tensorStats with workers needs a model opened from a URL, path, File or Blob');
   }
   const wasm = model.wasm;
+  // Workers get a clone of the input each time: this id tells them it is the model they opened.
+  model._statsInputId ??= `${++nextJobId}:${Math.random()}`;
+  model._statsWorkers ??= new Set();
+  for (const w of workers) model._statsWorkers.add(w);
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   const jobId = ++nextJobId;
   let asked = 0;
+  let over = false;
+  let firstPass = true;
+  const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
   const ask = (worker, message) => new Promise((resolve, reject) => {
     const id = `${jobId}:${++asked}`;
+    const done = () => {
+      worker.removeEventListener('message', onMessage);
+      worker.removeEventListener('error', onError);
+    };
     const onMessage = (event) => {
       const data = event.data;
       if (data?.type !== 'gguf-lens-stats-part' || data.id !== id) return;
-      worker.removeEventListener('message', onMessage);
+      done();
       if (data.error) reject(new Error(`gguf-lens: a statistics worker failed: ${data.error}`));
       else resolve(data.state);
     };
+    const onError = (event) => {
+      done();
+      reject(new Error(`gguf-lens: a statistics worker failed: ${event?.message ?? 'an error'}`));
+    };
     worker.addEventListener('message', onMessage);
+    worker.addEventListener('error', onError);
     worker.postMessage({ type: 'gguf-lens-stats', id, ...message });
   });
   // Node's workers keep the process alive only while they work for us.
@@ -436,19 +430,29 @@ async function runStatsOnWorkers(model, t, a, b, options) {
       const bounds = job.parts(workers.length);
       const state = job.forkState();
       const parts = [];
+      // Each part is absorbed as it arrives (the merge is a sum, in any order), while the other
+      // workers finish.
       for (let i = 0; i * 2 < bounds.length; i++) {
         parts.push(ask(workers[i], {
-          jobId, input: model.input, openOptions: model.openOptions, name: t.name,
+          jobId, input: model.input, inputId: model._statsInputId, openOptions: model.openOptions, name: t.name,
           rows: [bounds[2 * i], bounds[2 * i + 1]], state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES,
+          wasmModule: wasmModule(),
           last: false,
+        }).then((part) => {
+          if (over) return;
+          job.absorb(wasm.TensorStatsJob.fromState(part));
+          // Progress in bytes of the first pass, a part at a time.
+          if (firstPass) progress?.((bounds[2 * i + 1] - bounds[2 * i]) * t.rowBytes);
         }));
       }
-      for (const part of await Promise.all(parts)) job.absorb(wasm.TensorStatsJob.fromState(part));
+      await Promise.all(parts);
       if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       job.finishPass();
+      firstPass = false;
     }
     return job.result();
   } finally {
+    over = true;
     job.free();
     for (const w of workers) {
       w.postMessage({ type: 'gguf-lens-stats-done', jobId });

@@ -171,6 +171,22 @@ async function nodeFileSource(path, _options) {
       source.stats.bytes += done;
       return bytes;
     },
+    /** Reads [start, end) into `memory` (a WebAssembly.Memory) at byte `at`: straight into
+     * wasm memory, no JS buffer. The view is taken afresh per read since growing the memory
+     * replaces its buffer (in place, so a read under way still lands right). */
+    async readToMemory(start, end, memory, at) {
+      end = clampEnd(source, start, end);
+      source.stats.requests++;
+      let done = 0;
+      while (start + done < end) {
+        const view = new Uint8Array(memory.buffer, at + done, end - start - done);
+        const { bytesRead } = await handle.read(view, 0, view.length, start + done);
+        if (bytesRead === 0) throw new SourceError(`${path}: file ended at byte ${start + done}`);
+        done += bytesRead;
+      }
+      source.stats.bytes += done;
+      return done;
+    },
     close() {
       return handle.close();
     },

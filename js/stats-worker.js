@@ -2,11 +2,14 @@
 //   new Worker(new URL('gguf-lens/stats-worker', import.meta.url), { type: 'module' })
 // (or the path of this file), and pass such workers to tensorStats. Each request names the model
 // (its URL, path, File or Blob), the tensor, a run of rows and the job's state for the pass; the
-// worker opens the model once, reads and dequantizes its rows in wasm, keeps their bytes for the
-// job's later passes when they fit, and sends its part of the statistics back.
-import { openGguf } from './index.js';
+// worker opens the model once, reads and dequantizes its rows in wasm (a local file in Node
+// straight into wasm memory; other sources keep their bytes for the job's later passes when they
+// fit), and sends its part of the statistics back.
+// open.js, not index.js: a worker needs no hub, compare or edit code (less to load at start-up).
+import { openGguf } from './open.js';
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
+import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 
 const scope = globalThis;
 let opened = null; // { key, model }
@@ -18,8 +21,9 @@ function keyOf(input) {
   return input; // a File or Blob: the same object for the same file
 }
 
-async function modelFor(input, openOptions) {
-  const key = keyOf(input);
+async function modelFor(input, inputId, openOptions) {
+  // Each message clones a File anew: the sender's id says whether it is the one opened.
+  const key = inputId ?? keyOf(input);
   if (opened?.key !== key) {
     await opened?.model.close();
     opened = null;
@@ -29,13 +33,21 @@ async function modelFor(input, openOptions) {
 }
 
 async function part(message) {
-  const wasm = await loadWasm();
-  const model = await modelFor(message.input, message.openOptions);
+  // The parent's compiled module: this worker neither fetches nor compiles its own.
+  const wasm = await loadWasm(message.wasmModule ?? undefined);
+  const model = await modelFor(message.input, message.inputId, message.openOptions);
   const t = model.tensor(message.name);
   const header = model.shards[t.shard].header;
   const [a, b] = message.rows;
   const job = wasm.TensorStatsJob.fromState(message.state);
   try {
+    const shard = model.shards[t.shard];
+    if (readsToMemory(shard.source, wasm)) {
+      // A local file: every pass reads its rows straight into wasm memory (nothing kept).
+      const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
+      await feedRowsFromFile(wasm, shard, t, a, b, rowsPerChunk, job);
+      return job.toState();
+    }
     const sameRun = kept && kept.jobId === message.jobId && kept.rows[0] === a && kept.rows[1] === b;
     if (sameRun) {
       for (const [bytes, first] of kept.chunks) job.addRows(header, t.name, first, bytes);
@@ -58,6 +70,16 @@ scope.addEventListener('message', async (event) => {
   const message = event.data;
   if (message?.type === 'gguf-lens-stats-done') {
     if (kept?.jobId === message.jobId) kept = null;
+    return;
+  }
+  if (message?.type === 'gguf-lens-stats-close') {
+    // The model was closed where it was opened: close this copy (its file handle) too.
+    if (opened && opened.key === message.inputId) {
+      const { model } = opened;
+      opened = null;
+      kept = null;
+      await model.close().catch(() => {});
+    }
     return;
   }
   if (message?.type !== 'gguf-lens-stats') return;

@@ -27,20 +27,53 @@ export function setWasmSimd(enabled) {
   simdWanted = Boolean(enabled);
 }
 
-/** @returns {Promise<typeof bindings>} the initialized wasm-bindgen exports */
-export function loadWasm() {
+/** The compiled module and the instance's memory, once loaded. */
+let compiled = null;
+let memory = null;
+
+/**
+ * @param {WebAssembly.Module} [module] a module another thread compiled (a statistics worker gets
+ *   its parent's, so each worker neither fetches nor compiles it again); used on the first call only
+ * @returns {Promise<typeof bindings>} the initialized wasm-bindgen exports
+ */
+export function loadWasm(module) {
   ready ??= (async () => {
-    // Two literal `new URL(…, import.meta.url)`: bundlers see (and emit) both modules.
-    const url = simdSupported()
-      ? new URL('./wasm/gguf_lens_bg.wasm', import.meta.url)
-      : new URL('./wasm/gguf_lens_scalar_bg.wasm', import.meta.url);
-    if (url.protocol === 'file:') {
-      const { readFile } = await importNodeFs();
-      await init({ module_or_path: await readFile(url) });
-    } else {
-      await init({ module_or_path: url });
-    }
+    compiled = module ?? await compileWasm();
+    memory = (await init({ module_or_path: compiled })).memory;
     return bindings;
   })();
   return ready;
+}
+
+/** The compiled WebAssembly.Module (postMessage it to a worker's loadWasm), after loadWasm. */
+export function wasmModule() {
+  return compiled;
+}
+
+/** The instance's WebAssembly.Memory (its buffer is replaced whenever the memory grows). */
+export function wasmMemory() {
+  return memory;
+}
+
+async function compileWasm() {
+  // Two literal `new URL(…, import.meta.url)`: bundlers see (and emit) both modules.
+  const url = simdSupported()
+    ? new URL('./wasm/gguf_lens_bg.wasm', import.meta.url)
+    : new URL('./wasm/gguf_lens_scalar_bg.wasm', import.meta.url);
+  if (url.protocol === 'file:') {
+    const { readFile } = await importNodeFs();
+    return WebAssembly.compile(await readFile(url));
+  }
+  const response = fetch(url);
+  if (typeof WebAssembly.compileStreaming === 'function') {
+    try {
+      return await WebAssembly.compileStreaming(response);
+    } catch (err) {
+      // A server sending another Content-Type than application/wasm: compile the bytes.
+      if (!(err instanceof TypeError)) throw err;
+    }
+  }
+  const res = await response;
+  if (!res.ok) throw new Error(`gguf-lens: failed to fetch ${url}: ${res.status} ${res.statusText}`);
+  return WebAssembly.compile(await res.arrayBuffer());
 }

@@ -111,6 +111,25 @@ impl TensorStatsJob {
         .map_err(js_error)
     }
 
+    /// `addRows` over the first `len` bytes of `buffer`, which JS filled in place (no copy).
+    #[wasm_bindgen(js_name = addRowsFrom)]
+    pub fn add_rows_from(
+        &mut self,
+        header: &GgufHeader,
+        name: &str,
+        first_row: f64,
+        buffer: &ByteBuffer,
+        len: u32,
+    ) -> Result<(), JsError> {
+        let bytes = buffer.bytes.get(..len as usize).ok_or_else(|| {
+            JsError::new(&format!(
+                "{len} bytes asked of a {}-byte buffer",
+                buffer.bytes.len()
+            ))
+        })?;
+        self.add_rows(header, name, first_row, bytes)
+    }
+
     /// Adds values already in f32 (a safetensors checkpoint's rows).
     pub fn add(&mut self, first_row: f64, values: &[f32]) -> Result<(), JsError> {
         self.job.add(first_row as u64, values).map_err(js_error)
@@ -195,6 +214,39 @@ impl TensorStatsJob {
             }),
         };
         super::to_js(&value)
+    }
+}
+
+/// Bytes held in wasm memory that JS fills in place (a view of `memory.buffer` at `ptr`, taken
+/// afresh after any call that may grow the memory), so a file read lands where the kernels read
+/// it, with no copy through a JS buffer.
+#[wasm_bindgen]
+pub struct ByteBuffer {
+    bytes: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl ByteBuffer {
+    /// `len` zero bytes (at most 1 GiB).
+    #[wasm_bindgen(constructor)]
+    pub fn new(len: u32) -> Result<ByteBuffer, JsError> {
+        if len > 1 << 30 {
+            return Err(JsError::new(&format!("a {len}-byte buffer is over 1 GiB")));
+        }
+        Ok(ByteBuffer {
+            bytes: vec![0; len as usize],
+        })
+    }
+
+    /// The address of the first byte in wasm memory.
+    pub fn ptr(&self) -> u32 {
+        self.bytes.as_ptr() as usize as u32
+    }
+
+    /// The buffer's size in bytes.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.bytes.len() as u32
     }
 }
 

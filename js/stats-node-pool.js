@@ -1,0 +1,80 @@
+// Node's statistics workers for tensorStats: a pool of worker_threads running
+// stats-worker-node.js, started on first use and kept for later calls (unreferenced while idle,
+// so they never keep the process alive), and the default worker count for big tensors.
+// Node modules are loaded only on these paths, through variable specifiers that bundlers leave
+// alone in browser builds.
+
+const NODE_WORKER_THREADS = 'node:worker_threads';
+const NODE_OS = 'node:os';
+const NODE_STATS_WORKER = './stats-worker-node.js';
+/** This module's URL, kept out of `new URL(…, import.meta.url)`, which bundlers resolve at build. */
+const MODULE_URL = import.meta.url;
+
+/** Values from which tensorStats without `workers` uses one Node worker per core (a local file):
+ * below this, one thread finishes before workers would have started on a first call. */
+export const AUTO_WORKERS_ELEMENTS = 1 << 25;
+/** At most this many workers by default (the pool grows to what a call asks for). */
+const AUTO_WORKERS_MAX = 8;
+
+const isNode = typeof process !== 'undefined' && !!process.versions?.node;
+let pool = [];
+let cores = null;
+
+/** The worker count tensorStats uses when not told: 0 (this thread) unless in Node, reading a
+ * local file, at least AUTO_WORKERS_ELEMENTS values, and more than one core. */
+export async function autoWorkers(source, elements) {
+  if (!isNode || typeof source?.readToMemory !== 'function' || elements < AUTO_WORKERS_ELEMENTS) return 0;
+  if (cores === null) {
+    const os = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_OS);
+    cores = os.availableParallelism?.() ?? os.cpus().length;
+  }
+  return cores > 1 ? Math.min(cores, AUTO_WORKERS_MAX) : 0;
+}
+
+/**
+ * `n` pooled workers, each behind the Web Worker interface runStatsOnWorkers uses (plus ref /
+ * unref). A worker that exits leaves the pool; the next call starts another.
+ */
+export async function nodeStatsWorkers(n) {
+  if (!isNode) {
+    throw new TypeError('gguf-lens: tensorStats({ workers: N }) starts workers in Node only; in browsers pass Workers running gguf-lens/stats-worker');
+  }
+  const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_WORKER_THREADS);
+  const count = Math.min(Math.floor(n), 256);
+  while (pool.length < count) pool.push(adapt(new Worker(new URL(NODE_STATS_WORKER, MODULE_URL))));
+  return pool.slice(0, count);
+}
+
+/** How many workers the pool holds (for tests). */
+export function nodeStatsPoolSize() {
+  return pool.length;
+}
+
+function adapt(worker) {
+  worker.unref();
+  const listeners = new Map();
+  const adapted = {
+    postMessage: (message) => worker.postMessage(message),
+    addEventListener: (type, fn) => {
+      // Node gives the message itself, or the Error; a Web Worker gives an event.
+      const on = type === 'error' ? (err) => fn({ message: err?.message ?? String(err) }) : (data) => fn({ data });
+      listeners.set(fn, on);
+      worker.on(type, on);
+    },
+    removeEventListener: (type, fn) => {
+      const on = listeners.get(fn);
+      listeners.delete(fn);
+      if (on) worker.off(type, on);
+    },
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+  };
+  worker.on('exit', () => {
+    pool = pool.filter((w) => w !== adapted);
+    // A call waiting on this worker hears of it as an error.
+    worker.emit('error', new Error('the worker exited'));
+  });
+  // Without a listener an 'error' event would throw in this thread.
+  worker.on('error', () => {});
+  return adapted;
+}
