@@ -10,7 +10,8 @@ use gguf_lens::edit::{build_header_with_tensors, Edits, NewTensor, NewValue};
 use gguf_lens::gguf::{read_header, row_chunks, Endian, GgufFile, RowReader, TensorInfo};
 use gguf_lens::quant::Kernel;
 use gguf_lens::quantize::{
-    llama_fallback, llama_file_type, llama_quantizes, quantize_row, quantized_size, QuantizeError, SUPPORTED,
+    llama_fallback, llama_file_type, llama_quantizes, quantize_row, quantized_size, QuantizeError,
+    SUPPORTED,
 };
 use gguf_lens::types::GgmlType;
 
@@ -103,7 +104,10 @@ fn plan<'f>(file: &'f GgufFile, ty: GgmlType, fallback: bool) -> Result<Vec<Plan
         } else if !source_ok {
             (None, "not F32, F16 or BF16")
         } else if tensor.row_len() % u64::from(target.block_size()) != 0 {
-            (None, "its rows are not whole blocks of the type (see --fallback)")
+            (
+                None,
+                "its rows are not whole blocks of the type (see --fallback)",
+            )
         } else {
             (Some(target), "")
         };
