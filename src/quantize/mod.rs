@@ -747,4 +747,30 @@ mod tests {
             ));
         }
     }
+
+    #[test]
+    fn llama_fallback_follows_llama_cpps_table() {
+        use GgmlType::*;
+        // Rows that fit keep the type asked for.
+        assert_eq!(llama_fallback(Q4_K, 1536), Q4_K);
+        assert_eq!(llama_fallback(Q4_0, 384), Q4_0);
+        assert_eq!(llama_fallback(F16, 7), F16);
+        // Rows of 384: the 256-value types fall back to 32-value ones.
+        for (ty, to) in [
+            (Q2_K, Q4_0),
+            (Q3_K, Q4_0),
+            (TQ1_0, Q4_0),
+            (TQ2_0, Q4_0),
+            (Q4_K, Q5_0),
+            (Q5_K, Q5_1),
+            (Q6_K, Q8_0),
+            (IQ4_XS, IQ4_NL),
+        ] {
+            assert_eq!(llama_fallback(ty, 384), to, "{ty}");
+            // Not even 32 fits: F16, for 256- and 32-value types alike.
+            assert_eq!(llama_fallback(ty, 48), F16, "{ty}");
+            assert_eq!(llama_fallback(to, 48), F16, "{to}");
+        }
+        assert_eq!(llama_fallback(MXFP4, 48), F16);
+    }
 }
