@@ -773,4 +773,15 @@ mod tests {
         }
         assert_eq!(llama_fallback(MXFP4, 48), F16);
     }
+
+    #[test]
+    fn llama_keeps_bert_position_and_sam_tensors() {
+        assert!(llama_quantizes("token_embd.weight", 2));
+        assert!(!llama_quantizes("position_embd.weight", 2));
+        assert!(!llama_quantizes("token_types.weight", 2));
+        assert!(!llama_quantizes("v.sam.pos_embd.weight", 2));
+        assert!(!llama_quantizes("v.sam.neck.0.weight", 2));
+        assert!(!llama_quantizes("v.sam.net_2.weight", 2));
+        assert!(!llama_quantizes("mm.a.code_embd.weight", 2));
+    }
 }
