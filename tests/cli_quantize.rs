@@ -29,9 +29,58 @@ fn sha256(path: &Path) -> String {
 
 #[test]
 fn quantized_files_equal_llama_cpp_pure_output() {
-    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
+    same_as_llama_cpp("manifest.json", &[]);
+}
+
+/// Rows of 384 and 48 values: llama.cpp falls back to another type (Q4_K to Q5_0, ..., F16 where
+/// not even 32 fits) even when pure; `--fallback` does the same.
+#[test]
+fn fallback_types_equal_llama_cpp_pure_output() {
+    same_as_llama_cpp("fallback.json", &["--fallback"]);
+}
+
+#[test]
+fn without_fallback_rows_that_do_not_fit_are_kept_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("q4_k.gguf");
+    let result = gguf_lens()
+        .args(["quantize", "--type", "Q4_K"])
+        .arg(fixtures().join("fallback.gguf"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(result.status.success());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("2 of 7 tensors quantized to Q4_K"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("kept blk.0.attn_q.weight (F32): its rows are not whole blocks"),
+        "{stderr}"
+    );
+    let result = gguf_lens()
+        .args(["quantize", "--type", "Q4_K", "--fallback"])
+        .arg(fixtures().join("fallback.gguf"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(result.status.success());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("(5 more to a fallback type)"), "{stderr}");
+    assert!(
+        stderr.contains("blk.0.attn_q.weight to Q5_0: its rows of 384"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("blk.0.ffn_up.weight to F16"), "{stderr}");
+}
+
+/// Quantizes the manifest's input to each of its types (with `extra` arguments) and compares
+/// the sha256 of the whole file with llama.cpp's.
+fn same_as_llama_cpp(manifest: &str, extra: &[&str]) {
+    let text = std::fs::read_to_string(fixtures().join(manifest)).unwrap();
     let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let input = fixtures().join("input.gguf");
+    let input = fixtures().join(manifest["input"].as_str().unwrap());
     assert_eq!(sha256(&input), manifest["input_sha256"].as_str().unwrap());
     let dir = tempfile::tempdir().unwrap();
     let types = manifest["types"].as_object().unwrap();
@@ -41,6 +90,7 @@ fn quantized_files_equal_llama_cpp_pure_output() {
         let out = dir.path().join(format!("{name}.gguf"));
         let result = gguf_lens()
             .args(["quantize", "--type", name, "--threads", "2"])
+            .args(extra)
             .arg(&input)
             .arg(&out)
             .output()

@@ -92,12 +92,37 @@ pub fn llama_file_type(ty: GgmlType) -> Option<u32> {
     })
 }
 
+/// The type llama.cpp's `llama_model_quantize` writes, even with `pure = true`, for a tensor of
+/// rows of `row_len` values when `ty` was asked for (its `tensor_type_fallback`): `ty` when the
+/// rows are whole blocks of it; otherwise Q2_K, Q3_K, TQ1_0 and TQ2_0 become Q4_0, Q4_K Q5_0,
+/// Q5_K Q5_1, Q6_K Q8_0, IQ4_XS IQ4_NL, and F16 when even that type's block does not fit (a
+/// 32-value type asked for goes to F16 directly). F32, F16 and BF16 always fit.
+pub fn llama_fallback(ty: GgmlType, row_len: u64) -> GgmlType {
+    let fits = |t: GgmlType| row_len % u64::from(t.block_size()) == 0;
+    if fits(ty) {
+        return ty;
+    }
+    let fallback = match ty {
+        GgmlType::Q2_K | GgmlType::Q3_K | GgmlType::TQ1_0 | GgmlType::TQ2_0 => GgmlType::Q4_0,
+        GgmlType::Q4_K => GgmlType::Q5_0,
+        GgmlType::Q5_K => GgmlType::Q5_1,
+        GgmlType::Q6_K => GgmlType::Q8_0,
+        GgmlType::IQ4_XS => GgmlType::IQ4_NL,
+        other => other,
+    };
+    if fits(fallback) {
+        fallback
+    } else {
+        GgmlType::F16
+    }
+}
+
 /// Whether llama.cpp's `llama_model_quantize` would quantize a tensor of this name and number of
 /// dims (its `tensor_allows_quantization`, the architecture-independent rules): 2-D or more,
 /// named `*weight`, and not a norm, MoE router, position/token-type embedding, conv or
 /// RWKV time-mix tensor and the like, which it keeps as they are.
 pub fn llama_quantizes(name: &str, n_dims: usize) -> bool {
-    const KEPT: [&str; 31] = [
+    const KEPT: [&str; 35] = [
         "_norm.weight",
         "ffn_gate_inp.weight",
         "ffn_gate_tid2eid.weight",
@@ -129,6 +154,10 @@ pub fn llama_quantizes(name: &str, n_dims: usize) -> bool {
         ".patch_embd",
         ".patch_merger",
         "a.rvq.codebook",
+        "sam.pos_embd",
+        "sam.neck.",
+        "sam.net_",
+        "mm.a.code_embd",
     ];
     n_dims >= 2
         && name.ends_with("weight")
@@ -717,5 +746,42 @@ mod tests {
                 Err(QuantizeError::ScaleOverflow { block: 0, .. })
             ));
         }
+    }
+
+    #[test]
+    fn llama_fallback_follows_llama_cpps_table() {
+        use GgmlType::*;
+        // Rows that fit keep the type asked for.
+        assert_eq!(llama_fallback(Q4_K, 1536), Q4_K);
+        assert_eq!(llama_fallback(Q4_0, 384), Q4_0);
+        assert_eq!(llama_fallback(F16, 7), F16);
+        // Rows of 384: the 256-value types fall back to 32-value ones.
+        for (ty, to) in [
+            (Q2_K, Q4_0),
+            (Q3_K, Q4_0),
+            (TQ1_0, Q4_0),
+            (TQ2_0, Q4_0),
+            (Q4_K, Q5_0),
+            (Q5_K, Q5_1),
+            (Q6_K, Q8_0),
+            (IQ4_XS, IQ4_NL),
+        ] {
+            assert_eq!(llama_fallback(ty, 384), to, "{ty}");
+            // Not even 32 fits: F16, for 256- and 32-value types alike.
+            assert_eq!(llama_fallback(ty, 48), F16, "{ty}");
+            assert_eq!(llama_fallback(to, 48), F16, "{to}");
+        }
+        assert_eq!(llama_fallback(MXFP4, 48), F16);
+    }
+
+    #[test]
+    fn llama_keeps_bert_position_and_sam_tensors() {
+        assert!(llama_quantizes("token_embd.weight", 2));
+        assert!(!llama_quantizes("position_embd.weight", 2));
+        assert!(!llama_quantizes("token_types.weight", 2));
+        assert!(!llama_quantizes("v.sam.pos_embd.weight", 2));
+        assert!(!llama_quantizes("v.sam.neck.0.weight", 2));
+        assert!(!llama_quantizes("v.sam.net_2.weight", 2));
+        assert!(!llama_quantizes("mm.a.code_embd.weight", 2));
     }
 }

@@ -10,7 +10,8 @@ use gguf_lens::edit::{build_header_with_tensors, Edits, NewTensor, NewValue};
 use gguf_lens::gguf::{read_header, row_chunks, Endian, GgufFile, RowReader, TensorInfo};
 use gguf_lens::quant::Kernel;
 use gguf_lens::quantize::{
-    llama_file_type, llama_quantizes, quantize_row, quantized_size, QuantizeError, SUPPORTED,
+    llama_fallback, llama_file_type, llama_quantizes, quantize_row, quantized_size, QuantizeError,
+    SUPPORTED,
 };
 use gguf_lens::types::GgmlType;
 
@@ -20,7 +21,8 @@ use crate::Failure;
 /// Quantize IN's weight matrices to TYPE into OUT (never the same file). Every tensor of 2 dims
 /// or more that llama.cpp would quantize (named `*weight`, not a norm, router, embedding of
 /// positions...) whose rows are whole blocks of TYPE and whose values are F32, F16 or BF16 is
-/// quantized; every other tensor is copied as it is and listed on stderr. Metadata is copied
+/// quantized (with --fallback, llama.cpp's fallback type when they are not); every other tensor
+/// is copied as it is and listed on stderr. Metadata is copied
 /// with general.file_type and general.quantization_version set. Bit-exact to ggml's
 /// ggml_quantize_chunk without an importance matrix; a block too large for an f16 scale is an
 /// error (ggml would write an infinite scale).
@@ -43,6 +45,12 @@ pub struct Args {
     /// Threads quantizing (default: every core; the output is the same).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// Quantize a matrix whose rows are not whole blocks of TYPE to the type llama.cpp falls
+    /// back to, as `llama-quantize --pure` does (Q2_K, Q3_K, TQ1_0, TQ2_0 -> Q4_0; Q4_K -> Q5_0;
+    /// Q5_K -> Q5_1; Q6_K -> Q8_0; IQ4_XS -> IQ4_NL; F16 when that does not fit either), instead
+    /// of keeping it as it is. Needed for llama.cpp's bytes on models with rows of 384, 768...
+    #[arg(long)]
+    fallback: bool,
 }
 
 /// Values read and quantized per step: bounds memory (16 MiB of f32).
@@ -69,7 +77,7 @@ fn parse_type(name: &str) -> Result<GgmlType, String> {
     Ok(ty)
 }
 
-fn plan<'f>(file: &'f GgufFile, ty: GgmlType) -> Result<Vec<Plan<'f>>, String> {
+fn plan<'f>(file: &'f GgufFile, ty: GgmlType, fallback: bool) -> Result<Vec<Plan<'f>>, String> {
     let align = file.alignment();
     let mut offset = 0u64;
     let mut plans = Vec::with_capacity(file.tensors().len());
@@ -83,6 +91,11 @@ fn plan<'f>(file: &'f GgufFile, ty: GgmlType) -> Result<Vec<Plan<'f>>, String> {
             tensor.ggml_type(),
             GgmlType::F32 | GgmlType::F16 | GgmlType::BF16
         );
+        let target = if fallback {
+            llama_fallback(ty, tensor.row_len())
+        } else {
+            ty
+        };
         let (quantize, why) = if !llama_quantizes(tensor.name(), tensor.dims().len()) {
             (
                 None,
@@ -90,10 +103,13 @@ fn plan<'f>(file: &'f GgufFile, ty: GgmlType) -> Result<Vec<Plan<'f>>, String> {
             )
         } else if !source_ok {
             (None, "not F32, F16 or BF16")
-        } else if tensor.row_len() % u64::from(ty.block_size()) != 0 {
-            (None, "its rows are not whole blocks of the type")
+        } else if tensor.row_len() % u64::from(target.block_size()) != 0 {
+            (
+                None,
+                "its rows are not whole blocks of the type (see --fallback)",
+            )
         } else {
-            (Some(ty), "")
+            (Some(target), "")
         };
         let size = match quantize {
             Some(ty) => ty
@@ -138,7 +154,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             "{shown_in}: big-endian files cannot be quantized"
         )));
     }
-    let plans = plan(&file, ty).map_err(|e| fail(format!("{shown_in}: {e}")))?;
+    let plans = plan(&file, ty, args.fallback).map_err(|e| fail(format!("{shown_in}: {e}")))?;
     let file_type = llama_file_type(ty).unwrap_or(0);
     // As llama.cpp: both keys removed and appended (ggml's gguf_set_* moves a key to the
     // end), split keys dropped.
@@ -210,11 +226,28 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         .commit()
         .map_err(|e| fail(format!("{shown_out}: {e}")))?;
 
-    let quantized = plans.iter().filter(|p| p.quantize.is_some()).count();
+    let quantized = plans.iter().filter(|p| p.quantize == Some(ty)).count();
+    let fell_back = plans
+        .iter()
+        .filter(|p| p.quantize.is_some_and(|t| t != ty))
+        .count();
+    let fell_back = match fell_back {
+        0 => String::new(),
+        n => format!(" ({n} more to a fallback type)"),
+    };
     eprintln!(
-        "{shown_out}: {quantized} of {} tensors quantized to {ty}, general.file_type = {file_type}",
+        "{shown_out}: {quantized} of {} tensors quantized to {ty}{fell_back}, general.file_type = {file_type}",
         plans.len()
     );
+    for p in plans.iter() {
+        if let Some(other) = p.quantize.filter(|&t| t != ty) {
+            eprintln!(
+                "  {} to {other}: its rows of {} are not whole blocks of {ty} (llama.cpp's fallback)",
+                p.tensor.name(),
+                p.tensor.row_len()
+            );
+        }
+    }
     for p in plans.iter().filter(|p| p.quantize.is_none()) {
         eprintln!(
             "  kept {} ({}): {}",
