@@ -70,7 +70,7 @@ impl QuantErrorJob {
         for &ty in &types {
             let block = u64::from(ty.block_size());
             if row_len % block == 0 {
-                accs.push(Some(QuantError::new(ty)));
+                accs.push(Some(QuantError::for_rows(ty, row_len)));
                 skipped.push(None);
             } else {
                 accs.push(None);
