@@ -7,6 +7,8 @@
 import { openGguf } from './index.js';
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
+// The same workers quantize for quantError({ workers }).
+import './quant-error-part.js';
 
 const scope = globalThis;
 let opened = null; // { key, model }
