@@ -134,7 +134,9 @@ impl QuantError {
         let mut acc = QuantError::new(ty);
         acc.n = u64::from_le_bytes(bytes[..8].try_into().ok()?);
         acc.max_abs_err = f64::from_le_bytes(bytes[8..16].try_into().ok()?);
-        let mut sums = bytes[16..].chunks_exact(ExactSum::ENCODED_LEN).map(ExactSum::from_bytes);
+        let mut sums = bytes[16..]
+            .chunks_exact(ExactSum::ENCODED_LEN)
+            .map(ExactSum::from_bytes);
         acc.sum_err2 = sums.next()??;
         acc.sum_x2 = sums.next()??;
         acc.sum_y2 = sums.next()??;
@@ -211,7 +213,12 @@ mod tests {
                 (x >> 8) as f32 / (1 << 24) as f32 - 0.5
             })
             .collect();
-        for ty in [GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::IQ4_NL, GgmlType::F16] {
+        for ty in [
+            GgmlType::Q4_0,
+            GgmlType::Q4_K,
+            GgmlType::IQ4_NL,
+            GgmlType::F16,
+        ] {
             let mut whole = QuantError::for_rows(ty, 256);
             whole.add(&values).unwrap();
             let want = whole.report();

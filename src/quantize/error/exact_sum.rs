@@ -192,7 +192,10 @@ mod tests {
         assert_eq!(sum(&[1.0, f64::INFINITY]), f64::INFINITY);
         assert!(sum(&[f64::NAN, 1.0]).is_nan());
         // Rounds once: 1 + 2⁻⁵³ + 2⁻¹⁰⁰ is just above the tie, so up.
-        assert_eq!(sum(&[1.0, 2f64.powi(-53), 2f64.powi(-100)]), 1.0 + f64::EPSILON);
+        assert_eq!(
+            sum(&[1.0, 2f64.powi(-53), 2f64.powi(-100)]),
+            1.0 + f64::EPSILON
+        );
         assert_eq!(sum(&[1.0, 2f64.powi(-53)]), 1.0);
     }
 
