@@ -48,8 +48,11 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   let stop;
   const stopped = new Promise((_, reject) => { stop = reject; });
   stopped.catch(() => {});
-  const onAbort = () => {
+  const cancelAll = () => {
     for (const [i, w] of used.entries()) w.postMessage({ type: 'gguf-lens-qerr-cancel', id: `${jobId}:${i}` });
+  };
+  const onAbort = () => {
+    cancelAll();
     stop(signal.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
   };
   for (const w of used) w.ref?.();
@@ -75,7 +78,13 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
         types, runs: shares[i], chunkBytes,
       });
     }));
-    const states = await Promise.race([Promise.all(parts), stopped]);
+    let states;
+    try {
+      states = await Promise.race([Promise.all(parts), stopped]);
+    } catch (err) {
+      cancelAll(); // one worker failed: the others stop too
+      throw err;
+    }
     for (const state of states) job.absorbState(state);
     return job.result();
   } finally {
