@@ -419,6 +419,10 @@ export interface QuantErrorOptions extends ReadOptions {
   /** About this many rows, in up to 64 evenly spaced runs (default: every row of `rows`);
    * progress then counts rows. */
   sampleRows?: number;
+  /** GGUF: module workers running `gguf-lens/stats-worker` (browsers), or in Node a number of
+   * worker threads the package starts: the rows are shared among them and the sums merged
+   * exactly (the same result bit for bit as without). */
+  workers?: Worker[] | number;
 }
 
 export interface QuantErrorResult {

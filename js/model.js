@@ -4,6 +4,7 @@ import { GgufEditor, hashModel } from './edit.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { wasmModule } from './wasm.js';
 import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
+import { quantErrorOnWorkers } from './quant-error-pool.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -150,7 +151,9 @@ export class GgufModel extends ShardedModel {
    * type, bitsPerWeight, nValues, rmse, maxAbsError, relativeRmse, cosine }], skipped: [{ type,
    * reason }] }`. `options.types`: ggml type names (default: every type gguf-lens quantizes to);
    * `options.sampleRows`: quantize about that many rows, in up to 64 runs spread evenly over
-   * [a, b) (exact for those rows; `onProgress` counts rows).
+   * [a, b) (exact for those rows; `onProgress` counts rows). `options.workers`: as for
+   * tensorStats (Workers running `gguf-lens/stats-worker`, or a number in Node): the rows are
+   * shared among them, with the same result bit for bit (the sums are exact).
    */
   async quantError(name, options = {}) {
     const t = this.tensor(name);
@@ -161,6 +164,13 @@ export class GgufModel extends ShardedModel {
       const runs = sampledRuns(a, b, options.sampleRows);
       // Progress in rows quantized (every type per row).
       const progress = progressCounter(options.onProgress, runs.reduce((n, [first, last]) => n + last - first, 0));
+      let workers = options.workers;
+      if (typeof workers === 'number' && workers > 0) workers = await nodeStatsWorkers(workers);
+      if (workers?.length) {
+        return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
+          signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
+        });
+      }
       for (const [first, last] of runs) {
         await this._eachChunk(t, first, last, { ...options, onProgress: undefined }, (bytes) => job.addRows(header, name, bytes));
         if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');

@@ -10,6 +10,8 @@ import { openGguf } from './open.js';
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
+// The same workers quantize for quantError({ workers }).
+import './quant-error-part.js';
 
 const scope = globalThis;
 let opened = null; // { key, model }

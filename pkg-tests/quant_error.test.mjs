@@ -74,3 +74,29 @@ test('quantError sampleRows: evenly spaced runs, exact for those rows', async ()
     await model.close();
   }
 });
+
+test('quantError on workers: the same bits for any number of workers, rows and samples', async () => {
+  const model = await open(FILE);
+  try {
+    const name = 'blk.0.ffn_down.weight';
+    const t = model.tensor(name);
+    assert.ok(t.nRows >= 8, `${t.nRows} rows`);
+    for (const options of [{}, { rows: [1, t.nRows - 2] }, { sampleRows: 5 }, { types: ['F16', 'Q4_K', 'IQ4_XS'], chunkBytes: 600 }]) {
+      const want = await model.quantError(name, options);
+      for (const workers of [1, 2, 3]) {
+        let last;
+        const got = await model.quantError(name, { ...options, workers, onProgress: (p) => { last = p; } });
+        assert.deepEqual(got, want, `${JSON.stringify(options)} on ${workers} workers`);
+        assert.equal(last.loaded, last.total);
+      }
+    }
+    const controller = new AbortController();
+    const running = model.quantError(name, { workers: 2, signal: controller.signal, chunkBytes: 600 });
+    controller.abort();
+    await assert.rejects(running, /abort/i);
+    // The workers still answer after a cancel.
+    assert.deepEqual(await model.quantError(name, { workers: 2 }), await model.quantError(name, {}));
+  } finally {
+    await model.close();
+  }
+});

@@ -1,32 +1,61 @@
 // The Inspector's quantization-error chart: the tensor's values (dequantized when quantized)
-// quantized to every type gguf-lens writes, bit-exact to ggml without an importance matrix, in
-// the worker; error against bits per weight, one point per type, the file's own type marked.
-// By default about 2M values in 64 evenly spaced runs of rows ("all rows" quantizes every row).
+// quantized to every type gguf-lens writes, bit-exact to ggml without an importance matrix, on
+// the worker's pool (one worker per core, each reading its own rows); error against bits per
+// weight, one point per type, the file's own type marked. First about 2M values in 64 evenly
+// spaced runs of rows ("sampled"), then every row ("exact"), which replaces the points: at once
+// up to AUTO_EXACT values, beyond that when "then every row" is ticked.
 
 const SAMPLE_VALUES = 2 << 20;
+// Every row of 32M values takes about 3 s on 2 cores (docs/benchmarks.md).
+const AUTO_EXACT = 32 << 20;
 
 /** @param {object} ctx the page's helpers: el, svg, clear, longTask, showError, model(), fmtNum, fmtInt */
 export function setupQuantError(ctx) {
   const { el, svg, clear, longTask, showError } = ctx;
   const $ = (sel) => document.querySelector(sel);
+  let generation = 0; // a reset or a new run makes an older run's answers stale
 
   async function run() {
     const m = ctx.model();
     const name = $('#insp-tensor').value;
     const t = m?.tensors.find((x) => x.name === name);
     if (!t) return;
+    const mine = ++generation;
     const rowLen = t.shape[t.shape.length - 1] || 1;
     const nRows = t.nElements / rowLen;
-    const all = $('#qerr-all').checked;
-    const sampleRows = all ? undefined : Math.max(1, Math.ceil(SAMPLE_VALUES / rowLen));
+    const sampleRows = Math.max(1, Math.ceil(SAMPLE_VALUES / rowLen));
+    const sampled = sampleRows < nRows;
+    const skippedNote = (report) => (report.skipped.length ? ` · not possible: ${report.skipped.map((s) => s.type).join(', ')}` : '');
+    let pass = sampled ? 'sampled' : 'exact';
     try {
-      const report = await longTask(`Quantizing ${name}`, 'quantError', { name, sampleRows });
-      const used = report.results[0]?.nValues ?? 0;
-      $('#qerr-note').textContent = `${ctx.fmtInt(used)} of ${ctx.fmtInt(t.nElements)} values (${used >= t.nElements ? 'every row' : `${Math.round(used / rowLen)} of ${ctx.fmtInt(nRows)} rows, evenly spread`})${report.skipped.length ? ` · not possible: ${report.skipped.map((s) => s.type).join(', ')}` : ''}`;
-      draw(report, t.type);
+      if (sampled) {
+        const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows });
+        if (mine !== generation) return;
+        const used = report.results[0]?.nValues ?? 0;
+        show(report, t.type, 'sampled', `sampled, ${ctx.fmtInt(used)} values (${ctx.fmtInt(Math.round(used / rowLen))} of ${ctx.fmtInt(nRows)} rows, evenly spread)${skippedNote(report)}`);
+        if (!$('#qerr-all').checked && t.nElements > AUTO_EXACT) {
+          $('#qerr-note').textContent += ' · tick "then every row" for the exact figures';
+          return;
+        }
+        pass = 'exact';
+      }
+      const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name });
+      if (mine !== generation) return;
+      show(report, t.type, 'exact', `exact, every row (${ctx.fmtInt(report.results[0]?.nValues ?? t.nElements)} values)${skippedNote(report)}`);
     } catch (err) {
+      if (mine !== generation) return;
+      if (err.name === 'AbortError' && pass === 'exact' && sampled) {
+        $('#qerr-note').textContent += ' · exact pass cancelled';
+        return;
+      }
       showError(err.name === 'AbortError' ? `quantizing ${name} was cancelled` : `could not quantize ${name}: ${err.message}`);
     }
+  }
+
+  function show(report, ownType, pass, note) {
+    $('#qerr-note').textContent = note;
+    $('#qerr-chart').dataset.pass = pass;
+    draw(report, ownType);
   }
 
   function draw(report, ownType) {
@@ -67,6 +96,8 @@ export function setupQuantError(ctx) {
   $('#qerr-run').addEventListener('click', () => { if (ctx.model()) run(); });
   return {
     reset() {
+      generation++;
+      delete $('#qerr-chart').dataset.pass;
       clear($('#qerr-chart'));
       clear($('#qerr-table tbody'));
       $('#qerr-note').textContent = '';

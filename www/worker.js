@@ -202,7 +202,11 @@ const ops = {
   },
   async quantError({ name, sampleRows }, ctx) {
     if (model.format !== 'gguf') throw new Error('quantization error is measured on GGUF tensors');
-    return model.quantError(name, { sampleRows, signal: ctx.signal, onProgress: ctx.onProgress });
+    // The stats pool's workers (one per core) each quantize a share of the rows; the package
+    // counts rows, the status bar shows bytes of the tensor.
+    const { rowBytes } = model.tensor(name);
+    const onProgress = (p) => ctx.onProgress({ loaded: p.loaded * rowBytes, total: p.total * rowBytes });
+    return model.quantError(name, { sampleRows, signal: ctx.signal, onProgress, workers: statsPool() });
   },
   async planMemory({ options }) {
     if (!model.planMemory) throw new Error('the memory planner reads GGUF files');

@@ -20,6 +20,14 @@ pub struct QuantErrorJob {
     values: Vec<f32>,
 }
 
+/// One type's entry in a worker's state.
+enum Part {
+    Sums(Box<QuantError>),
+    Skipped(String),
+    /// The type's block does not divide the row (skipped from the start, on both sides).
+    Absent,
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ResultJs {
@@ -70,7 +78,7 @@ impl QuantErrorJob {
         for &ty in &types {
             let block = u64::from(ty.block_size());
             if row_len % block == 0 {
-                accs.push(Some(QuantError::new(ty)));
+                accs.push(Some(QuantError::for_rows(ty, row_len)));
                 skipped.push(None);
             } else {
                 accs.push(None);
@@ -121,6 +129,74 @@ impl QuantErrorJob {
                 });
             }
         }
+    }
+
+    /// This job's sums and skipped types as bytes, for the page that split the rows across
+    /// workers (`absorbState` there).
+    #[wasm_bindgen(js_name = toState)]
+    pub fn to_state(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (acc, skipped) in self.accs.iter().zip(&self.skipped) {
+            match (acc, skipped) {
+                (_, Some(reason)) => {
+                    out.push(1);
+                    out.extend_from_slice(&(reason.len() as u32).to_le_bytes());
+                    out.extend_from_slice(reason.as_bytes());
+                }
+                (Some(acc), None) => {
+                    out.push(0);
+                    out.extend_from_slice(&acc.state());
+                }
+                (None, None) => out.push(2),
+            }
+        }
+        out
+    }
+
+    /// Adds another part's `toState` (a job of the same types and row length). Parts of whole
+    /// rows give the same bits in any split; a type skipped in a part is skipped here with the
+    /// first reason absorbed (absorb parts in row order for the one a single pass gives).
+    #[wasm_bindgen(js_name = absorbState)]
+    pub fn absorb_state(&mut self, state: &[u8]) -> Result<(), JsError> {
+        let bad = || JsError::new("quantization error: a worker's part is not this job's");
+        let mut at = 0;
+        let mut take = |n: usize| -> Result<&[u8], JsError> {
+            let end = at + n;
+            let bytes = state.get(at..end).ok_or_else(bad)?;
+            at = end;
+            Ok(bytes)
+        };
+        let mut parts = Vec::with_capacity(self.types.len());
+        for &ty in &self.types {
+            match take(1)?[0] {
+                0 => {
+                    let acc = QuantError::from_state(ty, take(QuantError::STATE_LEN)?);
+                    parts.push(Part::Sums(Box::new(acc.ok_or_else(bad)?)));
+                }
+                1 => {
+                    let len = u32::from_le_bytes(take(4)?.try_into().map_err(|_| bad())?);
+                    let reason = std::str::from_utf8(take(len as usize)?).map_err(|_| bad())?;
+                    parts.push(Part::Skipped(reason.to_string()));
+                }
+                2 => parts.push(Part::Absent),
+                _ => return Err(bad()),
+            }
+        }
+        if at != state.len() {
+            return Err(bad());
+        }
+        // Checked whole before any of it is added.
+        for ((part, acc), skipped) in parts.into_iter().zip(&mut self.accs).zip(&mut self.skipped) {
+            match (part, acc) {
+                (Part::Sums(part), Some(acc)) => acc.merge(&part),
+                (Part::Skipped(reason), _) => {
+                    skipped.get_or_insert(reason);
+                }
+                (Part::Absent, None) => {}
+                _ => return Err(bad()),
+            }
+        }
+        Ok(())
     }
 
     /// Values per row.

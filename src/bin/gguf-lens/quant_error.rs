@@ -80,7 +80,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let mut skipped: Vec<(GgmlType, String)> = Vec::new();
     for &ty in &types {
         if row_len % u64::from(ty.block_size()) == 0 {
-            outcomes.push(Some(QuantError::new(ty)));
+            outcomes.push(Some(QuantError::for_rows(ty, row_len)));
         } else {
             outcomes.push(None);
             skipped.push((
