@@ -169,6 +169,7 @@ export class GgufModel extends ShardedModel {
       if (workers?.length) {
         return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
+          inputId: workerInputId(this, workers), wasmModule: wasmModule(),
         });
       }
       for (const [first, last] of runs) {
@@ -396,16 +397,22 @@ function workersCanOpen(input) {
  * `model.input` (once), reads and dequantizes its rows and sends its part back; the parts merge
  * here. The same numbers as on one thread, bit for bit.
  */
+/** The id workers know `model` by (they get a clone of its input with every request), with the
+ * workers noted so that model.close() closes their copies too. */
+function workerInputId(model, workers) {
+  model._statsInputId ??= `${++nextJobId}:${Math.random()}`;
+  model._statsWorkers ??= new Set();
+  for (const w of workers) model._statsWorkers.add(w);
+  return model._statsInputId;
+}
+
 async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
   if (!workersCanOpen(model.input)) {
     throw new TypeError('gguf-lens: tensorStats with workers needs a model opened from a URL, path, File or Blob');
   }
   const wasm = model.wasm;
-  // Workers get a clone of the input each time: this id tells them it is the model they opened.
-  model._statsInputId ??= `${++nextJobId}:${Math.random()}`;
-  model._statsWorkers ??= new Set();
-  for (const w of workers) model._statsWorkers.add(w);
+  const inputId = workerInputId(model, workers);
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   const jobId = ++nextJobId;
   let asked = 0;
@@ -444,7 +451,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
       // workers finish.
       for (let i = 0; i * 2 < bounds.length; i++) {
         parts.push(ask(workers[i], {
-          jobId, input: model.input, inputId: model._statsInputId, openOptions: model.openOptions, name: t.name,
+          jobId, input: model.input, inputId, openOptions: model.openOptions, name: t.name,
           rows: [bounds[2 * i], bounds[2 * i + 1]], state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES,
           wasmModule: wasmModule(),
           last: false,

@@ -2,32 +2,17 @@
 // serve both: a request names the model (URL, path, File or Blob), the tensor, the types and
 // runs of rows; the worker opens the model once, quantizes those rows to every type in wasm,
 // reports progress per chunk and sends its exact sums back (quant-error-pool.js merges them).
-import { openGguf } from './index.js';
 import { loadWasm } from './wasm.js';
+import { modelFor } from './worker-model.js';
 
 const scope = globalThis;
-let opened = null; // { key, model }
 const running = new Set();
 const cancelled = new Set();
 
-function keyOf(input) {
-  if (Array.isArray(input)) return input.map(keyOf).join('|');
-  return input; // a URL or path, or the same File/Blob object for the same file
-}
-
-async function modelFor(input, openOptions) {
-  const key = keyOf(input);
-  if (opened?.key !== key) {
-    await opened?.model.close();
-    opened = null;
-    opened = { key, model: await openGguf(input, openOptions ?? {}) };
-  }
-  return opened.model;
-}
-
 async function part(message) {
-  const wasm = await loadWasm();
-  const model = await modelFor(message.input, message.openOptions);
+  // The parent's compiled module when it sent one: this worker neither fetches nor compiles its own.
+  const wasm = await loadWasm(message.wasmModule ?? undefined);
+  const model = await modelFor(message.input, message.inputId, message.openOptions);
   const t = model.tensor(message.name);
   const header = model.shards[t.shard].header;
   const job = new wasm.QuantErrorJob(message.types ?? [], t.rowLength);

@@ -36,7 +36,7 @@ let nextJob = 0;
  * `onRows(n)` is told of every chunk of rows quantized.
  */
 export async function quantErrorOnWorkers(model, t, runs, job, types, workers, options) {
-  const { signal, chunkBytes, onRows } = options;
+  const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
   const input = model.input;
   if (input === undefined || input === null || (typeof input === 'object' && !(input instanceof Blob) && !Array.isArray(input))) {
     throw new TypeError('gguf-lens: quantError with workers needs a model opened from a URL, path, File or Blob');
@@ -74,8 +74,8 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
       worker.addEventListener('message', onMessage);
       listeners.push([worker, onMessage]);
       worker.postMessage({
-        type: 'gguf-lens-qerr', id, input, openOptions: model.openOptions, name: t.name,
-        types, runs: shares[i], chunkBytes,
+        type: 'gguf-lens-qerr', id, input, inputId, openOptions: model.openOptions, name: t.name,
+        types, runs: shares[i], chunkBytes, wasmModule,
       });
     }));
     let states;

@@ -5,34 +5,15 @@
 // worker opens the model once, reads and dequantizes its rows in wasm (a local file in Node
 // straight into wasm memory; other sources keep their bytes for the job's later passes when they
 // fit), and sends its part of the statistics back.
-// open.js, not index.js: a worker needs no hub, compare or edit code (less to load at start-up).
-import { openGguf } from './open.js';
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
+import { modelFor, closeModel } from './worker-model.js';
 // The same workers quantize for quantError({ workers }).
 import './quant-error-part.js';
 
 const scope = globalThis;
-let opened = null; // { key, model }
 let kept = null; // { jobId, rows, chunks: [[bytes, firstRow]] }
-
-function keyOf(input) {
-  if (Array.isArray(input)) return input.map(keyOf).join('|');
-  if (typeof input === 'string') return input;
-  return input; // a File or Blob: the same object for the same file
-}
-
-async function modelFor(input, inputId, openOptions) {
-  // Each message clones a File anew: the sender's id says whether it is the one opened.
-  const key = inputId ?? keyOf(input);
-  if (opened?.key !== key) {
-    await opened?.model.close();
-    opened = null;
-    opened = { key, model: await openGguf(input, openOptions ?? {}) };
-  }
-  return opened.model;
-}
 
 async function part(message) {
   // The parent's compiled module: this worker neither fetches nor compiles its own.
@@ -76,12 +57,7 @@ scope.addEventListener('message', async (event) => {
   }
   if (message?.type === 'gguf-lens-stats-close') {
     // The model was closed where it was opened: close this copy (its file handle) too.
-    if (opened && opened.key === message.inputId) {
-      const { model } = opened;
-      opened = null;
-      kept = null;
-      await model.close().catch(() => {});
-    }
+    if (await closeModel(message.inputId)) kept = null;
     return;
   }
   if (message?.type !== 'gguf-lens-stats') return;
