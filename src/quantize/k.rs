@@ -643,6 +643,25 @@ fn qkx2_lanes<const L: usize, const N: usize>(
     make_qkx2_lanes(xt, wt, p, lt)
 }
 
+/// `out[l][j] = x[16·j + l]` (16 sub-blocks of 16 values, one per lane).
+fn transpose16(x: &[f32; QK_K]) -> [[f32; 16]; 16] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        // SAFETY: built with simd128.
+        unsafe { super::k_simd128::transpose16(x) }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        let mut xt = [[0.0f32; 16]; 16];
+        for j in 0..16 {
+            for l in 0..16 {
+                xt[l][j] = x[16 * j + l];
+            }
+        }
+        xt
+    }
+}
+
 /// Packs 2-bit quants four to a byte: byte l of each 32-byte group holds values l, l+32, l+64,
 /// l+96 of its 128.
 fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
@@ -663,12 +682,11 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
         nstep: 15,
         use_mad: true,
     };
-    let mut xt = [[0.0f32; 16]; 16];
+    let xt = transpose16(x);
     let mut wt = [[0.0f32; 16]; 16];
-    for j in 0..16 {
-        for l in 0..16 {
-            xt[l][j] = x[16 * j + l];
-            wt[l][j] = x[16 * j + l].abs();
+    for l in 0..16 {
+        for j in 0..16 {
+            wt[l][j] = xt[l][j].abs();
         }
     }
     let mut lt = [[0u8; 16]; 16];
@@ -1001,12 +1019,7 @@ pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Res
 }
 
 pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
-    let mut xt = [[0.0f32; 16]; 16];
-    for ib in 0..16 {
-        for i in 0..16 {
-            xt[i][ib] = x[16 * ib + i];
-        }
-    }
+    let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = qx_lanes(&xt, 32, &mut lt);
     let mut big_l = [0u8; QK_K];

@@ -402,3 +402,28 @@ pub(super) unsafe fn requant(
         store_bytes(out.as_mut_ptr().add(k), i32x4_add(l, add));
     }
 }
+
+/// `out[l][j] = x[16·j + l]`: the 16×16 transpose of a super-block's sub-blocks, in 4×4 tiles
+/// of shuffles (LLVM's code for the scalar loop was 256 single loads and stores).
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn transpose16(x: &[f32; 256]) -> [[f32; 16]; 16] {
+    let mut out = [[0.0f32; 16]; 16];
+    for jb in (0..16).step_by(4) {
+        for lb in (0..16).step_by(4) {
+            let r = |k: usize| v128_load(x.as_ptr().add(16 * (jb + k) + lb).cast());
+            let (a, b, c, d) = (r(0), r(1), r(2), r(3));
+            let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
+            let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
+            let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
+            let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
+            let mut w = |k: usize, v: v128| v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
+            w(0, i32x4_shuffle::<0, 1, 4, 5>(t0, t2));
+            w(1, i32x4_shuffle::<2, 3, 6, 7>(t0, t2));
+            w(2, i32x4_shuffle::<0, 1, 4, 5>(t1, t3));
+            w(3, i32x4_shuffle::<2, 3, 6, 7>(t1, t3));
+        }
+    }
+    out
+}
