@@ -5,6 +5,8 @@ simd128 (the wasm32-wasip1 build under Node's WASI), and ggml's own quantizers
 Each engine runs ROUNDS times interleaved (best of 3 inside each), the best is kept, so a busy
 machine slows all columns alike; `uptime` is printed. CPU=1 times CPU instead of wall clock (the
 calling thread for ggml and native; the whole Node process for wasm), for a busy machine.
+ANCHOR_NATIVE=BIN / ANCHOR_WASM=FILE.wasm (another build of examples/quantize_bench, e.g. main's)
+run in the same rounds and add columns, for before/after figures.
 Run: [ROUNDS=3] [CPU=1] /root/oracle-venv/bin/python benches/bench_quantize.py [N_VALUES] [--no-wasm] [--types T,T]
 """
 import ctypes, os, subprocess, sys, time
@@ -58,7 +60,15 @@ def main():
                        stderr=subprocess.DEVNULL,
                        env={**os.environ, **env, "RUSTFLAGS": "-C target-feature=+simd128",
                             "CARGO_TARGET_DIR": os.path.join(root, "target/wasm-simd128")})
-    best = {"ggml": {}, "native": {}, "wasm": {}}
+    load_start = os.getloadavg()[0]
+    best = {"ggml": {}, "native": {}, "wasm": {}, "anchor native": {}, "anchor wasm": {}}
+    runner = ["node", os.path.join(root, "scripts/wasi-runner.mjs")]
+    engines = [("native", [native_bin]), ("wasm", runner + [wasm_bin] if wasm else None),
+               ("anchor native", [os.environ["ANCHOR_NATIVE"]] if "ANCHOR_NATIVE" in os.environ
+                else None),
+               ("anchor wasm", runner + [os.environ["ANCHOR_WASM"]] if "ANCHOR_WASM" in os.environ
+                else None)]
+    engines = [(e, c) for e, c in engines if c]
     for _ in range(ROUNDS):
         for name in types:
             t_best = float("inf")
@@ -67,27 +77,26 @@ def main():
                 q(TYPES[name], x.ctypes.data, dst.ctypes.data, 0, n // 256, 256, None)
                 t_best = min(t_best, clock() - t)
             best["ggml"][name] = min(best["ggml"].get(name, t_best), t_best)
-        for engine, cmd in (("native", [native_bin, path] + types),
-                            ("wasm", ["node", os.path.join(root, "scripts/wasi-runner.mjs"),
-                                      wasm_bin, path] + types)):
-            if engine == "wasm" and not wasm:
-                continue
-            for name, secs in run_example(cmd, {"GGUF_LENS_BENCH_REPS": "5",
+        for engine, cmd in engines:
+            for name, secs in run_example(cmd + [path] + types, {"GGUF_LENS_BENCH_REPS": "5",
                                                   "GGUF_LENS_BENCH_CPU": "1" if CPU else "0"}).items():
                 best[engine][name] = min(best[engine].get(name, secs), secs)
     print(f"{n} values (N(0, 0.02)), one thread, best of {ROUNDS} interleaved rounds,"
           f" {'CPU time' if CPU else 'wall clock'};"
-          f" load: {os.getloadavg()[0]:.1f}\n")
+          f" load: {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end\n")
+    anchors = [e for e, _ in engines if e.startswith("anchor")]
     print("| type | gguf-lens Gelem/s | wasm simd128 Gelem/s | native ÷ wasm | ggml Gelem/s |"
-          " gguf-lens ÷ ggml |")
-    print("|---|---|---|---|---|---|")
+          " gguf-lens ÷ ggml |" + "".join(f" {e} Gelem/s |" for e in anchors))
+    print("|---|---|---|---|---|---|" + "---|" * len(anchors))
     g = lambda s: n / s / 1e9
     for name in types:
         nat = best["native"][name]
         w = best["wasm"].get(name)
-        wcol = f"{g(w):.3f} | {w / nat:.1f}×" if w else "– | –"
+        # Two decimals: the goal is a ratio below 2.0.
+        wcol = f"{g(w):.3f} | {w / nat:.2f}×" if w else "– | –"
         print(f"| {name} | {g(nat):.3f} | {wcol} | {g(best['ggml'][name]):.3f} |"
-              f" {best['ggml'][name] / nat:.1f}× |")
+              f" {best['ggml'][name] / nat:.1f}× |"
+              + "".join(f" {g(best[e][name]):.3f} |" for e in anchors))
     os.remove(path)
 
 

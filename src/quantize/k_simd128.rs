@@ -8,19 +8,36 @@ use std::arch::wasm32::*;
 /// ggml's `nearest_int` (the 1.5·2²³ trick, ties to even) and then a clamp to `lo..=hi`, as f32.
 #[inline(always)]
 unsafe fn quant(v: v128, lo: v128, hi: v128) -> v128 {
+    f32x4_convert_i32x4(quant_i(v, lo, hi))
+}
+
+/// [`quant`] as i32 lanes.
+#[inline(always)]
+unsafe fn quant_i(v: v128, lo: v128, hi: v128) -> v128 {
     let t = f32x4_add(v, f32x4_splat(12_582_912.0));
     let i = i32x4_sub(
         v128_and(t, i32x4_splat(0x007f_ffff)),
         i32x4_splat(0x0040_0000),
     );
-    f32x4_convert_i32x4(i32x4_min(i32x4_max(i, lo), hi))
+    i32x4_min(i32x4_max(i, lo), hi)
 }
 
-/// The error of one difference: |d| (`MAD`) or d².
+/// Stores four i32 lanes holding 0..=255 as four bytes at `p` (two narrowing shuffles and one
+/// store, where lane extracts and byte stores were eight operations and `i32x4.trunc_sat` from
+/// f32 another eight in V8's x64 code).
 #[inline(always)]
-unsafe fn err<const MAD: bool>(d: v128) -> v128 {
+unsafe fn store_bytes(p: *mut u8, q: v128) {
+    let h = i16x8_narrow_i32x4(q, q);
+    v128_store32_lane::<0>(u8x16_narrow_i16x8(h, h), p.cast());
+}
+
+/// The error of one difference: |d| (`MAD`) or d². `abs` is the mask 0x7fff_ffff hidden from
+/// LLVM: as a plain constant LLVM makes the `and` an `f32x4.abs`, which V8 lowers to three
+/// instructions (it rebuilds the mask each time); this way it is one `and` with a register.
+#[inline(always)]
+unsafe fn err<const MAD: bool>(d: v128, abs: v128) -> v128 {
     if MAD {
-        f32x4_abs(d)
+        v128_and(d, abs)
     } else {
         f32x4_mul(d, d)
     }
@@ -37,14 +54,16 @@ unsafe fn sel(a: v128, b: v128, m: v128) -> v128 {
     v128_bitselect(b, a, m)
 }
 
-/// [`quant`] for |v| < 2²² (so v + 1.5·2²³ is an exact integer in [2²³, 2²⁴)): the clamp done
-/// on that sum in f32, and the offset taken back off, exactly — two operations fewer.
+/// [`quant`] to `0..=hi` for |v| < 2²² (hi a whole number): clamped first, then rounded by
+/// `f32x4.nearest` (one `roundps`: ties to even, as the 1.5·2²³ trick). Rounding is monotonic
+/// and the bounds are integers, so clamping before rounding gives the same integers; the
+/// result is never −0 (`pmax` with +0 first). Three operations and two constants against the
+/// trick's four and three (V8 keeps fewer values in the 16 xmm registers; measured faster).
+/// `zero` is +0 hidden from LLVM, which otherwise turns `pmax(0, v)` into a compare and an
+/// and (two instructions in V8's code where `maxps` is one).
 #[inline(always)]
-unsafe fn quant_small(v: v128, hi: v128) -> v128 {
-    let magic = f32x4_splat(12_582_912.0);
-    let t = f32x4_add(v, magic);
-    let t = f32x4_pmin(f32x4_add(hi, magic), f32x4_pmax(magic, t));
-    f32x4_sub(t, magic)
+unsafe fn quant_small(v: v128, zero: v128, hi: v128) -> v128 {
+    f32x4_nearest(f32x4_pmin(hi, f32x4_pmax(zero, v)))
 }
 
 /// One step's sums of `make_qkx2_quants` (Σ w·l, Σ (w·l)·l, Σ (w·l)·x, in `sums`) with the quants
@@ -54,6 +73,7 @@ unsafe fn quant_small(v: v128, hi: v128) -> v128 {
 unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL: bool>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
+    off: usize,
     iscale: &[v128; V],
     min: &[v128; V],
     nmaxf: v128,
@@ -62,17 +82,18 @@ unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL:
 ) {
     let (lo, hi) = (i32x4_splat(0), i32x4_trunc_sat_f32x4(nmaxf));
     let [sum_l, sum_l2, sum_xl] = sums;
+    let zero = f32x4_splat(std::hint::black_box(0.0f32));
     for i in 0..N {
         for v in 0..V {
-            let x = ld(&xt[i], 4 * v);
+            let x = ld(&xt[i], off + 4 * v);
             let y = f32x4_mul(iscale[v], f32x4_sub(x, min[v]));
             let lf = if SMALL {
-                quant_small(y, nmaxf)
+                quant_small(y, zero, nmaxf)
             } else {
                 quant(y, lo, hi)
             };
             laux[i][v] = lf;
-            let wl = f32x4_mul(ld(&wt[i], 4 * v), lf);
+            let wl = f32x4_mul(ld(&wt[i], off + 4 * v), lf);
             sum_l[v] = f32x4_add(sum_l[v], wl);
             sum_l2[v] = f32x4_add(sum_l2[v], f32x4_mul(wl, lf));
             sum_xl[v] = f32x4_add(sum_xl[v], f32x4_mul(wl, x));
@@ -80,21 +101,41 @@ unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL:
     }
 }
 
-/// ggml's `make_qkx2_quants` (no early exit: nstep ≥ 1) for `L = 4·V` sub-blocks of `N`
-/// values, transposed (`xt[i][lane]`). `MAD` picks |diff| over diff² as the error. The `V`
-/// vectors are independent and stepped together, so their sequential sums overlap in the
-/// pipeline (one vector alone is bound by the add latency). Returns (scale, −min) per lane
-/// and the quants in `lt`.
+/// ggml's `make_qkx2_quants` (no early exit: nstep ≥ 1) for `L` sub-blocks of `N` values,
+/// transposed (`xt[i][lane]`), in passes of `4·V` lanes. `MAD` picks |diff| over diff² as the
+/// error. The `V` vectors of a pass are independent and stepped together, so their sequential
+/// sums overlap in the pipeline (one vector alone is bound by the add latency); V = 2 because
+/// V8 has 16 xmm registers and 4 vectors' state spills in the hot loop (measured: V = 4 over 16
+/// lanes ran slower). Returns (scale, −min) per lane and the quants in `lt`.
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
 pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const MAD: bool>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
-    (nmax, rmin, rdelta, nstep): (i32, f32, f32, i32),
+    q: (i32, f32, f32, i32),
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
-    assert!(L == 4 * V && N > 0 && nstep >= 1);
+    assert!(V > 0 && L % (4 * V) == 0 && N > 0 && q.3 >= 1);
+    let mut scales = [0.0f32; L];
+    let mut the_mins = [0.0f32; L];
+    for off in (0..L).step_by(4 * V) {
+        qkx2_pass::<L, N, V, MAD>(xt, wt, q, lt, off, &mut scales, &mut the_mins);
+    }
+    (scales, the_mins)
+}
+
+/// One pass of [`qkx2`]: lanes `off..off + 4·V`.
+#[inline(always)]
+unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: bool>(
+    xt: &[[f32; L]; N],
+    wt: &[[f32; L]; N],
+    (nmax, rmin, rdelta, nstep): (i32, f32, f32, i32),
+    lt: &mut [[u8; L]; N],
+    off: usize,
+    scales: &mut [f32; L],
+    the_mins: &mut [f32; L],
+) {
     let zero = f32x4_splat(0.0);
     let sign = f32x4_splat(-0.0);
     let (lo, hi) = (i32x4_splat(0), i32x4_splat(nmax));
@@ -104,15 +145,15 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
     let mut sum_w = [zero; V];
     let mut sum_x = [zero; V];
     for v in 0..V {
-        min[v] = ld(&xt[0], 4 * v);
+        min[v] = ld(&xt[0], off + 4 * v);
         max[v] = min[v];
-        sum_w[v] = ld(&wt[0], 4 * v);
+        sum_w[v] = ld(&wt[0], off + 4 * v);
         sum_x[v] = f32x4_mul(sum_w[v], min[v]);
     }
     for i in 1..N {
         for v in 0..V {
-            let x = ld(&xt[i], 4 * v);
-            let w = ld(&wt[i], 4 * v);
+            let x = ld(&xt[i], off + 4 * v);
+            let w = ld(&wt[i], off + 4 * v);
             min[v] = f32x4_pmin(min[v], x); // x < min ? x : min
             max[v] = f32x4_pmax(max[v], x); // x > max ? x : max
             sum_w[v] = f32x4_add(sum_w[v], w);
@@ -121,6 +162,7 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
     }
     let xmin = min;
     let limit = f32x4_splat(2_097_152.0); // 2²¹
+    let abs = i32x4_splat(std::hint::black_box(0x7fff_ffff));
     let mut flat = [zero; V];
     let mut iscale = [zero; V];
     let mut scale = [zero; V];
@@ -137,10 +179,10 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
     let mut best_error = [zero; V];
     for i in 0..N {
         for v in 0..V {
-            let x = ld(&xt[i], 4 * v);
+            let x = ld(&xt[i], off + 4 * v);
             let l = quant(f32x4_mul(iscale[v], f32x4_sub(x, min[v])), lo, hi);
             let diff = f32x4_sub(f32x4_add(f32x4_mul(scale[v], l), min[v]), x);
-            let e = f32x4_mul(ld(&wt[i], 4 * v), err::<MAD>(diff));
+            let e = f32x4_mul(ld(&wt[i], off + 4 * v), err::<MAD>(diff, abs));
             best_error[v] = f32x4_add(best_error[v], e);
         }
     }
@@ -162,9 +204,9 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
             small &= i32::from(i32x4_bitmask(f32x4_lt(m, limit)));
         }
         if small == 0xf {
-            step_sums::<L, N, V, true>(xt, wt, &iscale, &min, nmaxf, &mut laux, &mut sums);
+            step_sums::<L, N, V, true>(xt, wt, off, &iscale, &min, nmaxf, &mut laux, &mut sums);
         } else {
-            step_sums::<L, N, V, false>(xt, wt, &iscale, &min, nmaxf, &mut laux, &mut sums);
+            step_sums::<L, N, V, false>(xt, wt, off, &iscale, &min, nmaxf, &mut laux, &mut sums);
         }
         let [sum_l, sum_l2, sum_xl] = sums;
         let mut positive = [zero; V];
@@ -183,9 +225,9 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
         let mut cur_error = [zero; V];
         for i in 0..N {
             for v in 0..V {
-                let x = ld(&xt[i], 4 * v);
+                let x = ld(&xt[i], off + 4 * v);
                 let fit = f32x4_add(f32x4_mul(this_scale[v], laux[i][v]), this_min[v]);
-                let e = f32x4_mul(ld(&wt[i], 4 * v), err::<MAD>(f32x4_sub(fit, x)));
+                let e = f32x4_mul(ld(&wt[i], off + 4 * v), err::<MAD>(f32x4_sub(fit, x), abs));
                 cur_error[v] = f32x4_add(cur_error[v], e);
             }
         }
@@ -200,126 +242,134 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
         }
     }
     // The quants of the best step, recomputed from its (iscale, min); flat lanes are 0.
-    let mut scales = [0.0f32; L];
-    let mut the_mins = [0.0f32; L];
     for v in 0..V {
-        let c = 4 * v;
+        let c = off + 4 * v;
         let keep = v128_not(flat[v]);
         for i in 0..N {
             let x = ld(&xt[i], c);
-            let l = quant(
+            let l = quant_i(
                 f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
                 lo,
                 hi,
             );
-            let q = v128_and(i32x4_trunc_sat_f32x4(l), keep);
-            let mut out = [0i32; 4];
-            v128_store(out.as_mut_ptr().cast(), q);
-            for k in 0..4 {
-                lt[i][c + k] = out[k] as u8;
-            }
+            store_bytes(lt[i].as_mut_ptr().add(c), v128_and(l, keep));
         }
         let s = sel(scale[v], zero, flat[v]);
         let m = sel(v128_xor(min[v], sign), v128_xor(flat_min[v], sign), flat[v]);
         v128_store_f(scales.as_mut_ptr().add(c), s);
         v128_store_f(the_mins.as_mut_ptr().add(c), m);
     }
-    (scales, the_mins)
 }
 
 /// ggml's `make_qx_quants` with `rmse_type = 1` and no weights (weights x²), for `L` sub-blocks
-/// (a multiple of 4) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
+/// (a multiple of 4·V) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
 /// As in `qkx2`, the search keeps each lane's best inverse scale and recomputes its quants once.
+/// `V` vectors (4·V lanes) go through the search together: one alone is bound by the latency of
+/// its two running sums.
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
-pub(super) unsafe fn qx<const L: usize, const N: usize>(
+pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
     group_max_eps: f32,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
-    debug_assert!(L % 4 == 0);
+    debug_assert!(V > 0 && L % (4 * V) == 0);
     let mut scales = [0.0f32; L];
     let zero = f32x4_splat(0.0);
     let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
-    for c in (0..L).step_by(4) {
-        let mut max = zero;
-        let mut amax = zero;
-        let mut w = [zero; N];
-        let mut wv = [zero; N];
+    for c in (0..L).step_by(4 * V) {
+        let mut max = [zero; V];
+        let mut amax = [zero; V];
+        let mut w = [[zero; V]; N];
+        let mut wv = [[zero; V]; N];
         for i in 0..N {
-            let v = ld(&xt[i], c);
-            let ax = f32x4_abs(v);
-            let bigger = f32x4_gt(ax, amax);
-            amax = sel(amax, ax, bigger);
-            max = sel(max, v, bigger);
-            w[i] = f32x4_mul(v, v);
-            wv[i] = f32x4_mul(w[i], v);
+            for v in 0..V {
+                let x = ld(&xt[i], c + 4 * v);
+                let ax = f32x4_abs(x);
+                let bigger = f32x4_gt(ax, amax[v]);
+                amax[v] = sel(amax[v], ax, bigger);
+                max[v] = sel(max[v], x, bigger);
+                w[i][v] = f32x4_mul(x, x);
+                wv[i][v] = f32x4_mul(w[i][v], x);
+            }
         }
         // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
         // When every |iscale·x| (at most |iscale·max|: rounding is monotonic) is well inside
-        // ±2²², the clamp is done on x + 1.5·2²³ in f32 as in `quant_small` (same integers).
-        let magic = f32x4_splat(12_582_912.0);
-        let (flo, fhi) = (
-            f32x4_add(magic, f32x4_splat(-(nmax as f32))),
-            f32x4_add(magic, f32x4_splat((nmax - 1) as f32)),
-        );
-        let sums = |iscale: v128| {
-            let bound = f32x4_abs(f32x4_mul(iscale, max));
-            let small = i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
-            let (mut sumlx, mut suml2) = (zero, zero);
+        // ±2²², the clamp and rounding are done in f32 as in `quant_small` (same integers).
+        let (flo, fhi) = (f32x4_splat(-(nmax as f32)), f32x4_splat((nmax - 1) as f32));
+        let sums = |iscale: [v128; V]| {
+            let mut small = true;
+            for v in 0..V {
+                let bound = f32x4_abs(f32x4_mul(iscale[v], max[v]));
+                small &= i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
+            }
+            let (mut sumlx, mut suml2) = ([zero; V], [zero; V]);
             macro_rules! step {
                 ($l:expr) => {
                     for i in 0..N {
-                        let y = f32x4_mul(iscale, ld(&xt[i], c));
-                        let l = $l(y);
-                        sumlx = f32x4_add(sumlx, f32x4_mul(wv[i], l));
-                        suml2 = f32x4_add(suml2, f32x4_mul(f32x4_mul(w[i], l), l));
+                        for v in 0..V {
+                            let y = f32x4_mul(iscale[v], ld(&xt[i], c + 4 * v));
+                            let l = $l(y);
+                            sumlx[v] = f32x4_add(sumlx[v], f32x4_mul(wv[i][v], l));
+                            suml2[v] = f32x4_add(suml2[v], f32x4_mul(f32x4_mul(w[i][v], l), l));
+                        }
                     }
                 };
             }
             if small {
-                step!(|y| f32x4_sub(f32x4_pmin(fhi, f32x4_pmax(flo, f32x4_add(y, magic))), magic));
+                // As `quant_small` (clamp, then round); a y in (−0.5, 0) gives −0, which
+                // changes no sum (they start at +0, and x + (±0) = x for every other x).
+                step!(|y| f32x4_nearest(f32x4_pmin(fhi, f32x4_pmax(flo, y))));
             } else {
                 step!(|y| quant(y, lo, hi));
             }
             (sumlx, suml2)
         };
-        let iscale0 = f32x4_div(f32x4_splat(-(nmax as f32)), max);
+        let mut iscale0 = [zero; V];
+        for v in 0..V {
+            iscale0[v] = f32x4_div(f32x4_splat(-(nmax as f32)), max[v]);
+        }
         let (sumlx, suml2) = sums(iscale0);
-        let nonzero = f32x4_ne(suml2, zero);
-        let mut scale = v128_and(f32x4_div(sumlx, suml2), nonzero);
-        let mut best = f32x4_mul(scale, sumlx);
+        let mut scale = [zero; V];
+        let mut best = [zero; V];
+        for v in 0..V {
+            let nonzero = f32x4_ne(suml2[v], zero);
+            scale[v] = v128_and(f32x4_div(sumlx[v], suml2[v]), nonzero);
+            best[v] = f32x4_mul(scale[v], sumlx[v]);
+        }
         let mut best_iscale = iscale0;
         for is in -9i32..=9 {
             if is == 0 {
                 continue;
             }
-            let num = -(nmax as f32 + 0.1f32 * is as f32);
-            let iscale = f32x4_div(f32x4_splat(num), max);
+            let num = f32x4_splat(-(nmax as f32 + 0.1f32 * is as f32));
+            let mut iscale = [zero; V];
+            for v in 0..V {
+                iscale[v] = f32x4_div(num, max[v]);
+            }
             let (sumlx, suml2) = sums(iscale);
-            let take = v128_and(
-                f32x4_gt(suml2, zero),
-                f32x4_gt(f32x4_mul(sumlx, sumlx), f32x4_mul(best, suml2)),
-            );
-            best_iscale = sel(best_iscale, iscale, take);
-            scale = sel(scale, f32x4_div(sumlx, suml2), take);
-            best = sel(best, f32x4_mul(scale, sumlx), take);
-        }
-        // ggml returns quants 0 and scale 0 for an all-zero group.
-        let live = v128_not(f32x4_lt(amax, f32x4_splat(group_max_eps)));
-        let keep = live;
-        for i in 0..N {
-            let l = quant(f32x4_mul(best_iscale, ld(&xt[i], c)), lo, hi);
-            let q = v128_and(i32x4_add(i32x4_trunc_sat_f32x4(l), i32x4_splat(nmax)), keep);
-            let mut out = [0i32; 4];
-            v128_store(out.as_mut_ptr().cast(), q);
-            for k in 0..4 {
-                lt[i][c + k] = out[k] as i8;
+            for v in 0..V {
+                let take = v128_and(
+                    f32x4_gt(suml2[v], zero),
+                    f32x4_gt(f32x4_mul(sumlx[v], sumlx[v]), f32x4_mul(best[v], suml2[v])),
+                );
+                best_iscale[v] = sel(best_iscale[v], iscale[v], take);
+                scale[v] = sel(scale[v], f32x4_div(sumlx[v], suml2[v]), take);
+                best[v] = sel(best[v], f32x4_mul(scale[v], sumlx[v]), take);
             }
         }
-        v128_store_f(scales.as_mut_ptr().add(c), v128_and(scale, live));
+        for v in 0..V {
+            // ggml returns quants 0 and scale 0 for an all-zero group.
+            let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
+            for i in 0..N {
+                let l = quant_i(f32x4_mul(best_iscale[v], ld(&xt[i], c + 4 * v)), lo, hi);
+                let q = v128_and(i32x4_add(l, i32x4_splat(nmax)), live);
+                store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), q);
+            }
+            v128_store_f(scales.as_mut_ptr().add(c + 4 * v), v128_and(scale[v], live));
+        }
     }
     scales
 }
@@ -327,4 +377,53 @@ pub(super) unsafe fn qx<const L: usize, const N: usize>(
 #[inline(always)]
 unsafe fn v128_store_f(p: *mut f32, v: v128) {
     v128_store(p.cast(), v);
+}
+
+/// ggml's requantization of one sub-block against its rounded scale:
+/// `out[k] = clamp(nearest_int((x[k] + dm) / d), lo, hi) + add` as bytes, four values per
+/// operation (the same f32 operations per value, so the same integers). `x.len()` is a
+/// multiple of 4 and at most `out.len()`.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn requant(
+    x: &[f32],
+    dm: f32,
+    d: f32,
+    (lo, hi, add): (i32, i32, i32),
+    out: &mut [u8],
+) {
+    assert!(x.len() % 4 == 0 && x.len() <= out.len());
+    let (dmv, dv) = (f32x4_splat(dm), f32x4_splat(d));
+    let (lo, hi, add) = (i32x4_splat(lo), i32x4_splat(hi), i32x4_splat(add));
+    for k in (0..x.len()).step_by(4) {
+        let v = v128_load(x.as_ptr().add(k).cast());
+        let l = quant_i(f32x4_div(f32x4_add(v, dmv), dv), lo, hi);
+        store_bytes(out.as_mut_ptr().add(k), i32x4_add(l, add));
+    }
+}
+
+/// `out[l][j] = x[16·j + l]`: the 16×16 transpose of a super-block's sub-blocks, in 4×4 tiles
+/// of shuffles (LLVM's code for the scalar loop was 256 single loads and stores).
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn transpose16(x: &[f32; 256]) -> [[f32; 16]; 16] {
+    let mut out = [[0.0f32; 16]; 16];
+    for jb in (0..16).step_by(4) {
+        for lb in (0..16).step_by(4) {
+            let r = |k: usize| v128_load(x.as_ptr().add(16 * (jb + k) + lb).cast());
+            let (a, b, c, d) = (r(0), r(1), r(2), r(3));
+            let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
+            let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
+            let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
+            let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
+            let mut w = |k: usize, v: v128| v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
+            w(0, i32x4_shuffle::<0, 1, 4, 5>(t0, t2));
+            w(1, i32x4_shuffle::<2, 3, 6, 7>(t0, t2));
+            w(2, i32x4_shuffle::<0, 1, 4, 5>(t1, t3));
+            w(3, i32x4_shuffle::<2, 3, 6, 7>(t1, t3));
+        }
+    }
+    out
 }
