@@ -42,15 +42,18 @@ pub(crate) fn moments_counted(values: &[f32], counts: &[u32], count: u64) -> Mom
         return wasm::counted(values, counts, count);
     }
     #[allow(unreachable_code)]
-    {
-        let n = values.len().min(counts.len());
-        let (values, counts) = (&values[..n], &counts[..n]);
-        let (mut m, more) = counted_from(values, counts, count, 0, &mut State::new());
-        if more {
-            deviations_from(values, counts, 0, &mut m, &mut [0.0; LANES]);
-        }
-        m
+    portable(values, counts, count)
+}
+
+/// [`moments_counted`] without vectors: the reference the vector loops are tested against.
+fn portable(values: &[f32], counts: &[u32], count: u64) -> Moments {
+    let n = values.len().min(counts.len());
+    let (values, counts) = (&values[..n], &counts[..n]);
+    let (mut m, more) = counted_from(values, counts, count, 0, &mut State::new());
+    if more {
+        deviations_from(values, counts, 0, &mut m, &mut [0.0; LANES]);
     }
+    m
 }
 
 /// Lane state of the first loop: range, sums of `count * value`, zero counts.
@@ -217,6 +220,116 @@ mod x86 {
     }
 }
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm {
+    use super::{counted_from, deviations_from, Moments, State, LANES};
+    use std::arch::wasm32::*;
+
+    fn lane4(v: v128, l: usize) -> u32 {
+        match l {
+            0 => u32x4_extract_lane::<0>(v),
+            1 => u32x4_extract_lane::<1>(v),
+            2 => u32x4_extract_lane::<2>(v),
+            _ => u32x4_extract_lane::<3>(v),
+        }
+    }
+
+    fn lane2(v: v128, l: usize) -> f64 {
+        if l == 0 {
+            f64x2_extract_lane::<0>(v)
+        } else {
+            f64x2_extract_lane::<1>(v)
+        }
+    }
+
+    /// The portable loops in simd128 (two f32x4, four f64x2 per 8 lanes; `pmin(b, a)` is
+    /// `lane_min(a, b)`): the same bits.
+    pub(super) fn counted(values: &[f32], counts: &[u32], count: u64) -> Moments {
+        let n = values.len().min(counts.len());
+        let (values, counts) = (&values[..n], &counts[..n]);
+        let n8 = n / LANES * LANES;
+        let (vp, cp) = (values.as_ptr(), counts.as_ptr());
+        let inf = f32x4_splat(f32::INFINITY);
+        let ninf = f32x4_splat(f32::NEG_INFINITY);
+        let zero = f32x4_splat(0.0);
+        let izero = i32x4_splat(0);
+        let (mut lo, mut hi) = ([inf; 2], [ninf; 2]);
+        let mut sum = [f64x2_splat(0.0); 4];
+        let mut zeros = [izero; 2];
+        let mut i = 0;
+        while i < n8 {
+            for h in 0..2 {
+                // SAFETY: i + 4h + 4 <= n8 <= n; v128_load takes unaligned pointers.
+                let (v, c) = unsafe {
+                    (
+                        v128_load(vp.add(i + 4 * h).cast()),
+                        v128_load(cp.add(i + 4 * h).cast()),
+                    )
+                };
+                let present = i32x4_gt(c, izero);
+                lo[h] = f32x4_pmin(v128_bitselect(v, inf, present), lo[h]);
+                hi[h] = f32x4_pmax(v128_bitselect(v, ninf, present), hi[h]);
+                let c23 = i32x4_shuffle::<2, 3, 2, 3>(c, c);
+                let v23 = i32x4_shuffle::<2, 3, 2, 3>(v, v);
+                sum[2 * h] = f64x2_add(
+                    sum[2 * h],
+                    f64x2_mul(f64x2_convert_low_i32x4(c), f64x2_promote_low_f32x4(v)),
+                );
+                sum[2 * h + 1] = f64x2_add(
+                    sum[2 * h + 1],
+                    f64x2_mul(f64x2_convert_low_i32x4(c23), f64x2_promote_low_f32x4(v23)),
+                );
+                zeros[h] = i32x4_add(zeros[h], v128_and(f32x4_eq(v, zero), c));
+            }
+            i += LANES;
+        }
+        let mut state = State::new();
+        for l in 0..LANES {
+            state.lo[l] = f32::from_bits(lane4(lo[l / 4], l % 4));
+            state.hi[l] = f32::from_bits(lane4(hi[l / 4], l % 4));
+            state.sum[l] = lane2(sum[l / 2], l % 2);
+            state.zero[l] = lane4(zeros[l / 4], l % 4);
+        }
+        let (mut m, more) = counted_from(values, counts, count, n8, &mut state);
+        if !more {
+            return m;
+        }
+        let mean = f64x2_splat(m.mean);
+        let mut dev = [f64x2_splat(0.0); 4];
+        let mut i = 0;
+        while i < n8 {
+            for h in 0..2 {
+                // SAFETY: as above.
+                let (v, c) = unsafe {
+                    (
+                        v128_load(vp.add(i + 4 * h).cast()),
+                        v128_load(cp.add(i + 4 * h).cast()),
+                    )
+                };
+                let c23 = i32x4_shuffle::<2, 3, 2, 3>(c, c);
+                let v23 = i32x4_shuffle::<2, 3, 2, 3>(v, v);
+                let x0 = f64x2_sub(f64x2_promote_low_f32x4(v), mean);
+                let x1 = f64x2_sub(f64x2_promote_low_f32x4(v23), mean);
+                dev[2 * h] = f64x2_add(
+                    dev[2 * h],
+                    f64x2_mul(f64x2_mul(x0, x0), f64x2_convert_low_i32x4(c)),
+                );
+                dev[2 * h + 1] = f64x2_add(
+                    dev[2 * h + 1],
+                    f64x2_mul(f64x2_mul(x1, x1), f64x2_convert_low_i32x4(c23)),
+                );
+            }
+            i += LANES;
+        }
+        let mut lanes = [0f64; LANES];
+        for (l, d) in lanes.iter_mut().enumerate() {
+            *d = lane2(dev[l / 2], l % 2);
+        }
+        deviations_from(values, counts, n8, &mut m, &mut lanes);
+        m
+    }
+}
+
 /// The slow general case: some value counted is NaN or infinite.
 fn with_non_finite(values: &[f32], counts: &[u32], count: u64) -> Moments {
     let mut m = Moments {
@@ -293,6 +406,23 @@ mod tests {
                 );
                 assert_eq!((a.min, a.max), (b.min, b.max), "{n}");
                 assert!(close(a.mean, b.mean) && close(a.m2, b.m2), "{a:?} {b:?}");
+                // The vector loops: the portable one's bits.
+                let p = portable(&vs[..n], &counts[..n], total);
+                assert_eq!(
+                    (
+                        a.mean.to_bits(),
+                        a.m2.to_bits(),
+                        a.min.to_bits(),
+                        a.max.to_bits()
+                    ),
+                    (
+                        p.mean.to_bits(),
+                        p.m2.to_bits(),
+                        p.min.to_bits(),
+                        p.max.to_bits()
+                    )
+                );
+                assert_eq!(a, p);
             }
         }
     }

@@ -134,3 +134,125 @@ fn scale_min_k4(p: &[u8]) -> [(u8, u8); 8] {
         }
     })
 }
+
+#[cfg(all(test, not(all(target_arch = "wasm32", target_os = "unknown"))))]
+mod tests {
+    use super::*;
+    use crate::stats::{run_native, ReadRows, StatsReport, StatsRequest};
+    use std::ops::Range;
+
+    const ROW: u64 = 512;
+
+    /// Q4_K rows from a splitmix64 stream: random codes, scales and mins, `d` of either sign,
+    /// a few blocks with `d` infinite or NaN and a few with zero scales (signed zeros).
+    fn q4_k(rows: u64, odd: bool) -> Vec<u8> {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let blocks = rows * ROW / 256;
+        let mut out = Vec::new();
+        for b in 0..blocks {
+            let mut block = [0u8; 144];
+            for byte in block.iter_mut() {
+                *byte = next() as u8;
+            }
+            // d and dmin: small normal halves, either sign.
+            let d = half::f16::from_f32((next() % 1000) as f32 * 1e-5 - 2e-3);
+            let m = half::f16::from_f32((next() % 1000) as f32 * 2e-5);
+            let (d, m) = match (odd, b % 53) {
+                (true, 7) => (half::f16::INFINITY, m),
+                (true, 11) => (half::f16::NAN, m),
+                (true, 13) => (half::f16::NEG_ZERO, half::f16::ZERO),
+                (_, 17) => (d, half::f16::ZERO),
+                _ => (d, m),
+            };
+            block[..2].copy_from_slice(&d.to_bits().to_le_bytes());
+            block[2..4].copy_from_slice(&m.to_bits().to_le_bytes());
+            out.extend_from_slice(&block);
+        }
+        out
+    }
+
+    struct Rows<'a> {
+        bytes: &'a [u8],
+        groups: bool,
+    }
+
+    impl ReadRows for Rows<'_> {
+        fn add_to(&mut self, job: &mut StatsJob, rows: Range<u64>) -> Result<()> {
+            let row_bytes = (ROW / 256 * 144) as usize;
+            let bytes = &self.bytes[rows.start as usize * row_bytes..rows.end as usize * row_bytes];
+            let n = rows.end - rows.start;
+            let piece = |r: Range<usize>| &bytes[r.start / 256 * 144..r.end / 256 * 144];
+            if self.groups {
+                job.add_groups_with(rows.start, n, &mut |r, g| {
+                    q4_k_groups(piece(r), g);
+                    Ok(())
+                })
+            } else {
+                job.add_with(rows.start, n, &mut |r, out| {
+                    crate::quant::dequantize_with(Kernel::Scalar, GgmlType::Q4_K, piece(r), out)
+                })
+            }
+        }
+    }
+
+    fn stats(
+        bytes: &[u8],
+        rows: Range<u64>,
+        groups: bool,
+        threads: usize,
+        chunk: u64,
+    ) -> StatsReport {
+        let request = StatsRequest {
+            bins: 41,
+            percentiles: true,
+        };
+        let mut job = StatsJob::new(rows, ROW, request);
+        run_native(&mut job, threads, chunk, || Ok(Rows { bytes, groups })).unwrap();
+        job.report()
+    }
+
+    fn close(a: f64, b: f64, scale: f64) -> bool {
+        (a - b).abs() <= 1e-12 * scale
+    }
+
+    #[test]
+    fn groups_of_codes_give_the_per_value_results() {
+        for odd in [false, true] {
+            let bytes = q4_k(600, odd);
+            let rows = 0..600;
+            let want = stats(&bytes, rows.clone(), false, 1, 1 << 20);
+            let got = stats(&bytes, rows.clone(), true, 1, 1 << 20);
+            let (a, b) = (got.moments, want.moments);
+            assert_eq!(
+                (a.count, a.nan, a.pos_inf, a.neg_inf, a.zeros, a.finite),
+                (b.count, b.nan, b.pos_inf, b.neg_inf, b.zeros, b.finite)
+            );
+            assert!(a.min == b.min && a.max == b.max, "{a:?} {b:?}");
+            let scale = a.mean.abs().max(got.std.unwrap());
+            assert!(close(a.mean, b.mean, scale), "{a:?} {b:?}");
+            assert!(close(got.std.unwrap(), want.std.unwrap(), scale));
+            assert_eq!(got.histogram, want.histogram);
+            assert_eq!(got.percentiles, want.percentiles);
+            if odd {
+                assert!(a.nan > 0 && a.pos_inf + a.neg_inf > 0);
+            }
+            // The same bits for any thread count and chunk size, and a range off the grid.
+            for (threads, chunk) in [(2, 1 << 20), (3, 70_000), (5, 1)] {
+                assert_eq!(stats(&bytes, rows.clone(), true, threads, chunk), got);
+            }
+            let part = stats(&bytes, 131..577, true, 1, 1 << 20);
+            assert_eq!(stats(&bytes, 131..577, true, 4, 5000), part);
+            assert_eq!(
+                stats(&bytes, 131..577, false, 2, 5000).histogram,
+                part.histogram
+            );
+        }
+    }
+}
