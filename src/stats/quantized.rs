@@ -71,6 +71,8 @@ type Decode = fn(&[u8], &mut Groups);
 pub(crate) fn groups_decoder(ty: GgmlType) -> Option<Decode> {
     match ty {
         GgmlType::Q4_K => Some(q4_k_groups),
+        GgmlType::Q4_0 => Some(q4_0_groups),
+        GgmlType::Q4_1 => Some(q4_1_groups),
         _ => None,
     }
 }
@@ -120,6 +122,47 @@ fn q4_k_body(bytes: &[u8], codes: &mut [[u8; GROUP]], values: &mut [f32]) {
     }
 }
 
+/// Q4_0: 18-byte blocks of 32 values (one group), `(q - 8) as f32 * d`; value `j` is the low
+/// nibble of byte `j`, value `16 + j` its high nibble.
+fn q4_0_groups(bytes: &[u8], groups: &mut Groups) {
+    legacy_groups(bytes, 18, groups, |b, q| (q as i32 - 8) as f32 * half(b, 0));
+}
+
+/// Q4_1: 20-byte blocks of 32 values, `q as f32 * d + m`.
+fn q4_1_groups(bytes: &[u8], groups: &mut Groups) {
+    legacy_groups(bytes, 20, groups, |b, q| q as f32 * half(b, 0) + half(b, 2));
+}
+
+fn half(b: &[u8], at: usize) -> f32 {
+    f16_to_f32(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+/// Blocks of `size` bytes ending in 16 bytes of nibbles: one group each, the value of code `q`
+/// given by `value(block, q)`.
+#[inline(always)]
+fn legacy_groups(
+    bytes: &[u8],
+    size: usize,
+    groups: &mut Groups,
+    value: impl Fn(&[u8], usize) -> f32,
+) {
+    for b in bytes.chunks_exact(size) {
+        let qs = &b[size - 16..];
+        groups.codes.push(std::array::from_fn(|j| {
+            if j < 16 {
+                qs[j] & 0x0F
+            } else {
+                qs[j - 16] >> 4
+            }
+        }));
+        let first = groups.values.len();
+        groups.values.resize(first + CODES, 0.0);
+        for (q, v) in groups.values[first..].iter_mut().enumerate() {
+            *v = value(b, q);
+        }
+    }
+}
+
 /// Q4_K's 8 (scale, min) pairs of 6 bits: pairs 0..4 are the low 6 bits of bytes 0..4 and
 /// 4..8; pairs 4..8 take nibbles of bytes 8..12 and the top two bits of bytes 0..8.
 fn scale_min_k4(p: &[u8]) -> [(u8, u8); 8] {
@@ -143,9 +186,11 @@ mod tests {
 
     const ROW: u64 = 512;
 
-    /// Q4_K rows from a splitmix64 stream: random codes, scales and mins, `d` of either sign,
-    /// a few blocks with `d` infinite or NaN and a few with zero scales (signed zeros).
-    fn q4_k(rows: u64, odd: bool) -> Vec<u8> {
+    /// Rows of `ty` (Q4_K, Q4_0 or Q4_1) from a splitmix64 stream: random codes, scales and
+    /// mins, `d` of either sign, a few blocks with `d` infinite or NaN and a few with zero
+    /// scales (signed zeros).
+    fn blocks(ty: GgmlType, rows: u64, odd: bool) -> Vec<u8> {
+        let (size, values) = (ty.type_size() as usize, ty.block_size() as u64);
         let mut x = 0x1234_5678_9abc_def0u64;
         let mut next = || {
             x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -154,10 +199,10 @@ mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
-        let blocks = rows * ROW / 256;
+        let blocks = rows * ROW / values;
         let mut out = Vec::new();
         for b in 0..blocks {
-            let mut block = [0u8; 144];
+            let mut block = vec![0u8; size];
             for byte in block.iter_mut() {
                 *byte = next() as u8;
             }
@@ -172,37 +217,44 @@ mod tests {
                 _ => (d, m),
             };
             block[..2].copy_from_slice(&d.to_bits().to_le_bytes());
-            block[2..4].copy_from_slice(&m.to_bits().to_le_bytes());
+            if ty != GgmlType::Q4_0 {
+                block[2..4].copy_from_slice(&m.to_bits().to_le_bytes());
+            }
             out.extend_from_slice(&block);
         }
         out
     }
 
     struct Rows<'a> {
+        ty: GgmlType,
         bytes: &'a [u8],
         groups: bool,
     }
 
     impl ReadRows for Rows<'_> {
         fn add_to(&mut self, job: &mut StatsJob, rows: Range<u64>) -> Result<()> {
-            let row_bytes = (ROW / 256 * 144) as usize;
+            let ty = self.ty;
+            let (size, block) = (ty.type_size() as usize, ty.block_size() as usize);
+            let row_bytes = ROW as usize / block * size;
             let bytes = &self.bytes[rows.start as usize * row_bytes..rows.end as usize * row_bytes];
             let n = rows.end - rows.start;
-            let piece = |r: Range<usize>| &bytes[r.start / 256 * 144..r.end / 256 * 144];
+            let piece = |r: Range<usize>| &bytes[r.start / block * size..r.end / block * size];
             if self.groups {
+                let decode = groups_decoder(ty).unwrap();
                 job.add_groups_with(rows.start, n, &mut |r, g| {
-                    q4_k_groups(piece(r), g);
+                    decode(piece(r), g);
                     Ok(())
                 })
             } else {
                 job.add_with(rows.start, n, &mut |r, out| {
-                    crate::quant::dequantize_with(Kernel::Scalar, GgmlType::Q4_K, piece(r), out)
+                    crate::quant::dequantize_with(Kernel::Scalar, ty, piece(r), out)
                 })
             }
         }
     }
 
     fn stats(
+        ty: GgmlType,
         bytes: &[u8],
         rows: Range<u64>,
         groups: bool,
@@ -214,7 +266,7 @@ mod tests {
             percentiles: true,
         };
         let mut job = StatsJob::new(rows, ROW, request);
-        run_native(&mut job, threads, chunk, || Ok(Rows { bytes, groups })).unwrap();
+        run_native(&mut job, threads, chunk, || Ok(Rows { ty, bytes, groups })).unwrap();
         job.report()
     }
 
@@ -224,17 +276,18 @@ mod tests {
 
     #[test]
     fn groups_of_codes_give_the_per_value_results() {
-        for odd in [false, true] {
-            let bytes = q4_k(600, odd);
+        let types = [GgmlType::Q4_K, GgmlType::Q4_0, GgmlType::Q4_1];
+        for (ty, odd) in types.into_iter().flat_map(|t| [(t, false), (t, true)]) {
+            let bytes = blocks(ty, 600, odd);
             let rows = 0..600;
-            let want = stats(&bytes, rows.clone(), false, 1, 1 << 20);
-            let got = stats(&bytes, rows.clone(), true, 1, 1 << 20);
+            let want = stats(ty, &bytes, rows.clone(), false, 1, 1 << 20);
+            let got = stats(ty, &bytes, rows.clone(), true, 1, 1 << 20);
             let (a, b) = (got.moments, want.moments);
             assert_eq!(
                 (a.count, a.nan, a.pos_inf, a.neg_inf, a.zeros, a.finite),
                 (b.count, b.nan, b.pos_inf, b.neg_inf, b.zeros, b.finite)
             );
-            assert!(a.min == b.min && a.max == b.max, "{a:?} {b:?}");
+            assert!(a.min == b.min && a.max == b.max, "{ty:?} {a:?} {b:?}");
             let scale = a.mean.abs().max(got.std.unwrap());
             assert!(close(a.mean, b.mean, scale), "{a:?} {b:?}");
             assert!(close(got.std.unwrap(), want.std.unwrap(), scale));
@@ -245,12 +298,12 @@ mod tests {
             }
             // The same bits for any thread count and chunk size, and a range off the grid.
             for (threads, chunk) in [(2, 1 << 20), (3, 70_000), (5, 1)] {
-                assert_eq!(stats(&bytes, rows.clone(), true, threads, chunk), got);
+                assert_eq!(stats(ty, &bytes, rows.clone(), true, threads, chunk), got);
             }
-            let part = stats(&bytes, 131..577, true, 1, 1 << 20);
-            assert_eq!(stats(&bytes, 131..577, true, 4, 5000), part);
+            let part = stats(ty, &bytes, 131..577, true, 1, 1 << 20);
+            assert_eq!(stats(ty, &bytes, 131..577, true, 4, 5000), part);
             assert_eq!(
-                stats(&bytes, 131..577, false, 2, 5000).histogram,
+                stats(ty, &bytes, 131..577, false, 2, 5000).histogram,
                 part.histogram
             );
         }
