@@ -7,6 +7,7 @@ use super::job::{StatsJob, PIECE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{Endian, GgufFile, TensorInfo};
 use crate::quant::scalar::f16_to_f32;
+use crate::quant::scalar::grids::KVALUES_IQ4NL;
 use crate::quant::Kernel;
 use crate::GgmlType;
 
@@ -73,6 +74,8 @@ pub(crate) fn groups_decoder(ty: GgmlType) -> Option<Decode> {
         GgmlType::Q4_K => Some(q4_k_groups),
         GgmlType::Q4_0 => Some(q4_0_groups),
         GgmlType::Q4_1 => Some(q4_1_groups),
+        GgmlType::IQ4_NL => Some(iq4_nl_groups),
+        GgmlType::IQ4_XS => Some(iq4_xs_groups),
         _ => None,
     }
 }
@@ -133,6 +136,38 @@ fn q4_1_groups(bytes: &[u8], groups: &mut Groups) {
     legacy_groups(bytes, 20, groups, |b, q| q as f32 * half(b, 0) + half(b, 2));
 }
 
+/// IQ4_NL: 18-byte blocks of 32 values, `d * KVALUES_IQ4NL[q]`, nibbles as Q4_0's.
+fn iq4_nl_groups(bytes: &[u8], groups: &mut Groups) {
+    legacy_groups(bytes, 18, groups, |b, q| {
+        half(b, 0) * f32::from(KVALUES_IQ4NL[q])
+    });
+}
+
+/// IQ4_XS: 136-byte blocks of 256 values: `d`, the high 2 bits of 8 6-bit scales (u16), their
+/// low 4 bits (nibbles of 4 bytes), then 8 groups of 16 nibble bytes (low nibbles first); a
+/// value is `(d * (scale - 32)) * KVALUES_IQ4NL[q]`.
+fn iq4_xs_groups(bytes: &[u8], groups: &mut Groups) {
+    for b in bytes.chunks_exact(136) {
+        let d = half(b, 0);
+        let high = u16::from_le_bytes([b[2], b[3]]);
+        for i in 0..8 {
+            let low = (b[4 + i / 2] >> (4 * (i % 2))) & 0x0F;
+            let ls = i32::from(low) | i32::from((high >> (2 * i)) & 3) << 4;
+            let dl = d * (ls - 32) as f32;
+            let qs = &b[8 + 16 * i..24 + 16 * i];
+            groups.codes.push(std::array::from_fn(|j| {
+                if j < 16 {
+                    qs[j] & 0x0F
+                } else {
+                    qs[j - 16] >> 4
+                }
+            }));
+            let values: [f32; CODES] = std::array::from_fn(|q| dl * f32::from(KVALUES_IQ4NL[q]));
+            groups.values.extend_from_slice(&values);
+        }
+    }
+}
+
 fn half(b: &[u8], at: usize) -> f32 {
     f16_to_f32(u16::from_le_bytes([b[at], b[at + 1]]))
 }
@@ -186,7 +221,7 @@ mod tests {
 
     const ROW: u64 = 512;
 
-    /// Rows of `ty` (Q4_K, Q4_0 or Q4_1) from a splitmix64 stream: random codes, scales and
+    /// Rows of `ty` (a type with groups of codes) from a splitmix64 stream: random codes, scales and
     /// mins, `d` of either sign, a few blocks with `d` infinite or NaN and a few with zero
     /// scales (signed zeros).
     fn blocks(ty: GgmlType, rows: u64, odd: bool) -> Vec<u8> {
@@ -217,7 +252,7 @@ mod tests {
                 _ => (d, m),
             };
             block[..2].copy_from_slice(&d.to_bits().to_le_bytes());
-            if ty != GgmlType::Q4_0 {
+            if matches!(ty, GgmlType::Q4_K | GgmlType::Q4_1) {
                 block[2..4].copy_from_slice(&m.to_bits().to_le_bytes());
             }
             out.extend_from_slice(&block);
@@ -276,7 +311,13 @@ mod tests {
 
     #[test]
     fn groups_of_codes_give_the_per_value_results() {
-        let types = [GgmlType::Q4_K, GgmlType::Q4_0, GgmlType::Q4_1];
+        let types = [
+            GgmlType::Q4_K,
+            GgmlType::Q4_0,
+            GgmlType::Q4_1,
+            GgmlType::IQ4_NL,
+            GgmlType::IQ4_XS,
+        ];
         for (ty, odd) in types.into_iter().flat_map(|t| [(t, false), (t, true)]) {
             let bytes = blocks(ty, 600, odd);
             let rows = 0..600;
