@@ -14,6 +14,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
+use super::codes::Groups;
 use super::histogram::Histogram;
 use super::moments::Moments;
 use super::percentiles::{
@@ -88,20 +89,48 @@ pub struct StatsReport {
 /// Writes the values of a range (counted from a chunk's first value) into a buffer.
 pub type Fill<'a> = dyn FnMut(Range<usize>, &mut [f32]) -> Result<()> + 'a;
 
-/// Where a piece's values come from: a slice, or a function writing them into a buffer.
+/// Writes the groups of a range of values (as [`Fill`]) into [`Groups`] (cleared first).
+pub type FillGroups<'a> = dyn FnMut(Range<usize>, &mut Groups) -> Result<()> + 'a;
+
+/// Where a piece's values come from: a slice, a function writing them into a buffer, or one
+/// writing them as groups of codes.
 enum Source<'a> {
     Slice(&'a [f32]),
     Fill(&'a mut Fill<'a>),
+    Groups(&'a mut FillGroups<'a>),
+}
+
+/// One piece's values, as they came.
+enum Piece<'s> {
+    Values(&'s [f32]),
+    Groups(&'s mut Groups),
 }
 
 impl Source<'_> {
-    fn get<'s>(&'s mut self, range: Range<usize>, buf: &'s mut [f32]) -> Result<&'s [f32]> {
+    fn get<'s>(
+        &'s mut self,
+        range: Range<usize>,
+        buf: &'s mut [f32],
+        groups: &'s mut Groups,
+    ) -> Result<Piece<'s>> {
         match self {
-            Source::Slice(values) => Ok(&values[range]),
+            Source::Slice(values) => Ok(Piece::Values(&values[range])),
             Source::Fill(fill) => {
                 let out = &mut buf[..range.len()];
                 fill(range, out)?;
-                Ok(out)
+                Ok(Piece::Values(out))
+            }
+            Source::Groups(fill) => {
+                let len = range.len();
+                groups.clear();
+                fill(range, groups)?;
+                if groups.len() != len || groups.values.len() != groups.codes.len() * 16 {
+                    return Err(bad_chunk(format!(
+                        "a piece of {len} values came as {} values in groups",
+                        groups.len()
+                    )));
+                }
+                Ok(Piece::Groups(groups))
             }
         }
     }
@@ -186,6 +215,19 @@ impl StatsJob {
         self.feed(first_row, n_rows, Source::Fill(fill))
     }
 
+    /// As [`StatsJob::add_with`], with each piece's values written as groups of 32 values of
+    /// 16 codes (types with 4-bit codes): gives the same counts, range, histogram and
+    /// percentiles, and the mean and standard deviation to rounding (same bits for any chunk
+    /// size and thread count).
+    pub fn add_groups_with(
+        &mut self,
+        first_row: u64,
+        n_rows: u64,
+        fill: &mut FillGroups<'_>,
+    ) -> Result<()> {
+        self.feed(first_row, n_rows, Source::Groups(fill))
+    }
+
     fn feed(&mut self, first_row: u64, n_rows: u64, mut source: Source<'_>) -> Result<()> {
         if first_row < self.rows.start || first_row.saturating_add(n_rows) > self.rows.end {
             return Err(bad_chunk(format!(
@@ -203,7 +245,11 @@ impl StatsJob {
         }
         let too_big = || bad_chunk("a chunk too big for this machine".to_string());
         let n = usize::try_from(n_rows * self.row_len).map_err(|_| too_big())?;
-        let mut buf = vec![0f32; PIECE.min(n)];
+        let mut buf = match source {
+            Source::Fill(_) => vec![0f32; PIECE.min(n)],
+            _ => Vec::new(),
+        };
+        let mut groups = Groups::default();
         match self.pass {
             Pass::Moments => {
                 let offset = first_row - self.rows.start;
@@ -222,10 +268,14 @@ impl StatsJob {
                     let mut at = start;
                     while at < end {
                         let stop = (at + PIECE).min(end);
-                        let values = source.get(at..stop, &mut buf)?;
-                        m.merge(&Moments::of(values));
-                        if !self.coarse.is_empty() {
-                            percentiles::count_coarse(&mut self.coarse, values);
+                        match source.get(at..stop, &mut buf, &mut groups)? {
+                            Piece::Values(values) => {
+                                m.merge(&Moments::of(values));
+                                if !self.coarse.is_empty() {
+                                    percentiles::count_coarse(&mut self.coarse, values);
+                                }
+                            }
+                            Piece::Groups(g) => m.merge(&g.pass1(&mut self.coarse)),
                         }
                         at = stop;
                     }
@@ -239,13 +289,17 @@ impl StatsJob {
                 let mut at = 0;
                 while at < n {
                     let stop = (at + PIECE).min(n);
-                    let values = source.get(at..stop, &mut buf)?;
-                    pass2(
-                        &self.table,
-                        self.histogram.as_mut(),
-                        &mut self.targets,
-                        values,
-                    );
+                    match source.get(at..stop, &mut buf, &mut groups)? {
+                        Piece::Values(values) => pass2(
+                            &self.table,
+                            self.histogram.as_mut(),
+                            &mut self.targets,
+                            values,
+                        ),
+                        Piece::Groups(g) => {
+                            g.pass2(&self.table, self.histogram.as_mut(), &mut self.targets)
+                        }
+                    }
                     at = stop;
                 }
             }

@@ -4,6 +4,8 @@
 //! size, thread count or number of workers). [`StatsJob`] is the engine; [`run_native`] drives it
 //! over any row reader on every core.
 
+mod codes;
+mod counted;
 mod histogram;
 mod isa;
 mod job;
@@ -13,8 +15,9 @@ mod quantized;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod threads;
 
+pub use codes::Groups;
 pub use histogram::Histogram;
-pub use job::{Pass, StatsJob, StatsReport, StatsRequest, CELL_ELEMENTS, PIECE};
+pub use job::{FillGroups, Pass, StatsJob, StatsReport, StatsRequest, CELL_ELEMENTS, PIECE};
 pub use moments::Moments;
 pub use percentiles::PERCENTILES;
 pub use quantized::add_gguf_rows;
