@@ -22,6 +22,7 @@ mod error;
 mod float;
 mod fp4;
 mod iq4;
+mod iq4_ref;
 mod iq4_simd128;
 mod k;
 mod k_avx2;
