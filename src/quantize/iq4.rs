@@ -69,10 +69,10 @@ fn keep_if(c: bool, v: f32) -> f32 {
 fn bracket(lo: f32) -> (f32, f32, f32) {
     let (mut qa, mut qb, mut qc) = (val(0), val(1), val(2));
     for k in 0..15 {
-        let up = !(lo < mid(k));
-        qa = if up { val(k + 1) } else { qa };
-        qb = if up { val((k + 2).min(15)) } else { qb };
-        qc = if up { val((k + 3).min(15)) } else { qc };
+        let below = lo < mid(k);
+        qa = if below { qa } else { val(k + 1) };
+        qb = if below { qb } else { val((k + 2).min(15)) };
+        qc = if below { qc } else { val((k + 3).min(15)) };
     }
     (qa, qb, qc)
 }

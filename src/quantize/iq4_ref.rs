@@ -128,6 +128,7 @@ pub(super) fn block(rng: &mut Rng, kind: u32) -> [f32; 32] {
 }
 
 #[test]
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // ggml's comparison, negated as its `else` takes it
 fn midpoints_decide_as_ggml_last_step() {
     for k in 0..15 {
         let step = |x: f32| !(x - val(k) < val(k + 1) - x);

@@ -2,6 +2,7 @@
 //! operations per lane and the same entry choice (midpoint comparisons, the three-entry bracket
 //! per value over the tries), so the same bits. Table entries are read with a byte swizzle.
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#![allow(clippy::needless_range_loop)] // lanes and tries indexed as in iq4.rs, for review against it
 
 use std::arch::wasm32::*;
 
