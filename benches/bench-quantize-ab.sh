@@ -21,15 +21,21 @@ venv="${ORACLE_VENV:-/root/oracle-venv}"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
 src=target/ab-base/src
-rm -rf "$src" && mkdir -p "$src"
-git archive "$base" | tar -x -C "$src"
-build() { # DIR TARGET_DIR
+commit=$(git rev-parse "$base^{commit}")
+# Re-exported only when BASE changes (fresh files would rebuild the crate).
+if [ "$(cat target/ab-base/commit 2>/dev/null)" != "$commit" ]; then
+  rm -rf "$src" && mkdir -p "$src"
+  git archive "$commit" | tar -x -C "$src"
+  echo "$commit" >target/ab-base/commit
+fi
+build() { # DIR TARGET_DIR SIMD128_TARGET_DIR
   (cd "$1" && CARGO_TARGET_DIR="$2" cargo build --release --quiet --example quantize_bench &&
-    RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR="$2-simd128" \
+    RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR="$3" \
       cargo build --release --quiet --target wasm32-wasip1 --example quantize_bench)
 }
-build "$src" "$PWD/target/ab-base/target"
-build . "$PWD/target/ab-new"
+build "$src" "$PWD/target/ab-base/target" "$PWD/target/ab-base/target-simd128"
+# The work tree in its usual target directories (those benches/bench_quantize.py uses).
+build . "$PWD/target" "$PWD/target/wasm-simd128"
 input=target/ab-base/input.f32
 "$venv/bin/python" -c 'import numpy as np, sys
 (np.random.default_rng(0).standard_normal(1 << 20) * 0.02).astype(np.float32).tofile(sys.argv[1])' "$input"
@@ -47,11 +53,14 @@ run() { # NAME COMMAND...
 }
 for _ in $(seq "$rounds"); do
   for side in base new; do
-    dir=target/ab-$side
-    [ $side = base ] && dir=target/ab-base/target
-    run "native-$side" "$dir/release/examples/quantize_bench" "$input" "${types[@]}"
-    run "wasm-$side" node scripts/wasi-runner.mjs \
-      "$dir-simd128/wasm32-wasip1/release/examples/quantize_bench.wasm" "$input" "${types[@]}"
+    native=target/release/examples/quantize_bench
+    wasm=target/wasm-simd128/wasm32-wasip1/release/examples/quantize_bench.wasm
+    if [ $side = base ]; then
+      native=target/ab-base/target/release/examples/quantize_bench
+      wasm=target/ab-base/target-simd128/wasm32-wasip1/release/examples/quantize_bench.wasm
+    fi
+    run "native-$side" "$native" "$input" "${types[@]}"
+    run "wasm-$side" node scripts/wasi-runner.mjs "$wasm" "$input" "${types[@]}"
   done
 done
 echo "1M values, one thread, CPU time, best of $rounds interleaved rounds (5 runs each); base $base;$(uptime | sed 's/.*load/ load/')"
