@@ -3,7 +3,8 @@
 //! and the tests holding the fast lanes (and through them the SIMD paths) to it bit for bit.
 #![cfg(test)]
 
-use super::iq4::{best_index, block_scales, mid, val, GROUP_MAX_EPS, NTRY};
+use super::iq4::block_scales;
+use super::iq4_table::{best_index, mid, val, GROUP_MAX_EPS, NTRY};
 
 /// ggml's `best_index_int8`: bisection; ties go up; NaN ends at 15.
 pub(super) fn best_index_bisect(x: f32) -> u8 {

@@ -6,7 +6,7 @@
 
 use std::arch::wasm32::*;
 
-use super::iq4::{mid, val, GROUP_MAX_EPS, NTRY};
+use super::iq4_table::{mid, val, GROUP_MAX_EPS, NTRY};
 use crate::quant::scalar::grids::KVALUES_IQ4NL as VALUES;
 
 /// The table shifted by `s` entries, clamped at its end, as bytes.
@@ -41,7 +41,7 @@ fn lookup(table: v128, idx: v128) -> v128 {
     f32x4_convert_i32x4(i32x4_shr(i32x4_shl(b, 24), 24))
 }
 
-/// `iq4::best_index` per lane, as i32: 15 minus the midpoints above x (NaN: 15).
+/// `iq4_table::best_index` per lane, as i32: 15 minus the midpoints above x (NaN: 15).
 #[inline(always)]
 fn best_index(x: v128) -> v128 {
     let mut n = i32x4_splat(15);
@@ -226,7 +226,7 @@ mod tests {
             for k in 0..4 {
                 assert_eq!(
                     out[k],
-                    i32::from(super::super::iq4::best_index(c[k])),
+                    i32::from(super::super::iq4_table::best_index(c[k])),
                     "{:e}",
                     c[k]
                 );

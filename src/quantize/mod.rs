@@ -24,6 +24,7 @@ mod fp4;
 mod iq4;
 mod iq4_ref;
 mod iq4_simd128;
+mod iq4_table;
 mod k;
 mod k_avx2;
 mod k_simd128;
