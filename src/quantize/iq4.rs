@@ -130,8 +130,8 @@ pub(super) fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
         best[k] = d[k] * sumqx[k];
     }
     // Each value's three candidate entries over the tries, from the lower `al` of the first
-    // and last try, and the midpoints between them. (All-zero blocks give NaN here and are
-    // dropped at the end, as ggml skips them.)
+    // and last try, and the midpoints between them. (Blocks below GROUP_MAX_EPS, whose `al` may
+    // be NaN or infinite here, are dropped at the end, as ggml skips them.)
     let mut id_first = [0.0f32; L];
     let mut id_last = [0.0f32; L];
     for k in 0..L {
