@@ -5,68 +5,53 @@
 //!
 //! The search runs over several 32-value blocks at once, one per lane (the 8 blocks of an IQ4_XS
 //! super-block, or 8 consecutive IQ4_NL blocks), each lane doing exactly ggml's sequence of f32
-//! operations, so the bits are ggml's while the compiler vectorises across lanes.
+//! operations for its sums, so the bits are ggml's while the compiler vectorises across lanes.
+//!
+//! The nearest table entry is found without ggml's bisection, by two facts (tested against a
+//! transcription of ggml's code in `iq4_ref.rs`):
+//! - ggml's `best_index_int8(x)` is the number of midpoints `(v[k] + v[k+1])/2` that are ≤ x
+//!   (NaN: 15). Its last step picks v[k+1] iff `!(x - v[k] < v[k+1] - x)`, which is monotone in
+//!   x and, in f32, false exactly from the midpoint on (checked at every midpoint and the float
+//!   below it), so one comparison per midpoint decides.
+//! - In the 15 tries `al = id·x` moves monotonically with the try (id = (itry − 127)/max), over at
+//!   most 14·|x/max| ≤ 14.0001, while midpoints two apart are ≥ 23 apart. So each value's entry,
+//!   over all tries, is one of three neighbours fixed by the lowest `al` of the extreme tries:
+//!   two comparisons per value and try instead of a search.
 #![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
 
+use super::iq4_table::{best_index, mid, val, GROUP_MAX_EPS, NTRY};
 use super::{f16_field, nearest_int, Overflow};
 use crate::quant::scalar::grids::KVALUES_IQ4NL as VALUES;
 
-const NTRY: i32 = 7;
-const GROUP_MAX_EPS: f32 = 1e-15;
-
-/// ggml's `best_index_int8`: the index of the table value nearest `x` (bisection; ties go up).
-#[cfg(test)]
-fn best_index_bisect(x: f32) -> u8 {
-    let val = |i: usize| f32::from(VALUES[i]);
-    if x <= val(0) {
-        return 0;
+/// `VALUES[best_index(x)]` by selects over the increasing midpoints (no table lookup, which the
+/// vectoriser would build lane by lane).
+#[inline(always)]
+fn best_value(x: f32) -> f32 {
+    let mut q = val(0);
+    for k in 0..15 {
+        q = if x < mid(k) { q } else { val(k + 1) };
     }
-    if x >= val(15) {
-        return 15;
-    }
-    let (mut ml, mut mu) = (0usize, 15usize);
-    while mu - ml > 1 {
-        let mav = (ml + mu) / 2;
-        if x < val(mav) {
-            mu = mav;
-        } else {
-            ml = mav;
-        }
-    }
-    if x - val(mu - 1) < val(mu) - x {
-        (mu - 1) as u8
-    } else {
-        mu as u8
-    }
+    q
 }
 
-/// `best_index_int8` without branches on the data: the bisection ends at the last table value
-/// ≤ x (the table is increasing), so counting them gives the same bracket, whose ends are kept
-/// by selects (no table lookup, so it vectorises); NaN goes to 15 as the bisection sends it.
-/// Tested equal on every kind of input.
+/// `v` where `c`, else +0.0, by a bit mask.
 #[inline(always)]
-pub(super) fn best_index(x: f32) -> u8 {
-    let val = |i: usize| f32::from(VALUES[i]);
-    let mut ml = 0i32;
-    let (mut lo, mut hi) = (val(0), val(15));
-    for k in 1..15 {
-        let le = val(k) <= x;
-        ml += i32::from(le);
-        lo = if le { val(k) } else { lo };
+fn keep_if(c: bool, v: f32) -> f32 {
+    f32::from_bits(v.to_bits() & u32::from(c).wrapping_neg())
+}
+
+/// The three neighbouring entries `v[n]`, `v[n+1]`, `v[n+2]` (clamped to the table) where n =
+/// `best_index(lo)`: every `al ≥ lo` within 23 of it takes one of them.
+#[inline(always)]
+fn bracket(lo: f32) -> (f32, f32, f32) {
+    let (mut qa, mut qb, mut qc) = (val(0), val(1), val(2));
+    for k in 0..15 {
+        let below = lo < mid(k);
+        qa = if below { qa } else { val(k + 1) };
+        qb = if below { qb } else { val((k + 2).min(15)) };
+        qc = if below { qc } else { val((k + 3).min(15)) };
     }
-    for k in (1..15).rev() {
-        hi = if val(k) > x { val(k) } else { hi };
-    }
-    // ml ≤ 14: the bracket is (ml, ml + 1).
-    let inner = if x - lo < hi - x { ml } else { ml + 1 };
-    let index = if x <= val(0) {
-        0
-    } else if x >= val(15) || x.is_nan() {
-        15
-    } else {
-        inner
-    };
-    index as u8
+    (qa, qb, qc)
 }
 
 /// `best_index(id·x[j])` for a 32-value block, in AVX2 when the CPU has it (same bits).
@@ -84,7 +69,7 @@ fn indices(id: f32, x: &[f32], l: &mut [u8]) {
 }
 
 #[inline(always)]
-fn indices_lanes(id: f32, x: &[f32], l: &mut [u8]) {
+pub(super) fn indices_lanes(id: f32, x: &[f32], l: &mut [u8]) {
     for (l, x) in l.iter_mut().zip(x).take(32) {
         *l = best_index(id * x);
     }
@@ -96,32 +81,11 @@ unsafe fn indices_avx2(id: f32, x: &[f32], l: &mut [u8]) {
     indices_lanes(id, x, l)
 }
 
-/// `VALUES[best_index(x)]` without the table lookup (a gather, which the vectoriser builds
-/// lane by lane): the neighbours below and above x are kept by selects over the increasing
-/// table, then the same comparison picks one. Tested equal on every kind of input.
+/// The scale of each lane's 32-value block (`xt[j][lane]`), 0 for an all-zero block: ggml's
+/// search, its sums in its order; only the table entry of each value is found differently.
 #[inline(always)]
-fn best_value(x: f32) -> f32 {
-    let val = |i: usize| f32::from(VALUES[i]);
-    let (mut lo, mut hi) = (val(0), val(15));
-    for k in 1..15 {
-        lo = if val(k) <= x { val(k) } else { lo };
-    }
-    for k in (1..15).rev() {
-        hi = if val(k) > x { val(k) } else { hi };
-    }
-    // Below the table (lo, hi) = (v0, v1), which the comparison resolves to v0; above it
-    // (v14, v15), resolved to v15; NaN gets (v0, v15) and the failed comparison's v15.
-    if x - lo < hi - x {
-        lo
-    } else {
-        hi
-    }
-}
-
-/// The scale of each lane's 32-value block (`xt[j][lane]`), 0 for an all-zero block.
-#[inline(always)]
-fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
-    let v0 = f32::from(VALUES[0]);
+pub(super) fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
+    let v0 = val(0);
     let mut amax = [0.0f32; L];
     let mut max = [0.0f32; L];
     for row in xt {
@@ -132,6 +96,13 @@ fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
             }
         }
     }
+    // ggml's weights, x².
+    let mut w = [[0.0f32; L]; 32];
+    for (w, row) in w.iter_mut().zip(xt) {
+        for k in 0..L {
+            w[k] = row[k] * row[k];
+        }
+    }
     let mut d = [0.0f32; L];
     let mut id = [0.0f32; L];
     let mut sumqx = [0.0f32; L];
@@ -140,13 +111,13 @@ fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
         d[k] = -max[k] / v0;
         id[k] = 1.0 / d[k];
     }
-    for row in xt {
+    for (row, w) in xt.iter().zip(&w) {
         for k in 0..L {
             let x = row[k];
             let q = best_value(id[k] * x);
-            let w = x * x;
-            sumqx[k] += w * q * x;
-            sumq2[k] += w * q * q;
+            let wq = w[k] * q;
+            sumqx[k] += wq * x;
+            sumq2[k] += wq * q;
         }
     }
     let mut best = [0.0f32; L];
@@ -158,26 +129,69 @@ fn block_scales<const L: usize>(xt: &[[f32; L]; 32]) -> [f32; L] {
         };
         best[k] = d[k] * sumqx[k];
     }
-    for itry in -NTRY..=NTRY {
+    // Each value's three candidate entries over the tries, from the lower `al` of the first
+    // and last try, and the midpoints between them. (Blocks below GROUP_MAX_EPS, whose `al` may
+    // be NaN or infinite here, are dropped at the end, as ggml skips them.)
+    let mut id_first = [0.0f32; L];
+    let mut id_last = [0.0f32; L];
+    for k in 0..L {
+        id_first[k] = (-NTRY + i32::from(VALUES[0])) as f32 / max[k];
+        id_last[k] = (NTRY + i32::from(VALUES[0])) as f32 / max[k];
+    }
+    let mut qa = [[0.0f32; L]; 32];
+    let mut qb = [[0.0f32; L]; 32];
+    let mut qc = [[0.0f32; L]; 32];
+    let mut ma = [[0.0f32; L]; 32];
+    let mut mb = [[0.0f32; L]; 32];
+    for j in 0..32 {
         for k in 0..L {
-            // `(itry + values[0])/max`: an int sum, then a float division.
-            id[k] = (itry + i32::from(VALUES[0])) as f32 / max[k];
-            sumqx[k] = 0.0;
-            sumq2[k] = 0.0;
+            let x = xt[j][k];
+            let (a, b) = (id_first[k] * x, id_last[k] * x);
+            let (ea, eb, ec) = bracket(if b < a { b } else { a });
+            // Stored as the lowest entry and the two steps up.
+            qa[j][k] = ea;
+            qb[j][k] = eb - ea;
+            qc[j][k] = ec - eb;
+            ma[j][k] = (ea + eb) * 0.5;
+            mb[j][k] = (eb + ec) * 0.5;
         }
-        for row in xt {
+    }
+    // The tries three at a time (independent sums, shared loads), compared in ggml's order.
+    const T: usize = 3;
+    for first in (-NTRY..=NTRY).step_by(T) {
+        let mut ids = [[0.0f32; L]; T];
+        for t in 0..T {
             for k in 0..L {
-                let x = row[k];
-                let q = best_value(id[k] * x);
-                let w = x * x;
-                sumqx[k] += w * q * x;
-                sumq2[k] += w * q * q;
+                // `(itry + values[0])/max`: an int sum, then a float division.
+                ids[t][k] = (first + t as i32 + i32::from(VALUES[0])) as f32 / max[k];
             }
         }
-        for k in 0..L {
-            if sumq2[k] > 0.0 && sumqx[k] * sumqx[k] > best[k] * sumq2[k] {
-                d[k] = sumqx[k] / sumq2[k];
-                best[k] = d[k] * sumqx[k];
+        let mut sx = [[0.0f32; L]; T];
+        let mut s2 = [[0.0f32; L]; T];
+        for j in 0..32 {
+            for t in 0..T {
+                for k in 0..L {
+                    let x = xt[j][k];
+                    let al = ids[t][k] * x;
+                    // Steps added to the lowest entry (small integers: exact), kept by bit
+                    // masks: a select of a load becomes a branch, which stops the vectoriser.
+                    let q = qa[j][k]
+                        + keep_if(al >= ma[j][k], qb[j][k])
+                        + keep_if(al >= mb[j][k], qc[j][k]);
+                    let wq = w[j][k] * q;
+                    sx[t][k] += wq * x;
+                    s2[t][k] += wq * q;
+                }
+            }
+        }
+        for t in 0..T {
+            for k in 0..L {
+                let (sumqx, sumq2) = (sx[t][k], s2[t][k]);
+                // `&` and selects: no branch per lane.
+                let take = (sumq2 > 0.0) & (sumqx * sumqx > best[k] * sumq2);
+                let dt = sumqx / sumq2;
+                d[k] = if take { dt } else { d[k] };
+                best[k] = if take { dt * sumqx } else { best[k] };
             }
         }
     }
@@ -310,44 +324,4 @@ pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> 
         pack(&l[32 * i..32 * i + 32], &mut y[8 + 16 * i..8 + 16 * i + 16]);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn branchless_best_index_equals_the_bisection() {
-        let mut state = 0x1234_5678_9abc_def1u64;
-        let specials = [
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            0.0,
-            -0.0,
-            -127.0,
-            113.0,
-            -10.0,
-            1.0,
-            -4.5,
-            19.0,
-        ];
-        let same = |x: f32| {
-            assert_eq!(best_index(x), best_index_bisect(x), "{x:e}");
-            let v = f32::from(VALUES[usize::from(best_index_bisect(x))]);
-            assert_eq!(best_value(x).to_bits(), v.to_bits(), "{x:e}");
-        };
-        for x in specials {
-            same(x);
-        }
-        for v in -300..300 {
-            same(v as f32 * 0.5);
-        }
-        for _ in 0..1_000_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
-            same(f32::from_bits((state >> 32) as u32));
-            // Near the table: the neighbour comparisons decide.
-            same(f32::from_bits((state >> 40) as u32 | 0x4200_0000) - 64.0);
-        }
-    }
 }

@@ -1,53 +1,54 @@
-//! wasm simd128 versions of the IQ4 scale search and index pick (`iq4.rs`), the same f32
-//! operations per lane, so the same bits. The bracket of a value in the 16-entry table is the
-//! count of entries ≤ it; its two ends are read from the table with a byte swizzle (LLVM's
-//! vectorisation of the portable selects left half the search scalar on wasm).
+//! wasm simd128 versions of the IQ4 scale search and index pick (`iq4.rs`): the same f32
+//! operations per lane and the same entry choice (midpoint comparisons, the three-entry bracket
+//! per value over the tries), so the same bits. Table entries are read with a byte swizzle.
 #![cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#![allow(clippy::needless_range_loop)] // lanes and tries indexed as in iq4.rs, for review against it
 
 use std::arch::wasm32::*;
 
+use super::iq4_table::{mid, val, GROUP_MAX_EPS, NTRY};
 use crate::quant::scalar::grids::KVALUES_IQ4NL as VALUES;
 
-const GROUP_MAX_EPS: f32 = 1e-15;
-const NTRY: i32 = 7;
-
+/// The table shifted by `s` entries, clamped at its end, as bytes.
 #[inline(always)]
-fn val(k: usize) -> f32 {
-    f32::from(VALUES[k])
+fn table(s: usize) -> v128 {
+    let e = |k: usize| VALUES[(k + s).min(15)];
+    i8x16(
+        e(0),
+        e(1),
+        e(2),
+        e(3),
+        e(4),
+        e(5),
+        e(6),
+        e(7),
+        e(8),
+        e(9),
+        e(10),
+        e(11),
+        e(12),
+        e(13),
+        e(14),
+        e(15),
+    )
 }
 
-/// Table entry `idx` (an i32 in 0..16 per lane) as f32.
+/// Entry `idx` (an i32 in 0..16 per lane) of a byte table, as f32.
 #[inline(always)]
-fn lookup(idx: v128) -> v128 {
-    let table = i8x16(
-        VALUES[0], VALUES[1], VALUES[2], VALUES[3], VALUES[4], VALUES[5], VALUES[6], VALUES[7],
-        VALUES[8], VALUES[9], VALUES[10], VALUES[11], VALUES[12], VALUES[13], VALUES[14],
-        VALUES[15],
-    );
+fn lookup(table: v128, idx: v128) -> v128 {
     // Each lane's low byte is its index (the other bytes pick entry 0 and are shifted out).
     let b = i8x16_swizzle(table, idx);
     f32x4_convert_i32x4(i32x4_shr(i32x4_shl(b, 24), 24))
 }
 
-/// `iq4::best_index` per lane, as i32: the count of entries ≤ x (`ml`, ≤ 14) brackets x in
-/// (ml, ml + 1); below the table that picks 0, above it 15, by the same comparison; NaN 15.
+/// `iq4_table::best_index` per lane, as i32: 15 minus the midpoints above x (NaN: 15).
 #[inline(always)]
 fn best_index(x: v128) -> v128 {
-    let mut ml = i32x4_splat(0);
-    for k in 1..15 {
-        ml = i32x4_sub(ml, f32x4_le(f32x4_splat(val(k)), x));
+    let mut n = i32x4_splat(15);
+    for k in 0..15 {
+        n = i32x4_add(n, f32x4_lt(x, f32x4_splat(mid(k))));
     }
-    let up = i32x4_add(ml, i32x4_splat(1));
-    let (lo, hi) = (lookup(ml), lookup(up));
-    // The mask is −1 where x is nearer the lower end.
-    let index = i32x4_add(up, f32x4_lt(f32x4_sub(x, lo), f32x4_sub(hi, x)));
-    v128_bitselect(i32x4_splat(15), index, f32x4_ne(x, x))
-}
-
-/// `VALUES[best_index(x)]` per lane.
-#[inline(always)]
-fn best_value(x: v128) -> v128 {
-    lookup(best_index(x))
+    n
 }
 
 #[inline(always)]
@@ -56,7 +57,7 @@ fn ld(row: &[f32; 8], v: usize) -> v128 {
     unsafe { v128_load(row.as_ptr().add(4 * v).cast()) }
 }
 
-/// `iq4::block_scales` for 8 lanes.
+/// `iq4::block_scales` for 8 lanes (two vectors of 4).
 pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
     let zero = f32x4_splat(0.0);
     let v0 = f32x4_splat(val(0));
@@ -70,44 +71,91 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
             max[v] = v128_bitselect(x, max[v], bigger);
         }
     }
-    let sums = |id: [v128; 2]| {
-        let mut sumqx = [zero; 2];
-        let mut sumq2 = [zero; 2];
-        for row in xt {
-            for v in 0..2 {
-                let x = ld(row, v);
-                let q = best_value(f32x4_mul(id[v], x));
-                let wq = f32x4_mul(f32x4_mul(x, x), q);
-                sumqx[v] = f32x4_add(sumqx[v], f32x4_mul(wq, x));
-                sumq2[v] = f32x4_add(sumq2[v], f32x4_mul(wq, q));
-            }
-        }
-        (sumqx, sumq2)
-    };
+    let (t0, t1, t2) = (table(0), table(1), table(2));
     let mut d = [zero; 2];
     let mut id = [zero; 2];
     for v in 0..2 {
         d[v] = f32x4_div(f32x4_neg(max[v]), v0);
         id[v] = f32x4_div(f32x4_splat(1.0), d[v]);
     }
-    let (sumqx, sumq2) = sums(id);
+    let mut sumqx = [zero; 2];
+    let mut sumq2 = [zero; 2];
+    for row in xt {
+        for v in 0..2 {
+            let x = ld(row, v);
+            let q = lookup(t0, best_index(f32x4_mul(id[v], x)));
+            let wq = f32x4_mul(f32x4_mul(x, x), q);
+            sumqx[v] = f32x4_add(sumqx[v], f32x4_mul(wq, x));
+            sumq2[v] = f32x4_add(sumq2[v], f32x4_mul(wq, q));
+        }
+    }
     let mut best = [zero; 2];
     for v in 0..2 {
         let pos = f32x4_gt(sumq2[v], zero);
         d[v] = v128_and(f32x4_div(sumqx[v], sumq2[v]), pos);
         best[v] = f32x4_mul(d[v], sumqx[v]);
     }
-    for itry in -NTRY..=NTRY {
-        let num = f32x4_splat((itry + i32::from(VALUES[0])) as f32);
-        let id = [f32x4_div(num, max[0]), f32x4_div(num, max[1])];
-        let (sumqx, sumq2) = sums(id);
+    // Per value: weight, lowest entry, the two steps up and the midpoints where they are taken.
+    let first = f32x4_splat((-NTRY + i32::from(VALUES[0])) as f32);
+    let last = f32x4_splat((NTRY + i32::from(VALUES[0])) as f32);
+    let id_first = [f32x4_div(first, max[0]), f32x4_div(first, max[1])];
+    let id_last = [f32x4_div(last, max[0]), f32x4_div(last, max[1])];
+    let half = f32x4_splat(0.5);
+    let mut pre = [[[zero; 6]; 2]; 32];
+    for (row, pre) in xt.iter().zip(pre.iter_mut()) {
         for v in 0..2 {
-            let take = v128_and(
-                f32x4_gt(sumq2[v], zero),
-                f32x4_gt(f32x4_mul(sumqx[v], sumqx[v]), f32x4_mul(best[v], sumq2[v])),
-            );
-            d[v] = v128_bitselect(f32x4_div(sumqx[v], sumq2[v]), d[v], take);
-            best[v] = v128_bitselect(f32x4_mul(d[v], sumqx[v]), best[v], take);
+            let x = ld(row, v);
+            let (a, b) = (f32x4_mul(id_first[v], x), f32x4_mul(id_last[v], x));
+            // `if b < a { b } else { a }`
+            let n = best_index(f32x4_pmin(a, b));
+            let (ea, eb, ec) = (lookup(t0, n), lookup(t1, n), lookup(t2, n));
+            pre[v] = [
+                f32x4_mul(x, x),
+                ea,
+                f32x4_sub(eb, ea),
+                f32x4_sub(ec, eb),
+                f32x4_mul(f32x4_add(ea, eb), half),
+                f32x4_mul(f32x4_add(eb, ec), half),
+            ];
+        }
+    }
+    // Three tries at a time, compared in ggml's order.
+    const T: usize = 3;
+    for first in (-NTRY..=NTRY).step_by(T) {
+        let mut ids = [[zero; 2]; T];
+        for t in 0..T {
+            let num = f32x4_splat((first + t as i32 + i32::from(VALUES[0])) as f32);
+            ids[t] = [f32x4_div(num, max[0]), f32x4_div(num, max[1])];
+        }
+        let mut sx = [[zero; 2]; T];
+        let mut s2 = [[zero; 2]; T];
+        for (row, pre) in xt.iter().zip(&pre) {
+            for v in 0..2 {
+                let x = ld(row, v);
+                let [w, ea, up1, up2, ma, mb] = pre[v];
+                for t in 0..T {
+                    let al = f32x4_mul(ids[t][v], x);
+                    let q = f32x4_add(
+                        f32x4_add(ea, v128_and(f32x4_ge(al, ma), up1)),
+                        v128_and(f32x4_ge(al, mb), up2),
+                    );
+                    let wq = f32x4_mul(w, q);
+                    sx[t][v] = f32x4_add(sx[t][v], f32x4_mul(wq, x));
+                    s2[t][v] = f32x4_add(s2[t][v], f32x4_mul(wq, q));
+                }
+            }
+        }
+        for t in 0..T {
+            for v in 0..2 {
+                let (sumqx, sumq2) = (sx[t][v], s2[t][v]);
+                let take = v128_and(
+                    f32x4_gt(sumq2, zero),
+                    f32x4_gt(f32x4_mul(sumqx, sumqx), f32x4_mul(best[v], sumq2)),
+                );
+                let dt = f32x4_div(sumqx, sumq2);
+                d[v] = v128_bitselect(dt, d[v], take);
+                best[v] = v128_bitselect(f32x4_mul(dt, sumqx), best[v], take);
+            }
         }
     }
     let mut out = [0.0f32; 8];
@@ -178,9 +226,34 @@ mod tests {
             for k in 0..4 {
                 assert_eq!(
                     out[k],
-                    i32::from(super::super::iq4::best_index(c[k])),
+                    i32::from(super::super::iq4_table::best_index(c[k])),
                     "{:e}",
                     c[k]
+                );
+            }
+        }
+    }
+
+    /// Bit for bit the portable search (itself held to ggml's in `iq4_ref.rs`), on varied blocks.
+    #[test]
+    fn simd128_scales_equal_portable() {
+        use super::super::iq4::block_scales;
+        use super::super::iq4_ref::{block, Rng};
+        let mut rng = Rng(0x0bad_cafe_1234_5678);
+        for round in 0..3000u32 {
+            let mut xt = [[0.0f32; 8]; 32];
+            for b in 0..8 {
+                let blk = block(&mut rng, round * 8 + b as u32);
+                for j in 0..32 {
+                    xt[j][b] = blk[j];
+                }
+            }
+            let (ours, want) = (scales8(&xt), block_scales(&xt));
+            for b in 0..8 {
+                assert_eq!(
+                    ours[b].to_bits(),
+                    want[b].to_bits(),
+                    "round {round} lane {b}"
                 );
             }
         }
