@@ -27,3 +27,16 @@ export function launchChromium() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
 }
+
+/** Opens the viewer at `url` in a new page, picks the local `file` (a File, as a drop gives) and
+ * selects `tensor` in the Inspector; resolves to the page. */
+export async function openInInspector(browser, url, file, tensor) {
+  const page = await browser.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => document.querySelector('[data-field="name"]').textContent !== 'No model', null, { timeout: 30000 });
+  await page.setInputFiles('#file-input', file);
+  await page.waitForFunction((n) => [...document.querySelectorAll('#insp-tensor option')].some((o) => o.value === n), tensor, { timeout: 30000 });
+  await page.click('[data-tab="inspector"]');
+  await page.selectOption('#insp-tensor', tensor);
+  return page;
+}

@@ -9,7 +9,7 @@
 //   node benches/viewer-quant-error.mjs SITE /tmp/e2e100m.gguf big_q4_k.weight [--runs 3]
 //
 // Prints each run's seconds to each chart, then the medians.
-import { serveSite, launchChromium } from './viewer-bench.mjs';
+import { serveSite, launchChromium, openInInspector } from './viewer-bench.mjs';
 
 const args = process.argv.slice(2);
 const runsAt = args.indexOf('--runs');
@@ -24,13 +24,7 @@ const browser = await launchChromium();
 const sampled = [];
 const exact = [];
 try {
-  const page = await browser.newPage();
-  await page.goto(url);
-  await page.waitForFunction(() => document.querySelector('[data-field="name"]').textContent !== 'No model', null, { timeout: 30000 });
-  await page.setInputFiles('#file-input', file);
-  await page.waitForFunction((n) => [...document.querySelectorAll('#insp-tensor option')].some((o) => o.value === n), tensor, { timeout: 30000 });
-  await page.click('[data-tab="inspector"]');
-  await page.selectOption('#insp-tensor', tensor);
+  const page = await openInInspector(browser, url, file, tensor);
   await page.check('#qerr-all');
   const workers = await page.evaluate(() => Math.min(4, navigator.hardwareConcurrency));
   for (let run = 0; run < runs; run++) {

@@ -7,7 +7,7 @@
 //   node benches/viewer-stats.mjs SITE FILE.gguf TENSOR [--runs 3]
 //
 // Prints each run's seconds, then the median.
-import { serveSite, launchChromium } from './viewer-bench.mjs';
+import { serveSite, launchChromium, openInInspector } from './viewer-bench.mjs';
 
 const args = process.argv.slice(2);
 const runsAt = args.indexOf('--runs');
@@ -21,13 +21,7 @@ const { url, server } = await serveSite(site, []);
 const browser = await launchChromium();
 const times = [];
 try {
-  const page = await browser.newPage();
-  await page.goto(url);
-  await page.waitForFunction(() => document.querySelector('[data-field="name"]').textContent !== 'No model', null, { timeout: 30000 });
-  await page.setInputFiles('#file-input', file);
-  await page.waitForFunction((n) => [...document.querySelectorAll('#insp-tensor option')].some((o) => o.value === n), tensor, { timeout: 30000 });
-  await page.click('[data-tab="inspector"]');
-  await page.selectOption('#insp-tensor', tensor);
+  const page = await openInInspector(browser, url, file, tensor);
   await page.selectOption('#insp-scope', 'all');
   for (let run = 0; run < runs; run++) {
     await page.evaluate(() => { for (const e of document.querySelectorAll('[data-stat]')) delete e.dataset.value; });

@@ -3,29 +3,10 @@
 //! once with its count. Counts, range and zeros are exact; the sums are the same products added
 //! in another order than [`Moments::of`] would, so mean and `m2` agree with it to rounding.
 
-use super::moments::Moments;
+use super::moments::{lane_max, lane_min, Moments};
 
 /// Lanes of the sums: pair `i` goes to lane `i % LANES`, combined in lane order.
 const LANES: usize = 8;
-
-/// `min` / `max` as [`Moments::of`]'s lanes compute them.
-#[inline(always)]
-fn lane_min(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-fn lane_max(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
 
 /// The moments of `values[i]` counted `counts[i]` times (same lengths; a count is at most
 /// 2^31 - 1, as a group's counts are; `count` their sum).

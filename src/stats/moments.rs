@@ -68,7 +68,7 @@ impl Moments {
 
 /// `min` as `minps` computes it (`a < b ? a : b`), for the same bits in every loop.
 #[inline(always)]
-fn lane_min(a: f32, b: f32) -> f32 {
+pub(super) fn lane_min(a: f32, b: f32) -> f32 {
     if a < b {
         a
     } else {
@@ -77,7 +77,7 @@ fn lane_min(a: f32, b: f32) -> f32 {
 }
 
 #[inline(always)]
-fn lane_max(a: f32, b: f32) -> f32 {
+pub(super) fn lane_max(a: f32, b: f32) -> f32 {
     if a > b {
         a
     } else {
