@@ -4,9 +4,10 @@
 //! (per cache, K and V) and the recurrent state (R and S) must match to the log's precision (0.01 MiB), the mapped weights too, the
 //! compute buffer within 15%, and the combinations llama.cpp refused must be refused.
 
-use gguf_lens::gguf::GgufFile;
-use gguf_lens::model::{split_paths, GgufModel};
-use gguf_lens::plan::{cache_type, plan, Options};
+mod common;
+
+use common::plan_cases::{case_options, load_model, planned};
+use gguf_lens::plan::plan;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -22,38 +23,13 @@ fn plans_match_llama_cpp() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for (name, m) in expected["models"].as_object().unwrap() {
-        // a split model: every shard, as llama.cpp loads it from the first
-        let file = m["file"].as_str().unwrap();
-        let paths = split_paths(file).unwrap_or_else(|| vec![file.to_string()]);
-        let shards = paths
-            .iter()
-            .map(|p| GgufFile::from_bytes(&std::fs::read(p).unwrap()).unwrap())
-            .collect();
-        let model = GgufModel::from_shards(shards).unwrap();
+        let model = load_model(m);
         for case in m["cases"].as_array().unwrap() {
-            let o = Options {
-                ctx: Some(case["n_ctx"].as_u64().unwrap()),
-                parallel: case["n_seq_max"].as_u64().unwrap() as u32,
-                type_k: cache_type(case["type_k"].as_str().unwrap()).unwrap(),
-                type_v: cache_type(case["type_v"].as_str().unwrap()).unwrap(),
-                flash_attn: case["flash_attn"].as_bool().unwrap(),
-                ngl: 0,
-            };
+            let o = case_options(case, 0);
             let what = format!("{name} {case}");
-            let result = plan(&model, &o);
-            if case["refused"].as_bool() == Some(true) {
-                if result.is_ok() {
-                    failures.push(format!("{what}: llama.cpp refused, we planned"));
-                }
-                checked += 1;
+            let Some(p) = planned(plan(&model, &o), case, &what, &mut failures, &mut checked)
+            else {
                 continue;
-            }
-            let p = match result {
-                Ok(p) => p,
-                Err(e) => {
-                    failures.push(format!("{what}: {e}"));
-                    continue;
-                }
             };
             let caches = case["caches"].as_array().unwrap();
             if caches.len() != p.kv.caches.len() {

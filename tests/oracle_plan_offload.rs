@@ -8,9 +8,10 @@
 //! few MiB, where which of a few `n_embd × n_ubatch` rows ggml's allocator reuses decides; the
 //! real-width model is held to 15%).
 
-use gguf_lens::gguf::{parse, GgufFile, ParseStatus};
-use gguf_lens::model::{split_paths, GgufModel};
-use gguf_lens::plan::{cache_type, plan, Options};
+mod common;
+
+use common::plan_cases::{case_options, load_model, planned};
+use gguf_lens::plan::plan;
 use serde_json::Value;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -29,24 +30,6 @@ fn close_sum(ours: u64, logged: &[f64]) -> bool {
     (ours as f64 / MIB - logged.iter().sum::<f64>()).abs() <= slack
 }
 
-fn load(m: &Value) -> GgufModel {
-    let file = m["file"].as_str().unwrap();
-    if let Some(size) = m["file_size"].as_u64() {
-        // a header whose data region is not committed (a sparse file in llama.cpp)
-        let bytes = std::fs::read(file).unwrap();
-        return match parse(&bytes, Some(size)).unwrap() {
-            ParseStatus::Complete(f) => GgufModel::single(f),
-            _ => panic!("{file}: incomplete header"),
-        };
-    }
-    let paths = split_paths(file).unwrap_or_else(|| vec![file.to_string()]);
-    let shards = paths
-        .iter()
-        .map(|p| GgufFile::from_bytes(&std::fs::read(p).unwrap()).unwrap())
-        .collect();
-    GgufModel::from_shards(shards).unwrap()
-}
-
 #[test]
 fn offload_matches_llama_cpp_per_device() {
     let text = std::fs::read_to_string("fixtures/plan/offload.json").unwrap();
@@ -56,34 +39,16 @@ fn offload_matches_llama_cpp_per_device() {
     // the largest differences seen (MiB; compute: relative), printed with --nocapture
     let (mut max_weights, mut max_kv, mut max_compute) = (0f64, 0f64, 0f64);
     for (name, m) in expected["models"].as_object().unwrap() {
-        let model = load(m);
+        let model = load_model(m);
         for case in m["cases"].as_array().unwrap() {
-            let o = Options {
-                ctx: Some(case["n_ctx"].as_u64().unwrap()),
-                parallel: case["n_seq_max"].as_u64().unwrap() as u32,
-                type_k: cache_type(case["type_k"].as_str().unwrap()).unwrap(),
-                type_v: cache_type(case["type_v"].as_str().unwrap()).unwrap(),
-                flash_attn: case["flash_attn"].as_bool().unwrap(),
-                ngl: case["ngl"].as_u64().unwrap() as u32,
-            };
+            let o = case_options(case, case["ngl"].as_u64().unwrap() as u32);
             let what = format!(
                 "{name} -ngl {} -c {} -np {} {}/{} fa {}",
                 o.ngl, case["n_ctx"], o.parallel, case["type_k"], case["type_v"], o.flash_attn
             );
-            let result = plan(&model, &o);
-            if case["refused"].as_bool() == Some(true) {
-                if result.is_ok() {
-                    failures.push(format!("{what}: llama.cpp refused, we planned"));
-                }
-                checked += 1;
+            let Some(p) = planned(plan(&model, &o), case, &what, &mut failures, &mut checked)
+            else {
                 continue;
-            }
-            let p = match result {
-                Ok(p) => p,
-                Err(e) => {
-                    failures.push(format!("{what}: {e}"));
-                    continue;
-                }
             };
             // weights: one mapped CPU buffer per file, the GPU's tensors
             let cpu = logged(&case["weights_mib"], "cpu");
