@@ -204,24 +204,8 @@ mod x86 {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm {
     use super::{counted_from, deviations_from, Moments, State, LANES};
+    use crate::stats::moments::wasm::{lane2, lane4};
     use std::arch::wasm32::*;
-
-    fn lane4(v: v128, l: usize) -> u32 {
-        match l {
-            0 => u32x4_extract_lane::<0>(v),
-            1 => u32x4_extract_lane::<1>(v),
-            2 => u32x4_extract_lane::<2>(v),
-            _ => u32x4_extract_lane::<3>(v),
-        }
-    }
-
-    fn lane2(v: v128, l: usize) -> f64 {
-        if l == 0 {
-            f64x2_extract_lane::<0>(v)
-        } else {
-            f64x2_extract_lane::<1>(v)
-        }
-    }
 
     /// The portable loops in simd128 (two f32x4, four f64x2 per 8 lanes; `pmin(b, a)` is
     /// `lane_min(a, b)`): the same bits.

@@ -346,7 +346,7 @@ mod x86 {
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod wasm {
+pub(super) mod wasm {
     use super::{deviation, moments_of, Lanes, Moments, LANES, RUN};
     use std::arch::wasm32::*;
 
@@ -497,7 +497,7 @@ mod wasm {
     }
 
     /// Lane `l` (0..4) of a vector of 32-bit lanes.
-    fn lane4(v: v128, l: usize) -> u32 {
+    pub(in crate::stats) fn lane4(v: v128, l: usize) -> u32 {
         match l {
             0 => u32x4_extract_lane::<0>(v),
             1 => u32x4_extract_lane::<1>(v),
@@ -507,7 +507,7 @@ mod wasm {
     }
 
     /// Lane `l` (0..2) of a vector of f64.
-    fn lane2(v: v128, l: usize) -> f64 {
+    pub(in crate::stats) fn lane2(v: v128, l: usize) -> f64 {
         if l == 0 {
             f64x2_extract_lane::<0>(v)
         } else {
