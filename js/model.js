@@ -167,6 +167,9 @@ export class GgufModel extends ShardedModel {
       let workers = options.workers;
       if (typeof workers === 'number' && workers > 0) workers = await nodeStatsWorkers(workers);
       if (workers?.length) {
+        if (!workersCanOpen(this.input)) {
+          throw new TypeError('gguf-lens: quantError with workers needs a model opened from a URL, path, File or Blob');
+        }
         return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
           inputId: workerInputId(this, workers), wasmModule: wasmModule(),
@@ -390,13 +393,6 @@ function workersCanOpen(input) {
   return input !== undefined && input !== null && (typeof input !== 'object' || input instanceof Blob || Array.isArray(input));
 }
 
-/**
- * tensorStats on workers (`options.workers`: Workers running `gguf-lens/stats-worker`, or Node's
- * from nodeStatsWorkers): each pass
- * is cut into one run of rows per worker (whole grid cells); each worker opens the model from
- * `model.input` (once), reads and dequantizes its rows and sends its part back; the parts merge
- * here. The same numbers as on one thread, bit for bit.
- */
 /** The id workers know `model` by (they get a clone of its input with every request), with the
  * workers noted so that model.close() closes their copies too. */
 function workerInputId(model, workers) {
@@ -406,6 +402,13 @@ function workerInputId(model, workers) {
   return model._statsInputId;
 }
 
+/**
+ * tensorStats on workers (`options.workers`: Workers running `gguf-lens/stats-worker`, or Node's
+ * from nodeStatsWorkers): each pass
+ * is cut into one run of rows per worker (whole grid cells); each worker opens the model from
+ * `model.input` (once), reads and dequantizes its rows and sends its part back; the parts merge
+ * here. The same numbers as on one thread, bit for bit.
+ */
 async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
   if (!workersCanOpen(model.input)) {

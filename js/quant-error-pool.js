@@ -37,10 +37,7 @@ let nextJob = 0;
  */
 export async function quantErrorOnWorkers(model, t, runs, job, types, workers, options) {
   const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
-  const input = model.input;
-  if (input === undefined || input === null || (typeof input === 'object' && !(input instanceof Blob) && !Array.isArray(input))) {
-    throw new TypeError('gguf-lens: quantError with workers needs a model opened from a URL, path, File or Blob');
-  }
+  const input = model.input; // model.js checked that workers can open it
   const jobId = `qerr${++nextJob}`;
   const shares = shareRuns(runs, workers.length);
   const used = workers.slice(0, shares.length);
