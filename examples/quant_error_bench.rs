@@ -4,7 +4,8 @@
 //! type `quantize` (the quantizer alone) and `add` (one type's `QuantError` fed the whole buffer),
 //! then `job`: the chart's work for every value — dequantize the Q4_K rows and measure all 17
 //! types (`QuantErrorSet`, as the wasm job runs it). Best of `GGUF_LENS_BENCH_REPS` (3) runs,
-//! thread CPU time (Linux; under WASI the process's). benches/quant-error-cpu.sh runs it
+//! thread CPU time (Linux; under WASI the process's). `GGUF_LENS_BENCH_Q4K=FILE` takes the Q4_K
+//! rows from FILE's first bytes instead (a tensor's data cut out of a model). benches/quant-error-cpu.sh runs it
 //! natively and as wasm32-wasip1 simd128.
 
 use std::time::Instant;
@@ -34,13 +35,21 @@ fn main() {
         .collect();
     let mut q4k = vec![0u8; quantized_size(GgmlType::Q4_K, n).unwrap()];
     quantize_row(GgmlType::Q4_K, &raw, &mut q4k).unwrap();
+    // GGUF_LENS_BENCH_Q4K=FILE: raw Q4_K rows instead (e.g. the start of a tensor's data).
+    if let Ok(path) = std::env::var("GGUF_LENS_BENCH_Q4K") {
+        let bytes = std::fs::read(&path).expect("read GGUF_LENS_BENCH_Q4K");
+        let len = q4k.len();
+        q4k.copy_from_slice(&bytes[..len]);
+    }
     let mut values = vec![0f32; n];
     gguf_lens::quant::dequantize(GgmlType::Q4_K, &q4k, &mut values).unwrap();
 
     let ns = |secs: f64| secs * 1e9 / n as f64;
+    // GGUF_LENS_BENCH_JOB=1: the job alone.
+    let job_only = std::env::var("GGUF_LENS_BENCH_JOB").is_ok_and(|v| v == "1");
     let mut sum_q = 0.0;
     let mut sum_add = 0.0;
-    for ty in SUPPORTED {
+    for ty in SUPPORTED.into_iter().filter(|_| !job_only) {
         let mut dst = vec![0u8; quantized_size(ty, n).unwrap()];
         let q = best(reps, || quantize_row(ty, &values, &mut dst).unwrap());
         let add = best(reps, || {
@@ -58,10 +67,12 @@ fn main() {
             ns(add) - ns(q)
         );
     }
-    println!(
-        "sum     quantize {sum_q:6.2}  add {sum_add:6.2}  rest {:5.2} ns/value",
-        sum_add - sum_q
-    );
+    if !job_only {
+        println!(
+            "sum     quantize {sum_q:6.2}  add {sum_add:6.2}  rest {:5.2} ns/value",
+            sum_add - sum_q
+        );
+    }
     let row_bytes = q4k.len() / rows;
     let job = best(reps, || {
         let mut set = QuantErrorSet::new(&SUPPORTED, row_len as u64);
