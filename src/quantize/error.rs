@@ -1,30 +1,24 @@
 //! Quantization error of one type on given values: quantize (bit-exact to ggml), dequantize,
 //! compare. Fed chunk by chunk (whole blocks), so a tensor of any size streams through. Each
-//! block's sums (f64, in value order) go into exact sums, so parts of a tensor quantized apart
-//! (threads, workers) merge into the same bits as one pass, whatever the split.
+//! group's sums (f64, in fixed lanes: `lanes.rs`) go into exact sums, so parts of a tensor
+//! quantized apart (threads, workers) merge into the same bits as one pass, whatever the split.
+//! [`QuantErrorSet`] measures several types on the same values at once (what the viewer runs).
 
 mod exact_sum;
+mod lanes;
+mod set;
 
-use exact_sum::ExactSum;
+pub use set::QuantErrorSet;
 
-use super::{quantize_row, quantized_size, QuantizeError};
+use super::QuantizeError;
 use crate::types::GgmlType;
 
-/// Running sums of the error of quantizing values to one type: per block in f64, then exact
-/// across blocks (so independent of how the values were split and merged).
+/// Running sums of the error of quantizing values to one type: per group in f64, then exact
+/// across groups (so independent of how the values were split and merged).
 #[derive(Debug, Clone)]
 pub struct QuantError {
-    ty: GgmlType,
-    n: u64,
-    sum_err2: ExactSum,
-    sum_x2: ExactSum,
-    sum_y2: ExactSum,
-    sum_xy: ExactSum,
-    max_abs_err: f64,
-    /// Values summed in f64 before an exact add: whole blocks that tile every row.
-    group: usize,
-    bytes: Vec<u8>,
-    back: Vec<f32>,
+    row_len: u64,
+    set: QuantErrorSet,
 }
 
 /// The metrics of a [`QuantError`].
@@ -43,147 +37,68 @@ pub struct QuantErrorReport {
 }
 
 impl QuantError {
+    /// For any whole blocks of `ty`.
     pub fn new(ty: GgmlType) -> QuantError {
-        QuantError {
-            ty,
-            n: 0,
-            sum_err2: ExactSum::default(),
-            sum_x2: ExactSum::default(),
-            sum_y2: ExactSum::default(),
-            sum_xy: ExactSum::default(),
-            max_abs_err: 0.0,
-            group: ty.block_size().max(1) as usize,
-            bytes: Vec::new(),
-            back: Vec::new(),
-        }
+        QuantError::for_rows(ty, u64::from(ty.block_size()))
     }
 
-    /// For rows of `row_len` values (a multiple of the type's block): sums up to 256 values in
-    /// f64 before each exact add (cheaper for F16/BF16, whose block is one value); the parts
-    /// merged must then be whole rows.
+    /// For rows of `row_len` values (a multiple of the type's block): sums up to 4096 values in
+    /// f64 before each exact add; the parts merged must then be whole rows.
     pub fn for_rows(ty: GgmlType, row_len: u64) -> QuantError {
-        let mut acc = QuantError::new(ty);
-        let block = acc.group as u64;
-        if block <= 256 && 256 % block == 0 && row_len % block == 0 && row_len > 0 {
-            acc.group = (block * gcd(row_len / block, 256 / block)) as usize;
+        QuantError {
+            row_len,
+            set: QuantErrorSet::new(&[ty], row_len),
         }
-        acc
     }
 
     /// Adds `values` (a whole number of the type's blocks; of rows after `for_rows`).
     pub fn add(&mut self, values: &[f32]) -> Result<(), QuantizeError> {
-        let size = quantized_size(self.ty, values.len())?;
-        self.bytes.resize(size, 0);
-        quantize_row(self.ty, values, &mut self.bytes)?;
-        self.back.resize(values.len(), 0.0);
-        // Cannot fail: the sizes match by construction, and every quantized type dequantizes.
-        crate::quant::dequantize(self.ty, &self.bytes, &mut self.back)
-            .map_err(|_| QuantizeError::Unsupported(self.ty))?;
-        for (xs, ys) in values.chunks(self.group).zip(self.back.chunks(self.group)) {
-            let (mut err2, mut x2, mut y2, mut xy) = (0.0, 0.0, 0.0, 0.0);
-            for (&x, &y) in xs.iter().zip(ys) {
-                let (x, y) = (f64::from(x), f64::from(y));
-                let e = x - y;
-                err2 += e * e;
-                x2 += x * x;
-                y2 += y * y;
-                xy += x * y;
-                if e.abs() > self.max_abs_err {
-                    self.max_abs_err = e.abs();
-                }
-            }
-            self.sum_err2.add(err2);
-            self.sum_x2.add(x2);
-            self.sum_y2.add(y2);
-            self.sum_xy.add(xy);
+        let ty = self.set.types()[0];
+        if !self.set.is_present(0) {
+            return Err(QuantizeError::RowLength {
+                ty,
+                len: self.row_len as usize,
+                block: ty.block_size() as usize,
+            });
         }
-        self.n += values.len() as u64;
-        Ok(())
+        self.set.add(values)?;
+        match self.set.failure(0) {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     /// Merges the sums of another accumulator of the same type (threads, workers): the same
     /// bits as adding its values here, in any order.
     pub fn merge(&mut self, other: &QuantError) {
-        self.n += other.n;
-        self.sum_err2.merge(&other.sum_err2);
-        self.sum_x2.merge(&other.sum_x2);
-        self.sum_y2.merge(&other.sum_y2);
-        self.sum_xy.merge(&other.sum_xy);
-        self.max_abs_err = self.max_abs_err.max(other.max_abs_err);
+        self.set.merge(&other.set);
     }
 
     /// The sums as bytes (for another thread or worker; `from_state` reads them back).
     pub fn state(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(Self::STATE_LEN);
-        out.extend_from_slice(&self.n.to_le_bytes());
-        out.extend_from_slice(&self.max_abs_err.to_le_bytes());
-        for s in [&self.sum_err2, &self.sum_x2, &self.sum_y2, &self.sum_xy] {
-            s.to_bytes(&mut out);
-        }
+        let mut out = self.row_len.to_le_bytes().to_vec();
+        out.extend_from_slice(&self.set.state());
         out
     }
 
-    /// Bytes of `state`.
-    pub const STATE_LEN: usize = 16 + 4 * ExactSum::ENCODED_LEN;
-
     /// An accumulator of type `ty` from `state`'s bytes; None when they are not that.
     pub fn from_state(ty: GgmlType, bytes: &[u8]) -> Option<QuantError> {
-        if bytes.len() != Self::STATE_LEN {
-            return None;
-        }
-        let mut acc = QuantError::new(ty);
-        acc.n = u64::from_le_bytes(bytes[..8].try_into().ok()?);
-        acc.max_abs_err = f64::from_le_bytes(bytes[8..16].try_into().ok()?);
-        let mut sums = bytes[16..]
-            .chunks_exact(ExactSum::ENCODED_LEN)
-            .map(ExactSum::from_bytes);
-        acc.sum_err2 = sums.next()??;
-        acc.sum_x2 = sums.next()??;
-        acc.sum_y2 = sums.next()??;
-        acc.sum_xy = sums.next()??;
-        Some(acc)
+        let row_len = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+        let (set, rest) = QuantErrorSet::from_state(&[ty], row_len, &bytes[8..])?;
+        (rest.is_empty() && set.is_present(0)).then_some(QuantError { row_len, set })
     }
 
     pub fn report(&self) -> QuantErrorReport {
-        let n = self.n.max(1) as f64;
-        let (sum_err2, sum_x2, sum_y2, sum_xy) = (
-            self.sum_err2.value(),
-            self.sum_x2.value(),
-            self.sum_y2.value(),
-            self.sum_xy.value(),
-        );
-        let rmse = (sum_err2 / n).sqrt();
-        let relative_rmse = if sum_x2 > 0.0 {
-            (sum_err2 / sum_x2).sqrt()
-        } else if sum_err2 > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        };
-        let cosine = if sum_x2 > 0.0 && sum_y2 > 0.0 {
-            sum_xy / (sum_x2.sqrt() * sum_y2.sqrt())
-        } else if sum_x2 == 0.0 && sum_y2 == 0.0 {
-            1.0
-        } else {
-            0.0
-        };
-        QuantErrorReport {
-            ty: self.ty,
-            n_values: self.n,
-            bits_per_weight: self.ty.bits_per_weight(),
-            rmse,
-            max_abs_err: self.max_abs_err,
-            relative_rmse,
-            cosine,
-        }
-    }
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
+        let ty = self.set.types()[0];
+        self.set.report(0).unwrap_or(QuantErrorReport {
+            ty,
+            n_values: 0,
+            bits_per_weight: ty.bits_per_weight(),
+            rmse: f64::NAN,
+            max_abs_err: f64::NAN,
+            relative_rmse: f64::NAN,
+            cosine: f64::NAN,
+        })
     }
 }
 

@@ -279,17 +279,54 @@ pub(super) fn iq4_nl_row(x: &[f32], y: &mut [u8]) -> Result<(), (usize, Overflow
     Ok(())
 }
 
-pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> {
+/// The 8 blocks of 256 values, one per lane.
+fn transposed(x: &[f32; 256]) -> [[f32; 8]; 32] {
     let mut xt = [[0.0f32; 8]; 32];
     for ib in 0..8 {
         for j in 0..32 {
             xt[j][ib] = x[32 * ib + j];
         }
     }
-    let scales = scales(&xt);
+    xt
+}
+
+pub(super) fn iq4_xs(x: &[f32; 256], y: &mut [u8; 136]) -> Result<(), Overflow> {
+    iq4_xs_with(x, &scales(&transposed(x)), y)
+}
+
+/// IQ4_NL's 8 blocks and IQ4_XS's super-block of the same 256 values from one scale search:
+/// ggml's `quantize_row_iq4_nl_impl` searches each 32-value block's scale the same way for both
+/// (weights x², no importance matrix; the super-block only changes what is done with the
+/// scales), so both are bit for bit what each alone gives. None: that type is not wanted.
+pub(super) fn iq4_nl_xs(
+    x: &[f32; 256],
+    nl: Option<&mut [u8; 144]>,
+    xs: Option<&mut [u8; 136]>,
+) -> (Result<(), (usize, Overflow)>, Result<(), Overflow>) {
+    let d = scales(&transposed(x));
+    let mut r_nl = Ok(());
+    if let Some(nl) = nl {
+        for b in 0..8 {
+            if let Err(e) =
+                iq4_nl_block(&x[32 * b..32 * b + 32], d[b], &mut nl[18 * b..18 * b + 18])
+            {
+                r_nl = Err((b, e));
+                break;
+            }
+        }
+    }
+    let r_xs = match xs {
+        Some(xs) => iq4_xs_with(x, &d, xs),
+        None => Ok(()),
+    };
+    (r_nl, r_xs)
+}
+
+/// IQ4_XS from its 8 block scales.
+fn iq4_xs_with(x: &[f32; 256], scales: &[f32; 8], y: &mut [u8; 136]) -> Result<(), Overflow> {
     let mut max_scale = 0.0f32;
     let mut amax_scale = 0.0f32;
-    for &d in &scales {
+    for &d in scales {
         if d.abs() > amax_scale {
             amax_scale = d.abs();
             max_scale = d;

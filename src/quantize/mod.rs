@@ -32,7 +32,7 @@ mod legacy;
 mod legacy_simd128;
 mod tq;
 
-pub use error::{QuantError, QuantErrorReport};
+pub use error::{QuantError, QuantErrorReport, QuantErrorSet};
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).
@@ -315,6 +315,59 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
             }
         }
     }
+}
+
+/// IQ4_NL into `nl` and IQ4_XS into `xs` from the same `src`: each result (and its bytes) is
+/// what [`quantize_row`] gives for that type, but the per-block scale search the two share runs
+/// once per 256 values (see `iq4::iq4_nl_xs`). A type that fails stops there; the other goes on.
+pub(crate) fn quantize_iq4_pair(
+    src: &[f32],
+    nl: &mut [u8],
+    xs: &mut [u8],
+) -> [Result<(), QuantizeError>; 2] {
+    let fits = quantized_size(GgmlType::IQ4_NL, src.len()) == Ok(nl.len())
+        && quantized_size(GgmlType::IQ4_XS, src.len()) == Ok(xs.len());
+    // Refusals (sizes, non-finite, huge values) as each type alone words them.
+    if !fits || first_not_finite(src).is_some() || abs_max(src) > MAX_ABS {
+        return [
+            quantize_row(GgmlType::IQ4_NL, src, nl),
+            quantize_row(GgmlType::IQ4_XS, src, xs),
+        ];
+    }
+    let (mut r_nl, mut r_xs) = (Ok(()), Ok(()));
+    let blocks = src
+        .chunks_exact(256)
+        .zip(nl.chunks_exact_mut(144).zip(xs.chunks_exact_mut(136)));
+    for (k, (x, (bn, bx))) in blocks.enumerate() {
+        let (Ok(x), Ok(bn), Ok(bx)) = (
+            <&[f32; 256]>::try_from(x),
+            <&mut [u8; 144]>::try_from(bn),
+            <&mut [u8; 136]>::try_from(bx),
+        ) else {
+            continue;
+        };
+        let (a, b) = iq4::iq4_nl_xs(x, r_nl.is_ok().then_some(bn), r_xs.is_ok().then_some(bx));
+        if let (Ok(()), Err((block, Overflow(scale)))) = (&r_nl, a) {
+            let ty = GgmlType::IQ4_NL;
+            r_nl = Err(QuantizeError::ScaleOverflow {
+                ty,
+                block: 8 * k + block,
+                scale,
+            });
+        }
+        if let (Ok(()), Err(Overflow(scale))) = (&r_xs, b) {
+            let ty = GgmlType::IQ4_XS;
+            r_xs = Err(QuantizeError::ScaleOverflow {
+                ty,
+                block: k,
+                scale,
+            });
+        }
+        if r_nl.is_err() && r_xs.is_err() {
+            break;
+        }
+    }
+    [r_nl, r_xs]
 }
 
 /// Beyond this magnitude ggml's searches square values into infinity (and no f16-scaled type

@@ -5,27 +5,22 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, GgufHeader};
-use crate::quantize::{QuantError, QuantizeError, SUPPORTED};
+use crate::quantize::{QuantErrorSet, QuantizeError, SUPPORTED};
 use crate::types::GgmlType;
+
+/// Rows dequantized at a time: about the values the set measures per slice, so the input's
+/// values are still in cache when every type reads them.
+const BATCH_VALUES: u64 = 16384;
 
 /// The error of quantizing one tensor to several types: feed every row once (`addRows` /
 /// `add`), then `result()`.
 #[wasm_bindgen]
 pub struct QuantErrorJob {
-    types: Vec<GgmlType>,
-    accs: Vec<Option<QuantError>>,
+    set: QuantErrorSet,
     /// Why a type is skipped (its block does not divide the row, or a scale overflowed).
     skipped: Vec<Option<String>>,
     row_len: u64,
     values: Vec<f32>,
-}
-
-/// One type's entry in a worker's state.
-enum Part {
-    Sums(Box<QuantError>),
-    Skipped(String),
-    /// The type's block does not divide the row (skipped from the start, on both sides).
-    Absent,
 }
 
 #[derive(Serialize)]
@@ -73,23 +68,21 @@ impl QuantErrorJob {
                 .collect::<Result<_, _>>()?
         };
         let row_len = row_len as u64;
-        let mut accs = Vec::new();
-        let mut skipped = Vec::new();
-        for &ty in &types {
-            let block = u64::from(ty.block_size());
-            if row_len % block == 0 {
-                accs.push(Some(QuantError::for_rows(ty, row_len)));
-                skipped.push(None);
-            } else {
-                accs.push(None);
-                skipped.push(Some(format!(
-                    "row length {row_len} is not a multiple of its block of {block}"
-                )));
-            }
-        }
+        let set = QuantErrorSet::new(&types, row_len);
+        let skipped = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| {
+                (!set.is_present(i)).then(|| {
+                    format!(
+                        "row length {row_len} is not a multiple of its block of {}",
+                        ty.block_size()
+                    )
+                })
+            })
+            .collect();
         Ok(QuantErrorJob {
-            types,
-            accs,
+            set,
             skipped,
             row_len,
             values: Vec::new(),
@@ -106,21 +99,36 @@ impl QuantErrorJob {
     ) -> Result<(), JsError> {
         let tensor = header.file.tensor(name).map_err(js_error)?;
         let rows = super::whole_rows(name, tensor.row_bytes(), bytes.len())?;
+        let batch = (BATCH_VALUES / self.row_len.max(1)).max(1);
         let mut values = std::mem::take(&mut self.values);
-        header.dequantize_slice(tensor, bytes, 0..rows, &mut values)?;
-        self.add(&values);
+        let mut first = 0;
+        while first < rows {
+            let last = rows.min(first + batch);
+            header.dequantize_slice(tensor, bytes, first..last, &mut values)?;
+            self.add(&values);
+            first = last;
+        }
         self.values = values;
         Ok(())
     }
 
     /// Adds f32 values: whole rows.
     pub fn add(&mut self, values: &[f32]) {
-        for ((acc, skipped), ty) in self.accs.iter_mut().zip(&mut self.skipped).zip(&self.types) {
-            let Some(a) = acc else { continue };
+        if let Err(e) = self.set.add(values) {
+            // Not whole rows: every type is wrong from here.
+            for (i, skipped) in self.skipped.iter_mut().enumerate() {
+                if skipped.is_none() {
+                    *skipped = Some(e.to_string());
+                    self.set.drop_type(i);
+                }
+            }
+            return;
+        }
+        for (i, (skipped, ty)) in self.skipped.iter_mut().zip(self.set.types()).enumerate() {
             if skipped.is_some() {
                 continue;
             }
-            if let Err(e) = a.add(values) {
+            if let Some(e) = self.set.failure(i) {
                 *skipped = Some(match e {
                     QuantizeError::ScaleOverflow { scale, .. } => {
                         format!("a block scale of {scale:e} overflows f16 ({ty})")
@@ -135,19 +143,15 @@ impl QuantErrorJob {
     /// workers (`absorbState` there).
     #[wasm_bindgen(js_name = toState)]
     pub fn to_state(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (acc, skipped) in self.accs.iter().zip(&self.skipped) {
-            match (acc, skipped) {
-                (_, Some(reason)) => {
+        let mut out = self.set.state();
+        for skipped in &self.skipped {
+            match skipped {
+                Some(reason) => {
                     out.push(1);
                     out.extend_from_slice(&(reason.len() as u32).to_le_bytes());
                     out.extend_from_slice(reason.as_bytes());
                 }
-                (Some(acc), None) => {
-                    out.push(0);
-                    out.extend_from_slice(&acc.state());
-                }
-                (None, None) => out.push(2),
+                None => out.push(0),
             }
         }
         out
@@ -159,41 +163,36 @@ impl QuantErrorJob {
     #[wasm_bindgen(js_name = absorbState)]
     pub fn absorb_state(&mut self, state: &[u8]) -> Result<(), JsError> {
         let bad = || JsError::new("quantization error: a worker's part is not this job's");
+        let (part, rest) =
+            QuantErrorSet::from_state(self.set.types(), self.row_len, state).ok_or_else(bad)?;
         let mut at = 0;
         let mut take = |n: usize| -> Result<&[u8], JsError> {
             let end = at + n;
-            let bytes = state.get(at..end).ok_or_else(bad)?;
+            let bytes = rest.get(at..end).ok_or_else(bad)?;
             at = end;
             Ok(bytes)
         };
-        let mut parts = Vec::with_capacity(self.types.len());
-        for &ty in &self.types {
-            match take(1)?[0] {
-                0 => {
-                    let acc = QuantError::from_state(ty, take(QuantError::STATE_LEN)?);
-                    parts.push(Part::Sums(Box::new(acc.ok_or_else(bad)?)));
-                }
+        let mut reasons = Vec::with_capacity(self.skipped.len());
+        for _ in 0..self.skipped.len() {
+            reasons.push(match take(1)?[0] {
+                0 => None,
                 1 => {
                     let len = u32::from_le_bytes(take(4)?.try_into().map_err(|_| bad())?);
                     let reason = std::str::from_utf8(take(len as usize)?).map_err(|_| bad())?;
-                    parts.push(Part::Skipped(reason.to_string()));
+                    Some(reason.to_string())
                 }
-                2 => parts.push(Part::Absent),
                 _ => return Err(bad()),
-            }
+            });
         }
-        if at != state.len() {
+        if at != rest.len() {
             return Err(bad());
         }
         // Checked whole before any of it is added.
-        for ((part, acc), skipped) in parts.into_iter().zip(&mut self.accs).zip(&mut self.skipped) {
-            match (part, acc) {
-                (Part::Sums(part), Some(acc)) => acc.merge(&part),
-                (Part::Skipped(reason), _) => {
-                    skipped.get_or_insert(reason);
-                }
-                (Part::Absent, None) => {}
-                _ => return Err(bad()),
+        self.set.merge(&part);
+        for (i, (mine, theirs)) in self.skipped.iter_mut().zip(reasons).enumerate() {
+            if let (None, Some(reason)) = (&*mine, theirs) {
+                *mine = Some(reason);
+                self.set.drop_type(i);
             }
         }
         Ok(())
@@ -212,25 +211,22 @@ impl QuantErrorJob {
             results: Vec::new(),
             skipped: Vec::new(),
         };
-        for ((acc, skipped), ty) in self.accs.iter().zip(&self.skipped).zip(&self.types) {
-            match (acc, skipped) {
-                (_, Some(reason)) => report.skipped.push(SkippedJs {
+        for (i, (skipped, ty)) in self.skipped.iter().zip(self.set.types()).enumerate() {
+            if let Some(reason) = skipped {
+                report.skipped.push(SkippedJs {
                     ty: ty.name().to_string(),
                     reason: reason.clone(),
-                }),
-                (Some(acc), None) => {
-                    let r = acc.report();
-                    report.results.push(ResultJs {
-                        ty: ty.name().to_string(),
-                        bits_per_weight: r.bits_per_weight,
-                        n_values: r.n_values as f64,
-                        rmse: r.rmse,
-                        max_abs_error: r.max_abs_err,
-                        relative_rmse: r.relative_rmse,
-                        cosine: r.cosine,
-                    })
-                }
-                (None, None) => {}
+                });
+            } else if let Some(r) = self.set.report(i) {
+                report.results.push(ResultJs {
+                    ty: ty.name().to_string(),
+                    bits_per_weight: r.bits_per_weight,
+                    n_values: r.n_values as f64,
+                    rmse: r.rmse,
+                    max_abs_error: r.max_abs_err,
+                    relative_rmse: r.relative_rmse,
+                    cosine: r.cosine,
+                });
             }
         }
         super::to_js(&report)

@@ -1,7 +1,7 @@
 //! `gguf-lens quant-error`: how much each quantization type loses on one tensor.
 
 use gguf_lens::quant::Kernel;
-use gguf_lens::quantize::{QuantError, QuantErrorReport, QuantizeError, SUPPORTED};
+use gguf_lens::quantize::{QuantErrorReport, QuantErrorSet, QuantizeError, SUPPORTED};
 use gguf_lens::types::GgmlType;
 use serde_json::json;
 
@@ -76,13 +76,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         rows.row_len(),
         rows.n_rows(),
     );
-    let mut outcomes: Vec<Option<QuantError>> = Vec::new();
     let mut skipped: Vec<(GgmlType, String)> = Vec::new();
-    for &ty in &types {
+    let mut present: Vec<usize> = Vec::new();
+    for (i, &ty) in types.iter().enumerate() {
         if row_len % u64::from(ty.block_size()) == 0 {
-            outcomes.push(Some(QuantError::for_rows(ty, row_len)));
+            present.push(i);
         } else {
-            outcomes.push(None);
             skipped.push((
                 ty,
                 format!(
@@ -92,6 +91,35 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             ));
         }
     }
+    // One set of types per thread, each fed every chunk; IQ4_XS joins IQ4_NL's set (they
+    // share a scale search there).
+    let n_threads = threads.clamp(1, present.len().max(1));
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_threads];
+    let nl = present
+        .iter()
+        .find(|&&i| types[i] == GgmlType::IQ4_NL)
+        .copied();
+    let mut k = 0;
+    for &i in &present {
+        if types[i] == GgmlType::IQ4_XS && nl.is_some() {
+            continue;
+        }
+        members[k % n_threads].push(i);
+        if Some(i) == nl {
+            if let Some(&xs) = present.iter().find(|&&j| types[j] == GgmlType::IQ4_XS) {
+                members[k % n_threads].push(xs);
+            }
+        }
+        k += 1;
+    }
+    members.retain(|m| !m.is_empty());
+    let mut sets: Vec<QuantErrorSet> = members
+        .iter()
+        .map(|m| {
+            let tys: Vec<GgmlType> = m.iter().map(|&i| types[i]).collect();
+            QuantErrorSet::new(&tys, row_len)
+        })
+        .collect();
     let range = args.rows.clone().unwrap_or(0..n_rows);
     rows.check_rows(range.clone()).map_err(fatal(path))?;
     let step = rows.rows_per_chunk(CHUNK_ELEMENTS);
@@ -99,64 +127,58 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     for chunk in gguf_lens::gguf::row_chunks(range.clone(), step) {
         let first_row = chunk.start;
         let values = rows.read(chunk).map_err(fatal(path))?;
-        // The types share the chunk; threads take every `threads`-th type.
-        let live: Vec<(usize, &mut QuantError)> = outcomes
-            .iter_mut()
-            .enumerate()
-            .filter(|(i, _)| failed[*i].is_none())
-            .filter_map(|(i, acc)| acc.as_mut().map(|a| (i, a)))
-            .collect();
-        let n_threads = threads.clamp(1, live.len().max(1));
-        let mut groups: Vec<Vec<(usize, &mut QuantError)>> =
-            (0..n_threads).map(|_| Vec::new()).collect();
-        for (k, item) in live.into_iter().enumerate() {
-            groups[k % n_threads].push(item);
-        }
-        let run = |group: Vec<(usize, &mut QuantError)>| {
-            let mut errors = Vec::new();
-            for (i, acc) in group {
-                if let Err(e) = acc.add(values) {
-                    errors.push((i, e));
-                }
-            }
-            errors
-        };
-        // One group runs here (WASI has no threads).
-        let errors: Vec<(usize, QuantizeError)> = if groups.len() == 1 {
-            groups.into_iter().flat_map(run).collect()
+        let run = |set: &mut QuantErrorSet| set.add(values);
+        // One set runs here (WASI has no threads).
+        let added: Vec<Result<(), QuantizeError>> = if sets.len() == 1 {
+            sets.iter_mut().map(run).collect()
         } else {
             std::thread::scope(|s| {
-                let handles: Vec<_> = groups
-                    .into_iter()
-                    .map(|group| s.spawn(move || run(group)))
+                let handles: Vec<_> = sets
+                    .iter_mut()
+                    .map(|set| s.spawn(move || run(set)))
                     .collect();
                 handles
                     .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
+                    .map(|h| h.join().unwrap_or(Ok(())))
                     .collect()
             })
         };
-        for (i, e) in errors {
-            let per_row = (row_len / u64::from(types[i].block_size())).max(1);
-            failed[i] = Some(match e {
-                QuantizeError::ScaleOverflow { block, scale, .. } => format!(
-                    "row {}: a block scale of {scale:e} overflows f16",
-                    first_row + block as u64 / per_row
-                ),
-                QuantizeError::NotFinite { index, value, .. } => format!(
-                    "row {}: holds {value}",
-                    first_row + index as u64 / row_len.max(1)
-                ),
-                other => other.to_string(),
-            });
+        for r in added {
+            r.map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
+        }
+        for (set, m) in sets.iter().zip(&members) {
+            for (j, &i) in m.iter().enumerate() {
+                let Some(e) = set.failure(j) else { continue };
+                if failed[i].is_some() {
+                    continue;
+                }
+                let per_row = (row_len / u64::from(types[i].block_size())).max(1);
+                failed[i] = Some(match e {
+                    QuantizeError::ScaleOverflow { block, scale, .. } => format!(
+                        "row {}: a block scale of {scale:e} overflows f16",
+                        first_row + *block as u64 / per_row
+                    ),
+                    QuantizeError::NotFinite { index, value, .. } => format!(
+                        "row {}: holds {value}",
+                        first_row + *index as u64 / row_len.max(1)
+                    ),
+                    other => other.to_string(),
+                });
+            }
+        }
+    }
+    let mut reports: Vec<Option<QuantErrorReport>> = vec![None; types.len()];
+    for (set, m) in sets.iter().zip(&members) {
+        for (j, &i) in m.iter().enumerate() {
+            reports[i] = set.report(j);
         }
     }
     let mut results = Vec::new();
-    for (i, acc) in outcomes.iter().enumerate() {
-        match (acc, &failed[i]) {
-            (Some(_), Some(why)) => results.push(Outcome::Skipped(types[i], why.clone())),
-            (Some(acc), None) => results.push(Outcome::Done(acc.report())),
-            (None, _) => {}
+    for &i in &present {
+        match (&failed[i], reports[i]) {
+            (Some(why), _) => results.push(Outcome::Skipped(types[i], why.clone())),
+            (None, Some(r)) => results.push(Outcome::Done(r)),
+            (None, None) => {}
         }
     }
     for (ty, why) in skipped {

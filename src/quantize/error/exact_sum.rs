@@ -94,6 +94,19 @@ impl ExactSum {
         self.special += other.special;
     }
 
+    /// The negated sum (exact: two's complement of the fixed point).
+    pub(crate) fn negated(&self) -> ExactSum {
+        let mut out = ExactSum::default();
+        let mut carry = true;
+        for (o, &l) in out.limbs.iter_mut().zip(&self.limbs) {
+            let (s, c) = (!l).overflowing_add(u64::from(carry));
+            *o = s;
+            carry = c;
+        }
+        out.special = -self.special;
+        out
+    }
+
     /// The sum rounded to the nearest f64 (ties to even; a subnormal total may round twice).
     pub(crate) fn value(&self) -> f64 {
         if self.special != 0.0 || self.special.is_nan() {
@@ -197,6 +210,14 @@ mod tests {
             1.0 + f64::EPSILON
         );
         assert_eq!(sum(&[1.0, 2f64.powi(-53)]), 1.0);
+        let mut a = ExactSum::default();
+        a.add(0.1);
+        let mut b = ExactSum::default();
+        b.add(0.3);
+        b.merge(&a.negated());
+        b.merge(&a.negated());
+        assert_eq!(b.value(), 0.3 - 0.2);
+        assert_eq!(ExactSum::default().negated().value(), 0.0);
     }
 
     #[test]
