@@ -31,7 +31,11 @@ function release() {
 function keepBuffer(wasm, bytes) {
   const spareBytes = spare.reduce((n, b) => n + b.size, 0);
   if (kept.bytes + bytes > STATS_KEEP_BYTES) return null;
-  const i = spare.findIndex((b) => b.size >= bytes);
+  // The smallest spare buffer that fits (the next runs of a job are often as long).
+  let i = -1;
+  spare.forEach((b, k) => {
+    if (b.size >= bytes && (i < 0 || b.size < spare[i].size)) i = k;
+  });
   if (i >= 0) return spare.splice(i, 1)[0];
   // Spare buffers too small are dropped when a new one would pass the limit with them.
   if (kept.bytes + spareBytes + bytes > STATS_KEEP_BYTES) {
