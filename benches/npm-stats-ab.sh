@@ -24,7 +24,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: benches/npm-stats-ab.sh ANCHOR.tgz MODEL.gguf [--runs N] [--rounds N] [--tensors LIST]" >&2; exit 2 ;;
   esac
 done
-tarball=$(bash scripts/build-npm.sh 2>/dev/null | tail -n 1)
+# NEW_TARBALL: this tree's tarball when already built (else built here).
+tarball=${NEW_TARBALL:-$(bash scripts/build-npm.sh 2>/dev/null | tail -n 1)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for side in anchor new; do

@@ -85,10 +85,11 @@ pub(crate) mod sparse {
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
         let bytes = d.deserialize_byte_buf(Bytes)?;
-        let (len, pairs) = bytes
-            .split_first_chunk::<4>()
-            .ok_or_else(|| de::Error::custom("count array: no length"))?;
-        let len = u32::from_le_bytes(*len) as usize;
+        if bytes.len() < 4 {
+            return Err(de::Error::custom("count array: no length"));
+        }
+        let (len, pairs) = bytes.split_at(4);
+        let len = u32::from_le_bytes(len.try_into().unwrap()) as usize;
         if len > BUCKETS {
             return Err(de::Error::custom("count array longer than 65536"));
         }
