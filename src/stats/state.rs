@@ -11,7 +11,10 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserializer, Serializer};
 
 use super::moments::Moments;
-use super::percentiles::BUCKETS;
+
+/// The longest count array a job holds (`percentiles::BUCKETS`, not imported: percentiles.rs
+/// uses this module).
+const MAX_COUNTS: usize = 1 << 16;
 
 /// Bytes of one cell: its index (u64), then six u64 counts, min and max (f32 bits), mean and
 /// m2 (f64 bits).
@@ -90,7 +93,7 @@ pub(crate) mod sparse {
         }
         let (len, pairs) = bytes.split_at(4);
         let len = u32::from_le_bytes(len.try_into().unwrap()) as usize;
-        if len > BUCKETS {
+        if len > MAX_COUNTS {
             return Err(de::Error::custom("count array longer than 65536"));
         }
         if pairs.len() % 12 != 0 {
