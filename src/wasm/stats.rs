@@ -123,7 +123,10 @@ impl TensorStatsJob {
         offset: u32,
         len: u32,
     ) -> Result<(), JsError> {
-        let (start, end) = (offset as usize, offset as usize + len as usize);
+        let (start, end) = (
+            offset as usize,
+            (offset as usize).saturating_add(len as usize),
+        );
         let bytes = buffer.bytes.get(start..end).ok_or_else(|| {
             JsError::new(&format!(
                 "bytes {start}..{end} asked of a {}-byte buffer",
