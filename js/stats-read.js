@@ -20,16 +20,20 @@ export async function feedRowsFromFile(wasm, shard, t, a, b, rowsPerChunk, job, 
   const memory = wasmMemory();
   const size = Math.min(b - a, rowsPerChunk) * t.rowBytes;
   const [origin] = shard.header.rowsRange(t.name, a, a);
-  const own = hold ? [] : [new wasm.ByteBuffer(size), new wasm.ByteBuffer(b - a > rowsPerChunk ? size : 0)];
+  const sizes = [size, b - a > rowsPerChunk ? size : 0];
+  const own = hold ? [] : sizes.map((n) => new wasm.ByteBuffer(n));
   const read = (first, k) => {
     const last = Math.min(b, first + rowsPerChunk);
     const [start, end] = shard.header.rowsRange(t.name, first, last);
+    // The read writes into wasm memory at the buffer's address: never past its end.
+    if (!hold && end - start > sizes[k]) throw new Error(`gguf-lens: ${end - start} bytes read into a ${sizes[k]}-byte buffer`);
     const [buffer, offset] = hold ? [hold, start - origin] : [own[k], 0];
     return shard.source.readToMemory(start, end, memory, buffer.ptr() + offset)
       .then((n) => ({ first, last, n, k, buffer, offset }));
   };
-  let pending = read(a, 0);
+  let pending = null;
   try {
+    pending = read(a, 0);
     while (pending) {
       const chunk = await pending;
       pending = null;
