@@ -402,12 +402,36 @@ function workerInputId(model, workers) {
   return model._statsInputId;
 }
 
+/** Runs a local file's first pass is cut into (on workers, handed out a few at a time). */
+const FINE_RUNS = 64;
+
+/**
+ * Cell-aligned runs of [a, b) for `workers` workers: one per worker, or for a local file
+ * (`guided`) runs that shrink as the work left does (a quarter of it at first for two workers,
+ * then less, down to 1/64 of the rows), so a worker slowed down by anything takes fewer and the
+ * workers end together.
+ */
+function firstPassRuns(job, workers, guided) {
+  const flat = job.parts(guided ? Math.max(FINE_RUNS, 4 * workers) : workers);
+  const fine = [];
+  for (let i = 0; i * 2 < flat.length; i++) fine.push([flat[2 * i], flat[2 * i + 1]]);
+  if (!guided) return fine;
+  const runs = [];
+  for (let i = 0; i < fine.length;) {
+    const take = Math.max(1, Math.ceil((fine.length - i) / (2 * workers)));
+    runs.push([fine[i][0], fine[i + take - 1][1]]);
+    i += take;
+  }
+  return runs;
+}
+
 /**
  * tensorStats on workers (`options.workers`: Workers running `gguf-lens/stats-worker`, or Node's
- * from nodeStatsWorkers): each pass
- * is cut into one run of rows per worker (whole grid cells); each worker opens the model from
- * `model.input` (once), reads and dequantizes its rows and sends its part back; the parts merge
- * here. The same numbers as on one thread, bit for bit.
+ * from nodeStatsWorkers). The first pass cuts the rows into runs of whole grid cells (one per
+ * worker; for a local file, many, handed to whichever worker is free); each worker opens the
+ * model from `model.input` (once), reads and dequantizes its runs and sends its part back; the
+ * parts merge here. Each later pass sends every worker the runs it read (their bytes are still in
+ * its memory). The same numbers as on one thread, bit for bit.
  */
 async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
@@ -443,29 +467,38 @@ async function runStatsOnWorkers(model, t, a, b, options) {
     worker.addEventListener('error', onError);
     worker.postMessage({ type: 'gguf-lens-stats', id, ...message });
   });
+  const guided = typeof model.shards[t.shard].source?.readToMemory === 'function';
+  const owned = workers.map(() => []);
   // Node's workers keep the process alive only while they work for us.
   for (const w of workers) w.ref?.();
   try {
     while (job.pass() !== 'done') {
-      const bounds = job.parts(workers.length);
       const state = job.forkState();
-      const parts = [];
       // Each part is absorbed as it arrives (the merge is a sum, in any order), while the other
-      // workers finish.
-      for (let i = 0; i * 2 < bounds.length; i++) {
-        parts.push(ask(workers[i], {
-          jobId, input: model.input, inputId, openOptions: model.openOptions, name: t.name,
-          rows: [bounds[2 * i], bounds[2 * i + 1]], state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES,
-          wasmModule: wasmModule(),
-          last: false,
-        }).then((part) => {
-          if (over) return;
-          job.absorb(wasm.TensorStatsJob.fromState(part));
-          // Progress in bytes of the first pass, a part at a time.
-          if (firstPass) progress?.((bounds[2 * i + 1] - bounds[2 * i]) * t.rowBytes);
-        }));
+      // workers go on.
+      const send = (i, runs) => ask(workers[i], {
+        jobId, input: model.input, inputId, openOptions: model.openOptions, name: t.name,
+        runs, state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, wasmModule: wasmModule(),
+      }).then((part) => {
+        if (over) return;
+        job.absorb(wasm.TensorStatsJob.fromState(part));
+        // Progress in bytes of the first pass, a part at a time.
+        if (firstPass) progress?.(runs.reduce((n, [x, y]) => n + (y - x) * t.rowBytes, 0));
+      });
+      if (firstPass) {
+        const runs = firstPassRuns(job, workers.length, guided);
+        let next = 0;
+        const serve = async (i) => {
+          while (next < runs.length && !over) {
+            const run = runs[next++];
+            owned[i].push(run);
+            await send(i, [run]);
+          }
+        };
+        await Promise.all(workers.map((_, i) => serve(i)));
+      } else {
+        await Promise.all(owned.map((runs, i) => (runs.length ? send(i, runs) : null)));
       }
-      await Promise.all(parts);
       if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       job.finishPass();
       firstPass = false;

@@ -52,6 +52,7 @@ export function nodeStatsPoolSize() {
 
 function adapt(worker) {
   worker.unref();
+  let users = 0;
   const listeners = new Map();
   const adapted = {
     postMessage: (message) => worker.postMessage(message),
@@ -66,8 +67,14 @@ function adapt(worker) {
       listeners.delete(fn);
       if (on) worker.off(type, on);
     },
-    ref: () => worker.ref(),
-    unref: () => worker.unref(),
+    // Counted: a call ending must not unreference a worker another call still waits on (the
+    // process would exit under it).
+    ref: () => {
+      if (users++ === 0) worker.ref();
+    },
+    unref: () => {
+      if (users > 0 && --users === 0) worker.unref();
+    },
   };
   worker.on('exit', () => {
     pool = pool.filter((w) => w !== adapted);

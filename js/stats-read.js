@@ -1,7 +1,8 @@
-// One statistics pass fed from a local file (Node) straight into wasm memory: two buffers live in
-// wasm memory, the next chunk is read (on libuv's thread pool) while the current one is
-// dequantized, and no JS buffer is allocated or copied. A pass reads the file again rather than
-// keeping its bytes: the page cache serves it at the cost of the one copy a replay would make.
+// One statistics pass fed from a local file (Node) straight into wasm memory: the next chunk is
+// read (on libuv's thread pool) while the current one is dequantized, and no JS buffer is
+// allocated or copied. Either two chunk buffers take turns (a later pass reads the file again:
+// the page cache serves it), or every chunk lands in its place in one buffer holding the whole
+// run of rows, which a later pass then reads without touching the file (a worker does this).
 import { wasmMemory } from './wasm.js';
 
 /** Whether `source` can be read straight into this wasm instance's memory. */
@@ -11,31 +12,46 @@ export function readsToMemory(source, wasm) {
 
 /**
  * Feeds rows [a, b) of tensor `t` of `shard` (a GgufModel) to `job` once, `rowsPerChunk` rows at
- * a time; `progress(n)` is told each chunk's bytes.
+ * a time; `progress(n)` is told each chunk's bytes. With `hold` (a ByteBuffer of at least the
+ * rows' bytes), the bytes are read into it and stay there for feedHeldRows.
  */
-export async function feedRowsFromFile(wasm, shard, t, a, b, rowsPerChunk, job, signal, progress) {
+export async function feedRowsFromFile(wasm, shard, t, a, b, rowsPerChunk, job, signal, progress, hold) {
   if (a >= b) return;
   const memory = wasmMemory();
   const size = Math.min(b - a, rowsPerChunk) * t.rowBytes;
-  const buffers = [new wasm.ByteBuffer(size), new wasm.ByteBuffer(b - a > rowsPerChunk ? size : 0)];
+  const [origin] = shard.header.rowsRange(t.name, a, a);
+  const sizes = [size, b - a > rowsPerChunk ? size : 0];
+  const own = hold ? [] : sizes.map((n) => new wasm.ByteBuffer(n));
   const read = (first, k) => {
     const last = Math.min(b, first + rowsPerChunk);
     const [start, end] = shard.header.rowsRange(t.name, first, last);
-    return shard.source.readToMemory(start, end, memory, buffers[k].ptr()).then((n) => ({ first, last, n, k }));
+    // The read writes into wasm memory at the buffer's address: never past its end.
+    if (!hold && end - start > sizes[k]) throw new Error(`gguf-lens: ${end - start} bytes read into a ${sizes[k]}-byte buffer`);
+    const [buffer, offset] = hold ? [hold, start - origin] : [own[k], 0];
+    return shard.source.readToMemory(start, end, memory, buffer.ptr() + offset)
+      .then((n) => ({ first, last, n, k, buffer, offset }));
   };
-  let pending = read(a, 0);
+  let pending = null;
   try {
+    pending = read(a, 0);
     while (pending) {
       const chunk = await pending;
       pending = null;
       if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       if (chunk.last < b) pending = read(chunk.last, 1 - chunk.k);
-      job.addRowsFrom(shard.header, t.name, chunk.first, buffers[chunk.k], chunk.n);
+      job.addRowsFrom(shard.header, t.name, chunk.first, chunk.buffer, chunk.offset, chunk.n);
       progress?.(chunk.n);
     }
   } finally {
     // A read under way writes into a buffer: wait for it before the buffer is freed.
     await pending?.catch(() => {});
-    for (const buffer of buffers) buffer.free();
+    for (const buffer of own) buffer.free();
   }
+}
+
+/** Feeds rows [a, b) from `hold`, where feedRowsFromFile read them, in one call. */
+export function feedHeldRows(shard, t, a, b, job, hold) {
+  if (a >= b) return;
+  const [start, end] = shard.header.rowsRange(t.name, a, b);
+  job.addRowsFrom(shard.header, t.name, a, hold, 0, end - start);
 }

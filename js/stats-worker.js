@@ -1,69 +1,129 @@
 // The worker side of tensorStats({ workers }): start it as a module worker,
 //   new Worker(new URL('gguf-lens/stats-worker', import.meta.url), { type: 'module' })
 // (or the path of this file), and pass such workers to tensorStats. Each request names the model
-// (its URL, path, File or Blob), the tensor, a run of rows and the job's state for the pass; the
-// worker opens the model once, reads and dequantizes its rows in wasm (a local file in Node
-// straight into wasm memory; other sources keep their bytes for the job's later passes when they
-// fit), and sends its part of the statistics back.
+// (its URL, path, File or Blob), the tensor, runs of rows and the job's state for the pass; the
+// worker opens the model once, reads and dequantizes the rows in wasm (a local file in Node
+// straight into wasm memory) and sends its part of the statistics back. The bytes of the runs it
+// read in the first pass stay (in wasm memory, or in JS for other sources) while they fit
+// STATS_KEEP_BYTES, so the job's later passes, sent the same runs, read nothing. Requests are
+// handled one at a time, in order.
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
-import { feedRowsFromFile, readsToMemory } from './stats-read.js';
+import { feedHeldRows, feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { modelFor, closeModel } from './worker-model.js';
 // The same workers quantize for quantError({ workers }).
 import './quant-error-part.js';
 
 const scope = globalThis;
-let kept = null; // { jobId, rows, chunks: [[bytes, firstRow]] }
+// The rows of one job read in its first pass: run key `a:b` → a ByteBuffer in wasm memory (a
+// local file) or [[bytes, firstRow]] chunks (other sources).
+let kept = { jobId: null, runs: new Map(), bytes: 0 };
+// ByteBuffers no run holds, kept for later jobs (wasm memory never shrinks: reusing them keeps
+// it from growing further).
+const spare = [];
+
+function release() {
+  for (const entry of kept.runs.values()) if (!Array.isArray(entry)) spare.push(entry);
+  kept = { jobId: null, runs: new Map(), bytes: 0 };
+}
+
+/** A ByteBuffer of at least `bytes` for `jobId`'s rows, or null when it would not fit. */
+function keepBuffer(wasm, bytes) {
+  const spareBytes = spare.reduce((n, b) => n + b.size, 0);
+  if (kept.bytes + bytes > STATS_KEEP_BYTES) return null;
+  // The smallest spare buffer that fits (the next runs of a job are often as long).
+  let i = -1;
+  spare.forEach((b, k) => {
+    if (b.size >= bytes && (i < 0 || b.size < spare[i].size)) i = k;
+  });
+  if (i >= 0) return spare.splice(i, 1)[0];
+  // Spare buffers too small are dropped when a new one would pass the limit with them.
+  if (kept.bytes + spareBytes + bytes > STATS_KEEP_BYTES) {
+    for (const b of spare.splice(0)) b.buffer.free();
+  }
+  return { buffer: new wasm.ByteBuffer(bytes), size: bytes };
+}
+
+async function feedRun(wasm, model, t, job, message, a, b) {
+  const shard = model.shards[t.shard];
+  const header = shard.header;
+  const key = `${a}:${b}`;
+  const entry = kept.jobId === message.jobId ? kept.runs.get(key) : undefined;
+  if (entry && !Array.isArray(entry)) {
+    feedHeldRows(shard, t, a, b, job, entry.buffer);
+    return;
+  }
+  if (entry) {
+    for (const [bytes, first] of entry) job.addRows(header, t.name, first, bytes);
+    return;
+  }
+  if (kept.jobId !== message.jobId) {
+    release();
+    kept.jobId = message.jobId;
+  }
+  const bytes = (b - a) * t.rowBytes;
+  const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
+  if (readsToMemory(shard.source, wasm)) {
+    const hold = keepBuffer(wasm, bytes);
+    try {
+      await feedRowsFromFile(wasm, shard, t, a, b, rowsPerChunk, job, undefined, undefined, hold?.buffer);
+    } catch (err) {
+      if (hold) spare.push(hold);
+      throw err;
+    }
+    if (hold) {
+      kept.runs.set(key, hold);
+      kept.bytes += hold.size;
+    }
+    return;
+  }
+  const keep = kept.bytes + bytes <= STATS_KEEP_BYTES ? [] : null;
+  await model._eachChunk(t, a, b, { rowsPerChunk }, (chunk, first) => {
+    job.addRows(header, t.name, first, chunk);
+    keep?.push([chunk, first]);
+  });
+  if (keep) {
+    kept.runs.set(key, keep);
+    kept.bytes += bytes;
+  }
+}
 
 async function part(message) {
   // The parent's compiled module: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
   const model = await modelFor(message.input, message.inputId, message.openOptions);
   const t = model.tensor(message.name);
-  const header = model.shards[t.shard].header;
-  const [a, b] = message.rows;
   const job = wasm.TensorStatsJob.fromState(message.state);
   try {
-    const shard = model.shards[t.shard];
-    if (readsToMemory(shard.source, wasm)) {
-      // A local file: every pass reads its rows straight into wasm memory (nothing kept).
-      const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
-      await feedRowsFromFile(wasm, shard, t, a, b, rowsPerChunk, job);
-      return job.toState();
-    }
-    const sameRun = kept && kept.jobId === message.jobId && kept.rows[0] === a && kept.rows[1] === b;
-    if (sameRun) {
-      for (const [bytes, first] of kept.chunks) job.addRows(header, t.name, first, bytes);
-    } else {
-      const keep = (b - a) * t.rowBytes <= STATS_KEEP_BYTES ? [] : null;
-      const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
-      await model._eachChunk(t, a, b, { rowsPerChunk }, (bytes, first) => {
-        job.addRows(header, t.name, first, bytes);
-        keep?.push([bytes, first]);
-      });
-      kept = keep ? { jobId: message.jobId, rows: [a, b], chunks: keep } : null;
-    }
+    for (const [a, b] of message.runs) await feedRun(wasm, model, t, job, message, a, b);
     return job.toState();
   } finally {
     job.free();
   }
 }
 
-scope.addEventListener('message', async (event) => {
+let queue = Promise.resolve();
+
+scope.addEventListener('message', (event) => {
   const message = event.data;
-  if (message?.type === 'gguf-lens-stats-done') {
-    if (kept?.jobId === message.jobId) kept = null;
+  if (!['gguf-lens-stats-done', 'gguf-lens-stats-close', 'gguf-lens-stats'].includes(message?.type)) return;
+  // One request at a time: a run read while another is fed would share the kept buffers.
+  queue = queue.then(() => handle(message));
+});
+
+async function handle(message) {
+  if (message.type === 'gguf-lens-stats-done') {
+    if (kept.jobId === message.jobId) release();
     return;
   }
-  if (message?.type === 'gguf-lens-stats-close') {
+  if (message.type === 'gguf-lens-stats-close') {
     // The model was closed where it was opened: close this copy (its file handle) too.
-    if (await closeModel(message.inputId)) kept = null;
+    if (await closeModel(message.inputId)) release();
     return;
   }
-  if (message?.type !== 'gguf-lens-stats') return;
   try {
     scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, state: await part(message) });
   } catch (err) {
     scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, error: String(err?.message ?? err) });
   }
-});
+}

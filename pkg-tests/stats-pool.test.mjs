@@ -79,3 +79,69 @@ test('onProgress counts the bytes of the first pass on workers too', async () =>
   assert.deepEqual(seen.at(-1), { loaded: model.tensor(TENSOR).nBytes, total: model.tensor(TENSOR).nBytes });
   await model.close();
 });
+
+/** A GGUF (v3, no metadata) of one 4096 × 256 Q4_0 tensor `q` and one 1024 × 256 F32 tensor `f`
+ * from a fixed xorshift stream: 16 and 4 grid cells, so the first pass goes out in many runs. */
+function manyCellsGguf() {
+  let x = 0x9e3779b9;
+  const next = () => {
+    x ^= x << 13; x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5; x >>>= 0;
+    return x;
+  };
+  const q = new Uint8Array(4096 * 8 * 18);
+  for (let b = 0; b < q.length; b += 18) {
+    // d: a small normal half of either sign, then 16 bytes of nibbles.
+    q[b] = next() & 0xff;
+    q[b + 1] = 0x20 + (next() % 8) + (next() & 1 ? 0x80 : 0);
+    for (let j = 2; j < 18; j++) q[b + j] = next() & 0xff;
+  }
+  const f = new Float32Array(1024 * 256).map((_, i) => (i % 97 === 0 ? 0.25 : ((next() % 20001) - 10000) * 1e-4));
+  const parts = [];
+  const u32 = (v) => parts.push(new Uint8Array(new Uint32Array([v]).buffer));
+  const u64 = (v) => parts.push(new Uint8Array(new BigUint64Array([BigInt(v)]).buffer));
+  const str = (s) => { u64(s.length); parts.push(new TextEncoder().encode(s)); };
+  parts.push(new TextEncoder().encode('GGUF'));
+  u32(3); u64(2); u64(0);
+  str('q'); u32(2); u64(256); u64(4096); u32(2); u64(0);
+  str('f'); u32(2); u64(256); u64(1024); u32(0); u64(q.length);
+  let size = parts.reduce((n, p) => n + p.length, 0);
+  parts.push(new Uint8Array((32 - (size % 32)) % 32));
+  parts.push(q, new Uint8Array(f.buffer));
+  size = parts.reduce((n, p) => n + p.length, 0);
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
+test('runs handed out to workers, concurrent calls on one pool: one thread\'s numbers, and the process lives until both end', () => {
+  const gguf = path.join(process.cwd(), 'stats-pool-many-cells.gguf');
+  fs.writeFileSync(gguf, manyCellsGguf());
+  const script = `import { open } from 'gguf-lens';
+    import assert from 'node:assert/strict';
+    const model = await open(${JSON.stringify(gguf)});
+    for (const name of ['q', 'f']) {
+      const one = await model.tensorStats(name, { workers: 0, bins: 33 });
+      assert.ok(one.count > 0 && one.percentiles);
+      for (const [workers, chunkBytes] of [[2, undefined], [3, 5000], [2, 1 << 20]]) {
+        assert.deepEqual(await model.tensorStats(name, { workers, chunkBytes, bins: 33 }), one, name + ' ' + workers);
+      }
+      // Two calls at once on the same workers, the second on other rows.
+      const rows = [17, 1000];
+      const [a, b] = await Promise.all([model.tensorStats(name, { workers: 2, bins: 33 }),
+        model.tensorStats(name, { workers: 2, bins: 33, rows })]);
+      assert.deepEqual(a, one);
+      assert.deepEqual(b, await model.tensorStats(name, { workers: 0, bins: 33, rows }));
+    }
+    console.log('ok');`;
+  const file = path.join(process.cwd(), 'stats-pool-many-cells.mjs');
+  fs.writeFileSync(file, script);
+  const run = spawnSync(process.execPath, [file], { timeout: 60000, encoding: 'utf8' });
+  fs.rmSync(file);
+  fs.rmSync(gguf);
+  assert.equal(run.error, undefined, String(run.error));
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout.trim(), 'ok');
+});

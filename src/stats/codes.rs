@@ -141,10 +141,32 @@ fn count_codes(codes: &[[u8; GROUP]], counts: &mut [u32]) {
         return wasm::count_codes(codes, counts);
     }
     #[allow(unreachable_code)]
+    count_codes_portable(codes, counts)
+}
+
+/// [`count_codes`] without vectors.
+fn count_codes_portable(codes: &[[u8; GROUP]], counts: &mut [u32]) {
     for (q, out) in codes.iter().zip(counts.chunks_exact_mut(CODES)) {
-        for (c, o) in out.iter_mut().enumerate() {
-            *o = q.iter().filter(|&&x| x == c as u8).count() as u32;
+        let mut planes = [0u32; 4];
+        for (i, &x) in q.iter().enumerate() {
+            for (k, p) in planes.iter_mut().enumerate() {
+                *p |= u32::from(x >> k & 1) << i;
+            }
         }
+        counts_from_planes(planes, out);
+    }
+}
+
+/// The 16 code counts of a group from its bit planes (bit `i` of `planes[k]`: bit `k` of code
+/// `i`): code `c` is where the planes match `c`'s bits, two bits at a time (8 masks, then one
+/// AND and a population count per code, instead of 16 compares of the 32 codes).
+#[inline(always)]
+fn counts_from_planes(planes: [u32; 4], out: &mut [u32]) {
+    let [p0, p1, p2, p3] = planes;
+    let low = [!p0 & !p1, p0 & !p1, !p0 & p1, p0 & p1];
+    let high = [!p2 & !p3, p2 & !p3, !p2 & p3, p2 & p3];
+    for (c, o) in out.iter_mut().take(CODES).enumerate() {
+        *o = (low[c & 3] & high[c >> 2]).count_ones();
     }
 }
 
@@ -196,10 +218,15 @@ mod x86 {
     pub(super) unsafe fn count_codes(codes: &[[u8; GROUP]], counts: &mut [u32]) {
         for (q, out) in codes.iter().zip(counts.chunks_exact_mut(CODES)) {
             let q = _mm256_loadu_si256(q.as_ptr().cast());
-            for (c, o) in out.iter_mut().enumerate() {
-                let eq = _mm256_cmpeq_epi8(q, _mm256_set1_epi8(c as i8));
-                *o = (_mm256_movemask_epi8(eq) as u32).count_ones();
-            }
+            // Bit k of every code to its byte's top bit (16-bit shifts: a low byte's bits never
+            // reach its high byte's top bit), then the top bits as a mask.
+            let planes = [
+                _mm256_movemask_epi8(_mm256_slli_epi16::<7>(q)) as u32,
+                _mm256_movemask_epi8(_mm256_slli_epi16::<6>(q)) as u32,
+                _mm256_movemask_epi8(_mm256_slli_epi16::<5>(q)) as u32,
+                _mm256_movemask_epi8(_mm256_slli_epi16::<4>(q)) as u32,
+            ];
+            super::counts_from_planes(planes, out);
         }
     }
 
@@ -238,14 +265,49 @@ mod wasm {
     pub(super) fn count_codes(codes: &[[u8; GROUP]], counts: &mut [u32]) {
         for (q, out) in codes.iter().zip(counts.chunks_exact_mut(CODES)) {
             let (a, b) = halves(q);
-            for (c, o) in out.iter_mut().enumerate() {
-                *o = count(a, b, c as u8);
-            }
+            // Bit k of every code to its byte's top bit, then the top bits as a mask.
+            let plane = |k: u32| {
+                u32::from(i8x16_bitmask(i8x16_shl(a, 7 - k)))
+                    | u32::from(i8x16_bitmask(i8x16_shl(b, 7 - k))) << 16
+            };
+            super::counts_from_planes([plane(0), plane(1), plane(2), plane(3)], out);
         }
     }
 
     pub(super) fn count_code(codes: &[u8; GROUP], c: u8) -> u32 {
         let (a, b) = halves(codes);
         count(a, b, c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_counts_equal_a_plain_count() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut codes: Vec<[u8; GROUP]> = (0..300)
+            .map(|_| {
+                std::array::from_fn(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 16) as u8
+                })
+            })
+            .collect();
+        codes.push([15; GROUP]);
+        codes.push([0; GROUP]);
+        let want: Vec<u32> = codes
+            .iter()
+            .flat_map(|q| (0..16u8).map(move |c| q.iter().filter(|&&x| x == c).count() as u32))
+            .collect();
+        let mut got = vec![0; want.len()];
+        count_codes(&codes, &mut got);
+        assert_eq!(got, want);
+        let mut got = vec![0; want.len()];
+        count_codes_portable(&codes, &mut got);
+        assert_eq!(got, want);
     }
 }

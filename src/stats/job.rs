@@ -58,6 +58,7 @@ pub struct StatsJob {
     row_len: u64,
     cell_rows: u64,
     pass: Pass,
+    #[serde(with = "super::state::cells")]
     cells: BTreeMap<u64, Moments>,
     moments: Moments,
     histogram: Option<Histogram>,

@@ -12,6 +12,7 @@ mod job;
 mod moments;
 mod percentiles;
 mod quantized;
+mod state;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod threads;
 

@@ -120,36 +120,8 @@ pub fn lerp(a: f64, b: f64, t: f64) -> f64 {
     }
 }
 
-/// Serde for a long, mostly zero count array: its length and its nonzero `(index, count)`
-/// pairs (a job's state crosses to workers; most of its 65,536 buckets are empty).
-pub(crate) mod sparse {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub(crate) fn serialize<S: Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
-        let pairs: Vec<(u32, u64)> = v
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c != 0)
-            .map(|(i, &c)| (i as u32, c))
-            .collect();
-        (v.len() as u32, pairs).serialize(s)
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
-        let (len, pairs) = <(u32, Vec<(u32, u64)>)>::deserialize(d)?;
-        if len as usize > super::BUCKETS {
-            return Err(serde::de::Error::custom("count array longer than 65536"));
-        }
-        let mut v = vec![0; len as usize];
-        for (i, c) in pairs {
-            let slot = v
-                .get_mut(i as usize)
-                .ok_or_else(|| serde::de::Error::custom("count index out of range"))?;
-            *slot = c;
-        }
-        Ok(v)
-    }
-}
+/// The serde form of a long, mostly zero count array (see `state.rs`).
+pub(crate) use super::state::sparse;
 
 #[cfg(test)]
 mod tests {

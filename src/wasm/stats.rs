@@ -111,7 +111,8 @@ impl TensorStatsJob {
         .map_err(js_error)
     }
 
-    /// `addRows` over the first `len` bytes of `buffer`, which JS filled in place (no copy).
+    /// `addRows` over bytes `offset..offset + len` of `buffer`, which JS filled in place (no
+    /// copy).
     #[wasm_bindgen(js_name = addRowsFrom)]
     pub fn add_rows_from(
         &mut self,
@@ -119,11 +120,16 @@ impl TensorStatsJob {
         name: &str,
         first_row: f64,
         buffer: &ByteBuffer,
+        offset: u32,
         len: u32,
     ) -> Result<(), JsError> {
-        let bytes = buffer.bytes.get(..len as usize).ok_or_else(|| {
+        let (start, end) = (
+            offset as usize,
+            (offset as usize).saturating_add(len as usize),
+        );
+        let bytes = buffer.bytes.get(start..end).ok_or_else(|| {
             JsError::new(&format!(
-                "{len} bytes asked of a {}-byte buffer",
+                "bytes {start}..{end} asked of a {}-byte buffer",
                 buffer.bytes.len()
             ))
         })?;
@@ -241,12 +247,6 @@ impl ByteBuffer {
     /// The address of the first byte in wasm memory.
     pub fn ptr(&self) -> u32 {
         self.bytes.as_ptr() as usize as u32
-    }
-
-    /// The buffer's size in bytes.
-    #[wasm_bindgen(getter)]
-    pub fn length(&self) -> u32 {
-        self.bytes.len() as u32
     }
 }
 
