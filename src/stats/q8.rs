@@ -66,6 +66,11 @@ fn block_sums(bytes: &[u8], out: &mut [Sums]) {
             return unsafe { x86::sums(bytes, out) };
         }
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        return wasm::sums(bytes, out);
+    }
+    #[allow(unreachable_code)]
     portable_sums(bytes, out)
 }
 
@@ -144,6 +149,64 @@ mod x86 {
                 sum: _mm_extract_epi32::<1>(h),
                 squares: _mm_cvtsi128_si32(h),
                 zeros: (zeros as u32).count_ones(),
+                min,
+                max,
+            };
+        }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm {
+    use super::{Sums, BLOCK_BYTES};
+    use crate::quant::scalar::f16_to_f32;
+    use std::arch::wasm32::*;
+
+    /// Sum of the four lanes.
+    #[inline(always)]
+    fn total(v: v128) -> i32 {
+        let v = i32x4_add(v, i32x4_shuffle::<2, 3, 0, 1>(v, v));
+        i32x4_extract_lane::<0>(i32x4_add(v, i32x4_shuffle::<1, 0, 3, 2>(v, v)))
+    }
+
+    /// [`super::portable_sums`] with a block's codes in two registers (squares of i8 fit i16).
+    pub(super) fn sums(bytes: &[u8], out: &mut [Sums]) {
+        let zero = i8x16_splat(0);
+        for (b, s) in bytes.chunks_exact(BLOCK_BYTES).zip(out.iter_mut()) {
+            // SAFETY: 2 + 32 bytes in the block; v128_load takes unaligned pointers.
+            let (lo, hi) = unsafe {
+                (
+                    v128_load(b.as_ptr().add(2).cast()),
+                    v128_load(b.as_ptr().add(18).cast()),
+                )
+            };
+            let mut mn = i8x16_min(lo, hi);
+            let mut mx = i8x16_max(lo, hi);
+            mn = i8x16_min(mn, i64x2_shuffle::<1, 0>(mn, mn));
+            mx = i8x16_max(mx, i64x2_shuffle::<1, 0>(mx, mx));
+            mn = i8x16_min(mn, i32x4_shuffle::<1, 0, 3, 2>(mn, mn));
+            mx = i8x16_max(mx, i32x4_shuffle::<1, 0, 3, 2>(mx, mx));
+            mn = i8x16_min(mn, i16x8_shuffle::<1, 0, 3, 2, 5, 4, 7, 6>(mn, mn));
+            mx = i8x16_max(mx, i16x8_shuffle::<1, 0, 3, 2, 5, 4, 7, 6>(mx, mx));
+            let min = i8x16_extract_lane::<0>(mn).min(i8x16_extract_lane::<1>(mn));
+            let max = i8x16_extract_lane::<0>(mx).max(i8x16_extract_lane::<1>(mx));
+            let sum = i32x4_extadd_pairwise_i16x8(i16x8_add(
+                i16x8_extadd_pairwise_i8x16(lo),
+                i16x8_extadd_pairwise_i8x16(hi),
+            ));
+            let (l0, l1) = (i16x8_extend_low_i8x16(lo), i16x8_extend_high_i8x16(lo));
+            let (h0, h1) = (i16x8_extend_low_i8x16(hi), i16x8_extend_high_i8x16(hi));
+            let squares = i32x4_add(
+                i32x4_add(i32x4_dot_i16x8(l0, l0), i32x4_dot_i16x8(l1, l1)),
+                i32x4_add(i32x4_dot_i16x8(h0, h0), i32x4_dot_i16x8(h1, h1)),
+            );
+            let zeros = u32::from(i8x16_bitmask(i8x16_eq(lo, zero))).count_ones()
+                + u32::from(i8x16_bitmask(i8x16_eq(hi, zero))).count_ones();
+            *s = Sums {
+                d: f16_to_f32(u16::from_le_bytes([b[0], b[1]])),
+                sum: total(sum),
+                squares: total(squares),
+                zeros,
                 min,
                 max,
             };
