@@ -408,6 +408,24 @@ impl Table {
         bytes.len() / BLOCK_BYTES
     }
 
+    /// Adds counts per code to row `r`: into the narrow counts while the row's total fits
+    /// them (no cell can pass it; most rows of a part are small, and a wide copy for every
+    /// row is megabytes to fault in), else into the wide copy.
+    fn add_counts(&mut self, r: usize, counts: &[u64; 256]) {
+        let total = counts.iter().fold(0u64, |a, &c| a.saturating_add(c));
+        if u64::from(self.since[r]) + total <= u64::from(u16::MAX) {
+            for (n, &c) in self.narrow[r].iter_mut().zip(counts) {
+                *n += c as u16;
+            }
+            self.since[r] += total as u32;
+            return;
+        }
+        let wide = self.wide[r].get_or_insert_with(|| Box::new([0; 256]));
+        for (w, &c) in wide.iter_mut().zip(counts) {
+            *w = w.saturating_add(c);
+        }
+    }
+
     /// Each row's scale and its total count per code.
     fn rows(&self) -> impl Iterator<Item = (u16, [u64; 256])> + '_ {
         self.scales.iter().enumerate().map(|(r, &d)| {
@@ -432,10 +450,7 @@ impl Table {
         }
         for (d, counts) in other.rows() {
             let r = self.row(d).expect("room checked above");
-            let wide = self.wide[r].get_or_insert_with(|| Box::new([0; 256]));
-            for (w, c) in wide.iter_mut().zip(counts) {
-                *w = w.saturating_add(c);
-            }
+            self.add_counts(r, &counts);
         }
         self.values = self.values.saturating_add(other.values);
         true
@@ -526,11 +541,11 @@ impl Table {
                 return None;
             }
             let r = table.row(d)?;
-            let mut wide = Box::new([0u64; 256]);
-            for c in wide.iter_mut() {
+            let mut counts = [0u64; 256];
+            for c in counts.iter_mut() {
                 *c = get(bytes, &mut at)?;
             }
-            table.wide[r] = Some(wide);
+            table.add_counts(r, &counts);
         }
         (at == bytes.len()).then_some(table)
     }
@@ -718,7 +733,9 @@ mod tests {
     #[test]
     fn blocks_give_the_per_value_results() {
         // Row lengths: a piece's worth and more, and one not dividing a piece.
+        // One scale magnitude: rows of the table pass u16 counts (flushes, wide merges).
         for (row, n_rows, scales, odd) in [
+            (256, 1200, 1, false),
             (4096, 40, 3000, true),
             (96, 700, 200, false),
             (2080, 31, 9000, true),
