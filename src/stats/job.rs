@@ -7,7 +7,8 @@
 //! the pieces of each cell of a fixed grid (`CELL_ELEMENTS` values, whole rows) in order, then the
 //! cells in order; it also counts the values per coarse key bucket (`percentiles.rs`). Pass 2
 //! bins, one by one, only the values of the buckets a histogram edge cuts, and counts the
-//! buckets holding the wanted percentile ranks by their low key bits. Two passes in all.
+//! buckets holding the wanted percentile ranks by their low key bits. Two passes in all; for
+//! Q8_0 blocks one over the data, pass 2 running on pass 1's counts per (scale, code) (`q8.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
