@@ -129,6 +129,45 @@ fn stats_are_the_same_bits_for_any_thread_count_and_chunk_size() {
 }
 
 #[test]
+fn q8_0_stats_from_blocks_equal_the_scalar_reference_on_any_thread_count() {
+    // Q8_0 takes its own path (counts per scale and code); the scalar kernel keeps the
+    // per-value one, the reference: the same numbers but mean and std (to rounding).
+    let sample = "fixtures/sample/tiny-llama-Q8_0.gguf";
+    for tensor in ["token_embd.weight", "blk.1.ffn_down.weight"] {
+        let one = run(&["stats", sample, tensor, "--json", "--threads", "1"]);
+        assert!(one.status.success());
+        for (threads, chunk) in [("2", "256"), ("3", "65536"), ("5", "300")] {
+            let many = run(&[
+                "stats",
+                sample,
+                tensor,
+                "--json",
+                "--threads",
+                threads,
+                "--chunk-elements",
+                chunk,
+            ]);
+            assert_eq!(many.stdout, one.stdout, "{tensor}: {threads} threads");
+        }
+        let scalar = common::gguf_lens_command()
+            .current_dir(root())
+            .env("GGUF_LENS_KERNEL", "scalar")
+            .args(["stats", sample, tensor, "--json"])
+            .output()
+            .unwrap();
+        let mut a: Json = serde_json::from_slice(&one.stdout).unwrap();
+        let mut b: Json = serde_json::from_slice(&scalar.stdout).unwrap();
+        for key in ["mean", "std"] {
+            let (x, y) = (a[key].as_f64().unwrap(), b[key].as_f64().unwrap());
+            assert!((x - y).abs() <= 1e-12 * y.abs().max(1e-3), "{key} {x} {y}");
+            a[key] = Json::Null;
+            b[key] = Json::Null;
+        }
+        assert_eq!(a, b, "{tensor}");
+    }
+}
+
+#[test]
 fn a_failed_dequant_leaves_the_old_output_and_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.f32");

@@ -7,7 +7,8 @@
 //! the pieces of each cell of a fixed grid (`CELL_ELEMENTS` values, whole rows) in order, then the
 //! cells in order; it also counts the values per coarse key bucket (`percentiles.rs`). Pass 2
 //! bins, one by one, only the values of the buckets a histogram edge cuts, and counts the
-//! buckets holding the wanted percentile ranks by their low key bits. Two passes in all.
+//! buckets holding the wanted percentile ranks by their low key bits. Two passes in all; for
+//! Q8_0 blocks one over the data, pass 2 running on pass 1's counts per (scale, code) (`q8.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -20,6 +21,7 @@ use super::moments::Moments;
 use super::percentiles::{
     self, from_key, key, lerp, locate, ranks, sparse, Target, BUCKETS, PERCENTILES,
 };
+use super::q8::{self, Table};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Values per cell of the grid the moments are computed on (whole rows, at least one).
@@ -71,9 +73,23 @@ pub struct StatsJob {
     targets: Vec<Target>,
     /// Each wanted rank: (rank, index in `targets`, rank within that bucket).
     wanted: Vec<(u64, usize, u64)>,
+    /// Pass 1's Q8_0 values as counts per (scale, code), when they came as blocks.
+    #[serde(default)]
+    q8: Q8,
     /// Pass 2's flag per bucket (1: straddles, 2: a target), rebuilt from the fields above.
     #[serde(skip)]
     table: Vec<u8>,
+}
+
+/// Where pass 1 counted values that came as Q8_0 blocks: a [`Table`] (then, if it holds every
+/// value, pass 2 runs on the table instead of the data), or, once the table was full, `coarse`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Q8 {
+    #[default]
+    Unused,
+    Table(Box<Table>),
+    Spilled,
 }
 
 /// The result, as the CLI prints it and JS receives it.
@@ -99,6 +115,8 @@ enum Source<'a> {
     Slice(&'a [f32]),
     Fill(&'a mut Fill<'a>),
     Groups(&'a mut FillGroups<'a>),
+    /// Whole Q8_0 blocks of the rows fed.
+    Q8(&'a [u8]),
 }
 
 /// One piece's values, as they came.
@@ -119,6 +137,11 @@ impl Source<'_> {
             Source::Fill(fill) => {
                 let out = &mut buf[..range.len()];
                 fill(range, out)?;
+                Ok(Piece::Values(out))
+            }
+            Source::Q8(bytes) => {
+                let out = &mut buf[..range.len()];
+                q8::dequant(q8_piece(bytes, range)?, out);
                 Ok(Piece::Values(out))
             }
             Source::Groups(fill) => {
@@ -155,6 +178,7 @@ impl StatsJob {
             straddle: Vec::new(),
             targets: Vec::new(),
             wanted: Vec::new(),
+            q8: Q8::Unused,
             table: Vec::new(),
         }
     }
@@ -229,6 +253,46 @@ impl StatsJob {
         self.feed(first_row, n_rows, Source::Groups(fill))
     }
 
+    /// Adds rows `first_row..first_row + n_rows` of a Q8_0 tensor from their blocks `bytes`
+    /// (row length a multiple of 32): the same counts, range, histogram and percentiles as
+    /// the values would give, the mean and standard deviation to rounding (same bits for any
+    /// chunk size and thread count). See `q8.rs`.
+    pub(crate) fn add_q8_0(&mut self, first_row: u64, n_rows: u64, bytes: &[u8]) -> Result<()> {
+        let values = n_rows.saturating_mul(self.row_len);
+        if self.row_len % q8::BLOCK as u64 != 0
+            || (bytes.len() / q8::BLOCK_BYTES) as u64 != values / q8::BLOCK as u64
+            || bytes.len() % q8::BLOCK_BYTES != 0
+        {
+            return Err(bad_chunk(format!(
+                "{} bytes are not the Q8_0 blocks of {n_rows} rows of {}",
+                bytes.len(),
+                self.row_len
+            )));
+        }
+        self.feed(first_row, n_rows, Source::Q8(bytes))
+    }
+
+    /// Counts a Q8_0 piece's values for pass 1: into the table, or per coarse bucket once it
+    /// is full (`buf` holds a piece).
+    fn count_q8(&mut self, bytes: &[u8], buf: &mut [f32]) {
+        if let Q8::Unused = self.q8 {
+            self.q8 = Q8::Table(Box::default());
+        }
+        let mut rest = bytes;
+        if let Q8::Table(t) = &mut self.q8 {
+            let took = t.add(bytes);
+            if took * q8::BLOCK_BYTES == bytes.len() {
+                return;
+            }
+            t.add_to_coarse(&mut self.coarse);
+            self.q8 = Q8::Spilled;
+            rest = &bytes[took * q8::BLOCK_BYTES..];
+        }
+        let out = &mut buf[..rest.len() / q8::BLOCK_BYTES * q8::BLOCK];
+        q8::dequant(rest, out);
+        percentiles::count_coarse(&mut self.coarse, out);
+    }
+
     fn feed(&mut self, first_row: u64, n_rows: u64, mut source: Source<'_>) -> Result<()> {
         if first_row < self.rows.start || first_row.saturating_add(n_rows) > self.rows.end {
             return Err(bad_chunk(format!(
@@ -247,7 +311,7 @@ impl StatsJob {
         let too_big = || bad_chunk("a chunk too big for this machine".to_string());
         let n = usize::try_from(n_rows * self.row_len).map_err(|_| too_big())?;
         let mut buf = match source {
-            Source::Fill(_) => vec![0f32; PIECE.min(n)],
+            Source::Fill(_) | Source::Q8(_) => vec![0f32; PIECE.min(n)],
             _ => Vec::new(),
         };
         let mut groups = Groups::default();
@@ -269,6 +333,19 @@ impl StatsJob {
                     let mut at = start;
                     while at < end {
                         let stop = (at + PIECE).min(end);
+                        if let Source::Q8(bytes) = source {
+                            let b = q8_piece(bytes, at..stop)?;
+                            m.merge(&q8::moments(b).unwrap_or_else(|| {
+                                let out = &mut buf[..stop - at];
+                                q8::dequant(b, out);
+                                Moments::of(out)
+                            }));
+                            if !self.coarse.is_empty() {
+                                self.count_q8(b, &mut buf);
+                            }
+                            at = stop;
+                            continue;
+                        }
                         match source.get(at..stop, &mut buf, &mut groups)? {
                             Piece::Values(values) => {
                                 m.merge(&Moments::of(values));
@@ -348,6 +425,7 @@ impl StatsJob {
             straddle: self.straddle.clone(),
             targets: self.targets.iter().map(Target::emptied).collect(),
             wanted: self.wanted.clone(),
+            q8: Q8::Unused,
             table: self.table.clone(),
         }
     }
@@ -360,6 +438,24 @@ impl StatsJob {
             for (a, b) in self.coarse.iter_mut().zip(&part.coarse) {
                 *a += b;
             }
+            // Tables merge while they fit; any other mix ends in `coarse` (exact either way).
+            self.q8 = match (std::mem::take(&mut self.q8), part.q8) {
+                (Q8::Unused, x) | (x, Q8::Unused) => x,
+                (Q8::Table(mut a), Q8::Table(b)) => {
+                    if a.merge(&b) {
+                        Q8::Table(a)
+                    } else {
+                        a.add_to_coarse(&mut self.coarse);
+                        b.add_to_coarse(&mut self.coarse);
+                        Q8::Spilled
+                    }
+                }
+                (Q8::Table(a), Q8::Spilled) | (Q8::Spilled, Q8::Table(a)) => {
+                    a.add_to_coarse(&mut self.coarse);
+                    Q8::Spilled
+                }
+                (Q8::Spilled, Q8::Spilled) => Q8::Spilled,
+            };
         }
         if let (Some(h), Some(p)) = (&mut self.histogram, &part.histogram) {
             h.merge(p);
@@ -389,9 +485,21 @@ impl StatsJob {
                     )));
                 }
                 self.moments = total;
+                // A table holding every value stands for the data in pass 2.
+                let table = match std::mem::take(&mut self.q8) {
+                    Q8::Table(t) => {
+                        t.add_to_coarse(&mut self.coarse);
+                        (t.values() == total.count).then_some(t)
+                    }
+                    _ => None,
+                };
                 self.plan_pass2();
                 self.coarse = Vec::new();
                 self.pass = if self.straddle.is_empty() && self.targets.is_empty() {
+                    Pass::Done
+                } else if let Some(t) = table {
+                    self.build_table();
+                    t.replay(&self.table, self.histogram.as_mut(), &mut self.targets);
                     Pass::Done
                 } else {
                     Pass::Histogram
@@ -544,6 +652,14 @@ fn pass2_body(
             }
         }
     }
+}
+
+/// The blocks of values `range` (whole blocks, counted from the first value fed).
+fn q8_piece(bytes: &[u8], range: Range<usize>) -> Result<&[u8]> {
+    let (a, b) = (range.start / q8::BLOCK, range.end / q8::BLOCK);
+    bytes
+        .get(a * q8::BLOCK_BYTES..b * q8::BLOCK_BYTES)
+        .ok_or_else(|| bad_chunk(format!("values {range:?} are not in the blocks given")))
 }
 
 fn bad_chunk(message: String) -> Error {

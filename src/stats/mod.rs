@@ -11,6 +11,7 @@ mod isa;
 mod job;
 mod moments;
 mod percentiles;
+mod q8;
 mod quantized;
 mod state;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]

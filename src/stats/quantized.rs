@@ -50,6 +50,10 @@ pub fn add_gguf_rows(
                 })
             })
     };
+    // Q8_0 from its blocks' codes (q8.rs), past the same reference rule.
+    if kernel != Kernel::Scalar && file.endian() == Endian::Little && ty == GgmlType::Q8_0 {
+        return job.add_q8_0(first_row, n_rows, bytes);
+    }
     // Types with 4-bit codes go by groups of codes (the scalar kernel keeps the per-value path:
     // it is the reference the faster paths are measured and tested against).
     if kernel != Kernel::Scalar && file.endian() == Endian::Little && codes::fast() {
