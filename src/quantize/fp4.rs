@@ -68,8 +68,22 @@ pub(super) fn fast_index(x: f32, lv: &[f32; 8]) -> u8 {
 /// `floorf(log2f(amax))` as glibc computes it: log2f is correctly rounded, so a value just
 /// below a power of two can round up to it. Computed in f64 and rounded once to f32, which
 /// gives the correctly rounded f32 on every platform (tested against the oracle).
-fn floor_log2f(amax: f32) -> f32 {
+fn floor_log2f_slow(amax: f32) -> f32 {
     (f64::from(amax).log2() as f32).floor()
+}
+
+/// [`floor_log2f_slow`] without the log (a libm call per block in wasm) when the answer is
+/// the exponent: for a normal `amax = 2^k·1.m` with `1.m < 2 − 2⁻⁷`, log2 lies in
+/// `[k, k + 1 − 0.0056]`, and f32's spacing near any exponent (|k + 1| ≤ 128) is at most
+/// 2⁻¹⁶, so its rounding neither reaches k + 1 nor falls below k (exact at 1.m = 1).
+fn floor_log2f(amax: f32) -> f32 {
+    let bits = amax.to_bits();
+    let exp = (bits >> 23) & 0xff;
+    if exp != 0 && exp != 0xff && bits & 0x007f_ffff < 0x007f_0000 {
+        (exp as i32 - 127) as f32
+    } else {
+        floor_log2f_slow(amax)
+    }
 }
 
 pub(super) fn mxfp4(x: &[f32; QK], y: &mut [u8; 17]) -> Result<(), Overflow> {
@@ -145,6 +159,28 @@ mod tests {
                 check(f32::from_bits(r as u32));
                 // Magnitudes near this exponent's levels.
                 check(e * ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 30.0);
+            }
+        }
+    }
+
+    /// The exponent shortcut equals the correctly rounded log2 around every power of two,
+    /// at the shortcut's edge, and on random positive floats.
+    #[test]
+    fn floor_log2f_equals_slow() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        for e in 0..=255u32 {
+            for m in [0, 1, 2, 0x3f_ffff, 0x7e_ffff, 0x7f_0000, 0x7f_0001, 0x7f_fffe, 0x7f_ffff] {
+                let v = f32::from_bits((e << 23) | m);
+                if v.is_finite() && v > 0.0 {
+                    assert_eq!(floor_log2f(v), floor_log2f_slow(v), "{v:e}");
+                }
+            }
+        }
+        for _ in 0..1_000_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let v = f32::from_bits((state >> 33) as u32);
+            if v.is_finite() && v > 0.0 {
+                assert_eq!(floor_log2f(v), floor_log2f_slow(v), "{v:e}");
             }
         }
     }

@@ -335,6 +335,12 @@ fn q3_lanes<const L: usize, const N: usize>(
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { q3_lanes_avx2(xt, nmax, lt) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if L % 16 == 0 {
+        // SAFETY: built with simd128.
+        // Four vectors (16 lanes) at a time: their division chains overlap.
+        return unsafe { super::k_simd128::q3::<L, N, 4>(xt, nmax, GROUP_MAX_EPS, lt) };
+    }
     make_q3_lanes(xt, nmax, lt)
 }
 
