@@ -65,6 +65,37 @@ pub(super) fn fast_index(x: f32, lv: &[f32; 8]) -> u8 {
     }
 }
 
+/// Midpoints between consecutive non-negative levels.
+pub(super) const MIDS: [f32; 7] = [0.5, 1.5, 2.5, 3.5, 5.0, 7.0, 10.0];
+
+/// Whether [`mid_index`] may stand for [`fast_index`] at scale `d` (a power of two).
+pub(super) fn mids_apply(d: f32) -> bool {
+    (2.0f32.powi(-100)..=2.0f32.powi(100)).contains(&d)
+}
+
+/// [`fast_index`] as the count of midpoints `mids[j]` (= MIDS[j]·d, exact) below |x|, for
+/// `d` in [2⁻¹⁰⁰, 2¹⁰⁰] (no level or error overflows or is subnormal) and |x| < 16·d, which
+/// holds for every value of a block (16·d = 2^(⌊log2f(amax)⌋ + 1) > amax). Why they agree: let
+/// the levels `L_i ≤ a ≤ L_{i+1}` bracket a = |x|. Consecutive non-zero levels are within a
+/// factor 2, so both errors `a − L_i` and `L_{i+1} − a` are exact (Sterbenz; `a − 0` is a),
+/// except `d − a` for a < d/2, which still rounds to ≥ d/2 > a (level 0 wins, as it should).
+/// Every other level's error exceeds one of these two by at least d, far more than its
+/// rounding (errors are < 16·d), so it never wins. So ggml's chain picks the nearest level,
+/// and on an exact tie the lower index (strict `<`): the count of midpoints strictly below a.
+#[inline(always)]
+pub(super) fn mid_index(x: f32, mids: &[f32; 7]) -> u8 {
+    let a = x.abs();
+    let mut k = 0u8;
+    for &m in mids {
+        k += u8::from(a > m);
+    }
+    if x < 0.0 && k != 0 {
+        k + 8
+    } else {
+        k
+    }
+}
+
 /// `floorf(log2f(amax))` as glibc computes it: log2f is correctly rounded, so a value just
 /// below a power of two can round up to it. Computed in f64 and rounded once to f32, which
 /// gives the correctly rounded f32 on every platform (tested against the oracle).
@@ -99,17 +130,24 @@ pub(super) fn mxfp4(x: &[f32; QK], y: &mut [u8; 17]) -> Result<(), Overflow> {
     let d = e8m0_half(e);
     y[0] = e;
     let lv = POSITIVE.map(|k| k * d);
+    let mids = MIDS.map(|m| m * d);
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         // SAFETY: built with simd128.
-        unsafe { super::fp4_simd128::pack(x, &lv, &mut y[1..]) };
+        unsafe { super::fp4_simd128::pack(x, &lv, &mids, mids_apply(d), &mut y[1..]) };
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
         let mut idx = [0u8; QK];
-        // A loop over the values with the levels inside: LLVM vectorises it across values.
-        for (i, &v) in idx.iter_mut().zip(x) {
-            *i = fast_index(v, &lv);
+        // Loops over the values with the levels inside: LLVM vectorises them across values.
+        if mids_apply(d) {
+            for (i, &v) in idx.iter_mut().zip(x) {
+                *i = mid_index(v, &mids);
+            }
+        } else {
+            for (i, &v) in idx.iter_mut().zip(x) {
+                *i = fast_index(v, &lv);
+            }
         }
         for j in 0..QK / 2 {
             y[1 + j] = idx[j] | (idx[QK / 2 + j] << 4);
@@ -136,9 +174,15 @@ mod tests {
         for eb in 0..=255u8 {
             let e = e8m0_half(eb);
             let lv = POSITIVE.map(|k| k * e);
+            let mids = MIDS.map(|m| m * e);
             let check = |v: f32| {
                 if v.is_finite() {
-                    assert_eq!(fast_index(v, &lv), best_index(v, e), "{v:e} e {eb}");
+                    let want = best_index(v, e);
+                    assert_eq!(fast_index(v, &lv), want, "{v:e} e {eb}");
+                    // A block's values are below 16·e (see `mid_index`).
+                    if mids_apply(e) && v.abs() < 16.0 * e {
+                        assert_eq!(mid_index(v, &mids), want, "{v:e} e {eb}");
+                    }
                 }
             };
             for k in 0..8 {
@@ -159,6 +203,10 @@ mod tests {
                 check(f32::from_bits(r as u32));
                 // Magnitudes near this exponent's levels.
                 check(e * ((r >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 30.0);
+                // Any bits below 16·e (its whole range of magnitudes, subnormals included).
+                let top = (16.0 * e).to_bits().max(1);
+                check(f32::from_bits((r >> 8) as u32 % top));
+                check(-f32::from_bits((r >> 8) as u32 % top));
             }
         }
     }

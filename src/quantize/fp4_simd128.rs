@@ -22,19 +22,48 @@ unsafe fn indices(x: v128, lv: &[v128; 8]) -> v128 {
     v128_or(best, v128_and(neg, i32x4_splat(8)))
 }
 
+/// `mid_index` of four values (i32 lanes): masks are −1 where |x| is above a midpoint.
+#[inline(always)]
+unsafe fn mid_indices(x: v128, mids: &[v128; 7]) -> v128 {
+    let a = f32x4_abs(x);
+    let mut k = i32x4_splat(0);
+    for &m in mids {
+        k = i32x4_sub(k, f32x4_gt(a, m));
+    }
+    let neg = v128_andnot(f32x4_lt(x, f32x4_splat(0.0)), i32x4_eq(k, i32x4_splat(0)));
+    v128_or(k, v128_and(neg, i32x4_splat(8)))
+}
+
 /// The 16 packed bytes of a block: byte j holds value j's index and value 16 + j's above it.
-/// `lv[k]` is level k of the non-negative half times the block's scale.
+/// `lv[k]` is level k of the non-negative half times the block's scale, `mids` the midpoints
+/// between them, used when `use_mids` (`fp4::mids_apply`).
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
-pub(super) unsafe fn pack(x: &[f32; 32], lv: &[f32; 8], out: &mut [u8]) {
+pub(super) unsafe fn pack(
+    x: &[f32; 32],
+    lv: &[f32; 8],
+    mids: &[f32; 7],
+    use_mids: bool,
+    out: &mut [u8],
+) {
     assert!(out.len() >= 16);
-    let lv = lv.map(|l| f32x4_splat(l));
     let mut words = [i32x4_splat(0); 4];
-    for (j, w) in words.iter_mut().enumerate() {
-        let lo = indices(v128_load(x.as_ptr().add(4 * j).cast()), &lv);
-        let hi = indices(v128_load(x.as_ptr().add(16 + 4 * j).cast()), &lv);
-        *w = v128_or(lo, i32x4_shl(hi, 4));
+    let load = |j: usize| v128_load(x.as_ptr().add(j).cast());
+    if use_mids {
+        let mids = mids.map(|m| f32x4_splat(m));
+        for (j, w) in words.iter_mut().enumerate() {
+            let lo = mid_indices(load(4 * j), &mids);
+            let hi = mid_indices(load(16 + 4 * j), &mids);
+            *w = v128_or(lo, i32x4_shl(hi, 4));
+        }
+    } else {
+        let lv = lv.map(|l| f32x4_splat(l));
+        for (j, w) in words.iter_mut().enumerate() {
+            let lo = indices(load(4 * j), &lv);
+            let hi = indices(load(16 + 4 * j), &lv);
+            *w = v128_or(lo, i32x4_shl(hi, 4));
+        }
     }
     let a = i16x8_narrow_i32x4(words[0], words[1]);
     let b = i16x8_narrow_i32x4(words[2], words[3]);
