@@ -523,3 +523,87 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
     }
     scales
 }
+
+/// `out[l][j] = x[j / 8][32·(j % 8) + l]` (Q4_K/Q5_K: two super-blocks' 16 sub-blocks of 32
+/// values, one per lane) in 4×4 tiles of shuffles, as [`transpose16`].
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn transpose_pair(x: [&[f32; 256]; 2]) -> [[f32; 16]; 32] {
+    let mut out = [[0.0f32; 16]; 32];
+    for jb in (0..16).step_by(4) {
+        for lb in (0..32).step_by(4) {
+            let r = |k: usize| {
+                let j = jb + k;
+                v128_load(x[j / 8].as_ptr().add(32 * (j % 8) + lb).cast())
+            };
+            let (a, b, c, d) = (r(0), r(1), r(2), r(3));
+            let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
+            let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
+            let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
+            let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
+            let mut w = |k: usize, v: v128| v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
+            w(0, i32x4_shuffle::<0, 1, 4, 5>(t0, t2));
+            w(1, i32x4_shuffle::<2, 3, 6, 7>(t0, t2));
+            w(2, i32x4_shuffle::<0, 1, 4, 5>(t1, t3));
+            w(3, i32x4_shuffle::<2, 3, 6, 7>(t1, t3));
+        }
+    }
+    out
+}
+
+/// The 16×16 byte transpose of `r` (row i, byte j → row j, byte i): four rounds of
+/// interleaving row i with row i + 8 byte by byte.
+#[inline(always)]
+unsafe fn transpose_bytes(mut r: [v128; 16]) -> [v128; 16] {
+    for _ in 0..4 {
+        let mut o = [i32x4_splat(0); 16];
+        for i in 0..8 {
+            o[2 * i] = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(
+                r[i],
+                r[i + 8],
+            );
+            o[2 * i + 1] = i8x16_shuffle::<
+                8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
+            >(r[i], r[i + 8]);
+        }
+        r = o;
+    }
+    r
+}
+
+/// `out[16·j + l] = lt[l][j]` (quants of 16 sub-blocks of 16, one per lane, back in value
+/// order), where the scalar loop was 256 single-byte loads and stores.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn untranspose16<T: Copy>(lt: &[[T; 16]; 16], out: &mut [T; 256]) {
+    assert!(std::mem::size_of::<T>() == 1);
+    let mut r = [i32x4_splat(0); 16];
+    for (i, v) in r.iter_mut().enumerate() {
+        *v = v128_load(lt[i].as_ptr().cast());
+    }
+    for (j, v) in transpose_bytes(r).iter().enumerate() {
+        v128_store(out.as_mut_ptr().add(16 * j).cast(), *v);
+    }
+}
+
+/// `out[j / 8][32·(j % 8) + l] = lt[l][j]`: two 16×16 byte transposes (rows l < 16, then the
+/// rest), where the scalar loop was 512 single-byte loads and stores.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn untranspose_pair(lt: &[[u8; 16]; 32]) -> [[u8; 256]; 2] {
+    let mut out = [[0u8; 256]; 2];
+    for half in 0..2 {
+        let mut r = [i32x4_splat(0); 16];
+        for (i, v) in r.iter_mut().enumerate() {
+            *v = v128_load(lt[16 * half + i].as_ptr().cast());
+        }
+        // Row j is column j: values l = 16·half.. of sub-block j.
+        for (j, v) in transpose_bytes(r).iter().enumerate() {
+            v128_store(out[j / 8].as_mut_ptr().add(32 * (j % 8) + 16 * half).cast(), *v);
+        }
+    }
+    out
+}
