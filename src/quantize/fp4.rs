@@ -51,8 +51,8 @@ pub(super) fn fast_index(x: f32, lv: &[f32; 8]) -> u8 {
     let a = x.abs();
     let mut best = 0u8;
     let mut best_err = a;
-    for k in 1..8 {
-        let err = (lv[k] - a).abs();
+    for (k, &l) in lv.iter().enumerate().skip(1) {
+        let err = (l - a).abs();
         if err < best_err {
             best = k as u8;
             best_err = err;
@@ -217,7 +217,9 @@ mod tests {
     fn floor_log2f_equals_slow() {
         let mut state = 0x1234_5678_9abc_def1u64;
         for e in 0..=255u32 {
-            for m in [0, 1, 2, 0x3f_ffff, 0x7e_ffff, 0x7f_0000, 0x7f_0001, 0x7f_fffe, 0x7f_ffff] {
+            for m in [
+                0, 1, 2, 0x3f_ffff, 0x7e_ffff, 0x7f_0000, 0x7f_0001, 0x7f_fffe, 0x7f_ffff,
+            ] {
                 let v = f32::from_bits((e << 23) | m);
                 if v.is_finite() && v > 0.0 {
                     assert_eq!(floor_log2f(v), floor_log2f_slow(v), "{v:e}");
@@ -240,7 +242,9 @@ mod tests {
         for round in 0..20_000 {
             let mut x = [0.0f32; QK];
             for v in x.iter_mut() {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let r = state >> 11;
                 *v = match round % 4 {
                     0 => f32::from_bits(r as u32),

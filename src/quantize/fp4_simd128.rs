@@ -18,7 +18,10 @@ unsafe fn indices(x: v128, lv: &[v128; 8]) -> v128 {
         best = v128_bitselect(i32x4_splat(k as i32), best, better);
     }
     // +8 where x < 0 and the index is not 0.
-    let neg = v128_andnot(f32x4_lt(x, f32x4_splat(0.0)), i32x4_eq(best, i32x4_splat(0)));
+    let neg = v128_andnot(
+        f32x4_lt(x, f32x4_splat(0.0)),
+        i32x4_eq(best, i32x4_splat(0)),
+    );
     v128_or(best, v128_and(neg, i32x4_splat(8)))
 }
 

@@ -563,9 +563,11 @@ unsafe fn transpose_bytes(mut r: [v128; 16]) -> [v128; 16] {
                 r[i],
                 r[i + 8],
             );
-            o[2 * i + 1] = i8x16_shuffle::<
-                8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
-            >(r[i], r[i + 8]);
+            o[2 * i + 1] =
+                i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(
+                    r[i],
+                    r[i + 8],
+                );
         }
         r = o;
     }
@@ -602,7 +604,10 @@ pub(super) unsafe fn untranspose_pair(lt: &[[u8; 16]; 32]) -> [[u8; 256]; 2] {
         }
         // Row j is column j: values l = 16·half.. of sub-block j.
         for (j, v) in transpose_bytes(r).iter().enumerate() {
-            v128_store(out[j / 8].as_mut_ptr().add(32 * (j % 8) + 16 * half).cast(), *v);
+            v128_store(
+                out[j / 8].as_mut_ptr().add(32 * (j % 8) + 16 * half).cast(),
+                *v,
+            );
         }
     }
     out

@@ -110,9 +110,7 @@ mod tests {
             amax = if amax > v.abs() { amax } else { v.abs() };
         }
         let id = if amax != 0.0 { 1.0 / amax } else { 0.0 };
-        let p = |it: &mut dyn Iterator<Item = i32>, shift: bool| {
-            pack5(it.map(|t| t as u8), shift)
-        };
+        let p = |it: &mut dyn Iterator<Item = i32>, shift: bool| pack5(it.map(|t| t as u8), shift);
         for m in 0..32 {
             y[m] = p(&mut (0..5).map(|n| trit(x[m + n * 32], id)), false);
         }
@@ -170,7 +168,11 @@ mod tests {
                 };
                 if round % 5 == 4 || round % 5 == 3 {
                     // Neighbours of the ±0.5 thresholds (amax = 2·|0.5 level|).
-                    *v = f32::from_bits(v.to_bits().wrapping_add((r >> 40) as u32 % 3).wrapping_sub(1));
+                    *v = f32::from_bits(
+                        v.to_bits()
+                            .wrapping_add((r >> 40) as u32 % 3)
+                            .wrapping_sub(1),
+                    );
                 }
                 if !v.is_finite() || v.abs() > 6.0e4 {
                     *v = 0.5;

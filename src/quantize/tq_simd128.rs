@@ -21,10 +21,7 @@ unsafe fn trits(x: &[f32; 256], at: usize, id: v128) -> v128 {
 /// at least 1/243 from one, far more than f32's rounding of it, so ceil of the f32 quotient.
 #[inline(always)]
 unsafe fn to_fraction(q: v128) -> v128 {
-    let f = f32x4_div(
-        f32x4_convert_i32x4(i32x4_shl(q, 8)),
-        f32x4_splat(243.0),
-    );
+    let f = f32x4_div(f32x4_convert_i32x4(i32x4_shl(q, 8)), f32x4_splat(243.0));
     i32x4_trunc_sat_f32x4(f32x4_ceil(f))
 }
 
