@@ -46,6 +46,10 @@ fn best_index(x: f32, e: f32) -> u8 {
 /// ties, and level −k's error `|−k·e − x|` is exactly `|k·e − |x||`: indices 9..16 run the
 /// same comparisons as 1..8 do for |x|. So the answer is the search over 0..8 on |x|, plus 8
 /// when x < 0 and it is not 0. `lv[k]` = POSITIVE[k]·e.
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code) // the simd128 build runs fp4_simd128's forms (tested against these)
+)]
 #[inline(always)]
 pub(super) fn fast_index(x: f32, lv: &[f32; 8]) -> u8 {
     let a = x.abs();
@@ -82,6 +86,10 @@ pub(super) fn mids_apply(d: f32) -> bool {
 /// Every other level's error exceeds one of these two by at least d, far more than its
 /// rounding (errors are < 16·d), so it never wins. So ggml's chain picks the nearest level,
 /// and on an exact tie the lower index (strict `<`): the count of midpoints strictly below a.
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code) // the simd128 build runs fp4_simd128's forms (tested against these)
+)]
 #[inline(always)]
 pub(super) fn mid_index(x: f32, mids: &[f32; 7]) -> u8 {
     let a = x.abs();
