@@ -1070,10 +1070,13 @@ pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = qx_lanes(&xt, 32, &mut lt);
-    let mut big_l = untranspose16(&lt).map(|l| l as u8);
+    let mut big_l = [0u8; QK_K];
     let mut max_scale = 0.0f32;
     let mut max_abs_scale = 0.0f32;
     for ib in 0..16 {
+        for i in 0..16 {
+            big_l[16 * ib + i] = lt[i][ib] as u8;
+        }
         let scale = scales[ib];
         if scale.abs() > max_abs_scale {
             max_abs_scale = scale.abs();
