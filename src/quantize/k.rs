@@ -335,6 +335,12 @@ fn q3_lanes<const L: usize, const N: usize>(
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
         return unsafe { q3_lanes_avx2(xt, nmax, lt) };
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if L % 16 == 0 {
+        // SAFETY: built with simd128.
+        // Four vectors (16 lanes) at a time: their division chains overlap.
+        return unsafe { super::k_simd128::q3::<L, N, 4>(xt, nmax, GROUP_MAX_EPS, lt) };
+    }
     make_q3_lanes(xt, nmax, lt)
 }
 
@@ -662,6 +668,26 @@ fn transpose16(x: &[f32; QK_K]) -> [[f32; 16]; 16] {
     }
 }
 
+/// `out[l][j] = x[j / 8][32·(j % 8) + l]`: the 16 sub-blocks of 32 values of two super-blocks,
+/// one per lane.
+fn transpose_pair(x: [&[f32; QK_K]; 2]) -> [[f32; 16]; 32] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        // SAFETY: built with simd128.
+        unsafe { super::k_simd128::transpose_pair(x) }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        let mut xt = [[0.0f32; 16]; 32];
+        for l in 0..32 {
+            for j in 0..16 {
+                xt[l][j] = x[j / 8][32 * (j % 8) + l];
+            }
+        }
+        xt
+    }
+}
+
 /// Packs 2-bit quants four to a byte: byte l of each 32-byte group holds values l, l+32, l+64,
 /// l+96 of its 128.
 fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
@@ -691,13 +717,10 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     }
     let mut lt = [[0u8; 16]; 16];
     let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
-    let mut big_l = [0u8; QK_K];
+    let mut big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..16 {
-        for l in 0..16 {
-            big_l[16 * j + l] = lt[l][j];
-        }
         if scales[j] > max_scale {
             max_scale = scales[j];
         }
@@ -751,21 +774,13 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
 }
 
 pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
-    let mut xt = [[0.0f32; 16]; 16];
-    for j in 0..16 {
-        for i in 0..16 {
-            xt[i][j] = x[16 * j + i];
-        }
-    }
+    let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = q3_lanes(&xt, 4, &mut lt);
-    let mut big_l = [0i8; QK_K];
+    let mut big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut amax = 0.0f32;
     for j in 0..16 {
-        for i in 0..16 {
-            big_l[16 * j + i] = lt[i][j];
-        }
         let scale = scales[j].abs();
         if scale > amax {
             amax = scale;
@@ -832,40 +847,73 @@ pub(super) struct Fits {
 /// searches in flight hide each other's add latency): weights `sqrt(mean x²) + |x|`, one affine
 /// fit per 32 values.
 fn k_fits2(x: [&[f32; QK_K]; 2], params: &Qkx2) -> [Fits; 2] {
-    let mut xt = [[0.0f32; 16]; 32];
-    let mut wt = [[0.0f32; 16]; 32];
+    let xt = transpose_pair(x);
+    // Row by row (each sub-block's sum in ggml's order, l = 0..32), so it vectorises.
     let mut sum_x2 = [0.0f32; 16];
-    for l in 0..32 {
+    for row in &xt {
         for j in 0..16 {
-            let v = x[j / 8][32 * (j % 8) + l];
-            xt[l][j] = v;
-            sum_x2[j] += v * v;
+            sum_x2[j] += row[j] * row[j];
         }
     }
-    for j in 0..16 {
-        let av_x = (sum_x2[j] / 32.0).sqrt();
-        for l in 0..32 {
-            wt[l][j] = av_x + xt[l][j].abs();
+    let av_x = sum_x2.map(|s| (s / 32.0).sqrt());
+    let mut wt = [[0.0f32; 16]; 32];
+    for (w, row) in wt.iter_mut().zip(&xt) {
+        for j in 0..16 {
+            w[j] = av_x[j] + row[j].abs();
         }
     }
     let mut lt = [[0u8; 16]; 32];
     let (scales, mins) = qkx2_lanes(&xt, &wt, params, &mut lt);
+    let big = untranspose_pair(&lt);
     let fits = |b: usize| {
         let mut f = Fits {
             scales: [0.0; 8],
             mins: [0.0; 8],
-            big_l: [0; QK_K],
+            big_l: big[b],
         };
         for j in 0..8 {
             f.scales[j] = scales[8 * b + j];
             f.mins[j] = mins[8 * b + j];
-            for l in 0..32 {
-                f.big_l[32 * j + l] = lt[l][8 * b + j];
-            }
         }
         f
     };
     [fits(0), fits(1)]
+}
+
+/// `out[16·j + l] = lt[l][j]`: quants of 16 lanes (sub-blocks of 16) back in value order.
+fn untranspose16<T: Copy + Default>(lt: &[[T; 16]; 16]) -> [T; QK_K] {
+    let mut out = [T::default(); QK_K];
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    // SAFETY: built with simd128; T is one byte (u8 or i8).
+    unsafe {
+        super::k_simd128::untranspose16(lt, &mut out)
+    };
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    for j in 0..16 {
+        for l in 0..16 {
+            out[16 * j + l] = lt[l][j];
+        }
+    }
+    out
+}
+
+/// The inverse of [`transpose_pair`] for the quants: `out[j / 8][32·(j % 8) + l] = lt[l][j]`.
+fn untranspose_pair(lt: &[[u8; 16]; 32]) -> [[u8; QK_K]; 2] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        // SAFETY: built with simd128.
+        unsafe { super::k_simd128::untranspose_pair(lt) }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        let mut out = [[0u8; QK_K]; 2];
+        for l in 0..32 {
+            for j in 0..16 {
+                out[j / 8][32 * (j % 8) + l] = lt[l][j];
+            }
+        }
+        out
+    }
 }
 
 /// Quantizes the 8 scales and mins of Q4_K/Q5_K to 6 bits into `head` (d, dmin, 12 scale

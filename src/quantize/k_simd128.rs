@@ -427,3 +427,188 @@ pub(super) unsafe fn transpose16(x: &[f32; 256]) -> [[f32; 16]; 16] {
     }
     out
 }
+
+/// ggml's `make_q3_quants` with `do_rmse` (Q3_K) for `L` sub-blocks (a multiple of 4·V) of `N`
+/// values, transposed, `V` vectors at a time: `k.rs`'s `make_q3_lanes` with the same f32
+/// operations per lane in the same order (selects where ggml branches), so the same bits.
+/// LLVM's auto-vectorised build of that loop kept one lane per scalar operation in places;
+/// here the `V` vectors' update chains (a division each per value) overlap. A pass of `4·V`
+/// lanes stops when none of them changed (a lane that changed nothing in a pass changes
+/// nothing later: its state is the same), as ggml's per-group early exit.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
+    xt: &[[f32; L]; N],
+    nmax: i32,
+    group_max_eps: f32,
+    lt: &mut [[i8; L]; N],
+) -> [f32; L] {
+    assert!(V > 0 && L % (4 * V) == 0);
+    let mut scales = [0.0f32; L];
+    let zero = f32x4_splat(0.0);
+    let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
+    for c in (0..L).step_by(4 * V) {
+        let mut max = [zero; V];
+        let mut amax = [zero; V];
+        let mut w = [[zero; V]; N];
+        let mut wv = [[zero; V]; N];
+        for i in 0..N {
+            for v in 0..V {
+                let x = ld(&xt[i], c + 4 * v);
+                let ax = f32x4_abs(x);
+                let bigger = f32x4_gt(ax, amax[v]);
+                amax[v] = sel(amax[v], ax, bigger);
+                max[v] = sel(max[v], x, bigger);
+                w[i][v] = f32x4_mul(x, x);
+                wv[i][v] = f32x4_mul(w[i][v], x);
+            }
+        }
+        let mut iscale = [zero; V];
+        for v in 0..V {
+            iscale[v] = f32x4_div(f32x4_splat(-(nmax as f32)), max[v]);
+        }
+        // Quants as f32 (exact small integers), as the sums use them.
+        let mut lq = [[zero; V]; N];
+        let mut sumlx = [zero; V];
+        let mut suml2 = [zero; V];
+        for i in 0..N {
+            for v in 0..V {
+                let x = ld(&xt[i], c + 4 * v);
+                let l = f32x4_convert_i32x4(quant_i(f32x4_mul(iscale[v], x), lo, hi));
+                lq[i][v] = l;
+                sumlx[v] = f32x4_add(sumlx[v], f32x4_mul(wv[i][v], l));
+                suml2[v] = f32x4_add(suml2[v], f32x4_mul(f32x4_mul(w[i][v], l), l));
+            }
+        }
+        for _ in 0..5 {
+            let mut changed = zero;
+            for i in 0..N {
+                for v in 0..V {
+                    let x = ld(&xt[i], c + 4 * v);
+                    let (wi, wvi, li) = (w[i][v], wv[i][v], lq[i][v]);
+                    let slx = f32x4_sub(sumlx[v], f32x4_mul(wvi, li));
+                    let sl2 = f32x4_sub(suml2[v], f32x4_mul(f32x4_mul(wi, li), li));
+                    let y = f32x4_div(f32x4_mul(x, sl2), slx);
+                    let nl = f32x4_convert_i32x4(quant_i(y, lo, hi));
+                    let moved = v128_and(f32x4_gt(slx, zero), f32x4_ne(nl, li));
+                    let slx = f32x4_add(slx, f32x4_mul(wvi, nl));
+                    let sl2 = f32x4_add(sl2, f32x4_mul(f32x4_mul(wi, nl), nl));
+                    let better = f32x4_gt(
+                        f32x4_mul(f32x4_mul(slx, slx), suml2[v]),
+                        f32x4_mul(f32x4_mul(sumlx[v], sumlx[v]), sl2),
+                    );
+                    let take = v128_and(moved, v128_and(f32x4_gt(sl2, zero), better));
+                    lq[i][v] = sel(li, nl, take);
+                    sumlx[v] = sel(sumlx[v], slx, take);
+                    suml2[v] = sel(suml2[v], sl2, take);
+                    changed = v128_or(changed, take);
+                }
+            }
+            if !v128_any_true(changed) {
+                break;
+            }
+        }
+        for v in 0..V {
+            let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
+            // `suml2 > 0 ? sumlx/suml2 : 0` (false for NaN), and 0 for an all-zero group.
+            let ok = v128_and(live, f32x4_gt(suml2[v], zero));
+            let s = v128_and(f32x4_div(sumlx[v], suml2[v]), ok);
+            v128_store_f(scales.as_mut_ptr().add(c + 4 * v), s);
+            for i in 0..N {
+                let l = i32x4_add(i32x4_trunc_sat_f32x4(lq[i][v]), i32x4_splat(nmax));
+                store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), v128_and(l, live));
+            }
+        }
+    }
+    scales
+}
+
+/// `out[l][j] = x[j / 8][32·(j % 8) + l]` (Q4_K/Q5_K: two super-blocks' 16 sub-blocks of 32
+/// values, one per lane) in 4×4 tiles of shuffles, as [`transpose16`].
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn transpose_pair(x: [&[f32; 256]; 2]) -> [[f32; 16]; 32] {
+    let mut out = [[0.0f32; 16]; 32];
+    for jb in (0..16).step_by(4) {
+        for lb in (0..32).step_by(4) {
+            let r = |k: usize| {
+                let j = jb + k;
+                v128_load(x[j / 8].as_ptr().add(32 * (j % 8) + lb).cast())
+            };
+            let (a, b, c, d) = (r(0), r(1), r(2), r(3));
+            let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
+            let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
+            let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
+            let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
+            let mut w = |k: usize, v: v128| v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
+            w(0, i32x4_shuffle::<0, 1, 4, 5>(t0, t2));
+            w(1, i32x4_shuffle::<2, 3, 6, 7>(t0, t2));
+            w(2, i32x4_shuffle::<0, 1, 4, 5>(t1, t3));
+            w(3, i32x4_shuffle::<2, 3, 6, 7>(t1, t3));
+        }
+    }
+    out
+}
+
+/// The 16×16 byte transpose of `r` (row i, byte j → row j, byte i): four rounds of
+/// interleaving row i with row i + 8 byte by byte.
+#[inline(always)]
+unsafe fn transpose_bytes(mut r: [v128; 16]) -> [v128; 16] {
+    for _ in 0..4 {
+        let mut o = [i32x4_splat(0); 16];
+        for i in 0..8 {
+            o[2 * i] = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(
+                r[i],
+                r[i + 8],
+            );
+            o[2 * i + 1] =
+                i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(
+                    r[i],
+                    r[i + 8],
+                );
+        }
+        r = o;
+    }
+    r
+}
+
+/// `out[16·j + l] = lt[l][j]` (quants of 16 sub-blocks of 16, one per lane, back in value
+/// order), where the scalar loop was 256 single-byte loads and stores.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn untranspose16<T: Copy>(lt: &[[T; 16]; 16], out: &mut [T; 256]) {
+    assert!(std::mem::size_of::<T>() == 1);
+    let mut r = [i32x4_splat(0); 16];
+    for (i, v) in r.iter_mut().enumerate() {
+        *v = v128_load(lt[i].as_ptr().cast());
+    }
+    for (j, v) in transpose_bytes(r).iter().enumerate() {
+        v128_store(out.as_mut_ptr().add(16 * j).cast(), *v);
+    }
+}
+
+/// `out[j / 8][32·(j % 8) + l] = lt[l][j]`: two 16×16 byte transposes (rows l < 16, then the
+/// rest), where the scalar loop was 512 single-byte loads and stores.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed).
+pub(super) unsafe fn untranspose_pair(lt: &[[u8; 16]; 32]) -> [[u8; 256]; 2] {
+    let mut out = [[0u8; 256]; 2];
+    for half in 0..2 {
+        let mut r = [i32x4_splat(0); 16];
+        for (i, v) in r.iter_mut().enumerate() {
+            *v = v128_load(lt[16 * half + i].as_ptr().cast());
+        }
+        // Row j is column j: values l = 16·half.. of sub-block j.
+        for (j, v) in transpose_bytes(r).iter().enumerate() {
+            v128_store(
+                out[j / 8].as_mut_ptr().add(32 * (j % 8) + 16 * half).cast(),
+                *v,
+            );
+        }
+    }
+    out
+}

@@ -21,6 +21,7 @@ use crate::types::GgmlType;
 mod error;
 mod float;
 mod fp4;
+mod fp4_simd128;
 mod iq4;
 mod iq4_ref;
 mod iq4_simd128;
@@ -31,6 +32,7 @@ mod k_simd128;
 mod legacy;
 mod legacy_simd128;
 mod tq;
+mod tq_simd128;
 
 pub use error::{QuantError, QuantErrorReport, QuantErrorSet};
 
