@@ -474,26 +474,30 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   try {
     while (job.pass() !== 'done') {
       const state = job.forkState();
+      const message = (runs, more) => ({
+        jobId, input: model.input, inputId, openOptions: model.openOptions, name: t.name,
+        runs, state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, wasmModule: wasmModule(), ...more,
+      });
       // Each part is absorbed as it arrives (the merge is a sum, in any order), while the other
       // workers go on.
-      const send = (i, runs) => ask(workers[i], {
-        jobId, input: model.input, inputId, openOptions: model.openOptions, name: t.name,
-        runs, state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, wasmModule: wasmModule(),
-      }).then((part) => {
-        if (over) return;
-        job.absorb(wasm.TensorStatsJob.fromState(part));
-        // Progress in bytes of the first pass, a part at a time.
-        if (firstPass) progress?.(runs.reduce((n, [x, y]) => n + (y - x) * t.rowBytes, 0));
-      });
+      const absorb = (part) => {
+        if (!over) job.absorb(wasm.TensorStatsJob.fromState(part));
+      };
+      const send = (i, runs) => ask(workers[i], message(runs)).then(absorb);
       if (firstPass) {
+        // A run at a time to whichever worker is free; each worker adds its runs to a part it
+        // holds and sends it back once at the end (a part can be megabytes: Q8_0's table).
         const runs = firstPassRuns(job, workers.length, guided);
         let next = 0;
         const serve = async (i) => {
           while (next < runs.length && !over) {
             const run = runs[next++];
             owned[i].push(run);
-            await send(i, [run]);
+            await ask(workers[i], message([run], { hold: true }));
+            // Progress in bytes of the first pass, a run at a time.
+            progress?.((run[1] - run[0]) * t.rowBytes);
           }
+          if (owned[i].length && !over) absorb(await ask(workers[i], message([], { flush: true })));
         };
         await Promise.all(workers.map((_, i) => serve(i)));
       } else {

@@ -6,7 +6,9 @@
 // straight into wasm memory) and sends its part of the statistics back. The bytes of the runs it
 // read in the first pass stay (in wasm memory, or in JS for other sources) while they fit
 // STATS_KEEP_BYTES, so the job's later passes, sent the same runs, read nothing. Requests are
-// handled one at a time, in order.
+// handled one at a time, in order. A request with `hold` adds its runs to a part the worker keeps
+// for the job (and answers with no state); `flush` sends that part back: the first pass, handed
+// out a run at a time, then crosses back once per worker instead of once per run.
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
 import { feedHeldRows, feedRowsFromFile, readsToMemory } from './stats-read.js';
@@ -22,9 +24,17 @@ let kept = { jobId: null, runs: new Map(), bytes: 0 };
 // it from growing further).
 const spare = [];
 
+// The parts being built for `hold` requests, by job (calls on one pool may overlap).
+const held = new Map();
+
 function release() {
   for (const entry of kept.runs.values()) if (!Array.isArray(entry)) spare.push(entry);
   kept = { jobId: null, runs: new Map(), bytes: 0 };
+}
+
+function dropHeld(jobId) {
+  held.get(jobId)?.free();
+  held.delete(jobId);
 }
 
 /** A ByteBuffer of at least `bytes` for `jobId`'s rows, or null when it would not fit. */
@@ -93,6 +103,21 @@ async function part(message) {
   const wasm = await loadWasm(message.wasmModule ?? undefined);
   const model = await modelFor(message.input, message.inputId, message.openOptions);
   const t = model.tensor(message.name);
+  if (message.flush) {
+    const job = held.get(message.jobId);
+    if (!job) throw new Error('no part held for this job');
+    try {
+      return job.toState();
+    } finally {
+      dropHeld(message.jobId);
+    }
+  }
+  if (message.hold) {
+    if (!held.has(message.jobId)) held.set(message.jobId, wasm.TensorStatsJob.fromState(message.state));
+    const job = held.get(message.jobId);
+    for (const [a, b] of message.runs) await feedRun(wasm, model, t, job, message, a, b);
+    return null;
+  }
   const job = wasm.TensorStatsJob.fromState(message.state);
   try {
     for (const [a, b] of message.runs) await feedRun(wasm, model, t, job, message, a, b);
@@ -113,6 +138,7 @@ scope.addEventListener('message', (event) => {
 
 async function handle(message) {
   if (message.type === 'gguf-lens-stats-done') {
+    dropHeld(message.jobId);
     if (kept.jobId === message.jobId) release();
     return;
   }
