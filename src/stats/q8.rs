@@ -46,6 +46,21 @@ pub(crate) fn dequant(bytes: &[u8], out: &mut [f32]) {
     }
 }
 
+/// Calls `step(lane, item)` for every item, item `i` in lane `i % LANES`: whole runs of `LANES`
+/// first, so the lanes' accumulators can stay in registers, then the remainder.
+#[inline(always)]
+fn by_lanes<T>(items: &[T], mut step: impl FnMut(usize, &T)) {
+    let mut runs = items.chunks_exact(LANES);
+    for run in &mut runs {
+        for (l, item) in run.iter().enumerate() {
+            step(l, item);
+        }
+    }
+    for (l, item) in runs.remainder().iter().enumerate() {
+        step(l, item);
+    }
+}
+
 /// One block's scale and integer sums of its codes.
 #[derive(Clone, Copy, Default)]
 struct Sums {
@@ -239,7 +254,7 @@ pub(crate) fn moments(bytes: &[u8]) -> Option<Moments> {
     let sums = &sums[..blocks];
     let (mut lo, mut hi) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
     let (mut total, mut zeros, mut plain) = ([0f64; LANES], 0u64, true);
-    let mut step = |l: usize, s: &Sums| {
+    let step = |l: usize, s: &Sums| {
         let d = s.d;
         let (a, z) = (value(d, s.min as u8), value(d, s.max as u8));
         let (small, large) = if d < 0.0 { (z, a) } else { (a, z) };
@@ -249,15 +264,7 @@ pub(crate) fn moments(bytes: &[u8]) -> Option<Moments> {
         zeros += u64::from(s.zeros);
         total[l] += f64::from(d) * f64::from(s.sum);
     };
-    let mut quads = sums.chunks_exact(LANES);
-    for quad in &mut quads {
-        for (l, s) in quad.iter().enumerate() {
-            step(l, s);
-        }
-    }
-    for (l, s) in quads.remainder().iter().enumerate() {
-        step(l, s);
-    }
+    by_lanes(sums, step);
     if !plain {
         return None;
     }
@@ -276,21 +283,13 @@ pub(crate) fn moments(bytes: &[u8]) -> Option<Moments> {
     m.mean = total.iter().sum::<f64>() / n as f64;
     let mut m2 = [0f64; LANES];
     let mean = m.mean;
-    let mut step = |l: usize, s: &Sums| {
+    let step = |l: usize, s: &Sums| {
         let d = f64::from(s.d);
         let spread = i64::from(BLOCK as i32 * s.squares) - i64::from(s.sum) * i64::from(s.sum);
         let dev = d * f64::from(s.sum) / BLOCK as f64 - mean;
         m2[l] += d * d * spread as f64 / BLOCK as f64 + BLOCK as f64 * dev * dev;
     };
-    let mut quads = sums.chunks_exact(LANES);
-    for quad in &mut quads {
-        for (l, s) in quad.iter().enumerate() {
-            step(l, s);
-        }
-    }
-    for (l, s) in quads.remainder().iter().enumerate() {
-        step(l, s);
-    }
+    by_lanes(sums, step);
     m.m2 = m2.iter().sum();
     Some(m)
 }
