@@ -261,6 +261,37 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     }
 }
 
+/// For the `4·V` lanes from `c` of `make_qx_quants`/`make_q3_quants` groups: each lane's value
+/// of largest magnitude (the first one, as ggml's strict `>`) and that magnitude, and per value
+/// ggml's weight `w = x·x` and `w·x`.
+///
+/// # Safety
+/// Built only with simd128 enabled (no runtime check needed); `c + 4·V <= L` (unchecked loads).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+unsafe fn weighted<const L: usize, const N: usize, const V: usize>(
+    xt: &[[f32; L]; N],
+    c: usize,
+) -> ([v128; V], [v128; V], [[v128; V]; N], [[v128; V]; N]) {
+    let zero = f32x4_splat(0.0);
+    let mut max = [zero; V];
+    let mut amax = [zero; V];
+    let mut w = [[zero; V]; N];
+    let mut wv = [[zero; V]; N];
+    for i in 0..N {
+        for v in 0..V {
+            let x = ld(&xt[i], c + 4 * v);
+            let ax = f32x4_abs(x);
+            let bigger = f32x4_gt(ax, amax[v]);
+            amax[v] = sel(amax[v], ax, bigger);
+            max[v] = sel(max[v], x, bigger);
+            w[i][v] = f32x4_mul(x, x);
+            wv[i][v] = f32x4_mul(w[i][v], x);
+        }
+    }
+    (max, amax, w, wv)
+}
+
 /// ggml's `make_qx_quants` with `rmse_type = 1` and no weights (weights x²), for `L` sub-blocks
 /// (a multiple of 4·V) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
 /// As in `qkx2`, the search keeps each lane's best inverse scale and recomputes its quants once.
@@ -280,21 +311,7 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
     let zero = f32x4_splat(0.0);
     let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
     for c in (0..L).step_by(4 * V) {
-        let mut max = [zero; V];
-        let mut amax = [zero; V];
-        let mut w = [[zero; V]; N];
-        let mut wv = [[zero; V]; N];
-        for i in 0..N {
-            for v in 0..V {
-                let x = ld(&xt[i], c + 4 * v);
-                let ax = f32x4_abs(x);
-                let bigger = f32x4_gt(ax, amax[v]);
-                amax[v] = sel(amax[v], ax, bigger);
-                max[v] = sel(max[v], x, bigger);
-                w[i][v] = f32x4_mul(x, x);
-                wv[i][v] = f32x4_mul(w[i][v], x);
-            }
-        }
+        let (max, amax, w, wv) = weighted::<L, N, V>(xt, c);
         // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
         // When every |iscale·x| (at most |iscale·max|: rounding is monotonic) is well inside
         // ±2²², the clamp and rounding are done in f32 as in `quant_small` (same integers).
@@ -449,21 +466,7 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
     let zero = f32x4_splat(0.0);
     let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
     for c in (0..L).step_by(4 * V) {
-        let mut max = [zero; V];
-        let mut amax = [zero; V];
-        let mut w = [[zero; V]; N];
-        let mut wv = [[zero; V]; N];
-        for i in 0..N {
-            for v in 0..V {
-                let x = ld(&xt[i], c + 4 * v);
-                let ax = f32x4_abs(x);
-                let bigger = f32x4_gt(ax, amax[v]);
-                amax[v] = sel(amax[v], ax, bigger);
-                max[v] = sel(max[v], x, bigger);
-                w[i][v] = f32x4_mul(x, x);
-                wv[i][v] = f32x4_mul(w[i][v], x);
-            }
-        }
+        let (max, amax, w, wv) = weighted::<L, N, V>(xt, c);
         let mut iscale = [zero; V];
         for v in 0..V {
             iscale[v] = f32x4_div(f32x4_splat(-(nmax as f32)), max[v]);
