@@ -420,6 +420,21 @@ pub(super) unsafe fn requant(
     }
 }
 
+/// The 4×4 transpose of four rows of four 32-bit lanes (row k, lane j → row j, lane k).
+#[inline(always)]
+fn transpose4([a, b, c, d]: [v128; 4]) -> [v128; 4] {
+    let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
+    let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
+    let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
+    let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
+    [
+        i32x4_shuffle::<0, 1, 4, 5>(t0, t2),
+        i32x4_shuffle::<2, 3, 6, 7>(t0, t2),
+        i32x4_shuffle::<0, 1, 4, 5>(t1, t3),
+        i32x4_shuffle::<2, 3, 6, 7>(t1, t3),
+    ]
+}
+
 /// `out[l][j] = x[16·j + l]`: the 16×16 transpose of a super-block's sub-blocks, in 4×4 tiles
 /// of shuffles (LLVM's code for the scalar loop was 256 single loads and stores).
 ///
@@ -430,16 +445,9 @@ pub(super) unsafe fn transpose16(x: &[f32; 256]) -> [[f32; 16]; 16] {
     for jb in (0..16).step_by(4) {
         for lb in (0..16).step_by(4) {
             let r = |k: usize| v128_load(x.as_ptr().add(16 * (jb + k) + lb).cast());
-            let (a, b, c, d) = (r(0), r(1), r(2), r(3));
-            let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
-            let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
-            let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
-            let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
-            let mut w = |k: usize, v: v128| v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
-            w(0, i32x4_shuffle::<0, 1, 4, 5>(t0, t2));
-            w(1, i32x4_shuffle::<2, 3, 6, 7>(t0, t2));
-            w(2, i32x4_shuffle::<0, 1, 4, 5>(t1, t3));
-            w(3, i32x4_shuffle::<2, 3, 6, 7>(t1, t3));
+            for (k, v) in transpose4([r(0), r(1), r(2), r(3)]).into_iter().enumerate() {
+                v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
+            }
         }
     }
     out
@@ -540,16 +548,9 @@ pub(super) unsafe fn transpose_pair(x: [&[f32; 256]; 2]) -> [[f32; 16]; 32] {
                 let j = jb + k;
                 v128_load(x[j / 8].as_ptr().add(32 * (j % 8) + lb).cast())
             };
-            let (a, b, c, d) = (r(0), r(1), r(2), r(3));
-            let t0 = i32x4_shuffle::<0, 4, 1, 5>(a, b);
-            let t1 = i32x4_shuffle::<2, 6, 3, 7>(a, b);
-            let t2 = i32x4_shuffle::<0, 4, 1, 5>(c, d);
-            let t3 = i32x4_shuffle::<2, 6, 3, 7>(c, d);
-            let mut w = |k: usize, v: v128| v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
-            w(0, i32x4_shuffle::<0, 1, 4, 5>(t0, t2));
-            w(1, i32x4_shuffle::<2, 3, 6, 7>(t0, t2));
-            w(2, i32x4_shuffle::<0, 1, 4, 5>(t1, t3));
-            w(3, i32x4_shuffle::<2, 3, 6, 7>(t1, t3));
+            for (k, v) in transpose4([r(0), r(1), r(2), r(3)]).into_iter().enumerate() {
+                v128_store(out[lb + k].as_mut_ptr().add(jb).cast(), v);
+            }
         }
     }
     out
