@@ -8,7 +8,6 @@ With `-ngl`, per device: benches/plan_8b_offload.py.
 
     cargo build && /root/oracle-venv/bin/python benches/plan_8b.py [DIR]
 """
-import ctypes
 import json
 import os
 import subprocess
@@ -18,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import gguf
-import llama_cpp as L
 
 root = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(root / "fixtures"))
+from llama_log import LOG, L, load_model, new_context  # noqa: E402
 work = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
 path = work / "llama8b.gguf"
 Q = gguf.GGMLQuantizationType
@@ -75,30 +75,10 @@ os.truncate(path, 6 << 30)  # room for the reader, then the exact end
 end = max(x.data_offset + x.n_bytes for x in gguf.GGUFReader(str(path)).tensors)
 os.truncate(path, end)
 
-LOG = []
-
-
-@ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-def cb(level, text, user):
-    LOG.append(text.decode())
-
-
-L.llama_log_set(cb, None)
-L.llama_backend_init()
-mp = L.llama_model_default_params()
-mp.n_gpu_layers = 0
-mp.use_mmap = True
-mp.use_extra_bufts = False
-model = L.llama_model_load_from_file(str(path).encode(), mp)
+model = load_model(path)
 print("llama.cpp:", [x.strip() for x in LOG if "model buffer size" in x])
 for n_ctx, fa, n_seq in [(4096, False, 1), (4096, True, 1), (8192, True, 4)]:
-    LOG.clear()
-    cp = L.llama_context_default_params()
-    cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, 2048, 512, n_seq
-    cp.flash_attn_type = 1 if fa else 0
-    cp.kv_unified = False
-    cp.n_threads = cp.n_threads_batch = 1
-    ctx = L.llama_init_from_model(model, cp)
+    ctx = new_context(model, n_ctx, n_seq, flash_attn=fa)
     print(f"llama.cpp  -c {n_ctx} -fa {fa} -np {n_seq}:",
           [x.strip() for x in LOG if "llama_kv_cache: size" in x or "compute buffer size" in x])
     L.llama_free(ctx)

@@ -18,6 +18,7 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 # the generator's driver (RPC server, llama.cpp run and log parsing), without its main()
 generator = root / "fixtures/make_plan_offload.py"
+sys.path.insert(0, str(generator.parent))  # its llama_log
 g = {"__file__": str(generator), "__name__": "plan_offload"}
 exec(compile(generator.read_text().rsplit("\nmain()", 1)[0], str(generator), "exec"), g)
 g["scratch"].mkdir(parents=True, exist_ok=True)
