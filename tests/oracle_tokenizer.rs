@@ -170,52 +170,14 @@ fn corpus_matches_llama_cpp_on_every_vocab() {
                 continue;
             }
         };
-        let mut bad = 0;
-        let mut total = 0;
-        for (text, per_mode) in texts.iter().zip(ids) {
-            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
-                let want: Vec<i32> = want
-                    .as_str()
-                    .unwrap()
-                    .split_whitespace()
-                    .map(|x| x.parse().unwrap())
-                    .collect();
-                let got = tok.tokenize(text, add, parse);
-                total += 1;
-                if got != want {
-                    bad += 1;
-                    if bad <= 3 {
-                        failures.push(format!(
-                            "{name} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
-                            String::from_utf8_lossy(text)
-                        ));
-                    }
-                }
-            }
-        }
-        let mut bad_pieces = 0;
-        for (id, pair) in v["pieces"].as_object().unwrap() {
-            let id: i32 = id.parse().unwrap();
-            for (special, want) in [true, false].into_iter().zip(pair.as_array().unwrap()) {
-                let got: String = tok
-                    .token_to_piece(id, special)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
-                if got != want.as_str().unwrap() {
-                    bad_pieces += 1;
-                    if bad_pieces <= 3 {
-                        failures.push(format!(
-                            "{name} token_to_piece({id}, special={special}): want {want}, got {got}"
-                        ));
-                    }
-                }
-            }
-        }
+        let (bad, total) =
+            common::corpus::check_ids(name, &tok, &texts, &modes, ids, 3, &mut failures);
+        let pieces = v["pieces"].as_object().unwrap();
+        let (bad_pieces, n_pieces) =
+            common::corpus::check_pieces(name, &tok, pieces, &mut failures);
         eprintln!(
-            "{name}: {}/{total} corpus cases match; {bad_pieces} of {} pieces differ",
-            total - bad,
-            2 * v["pieces"].as_object().unwrap().len()
+            "{name}: {}/{total} corpus cases match; {bad_pieces} of {n_pieces} pieces differ",
+            total - bad
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -278,17 +240,7 @@ fn cli_tokenize_matches_the_corpus() {
         // Text 0 is "", 3 is "   ", and the invalid-UTF-8 ones come last (stdin only).
         let texts = doc["texts"].as_array().unwrap();
         for i in [0usize, 3, 40, 150, 200, texts.len() - 1] {
-            let input: Vec<u8> = match (texts[i].get("text"), texts[i].get("hex")) {
-                (Some(t), _) => t.as_str().unwrap().as_bytes().to_vec(),
-                (_, Some(h)) => {
-                    let h = h.as_str().unwrap();
-                    (0..h.len())
-                        .step_by(2)
-                        .map(|j| u8::from_str_radix(&h[j..j + 2], 16).unwrap())
-                        .collect()
-                }
-                _ => unreachable!(),
-            };
+            let input = common::corpus::text_bytes(&texts[i]);
             for (mode, flags) in [(0, &[][..]), (1, &["--no-special", "--parse-special"][..])] {
                 let mut child = common::gguf_lens_command()
                     .arg("tokenize")
@@ -401,28 +353,10 @@ fn hand_written_pretokenizers_match_llama_cpp() {
         let bytes = relabelled(&base, pre);
         let file = GgufFile::from_bytes(&bytes).unwrap();
         let tok = Tokenizer::from_gguf(&file).unwrap_or_else(|e| panic!("{pre}: {e}"));
-        let mut bad = 0;
-        for (text, per_mode) in texts.iter().zip(per_text.as_array().unwrap()) {
-            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
-                let want: Vec<i32> = want
-                    .as_str()
-                    .unwrap()
-                    .split_whitespace()
-                    .map(|x| x.parse().unwrap())
-                    .collect();
-                let got = tok.tokenize(text, add, parse);
-                if got != want {
-                    bad += 1;
-                    if bad <= 5 {
-                        failures.push(format!(
-                            "{pre} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
-                            String::from_utf8_lossy(text)
-                        ));
-                    }
-                }
-            }
-        }
-        eprintln!("{pre}: {bad} of {} cases differ", 2 * texts.len());
+        let per_text = per_text.as_array().unwrap();
+        let (bad, total) =
+            common::corpus::check_ids(pre, &tok, &texts, &modes, per_text, 5, &mut failures);
+        eprintln!("{pre}: {bad} of {total} cases differ");
         // Junk through the hand-written splitters: invalid UTF-8, surrogates, past U+10FFFF.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let junk: Vec<u8> = (0..4096)

@@ -36,54 +36,16 @@ fn vocab_extra_matches_llama_cpp() {
             VocabType::Plamo2
         };
         assert_eq!(tok.vocab_type(), want_type);
-        let mut bad = 0;
-        let mut total = 0;
-        for (text, per_mode) in texts.iter().zip(v["ids"].as_array().unwrap()) {
-            for (&(add, parse), want) in modes.iter().zip(per_mode.as_array().unwrap()) {
-                let want: Vec<i32> = want
-                    .as_str()
-                    .unwrap()
-                    .split_whitespace()
-                    .map(|x| x.parse().unwrap())
-                    .collect();
-                let got = tok.tokenize(text, add, parse);
-                total += 1;
-                if got != want {
-                    bad += 1;
-                    if bad <= 3 {
-                        failures.push(format!(
-                            "{name} add_special={add} parse_special={parse} {:?}\n  want {want:?}\n  got  {got:?}",
-                            String::from_utf8_lossy(text)
-                        ));
-                    }
-                }
-            }
-        }
+        let ids = v["ids"].as_array().unwrap();
+        let (bad, total) =
+            common::corpus::check_ids(name, &tok, &texts, &modes, ids, 3, &mut failures);
         assert!(total >= 580);
         let pieces = v["pieces"].as_object().unwrap();
-        let mut bad_pieces = 0;
-        for (id, pair) in pieces {
-            let id: i32 = id.parse().unwrap();
-            for (special, want) in [true, false].into_iter().zip(pair.as_array().unwrap()) {
-                let got: String = tok
-                    .token_to_piece(id, special)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
-                if got != want.as_str().unwrap() {
-                    bad_pieces += 1;
-                    if bad_pieces <= 3 {
-                        failures.push(format!(
-                            "{name} token_to_piece({id}, special={special}): want {want}, got {got}"
-                        ));
-                    }
-                }
-            }
-        }
+        let (bad_pieces, n_pieces) =
+            common::corpus::check_pieces(name, &tok, pieces, &mut failures);
         eprintln!(
-            "{name}: {}/{total} corpus cases match; {bad_pieces} of {} pieces differ",
-            total - bad,
-            2 * pieces.len()
+            "{name}: {}/{total} corpus cases match; {bad_pieces} of {n_pieces} pieces differ",
+            total - bad
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
