@@ -1,0 +1,48 @@
+// npm `readTensor` in Node from a local path (the packed package, installed by
+// benches/bench-e2e.sh), in a process of its own so that its first calls are first calls:
+// prints `name<TAB>seconds` rows (with --cpu a third column: the process's user+sys CPU seconds,
+// every thread's), medians of --runs; "first call" rows run once, before the others.
+//   node npm-read-bench.mjs FILE TENSOR [--runs 3] [--cpu] [--workers 2]
+import { openGguf } from 'gguf-lens';
+
+const args = process.argv.slice(2);
+const [file, tensor] = args;
+const flag = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const runs = flag('--runs', 3);
+const workers = flag('--workers', 2);
+const cpu = args.includes('--cpu');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function time(fn, n = runs) {
+  const wall = [];
+  const cpus = [];
+  for (let i = 0; i < n; i++) {
+    const cpu0 = process.cpuUsage();
+    const start = performance.now();
+    await fn();
+    wall.push((performance.now() - start) / 1000);
+    const used = process.cpuUsage(cpu0);
+    cpus.push((used.user + used.system) / 1e6);
+  }
+  return [median(wall), median(cpus)];
+}
+
+const model = await openGguf(file);
+const t = model.tensor(tensor);
+const into = new Float32Array(t.nElements).fill(1);
+const shared = new Float32Array(new SharedArrayBuffer(4 * t.nElements)).fill(1);
+const rows = [
+  ['npm readTensor, new array, this thread, first call', () => model.readTensor(tensor), 1],
+  [`npm readTensor, new shared array, workers: ${workers}, first call (workers start)`, () => model.readTensor(tensor, { workers }), 1],
+  ['npm readTensor, new array, this thread', () => model.readTensor(tensor)],
+  [`npm readTensor, new shared array, workers: ${workers}`, () => model.readTensor(tensor, { workers })],
+  ['npm readTensor into a Float32Array (this thread)', () => model.readTensor(tensor, { into })],
+  [`npm readTensor into a shared Float32Array, workers: ${workers}`, () => model.readTensor(tensor, { into: shared, workers })],
+  // What a new array's first touch costs alone, on this thread (page faults).
+  ['new Float32Array(n).fill(1), this thread (anchor)', () => new Float32Array(t.nElements).fill(1)],
+];
+for (const [name, fn, n] of rows) {
+  const [wall, used] = await time(fn, n);
+  console.log(cpu ? `${name}\t${wall.toFixed(4)}\t${used.toFixed(4)}` : `${name}\t${wall.toFixed(4)}`);
+}
+await model.close();
