@@ -6,9 +6,13 @@ import { wasmModule } from './wasm.js';
 import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
+import { ReaderCache, readerSize, readRows } from './read-rows.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** This thread's RowReader for readTensor, kept between calls. */
+const readers = new ReaderCache();
 
 /** Numbers per tensor in the header's tensorColumns(): typeId, nDims, 4 dims, then FIELDS. */
 const TENSOR_FIELDS = 13;
@@ -108,7 +112,8 @@ export class GgufModel extends ShardedModel {
 
   /**
    * Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them.
-   * Each chunk is dequantized in wasm straight into the result (one copy); `options.into`, a
+   * Each chunk is dequantized in wasm a slice at a time and copied into the result (one copy,
+   * read-rows.js); `options.into`, a
    * Float32Array of at least that many values, is filled instead of a new array. With
    * `options.workers` (as for tensorStats) the result is a new Float32Array over a
    * SharedArrayBuffer that the workers fill, each reading its own rows; an `into` over a
@@ -130,10 +135,16 @@ export class GgufModel extends ShardedModel {
       });
     }
     const out = outputArray(options.into, n);
-    await this._eachChunk(t, a, b, options, (bytes, firstRow, lastRow) => {
-      const view = out.subarray((firstRow - a) * t.rowLength, (lastRow - a) * t.rowLength);
-      this.shards[t.shard].header.dequantizeInto(name, bytes, view);
-    });
+    const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const entry = readers.take(this.wasm, readerSize(t, b - a, chunkBytes));
+    try {
+      await readRows(this.wasm, this.shards[t.shard], t, a, b, out, a, {
+        reader: entry.reader, chunkBytes, signal: options.signal,
+        progress: progressCounter(options.onProgress, (b - a) * t.rowBytes),
+      });
+    } finally {
+      readers.give(entry);
+    }
     return out;
   }
 
