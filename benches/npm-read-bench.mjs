@@ -3,6 +3,7 @@
 // prints `name<TAB>seconds` rows (with --cpu a third column: the process's user+sys CPU seconds,
 // every thread's), medians of --runs; "first call" rows run once, before the others.
 //   node npm-read-bench.mjs FILE TENSOR [--runs 3] [--cpu] [--workers 2]
+import { Worker } from 'node:worker_threads';
 import { openGguf } from 'gguf-lens';
 
 const args = process.argv.slice(2);
@@ -31,6 +32,21 @@ const model = await openGguf(file);
 const t = model.tensor(tensor);
 const into = new Float32Array(t.nElements).fill(1);
 const shared = new Float32Array(new SharedArrayBuffer(4 * t.nElements)).fill(1);
+// Anchor: plain worker_threads (started once) each filling its share of a new shared array —
+// the first touch alone, split as readTensor's workers split it.
+const fillers = Array.from({ length: workers }, () => new Worker(`
+  const { parentPort } = require('node:worker_threads');
+  parentPort.on('message', ({ buffer, from, to }) => {
+    new Float32Array(buffer).fill(1, from, to);
+    parentPort.postMessage(0);
+  });`, { eval: true }));
+const fillShared = () => {
+  const buffer = new SharedArrayBuffer(4 * t.nElements);
+  return Promise.all(fillers.map((w, i) => new Promise((resolve) => {
+    w.once('message', resolve);
+    w.postMessage({ buffer, from: Math.floor((t.nElements * i) / workers), to: Math.floor((t.nElements * (i + 1)) / workers) });
+  })));
+};
 const rows = [
   ['npm readTensor, new array, this thread, first call', () => model.readTensor(tensor), 1],
   [`npm readTensor, new shared array, workers: ${workers}, first call (workers start)`, () => model.readTensor(tensor, { workers }), 1],
@@ -40,9 +56,11 @@ const rows = [
   [`npm readTensor into a shared Float32Array, workers: ${workers}`, () => model.readTensor(tensor, { into: shared, workers })],
   // What a new array's first touch costs alone, on this thread (page faults).
   ['new Float32Array(n).fill(1), this thread (anchor)', () => new Float32Array(t.nElements).fill(1)],
+  [`new shared array filled by ${workers} plain worker_threads (anchor)`, fillShared],
 ];
 for (const [name, fn, n] of rows) {
   const [wall, used] = await time(fn, n);
   console.log(cpu ? `${name}\t${wall.toFixed(4)}\t${used.toFixed(4)}` : `${name}\t${wall.toFixed(4)}`);
 }
 await model.close();
+for (const w of fillers) await w.terminate();

@@ -216,3 +216,23 @@ test('a process that read on workers exits by itself', () => {
   assert.equal(run.error, undefined, String(run.error));
   assert.equal(run.status, 0, run.stderr);
 });
+
+test('RowReader (the wasm side) refuses what does not fit, in one line', async () => {
+  const { loadWasm } = await import(new URL('./wasm.js', import.meta.resolve('gguf-lens')));
+  const wasm = await loadWasm();
+  const model = await openGguf(BIG);
+  const t = model.tensor('q8_0');
+  assert.throws(() => new wasm.RowReader(2 ** 31, 0), /over 1 GiB/);
+  assert.throws(() => new wasm.RowReader(0, 2 ** 29), /over 1 GiB/);
+  const reader = new wasm.RowReader(2 * t.rowBytes, t.rowLength);
+  try {
+    assert.equal(reader.dequantize(model.header, 'q8_0', 0, t.rowBytes), t.rowLength);
+    assert.throws(() => reader.dequantize(model.header, 'q8_0', t.rowBytes + 1, t.rowBytes), /asked of a \d+-byte reader/);
+    assert.throws(() => reader.dequantize(model.header, 'q8_0', 0, 2 * t.rowBytes), /need 8192 values, the reader holds 4096/);
+    assert.throws(() => reader.dequantize(model.header, 'q8_0', 0, t.rowBytes - 1), /not whole rows of q8_0/);
+    assert.throws(() => reader.dequantize(model.header, 'nope', 0, t.rowBytes), /nope/);
+  } finally {
+    reader.free();
+    await model.close();
+  }
+});
