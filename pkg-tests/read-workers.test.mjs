@@ -161,6 +161,18 @@ test('the workers are the statistics pool; calls run alongside tensorStats on it
   await model.close();
 });
 
+test('onProgress counts the bytes read, on workers as on this thread', async () => {
+  const model = await openGguf(BIG);
+  const t = model.tensor('q4_k');
+  for (const workers of [0, 2]) {
+    const seen = [];
+    await model.readTensor('q4_k', { rows: [2, 90], workers, chunkBytes: 10 * t.rowBytes, onProgress: (p) => seen.push(p) });
+    assert.ok(seen.length > 1, `workers ${workers}: more than one report`);
+    assert.deepEqual(seen.at(-1), { loaded: 88 * t.rowBytes, total: 88 * t.rowBytes });
+  }
+  await model.close();
+});
+
 test('an abort rejects, and no worker writes afterwards', async () => {
   const model = await openGguf(BIG);
   const t = model.tensor('f32');
