@@ -1,5 +1,5 @@
 // GgufModel: a parsed header plus its byte source. Tensor reads fetch only the requested rows,
-// in chunks, and dequantize each chunk in wasm into one preallocated Float32Array.
+// in chunks, and dequantize each chunk in wasm, copying it once into the Float32Array.
 import { GgufEditor, hashModel } from './edit.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { wasmModule } from './wasm.js';
@@ -113,8 +113,8 @@ export class GgufModel extends ShardedModel {
   /**
    * Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them.
    * Each chunk is dequantized in wasm a slice at a time and copied into the result (one copy,
-   * read-rows.js); `options.into`, a
-   * Float32Array of at least that many values, is filled instead of a new array. With
+   * read-rows.js); `options.into`, a Float32Array of at least that many values, is filled
+   * instead of a new array. With
    * `options.workers` (as for tensorStats) the result is a new Float32Array over a
    * SharedArrayBuffer that the workers fill, each reading its own rows; an `into` over a
    * SharedArrayBuffer is filled by workers (by default, as tensorStats picks them). Where memory
@@ -389,13 +389,13 @@ async function readTensorWorkers(model, t, n, options) {
   const { into } = options;
   if (!canShareMemory()) return null;
   if (into !== undefined ? !isShared(into) : !(options.workers > 0 || options.workers?.length)) return null;
-  const source = model.shards[t.shard].source;
-  let workers = options.workers ?? (workersCanOpen(model.input) ? await autoWorkers(source, n) : 0);
-  if (typeof workers === 'number') workers = workers > 0 ? await nodeStatsWorkers(workers) : [];
-  if (!workers?.length) return null;
-  if (!workersCanOpen(model.input)) {
+  const canOpen = workersCanOpen(model.input);
+  let workers = options.workers ?? (canOpen ? await autoWorkers(model.shards[t.shard].source, n) : 0);
+  if (!(workers > 0 || workers?.length)) return null;
+  if (!canOpen) {
     throw new TypeError('gguf-lens: readTensor with workers needs a model opened from a URL, path, File or Blob');
   }
+  if (typeof workers === 'number') workers = await nodeStatsWorkers(workers);
   return workers;
 }
 
