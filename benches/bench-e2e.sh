@@ -66,7 +66,7 @@ for tensor in big_q8_0.weight big_q4_k.weight; do
   done
   row "$tensor" "gguf-lens stats --no-percentiles, 1 thread, scalar kernel" "$(GGUF_LENS_KERNEL=scalar median "$bin" stats "$model" "$tensor" --threads 1 --no-percentiles)"
   (cd "$project" && node npm-stats-bench.mjs "$model" "$tensor" --runs "$runs") | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
-  (cd "$project" && node npm-read-bench.mjs "$model" "$tensor" --runs "$runs") | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
+  (cd "$project" && node --expose-gc npm-read-bench.mjs "$model" "$tensor" --runs "$runs") | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
   "$VENV/bin/python" benches/e2e_anchors.py "$model" "$tensor" --runs "$runs" | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
 done
 rm -rf "$project"

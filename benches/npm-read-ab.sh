@@ -41,7 +41,7 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for tensor in $tensors; do
   for round in $(seq "$rounds"); do
     for side in anchor new; do
-      (cd "$work/$side" && node npm-read-bench.mjs "$model" "$tensor" --runs "$runs" --cpu) |
+      (cd "$work/$side" && node --expose-gc npm-read-bench.mjs "$model" "$tensor" --runs "$runs" --cpu) |
         awk -F'\t' -v s="$side" -v t="$tensor" '{ print t "\t" $1 "\t" s "\t" $2 "\t" $3 }'
     done
   done

@@ -2,7 +2,7 @@
 // benches/bench-e2e.sh), in a process of its own so that its first calls are first calls:
 // prints `name<TAB>seconds` rows (with --cpu a third column: the process's user+sys CPU seconds,
 // every thread's), medians of --runs; "first call" rows run once, before the others.
-//   node npm-read-bench.mjs FILE TENSOR [--runs 3] [--cpu] [--workers 2]
+//   node --expose-gc npm-read-bench.mjs FILE TENSOR [--runs 3] [--cpu] [--workers 2]
 import { Worker } from 'node:worker_threads';
 import { openGguf } from 'gguf-lens';
 
@@ -18,6 +18,10 @@ async function time(fn, n = runs) {
   const wall = [];
   const cpus = [];
   for (let i = 0; i < n; i++) {
+    // Run with --expose-gc: the last call's arrays are collected first, outside the timing.
+    // SharedArrayBuffers do not prompt V8 to collect them: without this each call's stays
+    // (537 MB) until some other allocation does, and past a few GB the page faults slow down.
+    globalThis.gc?.();
     const cpu0 = process.cpuUsage();
     const start = performance.now();
     await fn();
@@ -39,6 +43,8 @@ const fillers = Array.from({ length: workers }, () => new Worker(`
   parentPort.on('message', ({ buffer, from, to }) => {
     new Float32Array(buffer).fill(1, from, to);
     parentPort.postMessage(0);
+    // This worker allocates nothing else: without a collection it would keep every array.
+    setImmediate(() => globalThis.gc?.());
   });`, { eval: true }));
 const fillShared = () => {
   const buffer = new SharedArrayBuffer(4 * t.nElements);

@@ -155,7 +155,9 @@ export interface TensorReadOptions extends ReadOptions {
    * `into` over a SharedArrayBuffer, workers fill it (default: tensorStats' default count);
    * with an `into` over an ArrayBuffer, or where memory cannot be shared (a page not
    * cross-origin isolated), this thread reads. The same bits either way. The model must have
-   * been opened from a URL, path, File or Blob. 0: this thread. */
+   * been opened from a URL, path, File or Blob. 0: this thread. A dropped shared result is
+   * freed late (V8 does not count SharedArrayBuffers towards collections): for repeated reads,
+   * reuse one shared `into`. */
   workers?: Worker[] | number;
 }
 
