@@ -2,7 +2,8 @@
 # End-to-end speed of the paths users touch, on a generated model with one 134M-element Q8_0 and
 # one 134M-element Q4_K tensor (benches/make_e2e_model.py), file in the page cache, medians:
 #   native `gguf-lens dequant -o /dev/null` and `stats` (1 and 2 threads; vector and scalar
-#   kernels), npm `tensorStats` / `readTensor` in Node from a local path, and the anchors measured
+#   kernels), npm `tensorStats` / `readTensor` in Node from a local path (readTensor in a process
+#   of its own: first calls, this thread and workers), and the anchors measured
 #   in the same run: gguf-py (numpy dequant, + numpy stats) and ggml's to_float.
 #
 #   bash benches/bench-e2e.sh [--runs 3] [--keep DIR]
@@ -49,7 +50,7 @@ tarball=$(bash scripts/build-npm.sh 2>/dev/null | tail -n 1)
 project=$(mktemp -d)
 (cd "$project" && npm init -y >/dev/null && npm pkg set type=module >/dev/null &&
   npm install --no-audit --no-fund --loglevel=error "$tarball" >/dev/null 2>&1)
-cp benches/npm-stats-bench.mjs "$project/"
+cp benches/npm-stats-bench.mjs benches/npm-read-bench.mjs "$project/"
 
 echo "| tensor | path | seconds | Gelem/s |"
 echo "|---|---|---|---|"
@@ -65,6 +66,7 @@ for tensor in big_q8_0.weight big_q4_k.weight; do
   done
   row "$tensor" "gguf-lens stats --no-percentiles, 1 thread, scalar kernel" "$(GGUF_LENS_KERNEL=scalar median "$bin" stats "$model" "$tensor" --threads 1 --no-percentiles)"
   (cd "$project" && node npm-stats-bench.mjs "$model" "$tensor" --runs "$runs") | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
+  (cd "$project" && node --expose-gc npm-read-bench.mjs "$model" "$tensor" --runs "$runs") | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
   "$VENV/bin/python" benches/e2e_anchors.py "$model" "$tensor" --runs "$runs" | while IFS=$'\t' read -r name secs; do row "$tensor" "$name" "$secs"; done
 done
 rm -rf "$project"

@@ -147,6 +147,20 @@ export interface ReadOptions {
   chunkBytes?: number;
 }
 
+export interface TensorReadOptions extends ReadOptions {
+  /** Opt-in: workers (module workers running `gguf-lens/stats-worker` in browsers, or in Node a
+   * number of the package's pooled worker_threads, as for tensorStats) fill the result, each
+   * reading its own rows: the result is then a new Float32Array over a **SharedArrayBuffer**
+   * (postMessage shares it instead of copying; `buffer instanceof ArrayBuffer` is false). With an
+   * `into` over a SharedArrayBuffer, workers fill it (default: tensorStats' default count);
+   * with an `into` over an ArrayBuffer, or where memory cannot be shared (a page not
+   * cross-origin isolated), this thread reads. The same bits either way. The model must have
+   * been opened from a URL, path, File or Blob. 0: this thread. A dropped shared result is
+   * freed late (V8 does not count SharedArrayBuffers towards collections): for repeated reads,
+   * reuse one shared `into`. */
+  workers?: Worker[] | number;
+}
+
 /** Statistics as `gguf-lens stats` computes them (the same core, the same bits). */
 export interface TensorStats {
   count: number;
@@ -201,7 +215,7 @@ export declare class GgufModel {
   /** Every special-token id the metadata names, in llama.cpp's order. */
   specialTokens(): SpecialToken[];
   tensor(name: string): TensorInfo;
-  readTensor(name: string, options?: ReadOptions): Promise<Float32Array>;
+  readTensor(name: string, options?: TensorReadOptions): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions): Promise<TensorStats>;
   /** An editor of the metadata (a split model's first shard): set, remove, then toBlob/toStream. */

@@ -1,13 +1,18 @@
 // GgufModel: a parsed header plus its byte source. Tensor reads fetch only the requested rows,
-// in chunks, and dequantize each chunk in wasm into one preallocated Float32Array.
+// in chunks, and dequantize each chunk in wasm, copying it once into the Float32Array.
 import { GgufEditor, hashModel } from './edit.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { wasmModule } from './wasm.js';
 import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
+import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
+import { ReaderCache, readerSize, readRows } from './read-rows.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** This thread's RowReader for readTensor, kept between calls. */
+const readers = new ReaderCache();
 
 /** Numbers per tensor in the header's tensorColumns(): typeId, nDims, 4 dims, then FIELDS. */
 const TENSOR_FIELDS = 13;
@@ -107,17 +112,39 @@ export class GgufModel extends ShardedModel {
 
   /**
    * Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them.
-   * Each chunk is dequantized in wasm straight into the result (one copy); `options.into`, a
-   * Float32Array of at least that many values, is filled instead of a new array.
+   * Each chunk is dequantized in wasm a slice at a time and copied into the result (one copy,
+   * read-rows.js); `options.into`, a Float32Array of at least that many values, is filled
+   * instead of a new array. With
+   * `options.workers` (as for tensorStats) the result is a new Float32Array over a
+   * SharedArrayBuffer that the workers fill, each reading its own rows; an `into` over a
+   * SharedArrayBuffer is filled by workers (by default, as tensorStats picks them). Where memory
+   * cannot be shared (an `into` over an ArrayBuffer, a page not cross-origin isolated) this
+   * thread reads.
    */
   async readTensor(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const out = outputArray(options.into, (b - a) * t.rowLength);
-    await this._eachChunk(t, a, b, options, (bytes, firstRow, lastRow) => {
-      const view = out.subarray((firstRow - a) * t.rowLength, (lastRow - a) * t.rowLength);
-      this.shards[t.shard].header.dequantizeInto(name, bytes, view);
-    });
+    const n = (b - a) * t.rowLength;
+    const workers = await readTensorWorkers(this, t, n, options);
+    if (workers) {
+      const out = options.into === undefined ? sharedFloat32Array(n) : outputArray(options.into, n);
+      const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
+      return readOnWorkers(this, t, a, b, out, workers, {
+        signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onBytes: progress,
+        inputId: workerInputId(this, workers), wasmModule: wasmModule(),
+      });
+    }
+    const out = outputArray(options.into, n);
+    const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const entry = readers.take(this.wasm, readerSize(t, b - a, chunkBytes));
+    try {
+      await readRows(this.wasm, this.shards[t.shard], t, a, b, out, a, {
+        reader: entry.reader, chunkBytes, signal: options.signal,
+        progress: progressCounter(options.onProgress, (b - a) * t.rowBytes),
+      });
+    } finally {
+      readers.give(entry);
+    }
     return out;
   }
 
@@ -350,6 +377,26 @@ export function outputArray(into, n) {
   if (!(into instanceof Float32Array)) throw new TypeError('gguf-lens: readTensor `into` must be a Float32Array');
   if (into.length < n) throw new RangeError(`gguf-lens: readTensor \`into\` holds ${into.length} values, the rows need ${n}`);
   return into.length === n ? into : into.subarray(0, n);
+}
+
+/**
+ * The workers readTensor fills a shared array on, or null for this thread: only when the result
+ * may be shared (asked for with `workers`, or an `into` over a SharedArrayBuffer) and memory can
+ * be shared here. `workers` as for tensorStats (a count, or Workers); an `into` over a
+ * SharedArrayBuffer without it gets tensorStats' default.
+ */
+async function readTensorWorkers(model, t, n, options) {
+  const { into } = options;
+  if (!canShareMemory()) return null;
+  if (into !== undefined ? !isShared(into) : !(options.workers > 0 || options.workers?.length)) return null;
+  const canOpen = workersCanOpen(model.input);
+  let workers = options.workers ?? (canOpen ? await autoWorkers(model.shards[t.shard].source, n) : 0);
+  if (!(workers > 0 || workers?.length)) return null;
+  if (!canOpen) {
+    throw new TypeError('gguf-lens: readTensor with workers needs a model opened from a URL, path, File or Blob');
+  }
+  if (typeof workers === 'number') workers = await nodeStatsWorkers(workers);
+  return workers;
 }
 
 /** Bytes of a tensor's chunks kept in memory between the statistics' passes (above: read again). */

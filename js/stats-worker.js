@@ -15,6 +15,8 @@ import { feedHeldRows, feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { modelFor, closeModel } from './worker-model.js';
 // The same workers quantize for quantError({ workers }).
 import './quant-error-part.js';
+// And fill shared arrays for readTensor({ workers }).
+import './read-part.js';
 
 const scope = globalThis;
 // The rows of one job read in its first pass: run key `a:b` → a ByteBuffer in wasm memory (a

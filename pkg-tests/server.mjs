@@ -12,8 +12,10 @@ const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 't
  * @param {object} options
  * @param {Record<string, Uint8Array | string>} [options.files] URL path → bytes or file path
  * @param {string} [options.staticRoot] directory served for any other path
+ * @param {boolean} [options.isolated] static files with COOP/COEP headers: a page served so is
+ *   cross-origin isolated (SharedArrayBuffer exists there and in its workers)
  */
-export async function startServer({ files = {}, staticRoot } = {}) {
+export async function startServer({ files = {}, staticRoot, isolated = false } = {}) {
   const state = {
     mode: '206', // '206' | '200' | '416' | 'no-length'
     latencyMs: 0,
@@ -58,7 +60,8 @@ export async function startServer({ files = {}, staticRoot } = {}) {
         res.writeHead(404).end();
         return;
       }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+      const coi = isolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', ...coi });
       res.end(fs.readFileSync(file));
       return;
     } else {

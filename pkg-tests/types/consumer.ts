@@ -63,10 +63,11 @@ export async function inspect(url: string, file: Blob): Promise<void> {
 
   const tensor: TensorInfo = model.tensor(model.tensors[0].name);
   const rows: Float32Array = await model.readTensor(tensor.name, { rows: [0, 1] });
+  const shared: Float32Array = await model.readTensor(tensor.name, { workers: 2 });
   const raw: Uint8Array = await model.readTensorBytes(tensor.name);
   const stats: TensorStats = await model.tensorStats(tensor.name, { bins: 16 });
   const hist: number = stats.histogram.counts.reduce((a, b) => a + b, 0);
-  console.log(keys.length, rows.length, raw.length, hist, stats.min ?? NaN, model.ioStats.requests);
+  console.log(keys.length, rows.length, shared.length, raw.length, hist, stats.min ?? NaN, model.ioStats.requests);
 
   const local = await openGguf(file);
   const diff: ModelDiff = compareModels(model, local);

@@ -20,6 +20,7 @@ mod edit_js;
 mod lint_js;
 mod plan_js;
 mod quant_error;
+mod read_js;
 mod report_js;
 mod safetensors_js;
 mod stats;

@@ -1,0 +1,107 @@
+// The page side of readTensor({ workers }): the result is a Float32Array over a
+// SharedArrayBuffer (a new one, or the caller's `into`), which the workers fill themselves
+// (read-part.js, running in the same workers as tensorStats'). The rows are cut into runs that
+// shrink as the work left does, handed to whichever worker is free, so the workers end together
+// on a busy machine; each worker writes only its runs' values, bit for bit what this thread's
+// readTensor writes.
+
+/** Whether this thread can share memory with workers (browsers: only when cross-origin isolated). */
+export function canShareMemory() {
+  return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated !== false;
+}
+
+/** Whether `array` (a Float32Array) lies in a SharedArrayBuffer. */
+export function isShared(array) {
+  return typeof SharedArrayBuffer === 'function' && array?.buffer instanceof SharedArrayBuffer;
+}
+
+/** A new zeroed Float32Array of `n` values over a SharedArrayBuffer. */
+export function sharedFloat32Array(n) {
+  return new Float32Array(new SharedArrayBuffer(n * 4));
+}
+
+/** Runs covering rows [a, b) for `workers` workers: each a share of the rows left (half of an
+ * even share: a quarter of them at first for two workers), down to 1/64 of the rows. */
+export function readRuns(a, b, workers) {
+  const least = Math.max(1, Math.ceil((b - a) / 64));
+  const runs = [];
+  for (let at = a; at < b;) {
+    const take = Math.min(b - at, Math.max(least, Math.ceil((b - at) / (2 * workers))));
+    runs.push([at, at + take]);
+    at += take;
+  }
+  return runs;
+}
+
+let nextJob = 0;
+
+/**
+ * Fills `out` (a Float32Array over a SharedArrayBuffer holding rows [a, b) of tensor `t` of
+ * `model`) on `workers`. Settles only once no worker writes into `out` any more (on an error or
+ * abort too: the workers are told to stop and are waited for).
+ */
+export async function readOnWorkers(model, t, a, b, out, workers, options) {
+  const { signal, chunkBytes, onBytes, inputId, wasmModule } = options;
+  const jobId = `read${++nextJob}`;
+  const runs = readRuns(a, b, workers.length);
+  const target = { buffer: out.buffer, byteOffset: out.byteOffset, length: out.length, firstRow: a };
+  const busy = new Map(); // request id → worker
+  let asked = 0;
+  let next = 0;
+  let failure = null;
+  const stop = (err) => {
+    failure ??= err;
+    for (const [id, w] of busy) w.postMessage({ type: 'gguf-lens-read-cancel', id });
+  };
+  const onAbort = () => stop(signal.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
+  const ask = (worker, run) => new Promise((resolve, reject) => {
+    const id = `${jobId}:${++asked}`;
+    const done = () => {
+      busy.delete(id);
+      worker.removeEventListener('message', onMessage);
+      worker.removeEventListener('error', onError);
+    };
+    const onMessage = (event) => {
+      const data = event.data;
+      if (data?.type !== 'gguf-lens-read-done' || data.id !== id) return;
+      done();
+      if (data.error) reject(new Error(`gguf-lens: a read worker failed: ${data.error}`));
+      else resolve();
+    };
+    const onError = (event) => {
+      done();
+      reject(new Error(`gguf-lens: a read worker failed: ${event?.message ?? 'an error'}`));
+    };
+    worker.addEventListener('message', onMessage);
+    worker.addEventListener('error', onError);
+    busy.set(id, worker);
+    worker.postMessage({
+      type: 'gguf-lens-read', id, input: model.input, inputId, openOptions: model.openOptions,
+      name: t.name, run, out: target, chunkBytes, wasmModule,
+    });
+  });
+  const serve = async (worker) => {
+    while (next < runs.length && !failure) {
+      const run = runs[next++];
+      try {
+        await ask(worker, run);
+      } catch (err) {
+        stop(err);
+        return;
+      }
+      onBytes?.((run[1] - run[0]) * t.rowBytes);
+    }
+  };
+  // Node's workers keep the process alive only while they work for us.
+  for (const w of workers) w.ref?.();
+  try {
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort);
+    await Promise.all(workers.map(serve));
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    for (const w of workers) w.unref?.();
+  }
+  if (failure) throw failure;
+  return out;
+}

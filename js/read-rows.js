@@ -1,0 +1,95 @@
+// Rows of a tensor into a Float32Array with one copy, on this thread (readTensor) or a worker
+// (read-part.js): the bytes land in a RowReader's buffer in wasm memory (a local file in Node
+// straight there; other sources through one copy of each chunk), the next chunk is read while
+// this one is dequantized, a cache-sized slice at a time, and each slice is copied into the
+// array. Nothing copies the array into wasm memory first (which a fresh array would pay for in
+// page faults twice).
+import { wasmMemory } from './wasm.js';
+import { readsToMemory } from './stats-read.js';
+
+/** Values per dequantize call: the slice is still in L2 when it is copied out. */
+const SLICE_VALUES = 1 << 16;
+
+/** The RowReader sizes `readRows` needs for `chunkBytes` requests of tensor `t` over `rows` rows. */
+export function readerSize(t, rows, chunkBytes) {
+  const chunkRows = Math.min(rows, Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes))));
+  const sliceRows = Math.min(chunkRows, Math.max(1, Math.floor(SLICE_VALUES / Math.max(1, t.rowLength))));
+  return { chunkRows, sliceRows, bytes: (rows > chunkRows ? 2 : 1) * chunkRows * t.rowBytes, values: sliceRows * t.rowLength };
+}
+
+/**
+ * Reads rows [a, b) of tensor `t` of `shard` (a GgufModel) into `out`, row `firstRow` of which
+ * is out[0], with `reader` (a RowReader of at least readerSize's sizes). `stop()` is called
+ * between chunks (it throws to stop); `progress(n)` is told of each chunk's bytes.
+ */
+export async function readRows(wasm, shard, t, a, b, out, firstRow, { reader, chunkBytes, signal, progress, stop }) {
+  if (a >= b) return;
+  const header = shard.header;
+  const { chunkRows, sliceRows } = readerSize(t, b - a, chunkBytes);
+  const half = chunkRows * t.rowBytes;
+  const memory = wasmMemory();
+  const direct = readsToMemory(shard.source, wasm);
+  // Half k of the reader's bytes gets rows [first, first + chunkRows).
+  const fill = async (first, k) => {
+    const last = Math.min(b, first + chunkRows);
+    const [start, end] = header.rowsRange(t.name, first, last);
+    // Written at the reader's address: never past its half.
+    if (end - start > half) throw new Error(`gguf-lens: ${end - start} bytes read into a ${half}-byte chunk`);
+    const at = reader.bytesPtr() + k * half;
+    if (direct) {
+      await shard.source.readToMemory(start, end, memory, at);
+      progress?.(end - start);
+    } else {
+      const bytes = await shard.source.read(start, end, signal, progress);
+      // memory.buffer now: the memory may have grown during the read.
+      new Uint8Array(memory.buffer, at, end - start).set(bytes);
+    }
+    return { first, last, k };
+  };
+  let pending = fill(a, 0);
+  try {
+    while (pending) {
+      const chunk = await pending;
+      pending = null;
+      if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      stop?.();
+      if (chunk.last < b) pending = fill(chunk.last, 1 - chunk.k);
+      for (let row = chunk.first; row < chunk.last; row += sliceRows) {
+        const end = Math.min(chunk.last, row + sliceRows);
+        const offset = chunk.k * half + (row - chunk.first) * t.rowBytes;
+        const n = reader.dequantize(header, t.name, offset, (end - row) * t.rowBytes);
+        out.set(new Float32Array(memory.buffer, reader.valuesPtr(), n), (row - firstRow) * t.rowLength);
+      }
+    }
+  } finally {
+    // A read under way writes into the reader: wait for it before anyone else uses it.
+    await pending?.catch(() => {});
+  }
+}
+
+/** Keeps one RowReader per thread for later calls (wasm memory never shrinks: reuse it). */
+export class ReaderCache {
+  constructor() {
+    this.spare = null; // { reader, bytes, values }
+  }
+
+  /** A reader of at least these sizes: the spare one if it is big enough and free. */
+  take(wasm, { bytes, values }) {
+    const spare = this.spare;
+    this.spare = null;
+    if (spare && spare.bytes >= bytes && spare.values >= values) return spare;
+    spare?.reader.free();
+    const size = { bytes: Math.max(bytes, spare?.bytes ?? 0), values: Math.max(values, spare?.values ?? 0) };
+    return { reader: new wasm.RowReader(size.bytes, size.values), ...size };
+  }
+
+  /** Gives a reader back (the bigger one is kept). */
+  give(entry) {
+    if (this.spare && this.spare.bytes >= entry.bytes && this.spare.values >= entry.values) {
+      entry.reader.free();
+      return;
+    }
+    this.spare?.reader.free();
+    this.spare = entry;
+  }
+}
