@@ -80,3 +80,16 @@ test('webpack: the bundled app carries the wasm module and reads tensors bit for
   assert.equal(entries.length, 8);
   await page.close();
 });
+
+test('every module the package imports for its side effects alone is listed in sideEffects', () => {
+  // A bundler drops `import './x.js'` of a module the package says has no side effects.
+  const dir = path.join(process.cwd(), 'node_modules/gguf-lens');
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const bare = new Set();
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.js'))) {
+    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    for (const m of text.matchAll(/^import\s+['"](\.\/[^'"]+)['"];?\s*$/gm)) bare.add(m[1]);
+  }
+  assert.ok(bare.size >= 2, `side-effect imports found: ${[...bare].join(', ')}`);
+  for (const m of bare) assert.ok(pkg.sideEffects.includes(m), `${m} is imported for its side effects but package.json sideEffects does not list it`);
+});
