@@ -18,13 +18,30 @@ async function part(message) {
   const job = new wasm.QuantErrorJob(message.types ?? [], t.rowLength);
   running.add(message.id);
   try {
+    // Chunks of at most chunkBytes within each run; the next one (of this run or the next) is
+    // read while one is quantized, so many short runs cost no waits.
+    const source = model.shards[t.shard].source;
+    const perChunk = Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes)));
+    const chunks = [];
     for (const [first, last] of message.runs) {
-      await model._eachChunk(t, first, last, { chunkBytes: message.chunkBytes }, (bytes, a, b) => {
+      for (let a = first; a < last; a += perChunk) chunks.push([a, Math.min(last, a + perChunk)]);
+    }
+    const fetchChunk = (i) => {
+      const [start, end] = header.rowsRange(t.name, chunks[i][0], chunks[i][1]);
+      return source.read(start, end);
+    };
+    let pending = chunks.length ? fetchChunk(0) : null;
+    try {
+      for (let i = 0; i < chunks.length; i++) {
+        const bytes = await pending;
+        pending = i + 1 < chunks.length ? fetchChunk(i + 1) : null;
         if (cancelled.has(message.id)) throw new Error('cancelled');
         job.addRows(header, t.name, bytes);
-        scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows: b - a });
-      });
-      if (cancelled.has(message.id)) throw new Error('cancelled');
+        scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows: chunks[i][1] - chunks[i][0] });
+      }
+    } catch (err) {
+      pending?.catch(() => {}); // a read still under way fails unheard
+      throw err;
     }
     return job.toState();
   } finally {
