@@ -208,7 +208,9 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
         }
         // Every iscale·(x − min) of the step lies between the two bounds (rounding is
         // monotonic); when all are well inside ±2²², nearest_int-and-clamp equals the cheaper
-        // float form (see `quant_bounded`).
+        // float form (see `quant_bounded`). Flat lanes (whose results are replaced at the end,
+        // and whose iscale is infinite) count as passing every test: what they compute is
+        // discarded, and wasm float operations do not trap.
         let mut small = -1i32;
         // Every lane's min < 0 and ≤ its smallest value: each x − min is +0 or more (never −0),
         // so no quant needs the clamp at 0.
@@ -219,10 +221,11 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
             let a = f32x4_mul(iscale[v], f32x4_sub(xmin[v], min[v]));
             let b = f32x4_mul(iscale[v], f32x4_sub(max[v], min[v]));
             let m = f32x4_pmax(f32x4_abs(a), f32x4_abs(b));
-            small &= i32::from(i32x4_bitmask(f32x4_lt(m, limit)));
+            let flat = flat[v];
+            small &= i32::from(i32x4_bitmask(v128_or(f32x4_lt(m, limit), flat)));
             let lo_free = v128_and(f32x4_lt(min[v], zero), f32x4_le(min[v], xmin[v]));
-            above &= i32::from(i32x4_bitmask(lo_free));
-            below &= i32::from(i32x4_bitmask(f32x4_lt(b, half_up)));
+            above &= i32::from(i32x4_bitmask(v128_or(lo_free, flat)));
+            below &= i32::from(i32x4_bitmask(v128_or(f32x4_lt(b, half_up), flat)));
         }
         macro_rules! step {
             ($small:literal, $lo:literal, $hi:literal) => {
