@@ -18,26 +18,42 @@ async function part(message) {
   const job = new wasm.QuantErrorJob(message.types ?? [], t.rowLength);
   running.add(message.id);
   try {
-    // Chunks of at most chunkBytes within each run; the next one (of this run or the next) is
-    // read while one is quantized, so many short runs cost no waits.
+    // Reads of at most chunkBytes, each over one run or over several with the few rows between
+    // them (a sample's rows, done before: read, not quantized; a gap is read only when it is at
+    // most 1/16 of the run after it), so the runs between a sample's take no more reads than
+    // one run; the next read is under way while one is quantized.
     const source = model.shards[t.shard].source;
-    const perChunk = Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes)));
-    const chunks = [];
+    const perRead = Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes)));
+    const reads = []; // { first, last, runs: [[a, b]] } rows [first, last) read, runs quantized
     for (const [first, last] of message.runs) {
-      for (let a = first; a < last; a += perChunk) chunks.push([a, Math.min(last, a + perChunk)]);
+      for (let a = first; a < last; a += perRead) {
+        const b = Math.min(last, a + perRead);
+        const prev = reads.at(-1);
+        if (prev && b - prev.first <= perRead && a >= prev.last && (a - prev.last) * 16 <= b - a) {
+          prev.last = b;
+          prev.runs.push([a, b]);
+        } else {
+          reads.push({ first: a, last: b, runs: [[a, b]] });
+        }
+      }
     }
-    const fetchChunk = (i) => {
-      const [start, end] = header.rowsRange(t.name, chunks[i][0], chunks[i][1]);
+    const fetchRead = (i) => {
+      const [start, end] = header.rowsRange(t.name, reads[i].first, reads[i].last);
       return source.read(start, end);
     };
-    let pending = chunks.length ? fetchChunk(0) : null;
+    let pending = reads.length ? fetchRead(0) : null;
     try {
-      for (let i = 0; i < chunks.length; i++) {
+      for (let i = 0; i < reads.length; i++) {
         const bytes = await pending;
-        pending = i + 1 < chunks.length ? fetchChunk(i + 1) : null;
+        pending = i + 1 < reads.length ? fetchRead(i + 1) : null;
         if (cancelled.has(message.id)) throw new Error('cancelled');
-        job.addRows(header, t.name, bytes);
-        scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows: chunks[i][1] - chunks[i][0] });
+        const { first, runs } = reads[i];
+        let rows = 0;
+        for (const [a, b] of runs) {
+          job.addRows(header, t.name, bytes.subarray((a - first) * t.rowBytes, (b - first) * t.rowBytes));
+          rows += b - a;
+        }
+        scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows });
       }
     } catch (err) {
       pending?.catch(() => {}); // a read still under way fails unheard

@@ -119,6 +119,14 @@ test('quantError on workers after a sample or fewer rows: only the rows left, th
     }
     await model.quantError(name, { sampleRows: 2, types: ['Q4_K', 'Q8_0'], workers: 2 });
     assert.deepEqual(await model.quantError(name, { types: ['Q4_K', 'Q8_0'], workers: 3 }), wantTypes);
+    // 256 rows sampled 4 times: the rows left are read over the sample's rows, in one read or
+    // (chunkBytes) several.
+    const q = 'blk.0.attn_q.weight';
+    const wantQ = await model.quantError(q, { types: ['Q4_K', 'Q8_0'] });
+    for (const chunkBytes of [undefined, 512 * 40]) {
+      await model.quantError(q, { sampleRows: 4, types: ['Q4_K', 'Q8_0'], workers: 2, chunkBytes });
+      assert.deepEqual(await model.quantError(q, { types: ['Q4_K', 'Q8_0'], workers: 2, chunkBytes }), wantQ, `chunkBytes ${chunkBytes}`);
+    }
   } finally {
     await model.close();
   }
