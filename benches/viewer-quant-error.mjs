@@ -11,35 +11,65 @@
 // Prints each run's seconds to each chart, then the medians, and the CPU seconds Chromium's
 // processes spent from the click to the exact chart (utime + stime from /proc, every process
 // under this one named chrom*): on a busy machine, CPU time per value is the figure to compare.
+// `--threads` also splits that CPU time by thread name (the pool's workers, V8's background
+// compile threads, the page's main thread, ...).
 import { readdirSync, readFileSync } from 'node:fs';
 import { serveSite, launchChromium, openInInspector } from './viewer-bench.mjs';
 
-/** CPU seconds of this process's chrom* descendants (Linux /proc; 0 elsewhere). */
-function chromiumCpu() {
+/** CPU ticks of this process's chrom* descendants (Linux /proc; empty elsewhere), per thread:
+ * `pid:tid` → { comm (the thread's name), ticks }. */
+function chromiumThreads() {
   const procs = new Map();
   let pids = [];
-  try { pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)); } catch { return 0; }
+  try { pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)); } catch { return new Map(); }
+  const parse = (text) => {
+    const close = text.lastIndexOf(')');
+    const f = text.slice(close + 2).split(' ');
+    return { comm: text.slice(text.indexOf('(') + 1, close), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+  };
   for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close);
-      const f = stat.slice(close + 2).split(' ');
-      procs.set(Number(pid), { comm, ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
-    } catch { /* gone */ }
+    try { procs.set(Number(pid), parse(readFileSync(`/proc/${pid}/stat`, 'utf8'))); } catch { /* gone */ }
   }
   const mine = (pid) => {
     for (let p = procs.get(pid)?.ppid; p; p = procs.get(p)?.ppid) if (p === process.pid) return true;
     return false;
   };
-  let ticks = 0;
-  for (const [pid, p] of procs) if (/chrom/i.test(p.comm) && mine(pid)) ticks += p.ticks;
-  return ticks / 100; // USER_HZ
+  const threads = new Map();
+  for (const [pid, p] of procs) {
+    if (!/chrom/i.test(p.comm) || !mine(pid)) continue;
+    let tids = [];
+    try { tids = readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const tid of tids) {
+      try {
+        const t = parse(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+        threads.set(`${pid}:${tid}`, { comm: t.comm, ticks: t.ticks });
+      } catch { /* gone */ }
+    }
+  }
+  return threads;
+}
+
+/** CPU seconds of the chrom* threads: in all, and by thread name, between two snapshots. */
+function cpuBetween(before, after) {
+  const byName = new Map();
+  let total = 0;
+  for (const [key, t] of after) {
+    const d = (t.ticks - (before.get(key)?.ticks ?? 0)) / 100; // USER_HZ
+    if (d <= 0) continue;
+    total += d;
+    // Workers one by one (the page's worker and the pool's), other threads by name.
+    const name = /Worker/.test(t.comm) ? `${t.comm}[${key.split(':')[1]}]` : t.comm;
+    byName.set(name, (byName.get(name) ?? 0) + d);
+  }
+  return { total, byName };
 }
 
 const args = process.argv.slice(2);
 const runsAt = args.indexOf('--runs');
 const runs = runsAt >= 0 ? Number(args.splice(runsAt, 2)[1]) : 3;
+// --threads: also each run's CPU seconds by thread name (workers, V8's compile threads, ...).
+const threadsAt = args.indexOf('--threads');
+const byThread = threadsAt >= 0 && Boolean(args.splice(threadsAt, 1));
 const [site, file, tensor] = args;
 if (!site || !file || !tensor) {
   console.error('usage: node benches/viewer-quant-error.mjs SITE FILE.gguf TENSOR [--runs N]');
@@ -57,16 +87,21 @@ try {
   for (let run = 0; run < runs; run++) {
     await page.evaluate(() => { delete document.querySelector('#qerr-chart').dataset.pass; });
     const start = Date.now();
-    const cpu0 = chromiumCpu();
+    const cpu0 = chromiumThreads();
     await page.click('#qerr-run');
     await page.waitForFunction(() => document.querySelector('#qerr-chart').dataset.pass !== undefined, null, { timeout: 600000, polling: 20 });
     sampled.push((Date.now() - start) / 1000);
     await page.waitForFunction(() => document.querySelector('#qerr-chart').dataset.pass === 'exact', null, { timeout: 600000, polling: 50 });
     exact.push((Date.now() - start) / 1000);
-    cpu.push(chromiumCpu() - cpu0);
+    const used = cpuBetween(cpu0, chromiumThreads());
+    cpu.push(used.total);
     const note = await page.$eval('#qerr-note', (e) => e.textContent);
     const points = await page.$$eval('#qerr-chart .point', (gs) => gs.length);
     console.log(`run ${run + 1}: sampled ${sampled.at(-1).toFixed(3)} s, exact ${exact.at(-1).toFixed(3)} s, ${cpu.at(-1).toFixed(2)} CPU s (${points} types, ${workers} workers; ${note})`);
+    if (byThread) {
+      const names = [...used.byName].sort((a, b) => b[1] - a[1]).filter(([, s]) => s >= 0.01);
+      console.log(`  CPU s by thread: ${names.map(([n, s]) => `${n} ${s.toFixed(2)}`).join(', ')}`);
+    }
   }
 } finally {
   await browser.close();

@@ -18,13 +18,46 @@ async function part(message) {
   const job = new wasm.QuantErrorJob(message.types ?? [], t.rowLength);
   running.add(message.id);
   try {
+    // Reads of at most chunkBytes, each over one run or over several with the few rows between
+    // them (a sample's rows, done before: read, not quantized; a gap is read only when it is at
+    // most 1/16 of the run after it), so the runs between a sample's take no more reads than
+    // one run; the next read is under way while one is quantized.
+    const source = model.shards[t.shard].source;
+    const perRead = Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes)));
+    const reads = []; // { first, last, runs: [[a, b]] } rows [first, last) read, runs quantized
     for (const [first, last] of message.runs) {
-      await model._eachChunk(t, first, last, { chunkBytes: message.chunkBytes }, (bytes, a, b) => {
+      for (let a = first; a < last; a += perRead) {
+        const b = Math.min(last, a + perRead);
+        const prev = reads.at(-1);
+        if (prev && b - prev.first <= perRead && a >= prev.last && (a - prev.last) * 16 <= b - a) {
+          prev.last = b;
+          prev.runs.push([a, b]);
+        } else {
+          reads.push({ first: a, last: b, runs: [[a, b]] });
+        }
+      }
+    }
+    const fetchRead = (i) => {
+      const [start, end] = header.rowsRange(t.name, reads[i].first, reads[i].last);
+      return source.read(start, end);
+    };
+    let pending = reads.length ? fetchRead(0) : null;
+    try {
+      for (let i = 0; i < reads.length; i++) {
+        const bytes = await pending;
+        pending = i + 1 < reads.length ? fetchRead(i + 1) : null;
         if (cancelled.has(message.id)) throw new Error('cancelled');
-        job.addRows(header, t.name, bytes);
-        scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows: b - a });
-      });
-      if (cancelled.has(message.id)) throw new Error('cancelled');
+        const { first, runs } = reads[i];
+        let rows = 0;
+        for (const [a, b] of runs) {
+          job.addRows(header, t.name, bytes.subarray((a - first) * t.rowBytes, (b - first) * t.rowBytes));
+          rows += b - a;
+        }
+        scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows });
+      }
+    } catch (err) {
+      pending?.catch(() => {}); // a read still under way fails unheard
+      throw err;
     }
     return job.toState();
   } finally {

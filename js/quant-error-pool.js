@@ -2,7 +2,9 @@
 // runs) are cut into one contiguous share per worker; each worker opens the model from
 // `model.input` (once), quantizes its rows to every type and sends its sums back
 // (quant-error-part.js, running in the same workers as tensorStats'). The sums are exact
-// (src/quantize/error.rs), so the result is bit for bit the one a single pass gives.
+// (src/quantize/error.rs), so the result is bit for bit the one a single pass gives. The last
+// call's sums are kept per model: a call over more rows of the same tensor and types (the
+// viewer's exact pass after its sample) quantizes only the rows not yet done and adds them.
 
 /** Cuts `runs` ([first, last) row ranges, in order) into `n` shares of about equal rows. */
 export function shareRuns(runs, n) {
@@ -28,6 +30,31 @@ export function shareRuns(runs, n) {
   return shares;
 }
 
+/**
+ * `runs` less `done` (both sorted, disjoint [first, last) ranges) when every run of `done` lies
+ * inside one of `runs` and something is left; otherwise null.
+ */
+export function runsLeft(runs, done) {
+  const left = [];
+  let d = 0;
+  for (const [a, b] of runs) {
+    let at = a;
+    while (d < done.length && done[d][0] < b) {
+      const [c, e] = done[d];
+      if (c < at || e > b) return null; // not inside this run
+      if (c > at) left.push([at, c]);
+      at = e;
+      d++;
+    }
+    if (at < b) left.push([at, b]);
+  }
+  return d === done.length && left.length ? left : null;
+}
+
+// model → { key, runs, state, clean } of its last call on workers (`clean`: no type failed in
+// it, so a later pass's first failure, in row order, is in the rows it adds).
+const lastCall = new WeakMap();
+
 let nextJob = 0;
 
 /**
@@ -39,7 +66,11 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
   const input = model.input; // model.js checked that workers can open it
   const jobId = `qerr${++nextJob}`;
-  const shares = shareRuns(runs, workers.length);
+  const key = `${t.name}\u0000${types.join(',')}\u0000${t.rowLength}`;
+  const absent = job.result().skipped.length; // types whose block does not divide the row
+  const last = lastCall.get(model);
+  const left = last?.key === key && last.clean ? runsLeft(runs, last.runs) : null;
+  const shares = shareRuns(left ?? runs, workers.length);
   const used = workers.slice(0, shares.length);
   const listeners = [];
   let stop;
@@ -56,6 +87,7 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   try {
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort);
+    if (left) onRows?.(last.runs.reduce((n, [a, b]) => n + b - a, 0));
     const parts = used.map((worker, i) => new Promise((resolve, reject) => {
       const id = `${jobId}:${i}`;
       const onMessage = (event) => {
@@ -82,8 +114,12 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
       cancelAll(); // one worker failed: the others stop too
       throw err;
     }
+    // The earlier call's rows had no failure: any reason comes from the parts, in row order.
+    if (left) job.absorbState(last.state);
     for (const state of states) job.absorbState(state);
-    return job.result();
+    const result = job.result();
+    lastCall.set(model, { key, runs, state: job.toState(), clean: result.skipped.length === absent });
+    return result;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     for (const [w, fn] of listeners) w.removeEventListener('message', fn);

@@ -100,3 +100,34 @@ test('quantError on workers: the same bits for any number of workers, rows and s
     await model.close();
   }
 });
+
+test('quantError on workers after a sample or fewer rows: only the rows left, the same bits', async () => {
+  const model = await open(FILE);
+  try {
+    const name = 'blk.0.ffn_down.weight';
+    const t = model.tensor(name);
+    const want = await model.quantError(name, {});
+    const wantTypes = await model.quantError(name, { types: ['Q4_K', 'Q8_0'] });
+    // Each earlier call is on other rows of the same tensor (a sample, a head, every row, a
+    // tail); the last: other types, whose sums cannot serve.
+    for (const earlier of [{ sampleRows: 3 }, { rows: [0, 2] }, {}, { rows: [t.nRows - 1, t.nRows] }, { types: ['Q4_K', 'Q8_0'] }]) {
+      await model.quantError(name, { ...earlier, workers: 2 });
+      let last;
+      const got = await model.quantError(name, { workers: 2, onProgress: (p) => { last = p; } });
+      assert.deepEqual(got, want, JSON.stringify(earlier));
+      assert.equal(last.loaded, last.total);
+    }
+    await model.quantError(name, { sampleRows: 2, types: ['Q4_K', 'Q8_0'], workers: 2 });
+    assert.deepEqual(await model.quantError(name, { types: ['Q4_K', 'Q8_0'], workers: 3 }), wantTypes);
+    // 256 rows sampled 4 times: the rows left are read over the sample's rows, in one read or
+    // (chunkBytes) several.
+    const q = 'blk.0.attn_q.weight';
+    const wantQ = await model.quantError(q, { types: ['Q4_K', 'Q8_0'] });
+    for (const chunkBytes of [undefined, 512 * 40]) {
+      await model.quantError(q, { sampleRows: 4, types: ['Q4_K', 'Q8_0'], workers: 2, chunkBytes });
+      assert.deepEqual(await model.quantError(q, { types: ['Q4_K', 'Q8_0'], workers: 2, chunkBytes }), wantQ, `chunkBytes ${chunkBytes}`);
+    }
+  } finally {
+    await model.close();
+  }
+});

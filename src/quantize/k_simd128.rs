@@ -60,17 +60,29 @@ unsafe fn sel(a: v128, b: v128, m: v128) -> v128 {
 /// result is never −0 (`pmax` with +0 first). Three operations and two constants against the
 /// trick's four and three (V8 keeps fewer values in the 16 xmm registers; measured faster).
 /// `zero` is +0 hidden from LLVM, which otherwise turns `pmax(0, v)` into a compare and an
-/// and (two instructions in V8's code where `maxps` is one).
+/// and (two instructions in V8's code where `maxps` is one). Only the clamps a step needs:
+/// `LO` unless every v ≥ +0 (then `pmax(+0, v)` is v), `HI` unless every v < hi + 0.5 (then
+/// rounding gives at most hi).
 #[inline(always)]
-unsafe fn quant_small(v: v128, zero: v128, hi: v128) -> v128 {
-    f32x4_nearest(f32x4_pmin(hi, f32x4_pmax(zero, v)))
+unsafe fn quant_bounded<const LO: bool, const HI: bool>(v: v128, zero: v128, hi: v128) -> v128 {
+    let v = if LO { f32x4_pmax(zero, v) } else { v };
+    let v = if HI { f32x4_pmin(hi, v) } else { v };
+    f32x4_nearest(v)
 }
 
 /// One step's sums of `make_qkx2_quants` (Σ w·l, Σ (w·l)·l, Σ (w·l)·x, in `sums`) with the quants
-/// l into `laux`; `SMALL` when every iscale·(x − min) is within ±2²¹.
+/// l into `laux`; `SMALL` when every iscale·(x − min) is within ±2²¹, and then `LO` / `HI` when
+/// it may fall below +0 / reach nmax + 0.5 (the clamps that step needs, see `quant_bounded`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL: bool>(
+unsafe fn step_sums<
+    const L: usize,
+    const N: usize,
+    const V: usize,
+    const SMALL: bool,
+    const LO: bool,
+    const HI: bool,
+>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
     off: usize,
@@ -88,7 +100,7 @@ unsafe fn step_sums<const L: usize, const N: usize, const V: usize, const SMALL:
             let x = ld(&xt[i], off + 4 * v);
             let y = f32x4_mul(iscale[v], f32x4_sub(x, min[v]));
             let lf = if SMALL {
-                quant_small(y, zero, nmaxf)
+                quant_bounded::<LO, HI>(y, zero, nmaxf)
             } else {
                 quant(y, lo, hi)
             };
@@ -162,6 +174,7 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     }
     let xmin = min;
     let limit = f32x4_splat(2_097_152.0); // 2²¹
+    let half_up = f32x4_splat(nmax as f32 + 0.5);
     let abs = i32x4_splat(std::hint::black_box(0x7fff_ffff));
     let mut flat = [zero; V];
     let mut iscale = [zero; V];
@@ -195,18 +208,38 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
         }
         // Every iscale·(x − min) of the step lies between the two bounds (rounding is
         // monotonic); when all are well inside ±2²², nearest_int-and-clamp equals the cheaper
-        // float form (see `quant_small`).
+        // float form (see `quant_bounded`). Flat lanes (whose results are replaced at the end,
+        // and whose iscale is infinite) count as passing every test: what they compute is
+        // discarded, and wasm float operations do not trap.
         let mut small = -1i32;
+        // Every lane's min < 0 and ≤ its smallest value: each x − min is +0 or more (never −0),
+        // so no quant needs the clamp at 0.
+        let mut above = -1i32;
+        // Every lane's largest iscale·(x − min) below nmax + 0.5: none needs the clamp at nmax.
+        let mut below = -1i32;
         for v in 0..V {
             let a = f32x4_mul(iscale[v], f32x4_sub(xmin[v], min[v]));
             let b = f32x4_mul(iscale[v], f32x4_sub(max[v], min[v]));
             let m = f32x4_pmax(f32x4_abs(a), f32x4_abs(b));
-            small &= i32::from(i32x4_bitmask(f32x4_lt(m, limit)));
+            let flat = flat[v];
+            small &= i32::from(i32x4_bitmask(v128_or(f32x4_lt(m, limit), flat)));
+            let lo_free = v128_and(f32x4_lt(min[v], zero), f32x4_le(min[v], xmin[v]));
+            above &= i32::from(i32x4_bitmask(v128_or(lo_free, flat)));
+            below &= i32::from(i32x4_bitmask(v128_or(f32x4_lt(b, half_up), flat)));
         }
-        if small == 0xf {
-            step_sums::<L, N, V, true>(xt, wt, off, &iscale, &min, nmaxf, &mut laux, &mut sums);
-        } else {
-            step_sums::<L, N, V, false>(xt, wt, off, &iscale, &min, nmaxf, &mut laux, &mut sums);
+        macro_rules! step {
+            ($small:literal, $lo:literal, $hi:literal) => {
+                step_sums::<L, N, V, $small, $lo, $hi>(
+                    xt, wt, off, &iscale, &min, nmaxf, &mut laux, &mut sums,
+                )
+            };
+        }
+        match (small == 0xf, above == 0xf, below == 0xf) {
+            (true, true, true) => step!(true, false, false),
+            (true, true, false) => step!(true, false, true),
+            (true, false, true) => step!(true, true, false),
+            (true, false, false) => step!(true, true, true),
+            _ => step!(false, true, true),
         }
         let [sum_l, sum_l2, sum_xl] = sums;
         let mut positive = [zero; V];
@@ -312,15 +345,41 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
     let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
     for c in (0..L).step_by(4 * V) {
         let (max, amax, w, wv) = weighted::<L, N, V>(xt, c);
+        // Each lane's smallest and largest value: iscale·x lies between their products.
+        let (mut xlo, mut xhi) = ([zero; V], [zero; V]);
+        for v in 0..V {
+            xlo[v] = ld(&xt[0], c + 4 * v);
+            xhi[v] = xlo[v];
+            for row in &xt[1..] {
+                let x = ld(row, c + 4 * v);
+                xlo[v] = f32x4_pmin(xlo[v], x);
+                xhi[v] = f32x4_pmax(xhi[v], x);
+            }
+        }
         // One step's sums: Σ (w·x)·l and Σ (w·l)·l with l = clamp(nearest_int(iscale·x)).
         // When every |iscale·x| (at most |iscale·max|: rounding is monotonic) is well inside
-        // ±2²², the clamp and rounding are done in f32 as in `quant_small` (same integers).
+        // ±2²², the clamp and rounding are done in f32 as in `quant_bounded` (same integers),
+        // and a clamp is left out when no iscale·x of the step reaches it: at or above
+        // −nmax − 0.5 (rounding ties to even, −nmax − 0.5 rounds to −nmax) or below
+        // nmax − 0.5, the clamp is the identity or changes nothing after rounding. The value
+        // of largest magnitude gives iscale·max ≈ −(nmax + 0.1·is): for is ≤ 4 (15 of the 20
+        // steps) no lane needs the lower clamp.
         let (flo, fhi) = (f32x4_splat(-(nmax as f32)), f32x4_splat((nmax - 1) as f32));
+        let (lo_edge, hi_edge) = (
+            f32x4_splat(-(nmax as f32) - 0.5),
+            f32x4_splat(nmax as f32 - 0.5),
+        );
         let sums = |iscale: [v128; V]| {
             let mut small = true;
+            let (mut lo_free, mut hi_free) = (true, true);
             for v in 0..V {
                 let bound = f32x4_abs(f32x4_mul(iscale[v], max[v]));
                 small &= i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
+                let ya = f32x4_mul(iscale[v], xlo[v]);
+                let yb = f32x4_mul(iscale[v], xhi[v]);
+                let (ylo, yhi) = (f32x4_pmin(ya, yb), f32x4_pmax(ya, yb));
+                lo_free &= i32x4_bitmask(f32x4_ge(ylo, lo_edge)) == 0xf;
+                hi_free &= i32x4_bitmask(f32x4_lt(yhi, hi_edge)) == 0xf;
             }
             let (mut sumlx, mut suml2) = ([zero; V], [zero; V]);
             macro_rules! step {
@@ -335,12 +394,16 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
                     }
                 };
             }
-            if small {
-                // As `quant_small` (clamp, then round); a y in (−0.5, 0) gives −0, which
-                // changes no sum (they start at +0, and x + (±0) = x for every other x).
-                step!(|y| f32x4_nearest(f32x4_pmin(fhi, f32x4_pmax(flo, y))));
-            } else {
-                step!(|y| quant(y, lo, hi));
+            // As `quant_bounded` (clamp, then round); a y in (−0.5, 0) gives −0, which
+            // changes no sum (they start at +0, and x + (±0) = x for every other x).
+            match (small, lo_free, hi_free) {
+                (true, true, true) => step!(|y| f32x4_nearest(y)),
+                (true, true, false) => step!(|y| f32x4_nearest(f32x4_pmin(fhi, y))),
+                (true, false, true) => step!(|y| f32x4_nearest(f32x4_pmax(flo, y))),
+                (true, false, false) => {
+                    step!(|y| f32x4_nearest(f32x4_pmin(fhi, f32x4_pmax(flo, y))))
+                }
+                _ => step!(|y| quant(y, lo, hi)),
             }
             (sumlx, suml2)
         };
