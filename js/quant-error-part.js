@@ -3,7 +3,7 @@
 // runs of rows; the worker opens the model once, quantizes those rows to every type in wasm,
 // reports progress per chunk and sends its exact sums back (quant-error-pool.js merges them).
 import { loadWasm } from './wasm.js';
-import { modelFor } from './worker-model.js';
+import { useModel } from './worker-model.js';
 
 const scope = globalThis;
 const running = new Set();
@@ -12,7 +12,16 @@ const cancelled = new Set();
 async function part(message) {
   // The parent's compiled module when it sent one: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
-  const model = await modelFor(message.input, message.inputId, message.openOptions);
+  const { model, release } = await useModel(message.input, message.inputId, message.openOptions);
+  try {
+    return await quantizeRuns(wasm, model, message);
+  } finally {
+    release();
+  }
+}
+
+/** The request's runs of `model`'s tensor quantized to every type: the job's state. */
+async function quantizeRuns(wasm, model, message) {
   const t = model.tensor(message.name);
   const header = model.shards[t.shard].header;
   const job = new wasm.QuantErrorJob(message.types ?? [], t.rowLength);

@@ -5,7 +5,7 @@
 // here, on the workers, in parallel (read-pool.js hands out the runs).
 import { loadWasm } from './wasm.js';
 import { ReaderCache, readerSize, readRows } from './read-rows.js';
-import { modelFor } from './worker-model.js';
+import { useModel } from './worker-model.js';
 
 const scope = globalThis;
 const readers = new ReaderCache();
@@ -20,7 +20,16 @@ async function part(message) {
   stop();
   // The parent's compiled module: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
-  const model = await modelFor(message.input, message.inputId, message.openOptions);
+  const { model, release } = await useModel(message.input, message.inputId, message.openOptions);
+  try {
+    return await readRun(wasm, model, message, stop);
+  } finally {
+    release();
+  }
+}
+
+/** The request's run of `model`'s tensor read into the shared array. */
+async function readRun(wasm, model, message, stop) {
   const t = model.tensor(message.name);
   const { buffer, byteOffset, length, firstRow } = message.out;
   const out = new Float32Array(buffer, byteOffset, length);

@@ -12,7 +12,7 @@
 import { loadWasm } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
 import { feedHeldRows, feedRowsFromFile, readsToMemory } from './stats-read.js';
-import { modelFor, closeModel } from './worker-model.js';
+import { useModel, closeModel } from './worker-model.js';
 // The same workers quantize for quantError({ workers }).
 import './quant-error-part.js';
 // And fill shared arrays for readTensor({ workers }).
@@ -103,7 +103,16 @@ async function feedRun(wasm, model, t, job, message, a, b) {
 async function part(message) {
   // The parent's compiled module: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
-  const model = await modelFor(message.input, message.inputId, message.openOptions);
+  const { model, release: done } = await useModel(message.input, message.inputId, message.openOptions);
+  try {
+    return await statsPart(wasm, model, message);
+  } finally {
+    done();
+  }
+}
+
+/** The request's runs of `model`'s tensor fed to its job: the part's state (null when held). */
+async function statsPart(wasm, model, message) {
   const t = model.tensor(message.name);
   if (message.flush) {
     const job = held.get(message.jobId);

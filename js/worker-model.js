@@ -1,33 +1,70 @@
-// The model a statistics/quantization worker has open (stats-worker.js and quant-error-part.js
-// share it): opened once per input, reopened only when a request names another one, closed when
-// the page closes the model it came from.
+// The models a statistics/quantization/read worker has open (stats-worker.js, quant-error-part.js
+// and read-part.js share them): opened once per input and kept while requests use them, so calls
+// on different models at the same time on one pool never close each other's model; the two
+// idle models used last stay open for the next request; a model is closed when the page closes
+// the model it came from (after the requests still using it).
 // open.js, not index.js: a worker needs no hub, compare or edit code (less to load at start-up).
 import { openGguf } from './open.js';
 
-let opened = null; // { key, model }
+const IDLE_KEPT = 2;
+// key → { model: Promise<Model>, users, closing }, least recently used first
+const models = new Map();
 
 function keyOf(input) {
   if (Array.isArray(input)) return input.map(keyOf).join('|');
   return input; // a URL or path, or the same File/Blob object for the same file
 }
 
-/** The model for `input`; `inputId` (the sender's id for its model) wins over the input itself,
- * since each message clones a File anew. */
-export async function modelFor(input, inputId, openOptions) {
-  const key = inputId ?? keyOf(input);
-  if (opened?.key !== key) {
-    await opened?.model.close();
-    opened = null;
-    opened = { key, model: await openGguf(input, openOptions ?? {}) };
-  }
-  return opened.model;
+function close(entry) {
+  entry.model.then((m) => m.close()).catch(() => {});
 }
 
-/** Closes the open model if it is `inputId`'s (its file handle too); true when it was. */
+function closeIdle() {
+  const idle = [...models].filter(([, e]) => e.users === 0);
+  for (const [key, entry] of idle.slice(0, Math.max(0, idle.length - IDLE_KEPT))) {
+    models.delete(key);
+    close(entry);
+  }
+}
+
+/**
+ * The model for `input` (`inputId`, the sender's id for its model, wins over the input itself,
+ * since each message clones a File anew), as `{ model, release }`: call `release()` when the
+ * request is done with it.
+ */
+export async function useModel(input, inputId, openOptions) {
+  const key = inputId ?? keyOf(input);
+  let entry = models.get(key);
+  if (entry) {
+    models.delete(key); // to the most recently used end
+  } else {
+    entry = { model: openGguf(input, openOptions ?? {}), users: 0, closing: false };
+  }
+  models.set(key, entry);
+  entry.users++;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    entry.users--;
+    if (entry.closing && entry.users === 0) close(entry);
+    else closeIdle();
+  };
+  try {
+    return { model: await entry.model, release };
+  } catch (err) {
+    if (models.get(key) === entry) models.delete(key);
+    release();
+    throw err;
+  }
+}
+
+/** Closes `inputId`'s model (its file handle too) once no request uses it; true when it was open. */
 export async function closeModel(inputId) {
-  if (!opened || opened.key !== inputId) return false;
-  const { model } = opened;
-  opened = null;
-  await model.close().catch(() => {});
+  const entry = models.get(inputId);
+  if (!entry) return false;
+  models.delete(inputId);
+  entry.closing = true;
+  if (entry.users === 0) close(entry);
   return true;
 }

@@ -145,3 +145,35 @@ test('runs handed out to workers, concurrent calls on one pool: one thread\'s nu
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout.trim(), 'ok');
 });
+
+test('calls on different models at the same time on one pool: none closes the model another uses', async () => {
+  // Each worker keeps a model open per input while requests use it (worker-model.js); before,
+  // a request for another model closed the one a request still in flight was reading.
+  const other = path.join(REPO, 'fixtures/sample/tiny-llama-Q8_0.gguf');
+  const [a, b] = [await open(FILE), await open(other)];
+  const types = ['Q8_0', 'Q4_K'];
+  const want = {
+    statsA: await a.tensorStats(TENSOR, { workers: 0 }),
+    statsB: await b.tensorStats(TENSOR, { workers: 0 }),
+    readA: await a.readTensor(TENSOR),
+    readB: await b.readTensor(TENSOR),
+    errB: await b.quantError(TENSOR, { types }),
+  };
+  for (let round = 0; round < 4; round++) {
+    const chunkBytes = 4096 << round;
+    const [statsA, statsB, readA, readB, errB] = await Promise.all([
+      a.tensorStats(TENSOR, { workers: 2, chunkBytes }),
+      b.tensorStats(TENSOR, { workers: 2, chunkBytes }),
+      a.readTensor(TENSOR, { workers: 2, chunkBytes }),
+      b.readTensor(TENSOR, { workers: 2, chunkBytes }),
+      b.quantError(TENSOR, { types, workers: 2, chunkBytes }),
+    ]);
+    assert.deepEqual(statsA, want.statsA, `round ${round}`);
+    assert.deepEqual(statsB, want.statsB, `round ${round}`);
+    assert.deepEqual(Array.from(readA), Array.from(want.readA), `round ${round}`);
+    assert.deepEqual(Array.from(readB), Array.from(want.readB), `round ${round}`);
+    assert.deepEqual(errB, want.errB, `round ${round}`);
+  }
+  await a.close();
+  await b.close();
+});
