@@ -127,14 +127,14 @@ mod tests {
                 (0..4).fold(0u8, |c, k| c | ((planes[k] >> i & 1) as u8) << k)
             };
             let p = of_nibbles(&half);
-            for j in 0..16 {
-                assert_eq!(code(p, j), half[j] & 15);
-                assert_eq!(code(p, 16 + j), half[j] >> 4);
+            for (j, &b) in half.iter().enumerate() {
+                assert_eq!(code(p, j), b & 15);
+                assert_eq!(code(p, 16 + j), b >> 4);
             }
             let (lo, hi) = of_pair(&qs);
-            for i in 0..32 {
-                assert_eq!(code(lo, i), qs[i] & 15);
-                assert_eq!(code(hi, i), qs[i] >> 4);
+            for (i, &b) in qs.iter().enumerate() {
+                assert_eq!(code(lo, i), b & 15);
+                assert_eq!(code(hi, i), b >> 4);
             }
         }
     }
