@@ -4,8 +4,8 @@
 //! (no cancellation), and the groups of a piece merge around the piece's mean. A few operations per group
 //! instead of two passes over its 16 values. Range and zeros come from the values themselves.
 
-use super::codes::{CODES, GROUP};
 use super::moments::{lane_max, lane_min, Moments};
+use super::planes::{CODES, GROUP};
 
 /// Whether every value `a·q - b` of a Q4_K block is exact in f32, for `a = d·sc`, `b = dmin·m`
 /// (`sc`, `m`, `q` integers, `sc, m < 64`, `q < 16`): every product and result is a multiple of

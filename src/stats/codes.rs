@@ -9,10 +9,7 @@ use super::histogram::Histogram;
 use super::moments::Moments;
 use super::percentiles::{key, Target, BUCKETS};
 
-/// Codes per group.
-pub(crate) const CODES: usize = 16;
-/// Values per group.
-pub(crate) const GROUP: usize = 32;
+pub(crate) use super::planes::{CODES, GROUP};
 
 /// The groups of one piece: group `g`'s code `c` stands for `values[16g + c]`, its 32 values'
 /// codes are given by their bit planes `planes[g]` (bit `i` of `planes[g][k]`: bit `k` of value

@@ -3,6 +3,11 @@
 //! and 16 bytes, where writing each code to its own byte and reading it back cost more than
 //! counting them (`codes.rs` counts codes from planes).
 
+/// Codes per group.
+pub(crate) const CODES: usize = 16;
+/// Values per group.
+pub(crate) const GROUP: usize = 32;
+
 /// Planes of one group stored as 16 bytes of nibbles: code `j` is the low nibble of byte `j`,
 /// code `16 + j` its high nibble (Q4_0, Q4_1, IQ4_NL, IQ4_XS).
 #[inline(always)]
