@@ -39,15 +39,15 @@ fn low_bit(x: f32) -> Option<i32> {
     }
 }
 
-/// The moments of the groups `lines[g] = [a, b]` (code `q` of group `g` is `a·q - b`, exact, as
-/// `values[16g + q]` holds it) with their code counts (`counts[16g + q]`, 32 per group); `sums`
-/// is scratch.
-pub(crate) fn moments_affine(
-    lines: &[[f32; 2]],
-    values: &[f32],
-    counts: &[u32],
-    sums: &mut Vec<f64>,
-) -> Moments {
+super::isa::dispatch! {
+    /// The moments of the groups `lines[g] = [a, b]` (code `q` of group `g` is `a·q - b`, exact,
+    /// as `values[16g + q]` holds it) with their code counts (`counts[16g + q]`, 32 per group);
+    /// `sums` is scratch.
+    pub(crate) fn moments_affine(lines: &[[f32; 2]], values: &[f32], counts: &[u32], sums: &mut Vec<f64>) -> Moments => affine_body
+}
+
+#[inline(always)]
+fn affine_body(lines: &[[f32; 2]], values: &[f32], counts: &[u32], sums: &mut Vec<f64>) -> Moments {
     let groups = lines
         .len()
         .min(values.len() / CODES)
@@ -110,14 +110,24 @@ fn code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
     {
         wasm::code_sums(c)
     }
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::code_sums(c)
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
     {
         portable_code_sums(c)
     }
 }
 
 #[cfg_attr(
-    all(target_arch = "wasm32", target_feature = "simd128"),
+    any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ),
     allow(dead_code)
 )]
 fn portable_code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
@@ -141,6 +151,40 @@ fn any_zero(v: &[f32; CODES]) -> bool {
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
         v.contains(&0.0)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::CODES;
+    use std::arch::x86_64::*;
+
+    /// The simd128 loop's steps in SSE2 (every x86_64): counts packed to i16, `pmaddwd` with the
+    /// codes and their squares, the nonzero counts as a byte mask.
+    #[inline(always)]
+    pub(super) fn code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
+        // SAFETY: SSE2 is part of x86_64; 16 u32 are 4 unaligned 16-byte loads.
+        unsafe {
+            let p: *const __m128i = c.as_ptr().cast();
+            let [c0, c1, c2, c3] = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+            let (lo, hi) = (_mm_packs_epi32(c0, c1), _mm_packs_epi32(c2, c3));
+            let d1 = _mm_add_epi32(
+                _mm_madd_epi16(lo, _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7)),
+                _mm_madd_epi16(hi, _mm_setr_epi16(8, 9, 10, 11, 12, 13, 14, 15)),
+            );
+            let d2 = _mm_add_epi32(
+                _mm_madd_epi16(lo, _mm_setr_epi16(0, 1, 4, 9, 16, 25, 36, 49)),
+                _mm_madd_epi16(hi, _mm_setr_epi16(64, 81, 100, 121, 144, 169, 196, 225)),
+            );
+            // [d1 lanes 0+2, 1+3, d2 lanes 0+2, 1+3].
+            let t = _mm_add_epi32(_mm_unpacklo_epi64(d1, d2), _mm_unpackhi_epi64(d1, d2));
+            let mut lanes = [0i32; 4];
+            _mm_storeu_si128(lanes.as_mut_ptr().cast(), t);
+            let zero = _mm_setzero_si128();
+            let absent = _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
+            let present = !(_mm_movemask_epi8(absent) as u32) & 0xffff;
+            (lanes[0] + lanes[1], lanes[2] + lanes[3], present)
+        }
     }
 }
 

@@ -25,6 +25,14 @@ pub(crate) fn of_nibbles(qs: &[u8; 16]) -> [u32; 4] {
 /// the high nibbles the second's (Q4_K).
 #[inline(always)]
 pub(crate) fn of_pair(qs: &[u8; 32]) -> ([u32; 4], [u32; 4]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked on the line above).
+            let m = unsafe { x86::masks32(qs) };
+            return ([m[0], m[1], m[2], m[3]], [m[4], m[5], m[6], m[7]]);
+        }
+    }
     let (a, b) = qs.split_at(16);
     let (a, b) = (masks(a.try_into().unwrap()), masks(b.try_into().unwrap()));
     let plane = |k: usize| a[k] | b[k] << 16;
@@ -75,6 +83,22 @@ fn portable_masks(x: &[u8; 16]) -> [u32; 8] {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
+
+    /// [`masks`] of 32 bytes at once (bit `j` of `m[k]`: bit `k` of byte `j`).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn masks32(x: &[u8; 32]) -> [u32; 8] {
+        let q = _mm256_loadu_si256(x.as_ptr().cast());
+        [
+            _mm256_movemask_epi8(_mm256_slli_epi16::<7>(q)) as u32,
+            _mm256_movemask_epi8(_mm256_slli_epi16::<6>(q)) as u32,
+            _mm256_movemask_epi8(_mm256_slli_epi16::<5>(q)) as u32,
+            _mm256_movemask_epi8(_mm256_slli_epi16::<4>(q)) as u32,
+            _mm256_movemask_epi8(_mm256_slli_epi16::<3>(q)) as u32,
+            _mm256_movemask_epi8(_mm256_slli_epi16::<2>(q)) as u32,
+            _mm256_movemask_epi8(_mm256_slli_epi16::<1>(q)) as u32,
+            _mm256_movemask_epi8(q) as u32,
+        ]
+    }
 
     /// SSE2 (every x86_64): bit k to each byte's top bit (16-bit shifts: a low byte's bits
     /// never reach its high byte's top bit), then the top bits as a mask.
