@@ -2,7 +2,8 @@
 // from disk in Node (whose fetch cannot load file: URLs). Engines without WebAssembly SIMD get
 // the scalar build of the same crate (the same exports, the same results bit for bit).
 import { importNodeFs } from './sources.js';
-import init, * as bindings from './wasm/gguf_lens.js';
+import init, { initSync } from './wasm/gguf_lens.js';
+import * as bindings from './wasm/gguf_lens.js';
 
 let ready = null;
 let simdWanted = true;
@@ -39,7 +40,11 @@ let memory = null;
 export function loadWasm(module) {
   ready ??= (async () => {
     compiled = module ?? await compileWasm();
-    memory = (await init({ module_or_path: compiled })).memory;
+    // Instantiated synchronously where that is allowed (workers, Node: no `document`; a browser
+    // page may not for big modules): the async init probes the globals Response and Request,
+    // which in Node load its whole fetch implementation, ~15 ms in each thread.
+    const exports = typeof document === 'undefined' ? initSync({ module: compiled }) : await init({ module_or_path: compiled });
+    memory = exports.memory;
     return bindings;
   })();
   return ready;

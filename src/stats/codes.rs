@@ -3,45 +3,55 @@
 //! does. Both passes then work per distinct value and its count (code counts by byte compares)
 //! instead of per value: half the bucket look-ups and increments or fewer.
 
+use super::affine::moments_affine;
 use super::counted::moments_counted;
 use super::histogram::Histogram;
 use super::moments::Moments;
 use super::percentiles::{key, Target, BUCKETS};
 
-/// Codes per group.
-pub(crate) const CODES: usize = 16;
-/// Values per group.
-pub(crate) const GROUP: usize = 32;
+pub(crate) use super::planes::{CODES, GROUP};
 
-/// The groups of one piece: group `g`'s code `c` stands for `values[16g + c]`, its 32 values are
-/// the codes `codes[g]` (each `0..16`).
+/// The groups of one piece: group `g`'s code `c` stands for `values[16g + c]`, its 32 values'
+/// codes are given by their bit planes `planes[g]` (bit `i` of `planes[g][k]`: bit `k` of value
+/// `i`'s code; `planes.rs` takes them straight from the nibbles).
 #[derive(Default)]
 pub struct Groups {
     pub(crate) values: Vec<f32>,
-    pub(crate) codes: Vec<[u8; GROUP]>,
+    pub(crate) planes: Vec<[u32; 4]>,
+    /// Per group `[a, b]` when its values are `a·q - b` for code `q` (none for other types)
+    /// and, unless `inexact`, f32 computes them exactly: the moments then come from code sums
+    /// (`affine.rs`).
+    pub(crate) lines: Vec<[f32; 2]>,
+    pub(crate) inexact: bool,
     counts: Vec<u32>,
-    tops: Vec<u16>,
+    tops: Vec<u32>,
+    sums: Vec<f64>,
     flagged: Vec<u32>,
 }
 
 impl Groups {
     pub(crate) fn clear(&mut self) {
         self.values.clear();
-        self.codes.clear();
+        self.planes.clear();
+        self.lines.clear();
+        self.inexact = false;
     }
 
     /// Values in the piece.
     pub(crate) fn len(&self) -> usize {
-        self.codes.len() * GROUP
+        self.planes.len() * GROUP
     }
 
     /// Pass 1: the piece's moments, and its values counted per coarse bucket (`coarse` empty:
     /// not counted).
     pub(crate) fn pass1(&mut self, coarse: &mut [u64]) -> Moments {
         self.counts.resize(self.values.len(), 0);
-        count_codes(&self.codes, &mut self.counts);
+        count_codes(&self.planes, &mut self.counts);
         if !coarse.is_empty() {
             count_coarse_counted(coarse, &self.values, &self.counts);
+        }
+        if !self.inexact && self.lines.len() == self.planes.len() {
+            return moments_affine(&self.lines, &self.values, &self.counts, &mut self.sums);
         }
         moments_counted(&self.values, &self.counts, self.len() as u64)
     }
@@ -61,7 +71,7 @@ impl Groups {
         let found = flag_pairs(table, &self.values, &mut self.tops, &mut self.flagged);
         for &i in &self.flagged[..found] {
             let i = i as usize;
-            let count = count_code(&self.codes[i / CODES], (i % CODES) as u8);
+            let count = count_code(self.planes[i / CODES], i % CODES);
             if count == 0 {
                 continue;
             }
@@ -89,20 +99,25 @@ impl Groups {
 super::isa::dispatch! {
     /// Writes the positions of the values whose bucket `table` flags into `flagged`, returns
     /// how many (`tops` is scratch, as long as `values`).
-    fn flag_pairs(table: &[u8], values: &[f32], tops: &mut [u16], flagged: &mut [u32]) -> usize => flag_body
+    fn flag_pairs(table: &[u8], values: &[f32], tops: &mut [u32], flagged: &mut [u32]) -> usize => flag_body
 }
 
 #[inline(always)]
-fn flag_body(table: &[u8], values: &[f32], tops: &mut [u16], flagged: &mut [u32]) -> usize {
+fn flag_body(table: &[u8], values: &[f32], tops: &mut [u32], flagged: &mut [u32]) -> usize {
     let table = &table[..BUCKETS];
     let n = values.len().min(tops.len()).min(flagged.len());
+    // u32 tops: no narrowing in the vector loop (wasm has no unsigned 32→16 narrow).
     for (t, &v) in tops[..n].iter_mut().zip(values) {
-        *t = (key(v) >> 16) as u16;
+        *t = key(v) >> 16;
     }
+    let (tops, flagged) = (&tops[..n], &mut flagged[..n]);
     let mut found = 0;
-    for (i, &t) in tops[..n].iter().enumerate() {
-        flagged[found] = i as u32;
-        found += usize::from(table[t as usize] != 0);
+    for (i, &t) in tops.iter().enumerate() {
+        // SAFETY: `found <= i < n == flagged.len()`; `t < BUCKETS == table.len()`.
+        unsafe {
+            *flagged.get_unchecked_mut(found) = i as u32;
+            found += usize::from(*table.get_unchecked(t as usize) != 0);
+        }
     }
     found
 }
@@ -127,39 +142,37 @@ pub(crate) fn fast() -> bool {
     }
 }
 
-/// `counts[16g + c]` = how many of `codes[g]` are `c`.
-fn count_codes(codes: &[[u8; GROUP]], counts: &mut [u32]) {
+/// `counts[16g + c]` = how many of group `g`'s codes are `c`.
+fn count_codes(planes: &[[u32; 4]], counts: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     {
+        #[target_feature(enable = "popcnt")]
+        unsafe fn with_popcnt(planes: &[[u32; 4]], counts: &mut [u32]) {
+            count_codes_portable(planes, counts)
+        }
         if fast() {
-            // SAFETY: the CPU has AVX2 and POPCNT (checked by `fast`), all `x86` needs.
-            return unsafe { x86::count_codes(codes, counts) };
+            // SAFETY: the CPU has POPCNT (checked by `fast`), all `with_popcnt` needs.
+            return unsafe { with_popcnt(planes, counts) };
         }
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
-        return wasm::count_codes(codes, counts);
+        return wasm::count_codes(planes, counts);
     }
     #[allow(unreachable_code)]
-    count_codes_portable(codes, counts)
+    count_codes_portable(planes, counts)
 }
 
-/// [`count_codes`] without vectors.
-fn count_codes_portable(codes: &[[u8; GROUP]], counts: &mut [u32]) {
-    for (q, out) in codes.iter().zip(counts.chunks_exact_mut(CODES)) {
-        let mut planes = [0u32; 4];
-        for (i, &x) in q.iter().enumerate() {
-            for (k, p) in planes.iter_mut().enumerate() {
-                *p |= u32::from(x >> k & 1) << i;
-            }
-        }
-        counts_from_planes(planes, out);
+/// [`count_codes`] with scalar population counts (the reference; x86 uses it too).
+#[inline(always)]
+fn count_codes_portable(planes: &[[u32; 4]], counts: &mut [u32]) {
+    for (&p, out) in planes.iter().zip(counts.chunks_exact_mut(CODES)) {
+        counts_from_planes(p, out);
     }
 }
 
-/// The 16 code counts of a group from its bit planes (bit `i` of `planes[k]`: bit `k` of code
-/// `i`): code `c` is where the planes match `c`'s bits, two bits at a time (8 masks, then one
-/// AND and a population count per code, instead of 16 compares of the 32 codes).
+/// The 16 code counts of a group from its bit planes: code `c` is where the planes match `c`'s
+/// bits, two bits at a time (8 masks, then one AND and a population count per code).
 #[inline(always)]
 fn counts_from_planes(planes: [u32; 4], out: &mut [u32]) {
     let [p0, p1, p2, p3] = planes;
@@ -170,24 +183,17 @@ fn counts_from_planes(planes: [u32; 4], out: &mut [u32]) {
     }
 }
 
-/// How many of `codes` are `c`.
-#[inline]
-fn count_code(codes: &[u8; GROUP], c: u8) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if fast() {
-            // SAFETY: as in `count_codes`.
-            return unsafe { x86::count_code(codes, c) };
+/// How many of a group's codes are `c`: where every plane matches `c`'s bit.
+#[inline(always)]
+fn count_code(planes: [u32; 4], c: usize) -> u32 {
+    let bit = |k: usize| {
+        if c >> k & 1 != 0 {
+            planes[k]
+        } else {
+            !planes[k]
         }
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        return wasm::count_code(codes, c);
-    }
-    #[allow(unreachable_code)]
-    {
-        codes.iter().filter(|&&x| x == c).count() as u32
-    }
+    };
+    (bit(0) & bit(1) & bit(2) & bit(3)).count_ones()
 }
 
 super::isa::dispatch! {
@@ -198,10 +204,10 @@ super::isa::dispatch! {
 #[inline(always)]
 fn coarse_body(coarse: &mut [u64], values: &[f32], counts: &[u32]) {
     let coarse = &mut coarse[..BUCKETS];
-    let mut tops = [0u16; 256];
+    let mut tops = [0u32; 256];
     for (block, cs) in values.chunks(256).zip(counts.chunks(256)) {
         for (t, &v) in tops.iter_mut().zip(block) {
-            *t = (key(v) >> 16) as u16;
+            *t = key(v) >> 16;
         }
         for (&t, &c) in tops.iter().zip(cs) {
             coarse[t as usize] += u64::from(c);
@@ -209,74 +215,40 @@ fn coarse_body(coarse: &mut [u64], values: &[f32], counts: &[u32]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{CODES, GROUP};
-    use std::arch::x86_64::*;
-
-    #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn count_codes(codes: &[[u8; GROUP]], counts: &mut [u32]) {
-        for (q, out) in codes.iter().zip(counts.chunks_exact_mut(CODES)) {
-            let q = _mm256_loadu_si256(q.as_ptr().cast());
-            // Bit k of every code to its byte's top bit (16-bit shifts: a low byte's bits never
-            // reach its high byte's top bit), then the top bits as a mask.
-            let planes = [
-                _mm256_movemask_epi8(_mm256_slli_epi16::<7>(q)) as u32,
-                _mm256_movemask_epi8(_mm256_slli_epi16::<6>(q)) as u32,
-                _mm256_movemask_epi8(_mm256_slli_epi16::<5>(q)) as u32,
-                _mm256_movemask_epi8(_mm256_slli_epi16::<4>(q)) as u32,
-            ];
-            super::counts_from_planes(planes, out);
-        }
-    }
-
-    #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn count_code(codes: &[u8; GROUP], c: u8) -> u32 {
-        let q = _mm256_loadu_si256(codes.as_ptr().cast());
-        let eq = _mm256_cmpeq_epi8(q, _mm256_set1_epi8(c as i8));
-        (_mm256_movemask_epi8(eq) as u32).count_ones()
-    }
-}
-
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm {
-    use super::{CODES, GROUP};
+    use super::CODES;
     use std::arch::wasm32::*;
 
-    #[inline(always)]
-    fn halves(codes: &[u8; GROUP]) -> (v128, v128) {
-        // SAFETY: 32 bytes; v128_load takes unaligned pointers.
-        unsafe {
-            (
-                v128_load(codes.as_ptr().cast()),
-                v128_load(codes.as_ptr().add(16).cast()),
+    /// Codes `4k + l` match where low-bits mask `l` (planes 0 and 1) and high-bits mask `k`
+    /// (planes 2 and 3) do: the 4 low masks in one vector, ANDed with each high mask, and 16
+    /// population counts at once.
+    pub(super) fn count_codes(planes: &[[u32; 4]], counts: &mut [u32]) {
+        // Lane l takes plane 0 as is where bit 0 of l is set, inverted elsewhere; plane 1 by bit 1.
+        let flip0 = i32x4(-1, 0, -1, 0);
+        let flip1 = i32x4(-1, -1, 0, 0);
+        let both = |a: u32, b: u32| {
+            v128_and(
+                v128_xor(u32x4_splat(a), flip0),
+                v128_xor(u32x4_splat(b), flip1),
             )
+        };
+        let pop =
+            |x: v128| u32x4_extadd_pairwise_u16x8(u16x8_extadd_pairwise_u8x16(i8x16_popcnt(x)));
+        for (p, out) in planes.iter().zip(counts.chunks_exact_mut(CODES)) {
+            let low = both(p[0], p[1]);
+            let high = both(p[2], p[3]);
+            let c = [
+                pop(v128_and(low, i32x4_shuffle::<0, 0, 0, 0>(high, high))),
+                pop(v128_and(low, i32x4_shuffle::<1, 1, 1, 1>(high, high))),
+                pop(v128_and(low, i32x4_shuffle::<2, 2, 2, 2>(high, high))),
+                pop(v128_and(low, i32x4_shuffle::<3, 3, 3, 3>(high, high))),
+            ];
+            for (k, v) in c.into_iter().enumerate() {
+                // SAFETY: `out` holds 16 u32 (4k + 4 <= 16); v128_store takes unaligned pointers.
+                unsafe { v128_store(out.as_mut_ptr().add(4 * k).cast(), v) };
+            }
         }
-    }
-
-    #[inline(always)]
-    fn count(a: v128, b: v128, c: u8) -> u32 {
-        let k = u8x16_splat(c);
-        let m = u32::from(i8x16_bitmask(i8x16_eq(a, k)))
-            | u32::from(i8x16_bitmask(i8x16_eq(b, k))) << 16;
-        m.count_ones()
-    }
-
-    pub(super) fn count_codes(codes: &[[u8; GROUP]], counts: &mut [u32]) {
-        for (q, out) in codes.iter().zip(counts.chunks_exact_mut(CODES)) {
-            let (a, b) = halves(q);
-            // Bit k of every code to its byte's top bit, then the top bits as a mask.
-            let plane = |k: u32| {
-                u32::from(i8x16_bitmask(i8x16_shl(a, 7 - k)))
-                    | u32::from(i8x16_bitmask(i8x16_shl(b, 7 - k))) << 16
-            };
-            super::counts_from_planes([plane(0), plane(1), plane(2), plane(3)], out);
-        }
-    }
-
-    pub(super) fn count_code(codes: &[u8; GROUP], c: u8) -> u32 {
-        let (a, b) = halves(codes);
-        count(a, b, c)
     }
 }
 
@@ -299,15 +271,25 @@ mod tests {
             .collect();
         codes.push([15; GROUP]);
         codes.push([0; GROUP]);
+        let planes: Vec<[u32; 4]> = codes
+            .iter()
+            .map(|q| {
+                std::array::from_fn(|k| {
+                    q.iter()
+                        .enumerate()
+                        .fold(0, |p, (i, &c)| p | u32::from(c >> k & 1) << i)
+                })
+            })
+            .collect();
         let want: Vec<u32> = codes
             .iter()
             .flat_map(|q| (0..16u8).map(move |c| q.iter().filter(|&&x| x == c).count() as u32))
             .collect();
         let mut got = vec![0; want.len()];
-        count_codes(&codes, &mut got);
+        count_codes(&planes, &mut got);
         assert_eq!(got, want);
         let mut got = vec![0; want.len()];
-        count_codes_portable(&codes, &mut got);
+        count_codes_portable(&planes, &mut got);
         assert_eq!(got, want);
     }
 }

@@ -148,7 +148,7 @@ impl Source<'_> {
                 let len = range.len();
                 groups.clear();
                 fill(range, groups)?;
-                if groups.len() != len || groups.values.len() != groups.codes.len() * 16 {
+                if groups.len() != len || groups.values.len() != groups.planes.len() * 16 {
                     return Err(bad_chunk(format!(
                         "a piece of {len} values came as {} values in groups",
                         groups.len()

@@ -4,6 +4,7 @@
 //! size, thread count or number of workers). [`StatsJob`] is the engine; [`run_native`] drives it
 //! over any row reader on every core.
 
+mod affine;
 mod codes;
 mod counted;
 mod histogram;
@@ -11,6 +12,7 @@ mod isa;
 mod job;
 mod moments;
 mod percentiles;
+mod planes;
 mod q8;
 mod quantized;
 mod state;

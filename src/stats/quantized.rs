@@ -2,8 +2,10 @@
 //! dequantized into a small buffer just before the job reads it (it stays in L1 cache), so no
 //! chunk-sized f32 array is ever written and read back.
 
-use super::codes::{self, Groups, CODES, GROUP};
+use super::affine::exact_block;
+use super::codes::{self, Groups, CODES};
 use super::job::{StatsJob, PIECE};
+use super::planes;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{Endian, GgufFile, TensorInfo};
 use crate::quant::scalar::f16_to_f32;
@@ -89,44 +91,58 @@ pub(crate) fn groups_decoder(ty: GgmlType) -> Option<Decode> {
 /// A value is `(d * sc) * q - dmin * m` in f32, as the kernels compute it.
 fn q4_k_groups(bytes: &[u8], groups: &mut Groups) {
     let blocks = bytes.len() / 144;
-    let (at, vat) = (groups.codes.len(), groups.values.len());
-    groups.codes.resize(at + 8 * blocks, [0; GROUP]);
+    let (at, vat) = (groups.planes.len(), groups.values.len());
+    groups.planes.resize(at + 8 * blocks, [0; 4]);
     groups.values.resize(vat + 8 * CODES * blocks, 0.0);
-    q4_k_into(bytes, &mut groups.codes[at..], &mut groups.values[vat..]);
+    let lat = groups.lines.len();
+    groups.lines.resize(lat + 8 * blocks, [0.0; 2]);
+    let exact = q4_k_into(
+        bytes,
+        &mut groups.planes[at..],
+        &mut groups.values[vat..],
+        &mut groups.lines[lat..],
+    );
+    groups.inexact |= !exact;
 }
 
 super::isa::dispatch! {
-    fn q4_k_into(bytes: &[u8], codes: &mut [[u8; GROUP]], values: &mut [f32]) -> () => q4_k_body
+    /// Writes the blocks' planes, values and lines; whether every value is exact on its line.
+    fn q4_k_into(bytes: &[u8], planes: &mut [[u32; 4]], values: &mut [f32], lines: &mut [[f32; 2]]) -> bool => q4_k_body
 }
 
 #[inline(always)]
-fn q4_k_body(bytes: &[u8], codes: &mut [[u8; GROUP]], values: &mut [f32]) {
+fn q4_k_body(
+    bytes: &[u8],
+    planes: &mut [[u32; 4]],
+    values: &mut [f32],
+    lines: &mut [[f32; 2]],
+) -> bool {
     let blocks = bytes
         .chunks_exact(144)
-        .zip(codes.chunks_exact_mut(8))
-        .zip(values.chunks_exact_mut(8 * CODES));
-    for ((b, codes), values) in blocks {
+        .zip(planes.chunks_exact_mut(8))
+        .zip(values.chunks_exact_mut(8 * CODES))
+        .zip(lines.chunks_exact_mut(8));
+    let mut exact = true;
+    for (((b, planes), values), lines) in blocks {
         let d = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
         let min = f16_to_f32(u16::from_le_bytes([b[2], b[3]]));
+        exact &= exact_block(d, min);
         let pairs = scale_min_k4(&b[4..16]);
-        for (g, (codes, values)) in codes
-            .iter_mut()
-            .zip(values.chunks_exact_mut(CODES))
-            .enumerate()
-        {
-            let (j, h) = (g / 2, g % 2);
-            let qs = &b[16 + 32 * j..48 + 32 * j];
-            for (c, &q) in codes.iter_mut().zip(qs) {
-                *c = (q >> (4 * h)) & 0x0F;
-            }
+        for (j, pair) in planes.chunks_exact_mut(2).enumerate() {
+            let qs: &[u8; 32] = b[16 + 32 * j..48 + 32 * j].try_into().unwrap();
+            (pair[0], pair[1]) = planes::of_pair(qs);
+        }
+        for (g, values) in values.chunks_exact_mut(CODES).enumerate() {
             let (sc, m) = pairs[g];
             let d1 = d * f32::from(sc);
             let m1 = min * f32::from(m);
             for (q, v) in values.iter_mut().enumerate() {
                 *v = d1 * q as f32 - m1;
             }
+            lines[g] = [d1, m1];
         }
     }
+    exact
 }
 
 /// Q4_0: 18-byte blocks of 32 values (one group), `(q - 8) as f32 * d`; value `j` is the low
@@ -158,14 +174,8 @@ fn iq4_xs_groups(bytes: &[u8], groups: &mut Groups) {
             let low = (b[4 + i / 2] >> (4 * (i % 2))) & 0x0F;
             let ls = i32::from(low) | i32::from((high >> (2 * i)) & 3) << 4;
             let dl = d * (ls - 32) as f32;
-            let qs = &b[8 + 16 * i..24 + 16 * i];
-            groups.codes.push(std::array::from_fn(|j| {
-                if j < 16 {
-                    qs[j] & 0x0F
-                } else {
-                    qs[j - 16] >> 4
-                }
-            }));
+            let qs: &[u8; 16] = b[8 + 16 * i..24 + 16 * i].try_into().unwrap();
+            groups.planes.push(planes::of_nibbles(qs));
             let values: [f32; CODES] = std::array::from_fn(|q| dl * f32::from(KVALUES_IQ4NL[q]));
             groups.values.extend_from_slice(&values);
         }
@@ -186,14 +196,8 @@ fn legacy_groups(
     value: impl Fn(&[u8], usize) -> f32,
 ) {
     for b in bytes.chunks_exact(size) {
-        let qs = &b[size - 16..];
-        groups.codes.push(std::array::from_fn(|j| {
-            if j < 16 {
-                qs[j] & 0x0F
-            } else {
-                qs[j - 16] >> 4
-            }
-        }));
+        let qs: &[u8; 16] = b[size - 16..].try_into().unwrap();
+        groups.planes.push(planes::of_nibbles(qs));
         let first = groups.values.len();
         groups.values.resize(first + CODES, 0.0);
         for (q, v) in groups.values[first..].iter_mut().enumerate() {
