@@ -148,18 +148,25 @@ fn q4_k_body(
 /// Q4_0: 18-byte blocks of 32 values (one group), `(q - 8) as f32 * d`; value `j` is the low
 /// nibble of byte `j`, value `16 + j` its high nibble.
 fn q4_0_groups(bytes: &[u8], groups: &mut Groups) {
-    legacy_groups(bytes, 18, groups, |b, q| (q as i32 - 8) as f32 * half(b, 0));
+    legacy_groups(bytes, 18, groups, |b| {
+        let d = half(b, 0);
+        std::array::from_fn(|q| (q as i32 - 8) as f32 * d)
+    });
 }
 
 /// Q4_1: 20-byte blocks of 32 values, `q as f32 * d + m`.
 fn q4_1_groups(bytes: &[u8], groups: &mut Groups) {
-    legacy_groups(bytes, 20, groups, |b, q| q as f32 * half(b, 0) + half(b, 2));
+    legacy_groups(bytes, 20, groups, |b| {
+        let (d, m) = (half(b, 0), half(b, 2));
+        std::array::from_fn(|q| q as f32 * d + m)
+    });
 }
 
 /// IQ4_NL: 18-byte blocks of 32 values, `d * KVALUES_IQ4NL[q]`, nibbles as Q4_0's.
 fn iq4_nl_groups(bytes: &[u8], groups: &mut Groups) {
-    legacy_groups(bytes, 18, groups, |b, q| {
-        half(b, 0) * f32::from(KVALUES_IQ4NL[q])
+    legacy_groups(bytes, 18, groups, |b| {
+        let d = half(b, 0);
+        std::array::from_fn(|q| d * f32::from(KVALUES_IQ4NL[q]))
     });
 }
 
@@ -186,23 +193,22 @@ fn half(b: &[u8], at: usize) -> f32 {
     f16_to_f32(u16::from_le_bytes([b[at], b[at + 1]]))
 }
 
-/// Blocks of `size` bytes ending in 16 bytes of nibbles: one group each, the value of code `q`
-/// given by `value(block, q)`.
+/// Blocks of `size` bytes ending in 16 bytes of nibbles: one group each, its 16 values (of codes
+/// 0..16) given by `values(block)`, whose scale is decoded once per block.
 #[inline(always)]
 fn legacy_groups(
     bytes: &[u8],
     size: usize,
     groups: &mut Groups,
-    value: impl Fn(&[u8], usize) -> f32,
+    values: impl Fn(&[u8]) -> [f32; CODES],
 ) {
+    let blocks = bytes.len() / size;
+    groups.planes.reserve(blocks);
+    groups.values.reserve(blocks * CODES);
     for b in bytes.chunks_exact(size) {
         let qs: &[u8; 16] = b[size - 16..].try_into().unwrap();
         groups.planes.push(planes::of_nibbles(qs));
-        let first = groups.values.len();
-        groups.values.resize(first + CODES, 0.0);
-        for (q, v) in groups.values[first..].iter_mut().enumerate() {
-            *v = value(b, q);
-        }
+        groups.values.extend_from_slice(&values(b));
     }
 }
 
