@@ -102,29 +102,37 @@ fn dequant_is_ggml_for_any_thread_count_and_chunk_size() {
     );
 }
 
+/// `gguf-lens stats --json` of `tensor` on one thread, after checking that every (threads,
+/// chunk elements) split in `splits` prints the same bytes.
+fn stats_on_any_split(sample: &str, tensor: &str, splits: &[(&str, &str)]) -> Vec<u8> {
+    let one = run(&["stats", sample, tensor, "--json", "--threads", "1"]);
+    assert!(one.status.success());
+    for &(threads, chunk) in splits {
+        let many = run(&[
+            "stats",
+            sample,
+            tensor,
+            "--json",
+            "--threads",
+            threads,
+            "--chunk-elements",
+            chunk,
+        ]);
+        assert_eq!(
+            String::from_utf8_lossy(&many.stdout),
+            String::from_utf8_lossy(&one.stdout),
+            "{tensor}: {threads} threads, chunks of {chunk}"
+        );
+    }
+    one.stdout
+}
+
 #[test]
 fn stats_are_the_same_bits_for_any_thread_count_and_chunk_size() {
     let sample = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
     for tensor in ["token_embd.weight", "blk.1.ffn_down.weight"] {
-        let one = run(&["stats", sample, tensor, "--json", "--threads", "1"]);
-        assert!(one.status.success());
-        for (threads, chunk) in [("2", "256"), ("3", "65536"), ("5", "300"), ("1", "1")] {
-            let many = run(&[
-                "stats",
-                sample,
-                tensor,
-                "--json",
-                "--threads",
-                threads,
-                "--chunk-elements",
-                chunk,
-            ]);
-            assert_eq!(
-                String::from_utf8_lossy(&many.stdout),
-                String::from_utf8_lossy(&one.stdout),
-                "{tensor}: {threads} threads, chunks of {chunk}"
-            );
-        }
+        let splits = [("2", "256"), ("3", "65536"), ("5", "300"), ("1", "1")];
+        stats_on_any_split(sample, tensor, &splits);
     }
 }
 
@@ -134,28 +142,18 @@ fn q8_0_stats_from_blocks_equal_the_scalar_reference_on_any_thread_count() {
     // per-value one, the reference: the same numbers but mean and std (to rounding).
     let sample = "fixtures/sample/tiny-llama-Q8_0.gguf";
     for tensor in ["token_embd.weight", "blk.1.ffn_down.weight"] {
-        let one = run(&["stats", sample, tensor, "--json", "--threads", "1"]);
-        assert!(one.status.success());
-        for (threads, chunk) in [("2", "256"), ("3", "65536"), ("5", "300")] {
-            let many = run(&[
-                "stats",
-                sample,
-                tensor,
-                "--json",
-                "--threads",
-                threads,
-                "--chunk-elements",
-                chunk,
-            ]);
-            assert_eq!(many.stdout, one.stdout, "{tensor}: {threads} threads");
-        }
+        let one = stats_on_any_split(
+            sample,
+            tensor,
+            &[("2", "256"), ("3", "65536"), ("5", "300")],
+        );
         let scalar = common::gguf_lens_command()
             .current_dir(root())
             .env("GGUF_LENS_KERNEL", "scalar")
             .args(["stats", sample, tensor, "--json"])
             .output()
             .unwrap();
-        let mut a: Json = serde_json::from_slice(&one.stdout).unwrap();
+        let mut a: Json = serde_json::from_slice(&one).unwrap();
         let mut b: Json = serde_json::from_slice(&scalar.stdout).unwrap();
         for key in ["mean", "std"] {
             let (x, y) = (a[key].as_f64().unwrap(), b[key].as_f64().unwrap());
