@@ -282,35 +282,6 @@ impl GgufHeader {
             &[range.start as f64, range.end as f64][..],
         ))
     }
-
-    /// Dequantizes `bytes`, whole rows of tensor `name`, into a new Float32Array.
-    pub fn dequantize(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
-        let mut out = Vec::new();
-        self.dequantize_slice(tensor, bytes, 0..rows, &mut out)?;
-        Ok(out)
-    }
-
-    /// Dequantizes `bytes`, whole rows of tensor `name`, into `out` (exactly their length).
-    #[wasm_bindgen(js_name = dequantizeInto)]
-    pub fn dequantize_into(
-        &self,
-        name: &str,
-        bytes: &[u8],
-        out: &mut [f32],
-    ) -> Result<(), JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let rows = whole_rows(name, tensor.row_bytes(), bytes.len())?;
-        if out.len() as u64 != rows * tensor.row_len() {
-            return Err(JsError::new(&format!(
-                "output for {rows} rows of {name} needs {} floats, got {}",
-                rows * tensor.row_len(),
-                out.len()
-            )));
-        }
-        self.dequantize_to(tensor, bytes, out)
-    }
 }
 
 impl GgufHeader {
