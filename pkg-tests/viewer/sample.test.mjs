@@ -54,6 +54,8 @@ test('tensors, metadata, tokenizer and chat template match gguf-py', async () =>
   const keys = await page.$$eval('#meta-table tbody tr', (trs) => trs.map((tr) => tr.dataset.key));
   assert.deepEqual(keys, expected.metadata_keys);
   await page.fill('#meta-filter', 'head_count');
+  // The filter renders after the worker's answer (matches inside arrays): wait for that render.
+  await page.waitForFunction((n) => document.querySelectorAll('#meta-table tbody tr').length !== n, keys.length);
   assert.deepEqual(await page.$$eval('#meta-table tbody tr', (trs) => trs.map((tr) => tr.dataset.key)), ['llama.attention.head_count', 'llama.attention.head_count_kv']);
   await page.fill('#meta-filter', 'tokens');
   await page.click('#meta-table tbody tr[data-key="tokenizer.ggml.tokens"] button.link');
