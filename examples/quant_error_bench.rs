@@ -5,8 +5,9 @@
 //! then `job`: the chart's work for every value — dequantize the Q4_K rows and measure all 17
 //! types (`QuantErrorSet`, as the wasm job runs it). Best of `GGUF_LENS_BENCH_REPS` (3) runs,
 //! thread CPU time (Linux; under WASI the process's). `GGUF_LENS_BENCH_Q4K=FILE` takes the Q4_K
-//! rows from FILE's first bytes instead (a tensor's data cut out of a model). benches/quant-error-cpu.sh runs it
-//! natively and as wasm32-wasip1 simd128.
+//! rows from FILE's first bytes instead (a tensor's data cut out of a model);
+//! `GGUF_LENS_BENCH_ONLY=Q4_K` prints that type's line alone, without the job (for a profile);
+//! `GGUF_LENS_BENCH_JOB=1` the job alone. As wasm32-wasip1 simd128: docs/benchmarks.md.
 
 use std::time::Instant;
 
@@ -52,7 +53,12 @@ fn main() {
     let job_only = std::env::var("GGUF_LENS_BENCH_JOB").is_ok_and(|v| v == "1");
     let mut sum_q = 0.0;
     let mut sum_add = 0.0;
-    for ty in SUPPORTED.into_iter().filter(|_| !job_only) {
+    let only = std::env::var("GGUF_LENS_BENCH_ONLY").ok();
+    for ty in SUPPORTED
+        .into_iter()
+        .filter(|_| !job_only)
+        .filter(|t| only.as_deref().is_none_or(|o| o == t.name()))
+    {
         let mut dst = vec![0u8; quantized_size(ty, n).unwrap()];
         let q = best(reps, || quantize_row(ty, &values, &mut dst).unwrap());
         let add = best(reps, || {
@@ -75,6 +81,9 @@ fn main() {
             "sum     quantize {sum_q:6.2}  add {sum_add:6.2}  rest {:5.2} ns/value",
             sum_add - sum_q
         );
+    }
+    if only.is_some() {
+        return;
     }
     let row_bytes = q4k.len() / rows;
     let job = best(reps, || {

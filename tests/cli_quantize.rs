@@ -245,10 +245,12 @@ fn quant_error_matches_the_quantized_file() {
         let doc: serde_json::Value = serde_json::from_slice(&result.stdout).unwrap();
         let r = &doc["results"][0];
         assert_eq!(r["type"], ty);
+        // The error sums run in f32 over 32-value runs (src/quantize/error/lanes.rs): within
+        // 10·2⁻²⁴ ≈ 6e-7 relative of the exact ones, so 1e-6 here.
         let close = |key: &str, want: f64| {
             let got = r[key].as_f64().unwrap();
             assert!(
-                (got - want).abs() <= 1e-9 * want.abs().max(1e-30),
+                (got - want).abs() <= 1e-6 * want.abs().max(1e-30),
                 "{ty} {key}: {got} vs {want}"
             );
         };
@@ -306,7 +308,8 @@ fn quant_error_takes_a_row_range() {
     let rmse = doc["results"][0]["rmse"].as_f64().unwrap();
     let rel = doc["results"][0]["relative_rmse"].as_f64().unwrap();
     let implied = rmse * (x.len() as f64).sqrt() / x2.sqrt();
-    assert!((implied - rel).abs() <= 1e-12 * rel, "{implied} vs {rel}");
+    // Σx² is summed in f32 runs (within 6e-7 relative, src/quantize/error/lanes.rs).
+    assert!((implied - rel).abs() <= 1e-6 * rel, "{implied} vs {rel}");
     assert_eq!(run("0:999").0, Some(2));
 }
 

@@ -1,6 +1,6 @@
 //! Quantization error of one type on given values: quantize (bit-exact to ggml), dequantize,
 //! compare. Fed chunk by chunk (whole blocks), so a tensor of any size streams through. Each
-//! group's sums (f64, in fixed lanes: `lanes.rs`) go into exact sums, so parts of a tensor
+//! group's sums (f32 runs in fixed lanes, then f64: `lanes.rs`) go into exact sums, so parts of a tensor
 //! quantized apart (threads, workers) merge into the same bits as one pass, whatever the split.
 //! [`QuantErrorSet`] measures several types on the same values at once (what the viewer runs).
 
@@ -13,7 +13,7 @@ pub use set::QuantErrorSet;
 use super::QuantizeError;
 use crate::types::GgmlType;
 
-/// Running sums of the error of quantizing values to one type: per group in f64, then exact
+/// Running sums of the error of quantizing values to one type: per group in fixed lanes, then exact
 /// across groups (so independent of how the values were split and merged).
 #[derive(Debug, Clone)]
 pub struct QuantError {
@@ -43,7 +43,7 @@ impl QuantError {
     }
 
     /// For rows of `row_len` values (a multiple of the type's block): sums up to 4096 values in
-    /// f64 before each exact add; the parts merged must then be whole rows.
+    /// lanes before each exact add; the parts merged must then be whole rows.
     pub fn for_rows(ty: GgmlType, row_len: u64) -> QuantError {
         QuantError {
             row_len,

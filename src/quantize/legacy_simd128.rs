@@ -76,15 +76,25 @@ fn low_bytes(a: v128, b: v128, c: v128, d: v128) -> v128 {
     u8x16_narrow_i16x8(ab, cd)
 }
 
-/// `MIN(limit, (int8_t)(int)v)` for the 16 values of four vectors, as bytes.
+/// The low bytes of four vectors of whole-number floats of magnitude < 2²², in order (C's
+/// conversion of such a value to a byte type). Adding 1.5·2²³ is exact there and leaves the
+/// number + 2²² in the low mantissa bits, so the low byte is the number's two's-complement low
+/// byte: one add a vector, where V8 lowers `i32x4.trunc_sat_f32x4` to eight instructions.
+#[inline(always)]
+fn whole_bytes(v: [v128; 4]) -> v128 {
+    let magic = f32x4_splat(12_582_912.0);
+    let b = v.map(|v| f32x4_add(v, magic));
+    low_bytes(b[0], b[1], b[2], b[3])
+}
+
+/// `MIN(limit, (int8_t)(int)v)` for the 16 values of four vectors, as bytes. On this path every
+/// v lies in [0, limit + 2) (a finite inverse scale bounds |x·id| by the level count), so the
+/// int8 conversion is the truncation, done in f32.
 #[inline(always)]
 fn min_i8(v: [v128; 4], limit: i32) -> v128 {
-    let l = i32x4_splat(limit);
-    let q = v.map(|v| {
-        let t = i32x4_trunc_sat_f32x4(v); // Rust's `as i32`, the scalar SMALL path
-        i32x4_min(i32x4_shr(i32x4_shl(t, 24), 24), l)
-    });
-    low_bytes(q[0], q[1], q[2], q[3])
+    let l = f32x4_splat(limit as f32);
+    // pmin(t, l) = l < t ? l : t.
+    whole_bytes(v.map(|v| f32x4_pmin(f32x4_trunc(v), l)))
 }
 
 /// `x·id + add` (or `(x − min)·id + add`) for four vectors.
@@ -182,10 +192,7 @@ pub(super) fn q5_1(x: &[f32; QK], y: &mut [u8; 24]) -> Result<(), Overflow> {
     y[0..2].copy_from_slice(&f16_field(d)?);
     y[2..4].copy_from_slice(&f16_field(min)?);
     // `(uint8_t)(x0 + 0.5f)`: no clamp in ggml.
-    let bytes = |v: [v128; 4]| {
-        let t = v.map(|v| i32x4_trunc_sat_f32x4(v));
-        low_bytes(t[0], t[1], t[2], t[3])
-    };
+    let bytes = |v: [v128; 4]| whole_bytes(v.map(|v| f32x4_trunc(v)));
     let lo = bytes(scaled(&v[0..4], Some(min), id, 0.5));
     let hi = bytes(scaled(&v[4..8], Some(min), id, 0.5));
     let qh = pack5(lo, hi, &mut y[8..24]);
@@ -203,17 +210,16 @@ pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
     }
     y[0..2].copy_from_slice(&f16_field(d)?);
     let idv = f32x4_splat(id);
-    let (half, neg_half) = (f32x4_splat(0.5), f32x4_splat(-0.5));
-    // roundf as the scalar SMALL path: truncate, then ±1 from the exact fraction (the
-    // comparison masks are −1 where true).
+    // roundf (half away from zero) of |s| ≤ 127-ish: t = trunc(s), and the exact fraction
+    // s − t in (−1, 1) doubled (exact) truncates to ±1 exactly when it is ≥ 0.5 in magnitude.
     let q: [v128; 8] = std::array::from_fn(|i| {
         let s = f32x4_mul(v[i], idv);
-        let t = i32x4_trunc_sat_f32x4(s);
-        let frac = f32x4_sub(s, f32x4_convert_i32x4(t));
-        i32x4_add(i32x4_sub(t, f32x4_ge(frac, half)), f32x4_le(frac, neg_half))
+        let t = f32x4_trunc(s);
+        let frac = f32x4_sub(s, t);
+        f32x4_add(t, f32x4_trunc(f32x4_add(frac, frac)))
     });
-    store16(&mut y[2..18], low_bytes(q[0], q[1], q[2], q[3]));
-    store16(&mut y[18..34], low_bytes(q[4], q[5], q[6], q[7]));
+    store16(&mut y[2..18], whole_bytes([q[0], q[1], q[2], q[3]]));
+    store16(&mut y[18..34], whole_bytes([q[4], q[5], q[6], q[7]]));
     Ok(())
 }
 
