@@ -8,11 +8,16 @@ import { useModel } from './worker-model.js';
 const scope = globalThis;
 const running = new Set();
 const cancelled = new Set();
+// A benchmark's timeline (requests carry the flag of benches/viewer-quant-error.mjs --timeline).
+let timeline = false;
+const mark = (name) => { if (timeline) performance.mark(`qerr:part:${name}`); };
 
 async function part(message) {
   // The parent's compiled module when it sent one: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
+  mark('wasm');
   const { model, release } = await useModel(message.input, message.inputId, message.openOptions);
+  mark('model');
   try {
     return await quantizeRuns(wasm, model, message);
   } finally {
@@ -54,6 +59,7 @@ async function quantizeRuns(wasm, model, message) {
     try {
       for (let i = 0; i < reads.length; i++) {
         const bytes = await pending;
+        if (i === 0) mark('first-read');
         pending = i + 1 < reads.length ? fetchRead(i + 1) : null;
         if (cancelled.has(message.id)) throw new Error('cancelled');
         const { first, runs } = reads[i];
@@ -63,7 +69,9 @@ async function quantizeRuns(wasm, model, message) {
           rows += b - a;
         }
         scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows });
+        if (i === 0) mark('first-chunk');
       }
+      mark('last-chunk');
     } catch (err) {
       pending?.catch(() => {}); // a read still under way fails unheard
       throw err;
@@ -83,9 +91,12 @@ scope.addEventListener('message', async (event) => {
     return;
   }
   if (message?.type !== 'gguf-lens-qerr') return;
+  timeline = Boolean(message.timeline);
+  mark('received');
   try {
     const state = await part(message);
     scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id, state }, [state.buffer]);
+    mark('sent');
   } catch (err) {
     scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id, error: String(err?.message ?? err) });
   }

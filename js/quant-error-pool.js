@@ -57,6 +57,10 @@ const lastCall = new WeakMap();
 
 let nextJob = 0;
 
+// A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag in this worker
+// and the pool's requests carry it): no marks otherwise.
+const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:pool:${name}`); };
+
 /**
  * The quantization error of `runs` of tensor `t` on `workers`; `job` is the page's empty
  * QuantErrorJob (its types and row length), which absorbs the parts in row order.
@@ -64,6 +68,7 @@ let nextJob = 0;
  */
 export async function quantErrorOnWorkers(model, t, runs, job, types, workers, options) {
   const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
+  mark('request');
   const input = model.input; // model.js checked that workers can open it
   const jobId = `qerr${++nextJob}`;
   const key = `${t.name}\u0000${types.join(',')}\u0000${t.rowLength}`;
@@ -96,6 +101,7 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
         if (data.type === 'gguf-lens-qerr-progress') {
           onRows?.(data.rows);
         } else if (data.type === 'gguf-lens-qerr-part') {
+          mark(`part-in:${i}`);
           if (data.error) reject(new Error(`gguf-lens: a quantization worker failed: ${data.error}`));
           else resolve(data.state);
         }
@@ -104,8 +110,9 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
       listeners.push([worker, onMessage]);
       worker.postMessage({
         type: 'gguf-lens-qerr', id, input, inputId, openOptions: model.openOptions, name: t.name,
-        types, runs: shares[i], chunkBytes, wasmModule,
+        types, runs: shares[i], chunkBytes, wasmModule, timeline: globalThis.GGUF_LENS_TIMELINE,
       });
+      mark(`part-sent:${i}`);
     }));
     let states;
     try {
@@ -119,6 +126,7 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
     for (const state of states) job.absorbState(state);
     const result = job.result();
     lastCall.set(model, { key, runs, state: job.toState(), clean: result.skipped.length === absent });
+    mark('merged');
     return result;
   } finally {
     signal?.removeEventListener('abort', onAbort);

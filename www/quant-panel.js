@@ -8,6 +8,8 @@
 const SAMPLE_VALUES = 2 << 20;
 // Every row of 32M values takes about 3 s on 2 cores (docs/benchmarks.md).
 const AUTO_EXACT = 32 << 20;
+// A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag): no marks otherwise.
+const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:main:${name}`); };
 
 /** @param {object} ctx the page's helpers: el, svg, clear, longTask, showError, model(), fmtNum, fmtInt */
 export function setupQuantError(ctx) {
@@ -29,7 +31,9 @@ export function setupQuantError(ctx) {
     let pass = sampled ? 'sampled' : 'exact';
     try {
       if (sampled) {
+        mark('sample-sent');
         const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows });
+        mark('sample-merged');
         if (mine !== generation) return;
         const used = report.results[0]?.nValues ?? 0;
         show(report, t.type, 'sampled', `sampled, ${ctx.fmtInt(used)} values (${ctx.fmtInt(Math.round(used / rowLen))} of ${ctx.fmtInt(nRows)} rows, evenly spread)${skippedNote(report)}`);
@@ -39,7 +43,9 @@ export function setupQuantError(ctx) {
         }
         pass = 'exact';
       }
+      mark('exact-sent');
       const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name });
+      mark('exact-merged');
       if (mine !== generation) return;
       show(report, t.type, 'exact', `exact, every row (${ctx.fmtInt(report.results[0]?.nValues ?? t.nElements)} values)${skippedNote(report)}`);
     } catch (err) {
@@ -54,8 +60,12 @@ export function setupQuantError(ctx) {
 
   function show(report, ownType, pass, note) {
     $('#qerr-note').textContent = note;
-    $('#qerr-chart').dataset.pass = pass;
     draw(report, ownType);
+    const chart = $('#qerr-chart');
+    chart.dataset.pass = pass;
+    // When this pass's chart was drawn (performance.now()): benches read it, not a polling time.
+    chart.dataset.passAt = performance.now().toFixed(2);
+    mark(`${pass}-drawn`);
   }
 
   function draw(report, ownType) {
@@ -98,6 +108,7 @@ export function setupQuantError(ctx) {
     reset() {
       generation++;
       delete $('#qerr-chart').dataset.pass;
+      delete $('#qerr-chart').dataset.passAt;
       clear($('#qerr-chart'));
       clear($('#qerr-table tbody'));
       $('#qerr-note').textContent = '';
