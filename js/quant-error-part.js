@@ -34,17 +34,17 @@ async function part(message, inbox) {
  * more reads than one run. `firstRead` caps the first read (the first quantizing waits for it).
  */
 function readsOf(piece, runs, perRead, firstRead) {
-  const reads = []; // { piece, first, last, runs: [[a, b]] } rows [first, last) read, runs quantized
+  const reads = []; // { piece, first, last, cap, runs: [[a, b]] } rows [first, last) read (at most cap), runs quantized
   for (const [first, last] of runs) {
     for (let a = first; a < last;) {
-      const cap = reads.length ? perRead : firstRead;
-      const b = Math.min(last, a + cap);
       const prev = reads.at(-1);
-      if (prev && b - prev.first <= cap && a >= prev.last && (a - prev.last) * 16 <= b - a) {
+      const cap = prev ? perRead : firstRead; // of a new read
+      const b = Math.min(last, a + cap);
+      if (prev && b - prev.first <= prev.cap && a >= prev.last && (a - prev.last) * 16 <= b - a) {
         prev.last = b;
         prev.runs.push([a, b]);
       } else {
-        reads.push({ piece, first: a, last: b, runs: [[a, b]] });
+        reads.push({ piece, first: a, last: b, cap, runs: [[a, b]] });
       }
       a = b;
     }
