@@ -11,9 +11,10 @@
 // Prints each run's seconds to each chart, then the medians, and the CPU seconds Chromium's
 // processes spent from the click to the exact chart (utime + stime from /proc, every process
 // under this one named chrom*): on a busy machine, CPU time per value is the figure to compare.
-// The seconds are the page's own: from the click event's time stamp to the performance.now()
-// the panel records when it has drawn each chart (data-pass-at), so they do not depend on how
-// often this script looks. `--threads` also splits that CPU time by thread name (the pool's
+// The seconds are the page's own: from the click event's time stamp to the performance.now() of
+// a mutation observer's call once the panel has set data-pass (the microtask after the task that
+// drew the chart), so they do not depend on how often this script looks, and any build of the
+// site is timed the same way. `--threads` also splits that CPU time by thread name (the pool's
 // workers, V8's background compile threads, the page's main thread, ...). `--timeline` also
 // prints each run's marks (ms after the click) from the page, its worker and the pool's
 // workers: the panel and the pool record them only when this script sets GGUF_LENS_TIMELINE.
@@ -112,13 +113,14 @@ try {
   const page = await openInInspector(browser, url, file, tensor);
   await page.check('#qerr-all');
   const workers = await page.evaluate(() => Math.min(4, navigator.hardwareConcurrency));
-  // The click's time stamp and each drawn chart's (the panel's data-pass-at), in the page's clock.
+  // The click's time stamp and each drawn chart's, in the page's clock.
   await page.evaluate(() => {
     const chart = document.querySelector('#qerr-chart');
     addEventListener('click', (e) => { if (e.target.id === 'qerr-run') globalThis.benchClickAt = e.timeStamp; }, true);
     new MutationObserver(() => {
-      if (chart.dataset.passAt) globalThis.benchPasses.push({ pass: chart.dataset.pass, at: Number(chart.dataset.passAt) });
-    }).observe(chart, { attributes: true, attributeFilter: ['data-pass-at'] });
+      const at = performance.now();
+      if (chart.dataset.pass && chart.dataset.pass !== globalThis.benchPasses.at(-1)?.pass) globalThis.benchPasses.push({ pass: chart.dataset.pass, at });
+    }).observe(chart, { attributes: true, attributeFilter: ['data-pass'] });
   });
   for (let run = 0; run < runs; run++) {
     await page.evaluate((on) => {

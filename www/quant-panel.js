@@ -60,11 +60,8 @@ export function setupQuantError(ctx) {
 
   function show(report, ownType, pass, note) {
     $('#qerr-note').textContent = note;
+    $('#qerr-chart').dataset.pass = pass;
     draw(report, ownType);
-    const chart = $('#qerr-chart');
-    chart.dataset.pass = pass;
-    // When this pass's chart was drawn (performance.now()): benches read it, not a polling time.
-    chart.dataset.passAt = performance.now().toFixed(2);
     mark(`${pass}-drawn`);
   }
 
@@ -108,7 +105,6 @@ export function setupQuantError(ctx) {
     reset() {
       generation++;
       delete $('#qerr-chart').dataset.pass;
-      delete $('#qerr-chart').dataset.passAt;
       clear($('#qerr-chart'));
       clear($('#qerr-table tbody'));
       $('#qerr-note').textContent = '';
