@@ -47,18 +47,25 @@ function chromiumThreads() {
     for (const tid of tids) {
       try {
         const t = parse(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-        threads.set(`${pid}:${tid}`, { comm: t.comm, ticks: t.ticks });
+        // ns on a CPU and ns runnable but waiting for one (schedstat; absent on some kernels)
+        let ran = 0, queued = 0;
+        try { [ran, queued] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number); } catch { /* none */ }
+        threads.set(`${pid}:${tid}`, { comm: t.comm, ticks: t.ticks, ran, queued });
       } catch { /* gone */ }
     }
   }
   return threads;
 }
 
-/** CPU seconds of the chrom* threads: in all, and by thread name, between two snapshots. */
+/** CPU seconds of the chrom* threads: in all, and by thread name, between two snapshots; and
+ * each worker thread's seconds on a CPU or waiting for one (the rest of a window it slept). */
 function cpuBetween(before, after) {
   const byName = new Map();
+  const busy = new Map();
   let total = 0;
   for (const [key, t] of after) {
+    const was = before.get(key);
+    if (/Worker/.test(t.comm)) busy.set(`${t.comm}[${key.split(':')[1]}]`, (t.ran + t.queued - (was ? was.ran + was.queued : 0)) / 1e9);
     const d = (t.ticks - (before.get(key)?.ticks ?? 0)) / 100; // USER_HZ
     if (d <= 0) continue;
     total += d;
@@ -66,7 +73,7 @@ function cpuBetween(before, after) {
     const name = /Worker/.test(t.comm) ? `${t.comm}[${key.split(':')[1]}]` : t.comm;
     byName.set(name, (byName.get(name) ?? 0) + d);
   }
-  return { total, byName };
+  return { total, byName, busy };
 }
 
 /** The qerr:* marks of the page and of every worker (absolute ms), cleared for the next run. */
@@ -147,6 +154,10 @@ try {
     if (byThread) {
       const names = [...used.byName].sort((a, b) => b[1] - a[1]).filter(([, s]) => s >= 0.01);
       console.log(`  CPU s by thread: ${names.map(([n, s]) => `${n} ${s.toFixed(2)}`).join(', ')}`);
+      // Asleep: the click-to-exact window less the time on a CPU or queued for one (load-independent
+      // idle: waiting for work, a read or a message). Only the threads that ran in the window.
+      const asleep = [...used.busy].filter(([n]) => (used.byName.get(n) ?? 0) >= 0.5).map(([n, b]) => `${n} ${(exact.at(-1) - b).toFixed(3)}`);
+      console.log(`  s asleep in the window: ${asleep.join(', ')}`);
     }
     if (timeline) printTimeline(await collectMarks(page), origin + clickAt);
   }
