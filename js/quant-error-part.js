@@ -10,6 +10,21 @@ import { useModel } from './worker-model.js';
 const scope = globalThis;
 // request id → { pieces: [{ piece, runs }] not yet read, done, wake (a waiting loop's resolve), cancelled }
 const requests = new Map();
+// One turn of the event loop, unclamped (a chain of setTimeout(0) waits 4 ms from the fifth).
+const pause = typeof setImmediate === 'function'
+  ? () => new Promise((resolve) => setImmediate(resolve))
+  : (() => {
+    const channel = new MessageChannel();
+    const waiting = [];
+    channel.port1.onmessage = () => waiting.shift()?.();
+    return () => new Promise((resolve) => { waiting.push(resolve); channel.port2.postMessage(0); });
+  })();
+// Quantized between two pauses while a read is under way: a browser feeds a Blob's bytes to
+// this thread only while its event loop runs, so a read waiting behind a whole chunk's
+// quantizing would start only after it.
+const SLICE_BYTES = 128 << 10;
+// Small reads (a sample's rows) take longer to arrive than to quantize: several are under way.
+const AHEAD = 8;
 // A benchmark's timeline (requests carry the flag of benches/viewer-quant-error.mjs --timeline).
 let timeline = false;
 const mark = (name) => { if (timeline) performance.mark(`qerr:part:${name}`); };
@@ -61,6 +76,7 @@ async function quantizePieces(wasm, model, message, inbox) {
   const perRead = Math.max(1, Math.floor(message.chunkBytes / Math.max(1, t.rowBytes)));
   // The first read small (an eighth): quantizing starts sooner, the next read comes meanwhile.
   let firstRead = Math.max(1, Math.floor(perRead / 8));
+  const sliceRows = Math.max(1, Math.floor(SLICE_BYTES / Math.max(1, t.rowBytes)));
   const reads = [];
   const take = () => {
     for (const { piece, runs } of inbox.pieces.splice(0)) {
@@ -80,21 +96,46 @@ async function quantizePieces(wasm, model, message, inbox) {
     return source.read(start, end);
   };
   let job = null;
-  let pending = null;
+  // Reads under way, in order: up to AHEAD of them, at most a chunk's bytes (or one read).
+  const ahead = [];
+  let next = 0; // the next read to start
+  let aheadBytes = 0;
+  const fetchAhead = () => {
+    while (next < reads.length && ahead.length < AHEAD) {
+      const bytes = (reads[next].last - reads[next].first) * t.rowBytes;
+      if (ahead.length && aheadBytes + bytes > message.chunkBytes) break;
+      ahead.push({ bytes, read: fetchRead(next++) });
+      aheadBytes += bytes;
+    }
+  };
+  const arrived = () => {
+    const { bytes, read } = ahead.shift();
+    aheadBytes -= bytes;
+    return read;
+  };
+  const waited = { reads: 0, answers: 0, long: [] }; // ms, for a benchmark's timeline
   try {
     take();
-    pending = fetchRead(0); // a request has a piece
+    fetchAhead(); // a request has a piece
     for (let i = 0; ; i++) {
       if (i >= reads.length) {
         if (!asked && !inbox.done) ask();
+        const t0 = timeline && performance.now();
         while (!inbox.pieces.length && !inbox.done && !inbox.cancelled) await answered();
+        if (timeline) waited.answers += performance.now() - t0;
         if (inbox.cancelled) throw new Error('cancelled');
         asked = false;
         take();
         if (i >= reads.length) break; // done
-        pending = fetchRead(i);
+        fetchAhead();
       }
-      const bytes = await pending;
+      const t1 = timeline && performance.now();
+      const bytes = await arrived();
+      if (timeline) {
+        const ms = performance.now() - t1;
+        waited.reads += ms;
+        if (ms > 2) waited.long.push(`${i}:${reads[i].last - reads[i].first}r:${ms.toFixed(0)}`);
+      }
       if (i === 0) mark('first-read');
       if (asked && !inbox.pieces.length && !inbox.done) {
         // An answer may be waiting: one task's pause lets it in.
@@ -104,7 +145,7 @@ async function quantizePieces(wasm, model, message, inbox) {
         asked = false;
         take();
       }
-      pending = i + 1 < reads.length ? fetchRead(i + 1) : null;
+      fetchAhead();
       // At most one read ahead left: the next piece is asked for now, to come while this one works.
       if (!asked && !inbox.done && reads.length - i <= 2) ask();
       if (inbox.cancelled) throw new Error('cancelled');
@@ -112,7 +153,11 @@ async function quantizePieces(wasm, model, message, inbox) {
       job ??= new wasm.QuantErrorJob(message.types ?? [], t.rowLength);
       let rows = 0;
       for (const [a, b] of read.runs) {
-        job.addRows(header, t.name, bytes.subarray((a - read.first) * t.rowBytes, (b - read.first) * t.rowBytes));
+        for (let c = a; c < b; c += sliceRows) {
+          if (ahead.length && c > a) await pause();
+          const d = Math.min(b, c + sliceRows);
+          job.addRows(header, t.name, bytes.subarray((c - read.first) * t.rowBytes, (d - read.first) * t.rowBytes));
+        }
         rows += b - a;
       }
       scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows });
@@ -124,9 +169,9 @@ async function quantizePieces(wasm, model, message, inbox) {
         scope.postMessage({ type: 'gguf-lens-qerr-piece', id: message.id, piece: read.piece, state }, [state.buffer]);
       }
     }
-    mark('last-chunk');
+    mark(`last-chunk (waited ${waited.reads.toFixed(1)} ms for reads [${waited.long.join(' ')}], ${waited.answers.toFixed(1)} for pieces)`);
   } catch (err) {
-    pending?.catch(() => {}); // a read still under way fails unheard
+    for (const { read } of ahead) read.catch(() => {}); // reads still under way fail unheard
     throw err;
   } finally {
     job?.free();

@@ -11,7 +11,7 @@ const AUTO_EXACT = 32 << 20;
 // A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag): no marks otherwise.
 const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:main:${name}`); };
 
-/** @param {object} ctx the page's helpers: el, svg, clear, longTask, showError, model(), fmtNum, fmtInt */
+/** @param {object} ctx the page's helpers: el, svg, clear, request, longTask, showError, model(), fmtNum, fmtInt */
 export function setupQuantError(ctx) {
   const { el, svg, clear, longTask, showError } = ctx;
   const $ = (sel) => document.querySelector(sel);
@@ -101,6 +101,10 @@ export function setupQuantError(ctx) {
   }
 
   $('#qerr-run').addEventListener('click', () => { if (ctx.model()) run(); });
+  // The Inspector shown or another tensor picked: the pool's workers start now, not on the click.
+  const warm = () => { if (ctx.model()) ctx.request('warmPool', {}).promise.catch(() => {}); };
+  $('#insp-tensor').addEventListener('change', warm);
+  document.querySelector('[data-tab="inspector"]').addEventListener('click', warm);
   return {
     reset() {
       generation++;
