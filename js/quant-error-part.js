@@ -2,8 +2,8 @@
 // serve both: a request names the model (URL, path, File or Blob), the tensor, the types and a
 // first piece of rows (runs); the worker opens the model once, quantizes the piece's rows to
 // every type in wasm, reports progress per chunk and sends each piece's exact sums back
-// (quant-error-pool.js merges them in row order). It asks for its next piece while it still
-// has a read ahead, so its reads stay under way; a `done` answer ends the request.
+// (quant-error-pool.js merges them in row order). It asks for its next piece as it starts the
+// last read it knows, so that piece's reads start meanwhile; a `done` answer ends the request.
 import { loadWasm } from './wasm.js';
 import { useModel } from './worker-model.js';
 
@@ -19,9 +19,10 @@ const pause = typeof setImmediate === 'function'
     channel.port1.onmessage = () => waiting.shift()?.();
     return () => new Promise((resolve) => { waiting.push(resolve); channel.port2.postMessage(0); });
   })();
-// Quantized between two pauses while a read is under way: a browser feeds a Blob's bytes to
-// this thread only while its event loop runs, so a read waiting behind a whole chunk's
-// quantizing would start only after it.
+// Quantized between two pauses while a read or the next piece has not arrived: a browser feeds
+// a Blob's bytes (and the pool's answers) to this thread only while its event loop runs, so a
+// read waiting behind a whole chunk's quantizing would start only after it (and each pause
+// costs: none once they are in).
 const SLICE_BYTES = 128 << 10;
 // Small reads (a sample's rows) take longer to arrive than to quantize: several are under way.
 const AHEAD = 8;
@@ -104,7 +105,9 @@ async function quantizePieces(wasm, model, message, inbox) {
     while (next < reads.length && ahead.length < AHEAD) {
       const bytes = (reads[next].last - reads[next].first) * t.rowBytes;
       if (ahead.length && aheadBytes + bytes > message.chunkBytes) break;
-      ahead.push({ bytes, read: fetchRead(next++) });
+      const entry = { bytes, read: fetchRead(next++), done: false };
+      entry.read.then(() => { entry.done = true; }, () => { entry.done = true; });
+      ahead.push(entry);
       aheadBytes += bytes;
     }
   };
@@ -114,6 +117,13 @@ async function quantizePieces(wasm, model, message, inbox) {
     return read;
   };
   const waited = { reads: 0, answers: 0, long: [] }; // ms, for a benchmark's timeline
+  // The pool's answer, when it has come: its reads start at once.
+  const taken = () => {
+    if (!inbox.pieces.length) return;
+    asked = false;
+    take();
+    fetchAhead();
+  };
   try {
     take();
     fetchAhead(); // a request has a piece
@@ -137,24 +147,21 @@ async function quantizePieces(wasm, model, message, inbox) {
         if (ms > 2) waited.long.push(`${i}:${reads[i].last - reads[i].first}r:${ms.toFixed(0)}`);
       }
       if (i === 0) mark('first-read');
-      if (asked && !inbox.pieces.length && !inbox.done) {
-        // An answer may be waiting: one task's pause lets it in.
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
-      if (inbox.pieces.length) {
-        asked = false;
-        take();
-      }
+      taken();
       fetchAhead();
-      // At most one read ahead left: the next piece is asked for now, to come while this one works.
-      if (!asked && !inbox.done && reads.length - i <= 2) ask();
+      // The last read known: the next piece is asked for now, to come (and its first read to
+      // start) while this one is quantized; asking earlier would hold more rows at the end.
+      if (!asked && !inbox.done && i + 1 >= reads.length) ask();
       if (inbox.cancelled) throw new Error('cancelled');
       const read = reads[i];
       job ??= new wasm.QuantErrorJob(message.types ?? [], t.rowLength);
       let rows = 0;
       for (const [a, b] of read.runs) {
         for (let c = a; c < b; c += sliceRows) {
-          if (ahead.length && c > a) await pause();
+          if (ahead.some((e) => !e.done) || (asked && !inbox.done)) {
+            await pause();
+            taken();
+          }
           const d = Math.min(b, c + sliceRows);
           job.addRows(header, t.name, bytes.subarray((c - read.first) * t.rowBytes, (d - read.first) * t.rowBytes));
         }

@@ -82,8 +82,9 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   const absent = job.result().skipped.length; // types whose block does not divide the row
   const last = lastCall.get(model);
   const left = last?.key === key && last.clean ? runsLeft(runs, last.runs) : null;
-  // The smallest piece: about 1/64 of a read (a few milliseconds of quantizing).
-  const minRows = Math.max(1, Math.floor(chunkBytes / 64 / Math.max(1, t.rowBytes)));
+  // The smallest piece: about 1/256 of a read (a few milliseconds of quantizing), so the
+  // workers end within about that of each other.
+  const minRows = Math.max(1, Math.floor(chunkBytes / 256 / Math.max(1, t.rowBytes)));
   const pieces = cutPieces(left ?? runs, workers.length, minRows);
   const used = workers.slice(0, pieces.length);
   const states = new Array(pieces.length);
