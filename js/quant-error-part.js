@@ -149,9 +149,11 @@ async function quantizePieces(wasm, model, message, inbox) {
       if (i === 0) mark('first-read');
       taken();
       fetchAhead();
-      // The last read known: the next piece is asked for now, to come (and its first read to
-      // start) while this one is quantized; asking earlier would hold more rows at the end.
-      if (!asked && !inbox.done && i + 1 >= reads.length) ask();
+      // At most one read as long as this one left: the next piece is asked for now, to come (and
+      // its first read to start) while these are quantized; asking earlier would hold more rows
+      // at the end. (A sample's piece is several short reads: one is too short to wait on.)
+      const rowsOf = (k) => reads[k].last - reads[k].first;
+      if (!asked && !inbox.done && (i + 1 >= reads.length || (i + 2 === reads.length && rowsOf(i + 1) <= rowsOf(i)))) ask();
       if (inbox.cancelled) throw new Error('cancelled');
       const read = reads[i];
       job ??= new wasm.QuantErrorJob(message.types ?? [], t.rowLength);
