@@ -11,8 +11,13 @@
 // Prints each run's seconds to each chart, then the medians, and the CPU seconds Chromium's
 // processes spent from the click to the exact chart (utime + stime from /proc, every process
 // under this one named chrom*): on a busy machine, CPU time per value is the figure to compare.
-// `--threads` also splits that CPU time by thread name (the pool's workers, V8's background
-// compile threads, the page's main thread, ...).
+// The seconds are the page's own: from the click event's time stamp to the performance.now() of
+// a mutation observer's call once the panel has set data-pass (the microtask after the task that
+// drew the chart), so they do not depend on how often this script looks, and any build of the
+// site is timed the same way. `--threads` also splits that CPU time by thread name (the pool's
+// workers, V8's background compile threads, the page's main thread, ...). `--timeline` also
+// prints each run's marks (ms after the click) from the page, its worker and the pool's
+// workers: the panel and the pool record them only when this script sets GGUF_LENS_TIMELINE.
 import { readdirSync, readFileSync } from 'node:fs';
 import { serveSite, launchChromium, openInInspector } from './viewer-bench.mjs';
 
@@ -42,18 +47,25 @@ function chromiumThreads() {
     for (const tid of tids) {
       try {
         const t = parse(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-        threads.set(`${pid}:${tid}`, { comm: t.comm, ticks: t.ticks });
+        // ns on a CPU and ns runnable but waiting for one (schedstat; absent on some kernels)
+        let ran = 0, queued = 0;
+        try { [ran, queued] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number); } catch { /* none */ }
+        threads.set(`${pid}:${tid}`, { comm: t.comm, ticks: t.ticks, ran, queued });
       } catch { /* gone */ }
     }
   }
   return threads;
 }
 
-/** CPU seconds of the chrom* threads: in all, and by thread name, between two snapshots. */
+/** CPU seconds of the chrom* threads: in all, and by thread name, between two snapshots; and
+ * each worker thread's seconds on a CPU or waiting for one (the rest of a window it slept). */
 function cpuBetween(before, after) {
   const byName = new Map();
+  const busy = new Map();
   let total = 0;
   for (const [key, t] of after) {
+    const was = before.get(key);
+    if (/Worker/.test(t.comm)) busy.set(`${t.comm}[${key.split(':')[1]}]`, (t.ran + t.queued - (was ? was.ran + was.queued : 0)) / 1e9);
     const d = (t.ticks - (before.get(key)?.ticks ?? 0)) / 100; // USER_HZ
     if (d <= 0) continue;
     total += d;
@@ -61,7 +73,28 @@ function cpuBetween(before, after) {
     const name = /Worker/.test(t.comm) ? `${t.comm}[${key.split(':')[1]}]` : t.comm;
     byName.set(name, (byName.get(name) ?? 0) + d);
   }
-  return { total, byName };
+  return { total, byName, busy };
+}
+
+/** The qerr:* marks of the page and of every worker (absolute ms), cleared for the next run. */
+async function collectMarks(page) {
+  const read = () => {
+    const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('qerr:'))
+      .map((m) => [m.name, performance.timeOrigin + m.startTime]);
+    performance.clearMarks();
+    return marks;
+  };
+  const out = (await page.evaluate(read)).map(([name, at]) => ({ where: 'page', name, at }));
+  let k = 0;
+  for (const w of page.workers()) {
+    const where = /stats-worker/.test(w.url()) ? `pool${k++}` : 'worker';
+    for (const [name, at] of await w.evaluate(read)) out.push({ where, name, at });
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
+
+function printTimeline(marks, clickAt) {
+  console.log(`  timeline (ms after the click): ${marks.map((m) => `${(m.at - clickAt).toFixed(1)} ${m.where} ${m.name.replace(/^qerr:[a-z]+:/, '')}`).join(' · ')}`);
 }
 
 const args = process.argv.slice(2);
@@ -70,9 +103,12 @@ const runs = runsAt >= 0 ? Number(args.splice(runsAt, 2)[1]) : 3;
 // --threads: also each run's CPU seconds by thread name (workers, V8's compile threads, ...).
 const threadsAt = args.indexOf('--threads');
 const byThread = threadsAt >= 0 && Boolean(args.splice(threadsAt, 1));
+// --timeline: also each run's marks, ms after the click, by context.
+const timelineAt = args.indexOf('--timeline');
+const timeline = timelineAt >= 0 && Boolean(args.splice(timelineAt, 1));
 const [site, file, tensor] = args;
 if (!site || !file || !tensor) {
-  console.error('usage: node benches/viewer-quant-error.mjs SITE FILE.gguf TENSOR [--runs N]');
+  console.error('usage: node benches/viewer-quant-error.mjs SITE FILE.gguf TENSOR [--runs N] [--threads] [--timeline]');
   process.exit(2);
 }
 const { url, server } = await serveSite(site, []);
@@ -84,15 +120,32 @@ try {
   const page = await openInInspector(browser, url, file, tensor);
   await page.check('#qerr-all');
   const workers = await page.evaluate(() => Math.min(4, navigator.hardwareConcurrency));
+  // The click's time stamp and each drawn chart's, in the page's clock.
+  await page.evaluate(() => {
+    const chart = document.querySelector('#qerr-chart');
+    addEventListener('click', (e) => { if (e.target.id === 'qerr-run') globalThis.benchClickAt = e.timeStamp; }, true);
+    new MutationObserver(() => {
+      const at = performance.now();
+      if (chart.dataset.pass && chart.dataset.pass !== globalThis.benchPasses.at(-1)?.pass) globalThis.benchPasses.push({ pass: chart.dataset.pass, at });
+    }).observe(chart, { attributes: true, attributeFilter: ['data-pass'] });
+  });
   for (let run = 0; run < runs; run++) {
-    await page.evaluate(() => { delete document.querySelector('#qerr-chart').dataset.pass; });
-    const start = Date.now();
+    await page.evaluate((on) => {
+      delete document.querySelector('#qerr-chart').dataset.pass;
+      globalThis.benchPasses = [];
+      globalThis.GGUF_LENS_TIMELINE = on;
+    }, timeline);
+    // The pool's workers take the flag from the page's worker (they may not exist yet).
+    if (timeline) for (const w of page.workers()) await w.evaluate(() => { globalThis.GGUF_LENS_TIMELINE = true; performance.clearMarks(); });
     const cpu0 = chromiumThreads();
     await page.click('#qerr-run');
-    await page.waitForFunction(() => document.querySelector('#qerr-chart').dataset.pass !== undefined, null, { timeout: 600000, polling: 20 });
-    sampled.push((Date.now() - start) / 1000);
     await page.waitForFunction(() => document.querySelector('#qerr-chart').dataset.pass === 'exact', null, { timeout: 600000, polling: 50 });
-    exact.push((Date.now() - start) / 1000);
+    const { clickAt, passes, origin } = await page.evaluate(() => ({ clickAt: globalThis.benchClickAt, passes: globalThis.benchPasses, origin: performance.timeOrigin }));
+    // A tensor small enough for one pass has no sampled chart: its time is the exact one's.
+    const first = passes[0];
+    const last = passes.findLast((p) => p.pass === 'exact');
+    sampled.push((first.at - clickAt) / 1000);
+    exact.push((last.at - clickAt) / 1000);
     const used = cpuBetween(cpu0, chromiumThreads());
     cpu.push(used.total);
     const note = await page.$eval('#qerr-note', (e) => e.textContent);
@@ -101,7 +154,12 @@ try {
     if (byThread) {
       const names = [...used.byName].sort((a, b) => b[1] - a[1]).filter(([, s]) => s >= 0.01);
       console.log(`  CPU s by thread: ${names.map(([n, s]) => `${n} ${s.toFixed(2)}`).join(', ')}`);
+      // Asleep: the click-to-exact window less the time on a CPU or queued for one (load-independent
+      // idle: waiting for work, a read or a message). Only the threads that ran in the window.
+      const asleep = [...used.busy].filter(([n]) => (used.byName.get(n) ?? 0) >= 0.5).map(([n, b]) => `${n} ${(exact.at(-1) - b).toFixed(3)}`);
+      console.log(`  s asleep in the window: ${asleep.join(', ')}`);
     }
+    if (timeline) printTimeline(await collectMarks(page), origin + clickAt);
   }
 } finally {
   await browser.close();

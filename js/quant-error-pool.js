@@ -1,23 +1,30 @@
 // The page side of quantError({ workers }): the rows to quantize (every row, or the sampled
-// runs) are cut into one contiguous share per worker; each worker opens the model from
-// `model.input` (once), quantizes its rows to every type and sends its sums back
-// (quant-error-part.js, running in the same workers as tensorStats'). The sums are exact
+// runs) are cut into pieces, large first and smaller towards the end (cutPieces); each worker
+// opens the model from `model.input` (once), takes a piece, asks for the next while it works,
+// quantizes each piece's rows to every type and sends its sums back (quant-error-part.js,
+// running in the same workers as tensorStats'), so the workers finish together however fast
+// each one runs. The pieces' sums are absorbed in row order and are exact
 // (src/quantize/error.rs), so the result is bit for bit the one a single pass gives. The last
 // call's sums are kept per model: a call over more rows of the same tensor and types (the
 // viewer's exact pass after its sample) quantizes only the rows not yet done and adds them.
 
-/** Cuts `runs` ([first, last) row ranges, in order) into `n` shares of about equal rows. */
-export function shareRuns(runs, n) {
-  const total = runs.reduce((s, [a, b]) => s + b - a, 0);
-  const shares = [];
+/**
+ * Cuts `runs` ([first, last) row ranges, in order) into pieces in row order for `n` workers
+ * taking them as they free up: each piece is 1/(2n) of the rows left, at least `minRows`, so
+ * the last ones are small and the workers end close together.
+ */
+export function cutPieces(runs, n, minRows) {
+  let left = runs.reduce((s, [a, b]) => s + b - a, 0);
+  const pieces = [];
   let r = 0;
   let at = runs.length ? runs[0][0] : 0;
-  for (let i = 0; i < n && r < runs.length; i++) {
-    let want = Math.ceil((total * (i + 1)) / n) - Math.ceil((total * i) / n);
-    const share = [];
-    while (want > 0 && r < runs.length) {
+  while (left > 0) {
+    let want = Math.min(left, Math.max(minRows, Math.ceil(left / (2 * n))));
+    left -= want;
+    const piece = [];
+    while (want > 0) {
       const end = Math.min(runs[r][1], at + want);
-      share.push([at, end]);
+      piece.push([at, end]);
       want -= end - at;
       at = end;
       if (at >= runs[r][1]) {
@@ -25,9 +32,9 @@ export function shareRuns(runs, n) {
         if (r < runs.length) at = runs[r][0];
       }
     }
-    if (share.length) shares.push(share);
+    pieces.push(piece);
   }
-  return shares;
+  return pieces;
 }
 
 /**
@@ -57,6 +64,10 @@ const lastCall = new WeakMap();
 
 let nextJob = 0;
 
+// A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag in this worker
+// and the pool's requests carry it): no marks otherwise.
+const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:pool:${name}`); };
+
 /**
  * The quantization error of `runs` of tensor `t` on `workers`; `job` is the page's empty
  * QuantErrorJob (its types and row length), which absorbs the parts in row order.
@@ -64,14 +75,20 @@ let nextJob = 0;
  */
 export async function quantErrorOnWorkers(model, t, runs, job, types, workers, options) {
   const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
+  mark('request');
   const input = model.input; // model.js checked that workers can open it
   const jobId = `qerr${++nextJob}`;
   const key = `${t.name}\u0000${types.join(',')}\u0000${t.rowLength}`;
   const absent = job.result().skipped.length; // types whose block does not divide the row
   const last = lastCall.get(model);
   const left = last?.key === key && last.clean ? runsLeft(runs, last.runs) : null;
-  const shares = shareRuns(left ?? runs, workers.length);
-  const used = workers.slice(0, shares.length);
+  // The smallest piece: about 1/256 of a read (a few milliseconds of quantizing), so the
+  // workers end within about that of each other.
+  const minRows = Math.max(1, Math.floor(chunkBytes / 256 / Math.max(1, t.rowBytes)));
+  const pieces = cutPieces(left ?? runs, workers.length, minRows);
+  const used = workers.slice(0, pieces.length);
+  const states = new Array(pieces.length);
+  let nextPiece = 0;
   const listeners = [];
   let stop;
   const stopped = new Promise((_, reject) => { stop = reject; });
@@ -95,30 +112,40 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
         if (data?.id !== id) return;
         if (data.type === 'gguf-lens-qerr-progress') {
           onRows?.(data.rows);
+        } else if (data.type === 'gguf-lens-qerr-need') {
+          const piece = nextPiece < pieces.length ? nextPiece++ : -1;
+          worker.postMessage(piece >= 0
+            ? { type: 'gguf-lens-qerr-more', id, piece, runs: pieces[piece] }
+            : { type: 'gguf-lens-qerr-more', id });
+        } else if (data.type === 'gguf-lens-qerr-piece') {
+          states[data.piece] = data.state;
         } else if (data.type === 'gguf-lens-qerr-part') {
+          mark(`part-in:${i}`);
           if (data.error) reject(new Error(`gguf-lens: a quantization worker failed: ${data.error}`));
-          else resolve(data.state);
+          else resolve();
         }
       };
       worker.addEventListener('message', onMessage);
       listeners.push([worker, onMessage]);
+      const piece = nextPiece++;
       worker.postMessage({
         type: 'gguf-lens-qerr', id, input, inputId, openOptions: model.openOptions, name: t.name,
-        types, runs: shares[i], chunkBytes, wasmModule,
+        types, piece, runs: pieces[piece], chunkBytes, wasmModule, timeline: globalThis.GGUF_LENS_TIMELINE,
       });
+      mark(`part-sent:${i}`);
     }));
-    let states;
     try {
-      states = await Promise.race([Promise.all(parts), stopped]);
+      await Promise.race([Promise.all(parts), stopped]);
     } catch (err) {
       cancelAll(); // one worker failed: the others stop too
       throw err;
     }
     // The earlier call's rows had no failure: any reason comes from the parts, in row order.
     if (left) job.absorbState(last.state);
-    for (const state of states) job.absorbState(state);
+    for (const state of states) job.absorbState(state); // every piece's, in row order
     const result = job.result();
     lastCall.set(model, { key, runs, state: job.toState(), clean: result.skipped.length === absent });
+    mark('merged');
     return result;
   } finally {
     signal?.removeEventListener('abort', onAbort);

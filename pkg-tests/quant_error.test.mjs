@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { open } from 'gguf-lens';
 import { REPO } from './helpers.mjs';
@@ -129,5 +131,38 @@ test('quantError on workers after a sample or fewer rows: only the rows left, th
     }
   } finally {
     await model.close();
+  }
+});
+
+test('quantError on workers: a type failing in two rows gives the first row\'s reason, as one thread', async () => {
+  // A GGUF v3 file with one F32 tensor of 64 rows × 256; rows 20 and 50 too large for Q8_0's
+  // f16 scale, each with its own scale (the reason names it): the pieces of rows the workers
+  // take out of order must still be merged in row order.
+  const rows = 64, cols = 256;
+  const data = new Float32Array(rows * cols);
+  for (let i = 0; i < data.length; i++) data[i] = Math.sin(i * 0.37) * 0.1;
+  for (let c = 0; c < cols; c++) { data[20 * cols + c] *= 1e9; data[50 * cols + c] *= 1e11; }
+  const parts = [];
+  const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
+  const u64 = (v) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
+  const str = (s) => { u64(Buffer.byteLength(s)); parts.push(Buffer.from(s)); };
+  parts.push(Buffer.from('GGUF'));
+  u32(3); u64(1); u64(0);
+  str('w'); u32(2); u64(cols); u64(rows); u32(0); u64(0);
+  const head = Buffer.concat(parts);
+  const file = path.join(os.tmpdir(), `qerr-order-${process.pid}.gguf`);
+  writeFileSync(file, Buffer.concat([head, Buffer.alloc(((head.length + 31) & ~31) - head.length), Buffer.from(data.buffer)]));
+  const model = await open(file);
+  try {
+    const types = ['Q8_0', 'Q4_K'];
+    const want = await model.quantError('w', { types });
+    assert.deepEqual(want.skipped.map((s) => s.type), ['Q8_0', 'Q4_K']);
+    for (const workers of [2, 3]) {
+      // 4 rows a read: many small pieces, handed out as the workers free up.
+      assert.deepEqual(await model.quantError('w', { types, workers, chunkBytes: 4 * cols * 4 }), want, `${workers} workers`);
+    }
+  } finally {
+    await model.close();
+    rmSync(file, { force: true });
   }
 });

@@ -152,7 +152,7 @@ function init() {
   panels.integrity = setupIntegrity({ el, clear, request, longTask, showError, model, sourceName: () => state.sourceName });
   panels.lab = setupLab({ el, clear, request, model });
   panels.memory = setupMemory({ el, clear, request, model, sourceName: () => state.sourceName, fmtBytes, fmtInt });
-  panels.quantError = setupQuantError({ el, svg, clear, longTask, showError, model, fmtNum, fmtInt });
+  panels.quantError = setupQuantError({ el, svg, clear, request, longTask, showError, model, fmtNum, fmtInt });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {
     b.addEventListener('click', () => selectTab(b.dataset.tab));

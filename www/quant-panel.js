@@ -8,8 +8,10 @@
 const SAMPLE_VALUES = 2 << 20;
 // Every row of 32M values takes about 3 s on 2 cores (docs/benchmarks.md).
 const AUTO_EXACT = 32 << 20;
+// A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag): no marks otherwise.
+const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:main:${name}`); };
 
-/** @param {object} ctx the page's helpers: el, svg, clear, longTask, showError, model(), fmtNum, fmtInt */
+/** @param {object} ctx the page's helpers: el, svg, clear, request, longTask, showError, model(), fmtNum, fmtInt */
 export function setupQuantError(ctx) {
   const { el, svg, clear, longTask, showError } = ctx;
   const $ = (sel) => document.querySelector(sel);
@@ -29,7 +31,9 @@ export function setupQuantError(ctx) {
     let pass = sampled ? 'sampled' : 'exact';
     try {
       if (sampled) {
+        mark('sample-sent');
         const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows });
+        mark('sample-merged');
         if (mine !== generation) return;
         const used = report.results[0]?.nValues ?? 0;
         show(report, t.type, 'sampled', `sampled, ${ctx.fmtInt(used)} values (${ctx.fmtInt(Math.round(used / rowLen))} of ${ctx.fmtInt(nRows)} rows, evenly spread)${skippedNote(report)}`);
@@ -39,7 +43,9 @@ export function setupQuantError(ctx) {
         }
         pass = 'exact';
       }
+      mark('exact-sent');
       const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name });
+      mark('exact-merged');
       if (mine !== generation) return;
       show(report, t.type, 'exact', `exact, every row (${ctx.fmtInt(report.results[0]?.nValues ?? t.nElements)} values)${skippedNote(report)}`);
     } catch (err) {
@@ -56,6 +62,7 @@ export function setupQuantError(ctx) {
     $('#qerr-note').textContent = note;
     $('#qerr-chart').dataset.pass = pass;
     draw(report, ownType);
+    mark(`${pass}-drawn`);
   }
 
   function draw(report, ownType) {
@@ -94,6 +101,10 @@ export function setupQuantError(ctx) {
   }
 
   $('#qerr-run').addEventListener('click', () => { if (ctx.model()) run(); });
+  // The Inspector shown or another tensor picked: the pool's workers start now, not on the click.
+  const warm = () => { if (ctx.model()) ctx.request('warmPool', {}).promise.catch(() => {}); };
+  $('#insp-tensor').addEventListener('change', warm);
+  document.querySelector('[data-tab="inspector"]').addEventListener('click', warm);
   return {
     reset() {
       generation++;

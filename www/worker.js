@@ -208,6 +208,12 @@ const ops = {
     const onProgress = (p) => ctx.onProgress({ loaded: p.loaded * rowBytes, total: p.total * rowBytes });
     return model.quantError(name, { sampleRows, signal: ctx.signal, onProgress, workers: statsPool() });
   },
+  // The pool's workers started (their code loaded, nothing read) while the user looks at a
+  // tensor, so a first quantization-error or statistics run does not wait for them.
+  async warmPool() {
+    if (model.format === 'gguf') statsPool();
+    return null;
+  },
   async planMemory({ options }) {
     if (!model.planMemory) throw new Error('the memory planner reads GGUF files');
     return model.planMemory(options);
