@@ -369,11 +369,12 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
             f32x4_splat(-(nmax as f32) - 0.5),
             f32x4_splat(nmax as f32 - 0.5),
         );
+        let abs = i32x4_splat(std::hint::black_box(0x7fff_ffff)); // as in `err`
         let sums = |iscale: [v128; V]| {
             let mut small = true;
             let (mut lo_free, mut hi_free) = (true, true);
             for v in 0..V {
-                let bound = f32x4_abs(f32x4_mul(iscale[v], max[v]));
+                let bound = v128_and(f32x4_mul(iscale[v], max[v]), abs);
                 small &= i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
                 let ya = f32x4_mul(iscale[v], xlo[v]);
                 let yb = f32x4_mul(iscale[v], xhi[v]);
