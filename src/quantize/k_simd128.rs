@@ -421,15 +421,16 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
             best[v] = f32x4_mul(scale[v], sumlx[v]);
         }
         let mut best_iscale = iscale0;
-        for is in -9i32..=9 {
-            if is == 0 {
-                continue;
-            }
+        // The steps' inverse scales depend on no earlier step: divided all first, so no step
+        // starts by waiting on its division.
+        let mut iscales = [[zero; V]; 18];
+        for (k, is) in (-9i32..=9).filter(|&is| is != 0).enumerate() {
             let num = f32x4_splat(-(nmax as f32 + 0.1f32 * is as f32));
-            let mut iscale = [zero; V];
             for v in 0..V {
-                iscale[v] = f32x4_div(num, max[v]);
+                iscales[k][v] = f32x4_div(num, max[v]);
             }
+        }
+        for iscale in iscales {
             let (sumlx, suml2) = sums(iscale);
             for v in 0..V {
                 let take = v128_and(
