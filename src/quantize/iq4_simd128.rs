@@ -125,12 +125,17 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
     // Two tries at a time, compared in ggml's order (the last group's second try, past NTRY,
     // is computed and ignored).
     const T: usize = 2;
+    // Every try's inverse scale (and one past the last), divided before the tries: none
+    // depends on an earlier try, and a try waiting on its division at its start cost time.
+    const TRIES: usize = (2 * NTRY as usize + 1).div_ceil(T) * T;
+    let mut all_ids = [[zero; 2]; TRIES];
+    for (k, ids) in all_ids.iter_mut().enumerate() {
+        let num = f32x4_splat((-NTRY + k as i32 + i32::from(VALUES[0])) as f32);
+        *ids = [f32x4_div(num, max[0]), f32x4_div(num, max[1])];
+    }
     for first in (-NTRY..=NTRY).step_by(T) {
-        let mut ids = [[zero; 2]; T];
-        for t in 0..T {
-            let num = f32x4_splat((first + t as i32 + i32::from(VALUES[0])) as f32);
-            ids[t] = [f32x4_div(num, max[0]), f32x4_div(num, max[1])];
-        }
+        let k0 = (first + NTRY) as usize;
+        let ids: [[v128; 2]; T] = std::array::from_fn(|t| all_ids[k0 + t]);
         let mut sx = [[zero; 2]; T];
         let mut s2 = [[zero; 2]; T];
         // One vector at a time: both at once kept 12 running sums, 6 inverse scales and two
