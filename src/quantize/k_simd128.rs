@@ -557,32 +557,62 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
                 suml2[v] = f32x4_add(suml2[v], f32x4_mul(f32x4_mul(w[i][v], l), l));
             }
         }
-        for _ in 0..5 {
-            let mut changed = zero;
-            for i in 0..N {
-                for v in 0..V {
-                    let x = ld(&xt[i], c + 4 * v);
-                    let (wi, wvi, li) = (w[i][v], wv[i][v], lq[i][v]);
-                    let slx = f32x4_sub(sumlx[v], f32x4_mul(wvi, li));
-                    let sl2 = f32x4_sub(suml2[v], f32x4_mul(f32x4_mul(wi, li), li));
-                    let y = f32x4_div(f32x4_mul(x, sl2), slx);
-                    let nl = f32x4_convert_i32x4(quant_i(y, lo, hi));
-                    let moved = v128_and(f32x4_gt(slx, zero), f32x4_ne(nl, li));
-                    let slx = f32x4_add(slx, f32x4_mul(wvi, nl));
-                    let sl2 = f32x4_add(sl2, f32x4_mul(f32x4_mul(wi, nl), nl));
-                    let better = f32x4_gt(
-                        f32x4_mul(f32x4_mul(slx, slx), suml2[v]),
-                        f32x4_mul(f32x4_mul(sumlx[v], sumlx[v]), sl2),
-                    );
-                    let take = v128_and(moved, v128_and(f32x4_gt(sl2, zero), better));
-                    lq[i][v] = sel(li, nl, take);
-                    sumlx[v] = sel(sumlx[v], slx, take);
-                    suml2[v] = sel(suml2[v], sl2, take);
-                    changed = v128_or(changed, take);
+        // One value's update of lane group v, its sums in `$sx`, `$s2`.
+        macro_rules! update {
+            ($i:expr, $v:expr, $sx:ident, $s2:ident, $changed:ident) => {{
+                let (i, v) = ($i, $v);
+                let x = ld(&xt[i], c + 4 * v);
+                let (wi, wvi, li) = (w[i][v], wv[i][v], lq[i][v]);
+                let slx = f32x4_sub($sx, f32x4_mul(wvi, li));
+                let sl2 = f32x4_sub($s2, f32x4_mul(f32x4_mul(wi, li), li));
+                let y = f32x4_div(f32x4_mul(x, sl2), slx);
+                let nl = f32x4_convert_i32x4(quant_i(y, lo, hi));
+                let moved = v128_and(f32x4_gt(slx, zero), f32x4_ne(nl, li));
+                let slx = f32x4_add(slx, f32x4_mul(wvi, nl));
+                let sl2 = f32x4_add(sl2, f32x4_mul(f32x4_mul(wi, nl), nl));
+                let better = f32x4_gt(
+                    f32x4_mul(f32x4_mul(slx, slx), $s2),
+                    f32x4_mul(f32x4_mul($sx, $sx), sl2),
+                );
+                let take = v128_and(moved, v128_and(f32x4_gt(sl2, zero), better));
+                lq[i][v] = sel(li, nl, take);
+                $sx = sel($sx, slx, take);
+                $s2 = sel($s2, sl2, take);
+                $changed = v128_or($changed, take);
+            }};
+        }
+        if V == 4 {
+            // The four vectors' sums as separate locals: kept in arrays, LLVM left them in
+            // memory, and each value's update chain went through a store and a reload.
+            let [mut x0, mut x1, mut x2, mut x3] = [sumlx[0], sumlx[1], sumlx[2], sumlx[3]];
+            let [mut y0, mut y1, mut y2, mut y3] = [suml2[0], suml2[1], suml2[2], suml2[3]];
+            for _ in 0..5 {
+                let mut changed = zero;
+                for i in 0..N {
+                    update!(i, 0, x0, y0, changed);
+                    update!(i, 1, x1, y1, changed);
+                    update!(i, 2, x2, y2, changed);
+                    update!(i, 3, x3, y3, changed);
+                }
+                if !v128_any_true(changed) {
+                    break;
                 }
             }
-            if !v128_any_true(changed) {
-                break;
+            (sumlx[0], sumlx[1], sumlx[2], sumlx[3]) = (x0, x1, x2, x3);
+            (suml2[0], suml2[1], suml2[2], suml2[3]) = (y0, y1, y2, y3);
+        } else {
+            for _ in 0..5 {
+                let mut changed = zero;
+                for i in 0..N {
+                    for v in 0..V {
+                        let (mut sx, mut s2) = (sumlx[v], suml2[v]);
+                        update!(i, v, sx, s2, changed);
+                        (sumlx[v], suml2[v]) = (sx, s2);
+                    }
+                }
+                if !v128_any_true(changed) {
+                    break;
+                }
             }
         }
         for v in 0..V {
