@@ -138,9 +138,9 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
         let ids: [[v128; 2]; T] = std::array::from_fn(|t| all_ids[k0 + t]);
         let mut sx = [[zero; 2]; T];
         let mut s2 = [[zero; 2]; T];
-        // One vector at a time: both at once kept 12 running sums, 6 inverse scales and two
-        // values' 6 precomputed vectors live, and V8 (16 xmm registers) spilled the sums,
-        // a load and a store per sum and row.
+        // One vector at a time: both at once (three tries) kept 12 running sums, 6 inverse
+        // scales and two values' 6 precomputed vectors live, and V8 (16 xmm registers) spilled
+        // the sums, a load and a store per sum and row.
         for v in 0..2 {
             let (mut sxv, mut s2v) = ([zero; T], [zero; T]);
             let idv: [v128; T] = std::array::from_fn(|t| ids[t][v]);
