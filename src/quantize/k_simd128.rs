@@ -369,13 +369,26 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
             f32x4_splat(-(nmax as f32) - 0.5),
             f32x4_splat(nmax as f32 - 0.5),
         );
+        // The steps' inverse scales depend on no earlier step: divided all first, so no step
+        // starts by waiting on its division.
+        let mut iscales = [[zero; V]; 18];
+        for (k, is) in (-9i32..=9).filter(|&is| is != 0).enumerate() {
+            let num = f32x4_splat(-(nmax as f32 + 0.1f32 * is as f32));
+            for v in 0..V {
+                iscales[k][v] = f32x4_div(num, max[v]);
+            }
+        }
+        // `small` once for all steps: the last step (is = 9) has the largest |num| (the first
+        // one's nmax included), so the largest |iscale| and |iscale·max| (rounding is
+        // monotonic) of the pass.
         let abs = i32x4_splat(std::hint::black_box(0x7fff_ffff)); // as in `err`
+        let small = (0..V).all(|v| {
+            let bound = v128_and(f32x4_mul(iscales[17][v], max[v]), abs);
+            i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf
+        });
         let sums = |iscale: [v128; V]| {
-            let mut small = true;
             let (mut lo_free, mut hi_free) = (true, true);
             for v in 0..V {
-                let bound = v128_and(f32x4_mul(iscale[v], max[v]), abs);
-                small &= i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
                 let ya = f32x4_mul(iscale[v], xlo[v]);
                 let yb = f32x4_mul(iscale[v], xhi[v]);
                 let (ylo, yhi) = (f32x4_pmin(ya, yb), f32x4_pmax(ya, yb));
@@ -421,15 +434,6 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
             best[v] = f32x4_mul(scale[v], sumlx[v]);
         }
         let mut best_iscale = iscale0;
-        // The steps' inverse scales depend on no earlier step: divided all first, so no step
-        // starts by waiting on its division.
-        let mut iscales = [[zero; V]; 18];
-        for (k, is) in (-9i32..=9).filter(|&is| is != 0).enumerate() {
-            let num = f32x4_splat(-(nmax as f32 + 0.1f32 * is as f32));
-            for v in 0..V {
-                iscales[k][v] = f32x4_div(num, max[v]);
-            }
-        }
         for iscale in iscales {
             let (sumlx, suml2) = sums(iscale);
             for v in 0..V {
