@@ -523,7 +523,7 @@ pub(super) unsafe fn transpose16(x: &[f32; 256]) -> [[f32; 16]; 16] {
 }
 
 /// ggml's `make_q3_quants` with `do_rmse` (Q3_K) for `L` sub-blocks (a multiple of 4·V) of `N`
-/// values, transposed, `V` vectors at a time: `k.rs`'s `make_q3_lanes` with the same f32
+/// values, transposed, `V` = 4 vectors at a time: `k.rs`'s `make_q3_lanes` with the same f32
 /// operations per lane in the same order (selects where ggml branches), so the same bits.
 /// LLVM's auto-vectorised build of that loop kept one lane per scalar operation in places;
 /// here the `V` vectors' update chains (a division each per value) overlap. A pass of `4·V`
@@ -538,7 +538,8 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
     group_max_eps: f32,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
-    assert!(V > 0 && L % (4 * V) == 0);
+    // Four vectors: the update loop below holds their sums in four named pairs.
+    assert!(V == 4 && L % (4 * V) == 0);
     let mut scales = [0.0f32; L];
     let zero = f32x4_splat(0.0);
     let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
@@ -585,40 +586,24 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
                 $changed = v128_or($changed, take);
             }};
         }
-        if V == 4 {
-            // The four vectors' sums as separate locals: kept in arrays, LLVM left them in
-            // memory, and each value's update chain went through a store and a reload.
-            let [mut x0, mut x1, mut x2, mut x3] = [sumlx[0], sumlx[1], sumlx[2], sumlx[3]];
-            let [mut y0, mut y1, mut y2, mut y3] = [suml2[0], suml2[1], suml2[2], suml2[3]];
-            for _ in 0..5 {
-                let mut changed = zero;
-                for i in 0..N {
-                    update!(i, 0, x0, y0, changed);
-                    update!(i, 1, x1, y1, changed);
-                    update!(i, 2, x2, y2, changed);
-                    update!(i, 3, x3, y3, changed);
-                }
-                if !v128_any_true(changed) {
-                    break;
-                }
+        // The four vectors' sums as separate locals: kept in arrays, LLVM left them in memory,
+        // and each value's update chain went through a store and a reload.
+        let [mut x0, mut x1, mut x2, mut x3] = [sumlx[0], sumlx[1], sumlx[2], sumlx[3]];
+        let [mut y0, mut y1, mut y2, mut y3] = [suml2[0], suml2[1], suml2[2], suml2[3]];
+        for _ in 0..5 {
+            let mut changed = zero;
+            for i in 0..N {
+                update!(i, 0, x0, y0, changed);
+                update!(i, 1, x1, y1, changed);
+                update!(i, 2, x2, y2, changed);
+                update!(i, 3, x3, y3, changed);
             }
-            (sumlx[0], sumlx[1], sumlx[2], sumlx[3]) = (x0, x1, x2, x3);
-            (suml2[0], suml2[1], suml2[2], suml2[3]) = (y0, y1, y2, y3);
-        } else {
-            for _ in 0..5 {
-                let mut changed = zero;
-                for i in 0..N {
-                    for v in 0..V {
-                        let (mut sx, mut s2) = (sumlx[v], suml2[v]);
-                        update!(i, v, sx, s2, changed);
-                        (sumlx[v], suml2[v]) = (sx, s2);
-                    }
-                }
-                if !v128_any_true(changed) {
-                    break;
-                }
+            if !v128_any_true(changed) {
+                break;
             }
         }
+        (sumlx[0], sumlx[1], sumlx[2], sumlx[3]) = (x0, x1, x2, x3);
+        (suml2[0], suml2[1], suml2[2], suml2[3]) = (y0, y1, y2, y3);
         for v in 0..V {
             let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
             // `suml2 > 0 ? sumlx/suml2 : 0` (false for NaN), and 0 for an all-zero group.
