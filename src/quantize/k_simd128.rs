@@ -190,14 +190,33 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     let mut best_iscale = iscale;
     let mut best_qmin = min;
     let mut best_error = [zero; V];
-    for i in 0..N {
-        for v in 0..V {
-            let x = ld(&xt[i], off + 4 * v);
-            let l = quant(f32x4_mul(iscale[v], f32x4_sub(x, min[v])), lo, hi);
-            let diff = f32x4_sub(f32x4_add(f32x4_mul(scale[v], l), min[v]), x);
-            let e = f32x4_mul(ld(&wt[i], off + 4 * v), err::<MAD>(diff, abs));
-            best_error[v] = f32x4_add(best_error[v], e);
-        }
+    // Here min ≤ every x, so x − min lies in [+0, max − min] and iscale·(x − min) in [+0,
+    // iscale·(max − min)] (rounding is monotonic), which is about nmax unless iscale overflowed
+    // (a range below nmax/f32::MAX): then `nearest` alone is ggml's nearest_int and clamp.
+    // Flat lanes (NaN here) count as passing: their results are replaced at the end.
+    let mut init_small = -1i32;
+    for v in 0..V {
+        let b = f32x4_mul(iscale[v], f32x4_sub(max[v], min[v]));
+        let ok = f32x4_lt(b, f32x4_splat(nmax as f32 + 0.5));
+        init_small &= i32::from(i32x4_bitmask(v128_or(ok, flat[v])));
+    }
+    macro_rules! first_fit {
+        ($l:expr) => {
+            for i in 0..N {
+                for v in 0..V {
+                    let x = ld(&xt[i], off + 4 * v);
+                    let l = $l(f32x4_mul(iscale[v], f32x4_sub(x, min[v])));
+                    let diff = f32x4_sub(f32x4_add(f32x4_mul(scale[v], l), min[v]), x);
+                    let e = f32x4_mul(ld(&wt[i], off + 4 * v), err::<MAD>(diff, abs));
+                    best_error[v] = f32x4_add(best_error[v], e);
+                }
+            }
+        };
+    }
+    if init_small == 0xf {
+        first_fit!(|y| f32x4_nearest(y));
+    } else {
+        first_fit!(|y| quant(y, lo, hi));
     }
     let mut laux = [[zero; V]; N];
     for is in 0..=nstep {
