@@ -109,43 +109,64 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
             // `if b < a { b } else { a }`
             let n = best_index(f32x4_pmin(a, b));
             let (ea, eb, ec) = (lookup(t0, n), lookup(t1, n), lookup(t2, n));
+            // The steps up as bit differences: with m2 ⇒ m1 (mb ≥ ma), ea ^ (m1 & (ea ^ eb)) ^
+            // (m2 & (eb ^ ec)) is ea, eb or ec exactly, as ea + (m1 & (eb − ea)) + (m2 & (ec −
+            // eb)) was (whole numbers), with logic operations in place of two float adds.
             pre[v] = [
                 f32x4_mul(x, x),
                 ea,
-                f32x4_sub(eb, ea),
-                f32x4_sub(ec, eb),
+                v128_xor(eb, ea),
+                v128_xor(ec, eb),
                 f32x4_mul(f32x4_add(ea, eb), half),
                 f32x4_mul(f32x4_add(eb, ec), half),
             ];
         }
     }
-    // Three tries at a time, compared in ggml's order.
-    const T: usize = 3;
+    // Two tries at a time, compared in ggml's order (the last group's second try, past NTRY,
+    // is computed and ignored).
+    const T: usize = 2;
+    // Every try's inverse scale (and one past the last), divided before the tries: none
+    // depends on an earlier try, and a try waiting on its division at its start cost time.
+    const TRIES: usize = (2 * NTRY as usize + 1).div_ceil(T) * T;
+    let mut all_ids = [[zero; 2]; TRIES];
+    for (k, ids) in all_ids.iter_mut().enumerate() {
+        let num = f32x4_splat((-NTRY + k as i32 + i32::from(VALUES[0])) as f32);
+        *ids = [f32x4_div(num, max[0]), f32x4_div(num, max[1])];
+    }
     for first in (-NTRY..=NTRY).step_by(T) {
-        let mut ids = [[zero; 2]; T];
-        for t in 0..T {
-            let num = f32x4_splat((first + t as i32 + i32::from(VALUES[0])) as f32);
-            ids[t] = [f32x4_div(num, max[0]), f32x4_div(num, max[1])];
-        }
+        let k0 = (first + NTRY) as usize;
+        let ids: [[v128; 2]; T] = std::array::from_fn(|t| all_ids[k0 + t]);
         let mut sx = [[zero; 2]; T];
         let mut s2 = [[zero; 2]; T];
-        for (row, pre) in xt.iter().zip(&pre) {
-            for v in 0..2 {
+        // One vector at a time: both at once (three tries) kept 12 running sums, 6 inverse
+        // scales and two values' 6 precomputed vectors live, and V8 (16 xmm registers) spilled
+        // the sums, a load and a store per sum and row.
+        for v in 0..2 {
+            let (mut sxv, mut s2v) = ([zero; T], [zero; T]);
+            let idv: [v128; T] = std::array::from_fn(|t| ids[t][v]);
+            for (row, pre) in xt.iter().zip(&pre) {
                 let x = ld(row, v);
                 let [w, ea, up1, up2, ma, mb] = pre[v];
                 for t in 0..T {
-                    let al = f32x4_mul(ids[t][v], x);
-                    let q = f32x4_add(
-                        f32x4_add(ea, v128_and(f32x4_ge(al, ma), up1)),
+                    let al = f32x4_mul(idv[t], x);
+                    let q = v128_xor(
+                        v128_xor(ea, v128_and(f32x4_ge(al, ma), up1)),
                         v128_and(f32x4_ge(al, mb), up2),
                     );
                     let wq = f32x4_mul(w, q);
-                    sx[t][v] = f32x4_add(sx[t][v], f32x4_mul(wq, x));
-                    s2[t][v] = f32x4_add(s2[t][v], f32x4_mul(wq, q));
+                    sxv[t] = f32x4_add(sxv[t], f32x4_mul(wq, x));
+                    s2v[t] = f32x4_add(s2v[t], f32x4_mul(wq, q));
                 }
+            }
+            for t in 0..T {
+                sx[t][v] = sxv[t];
+                s2[t][v] = s2v[t];
             }
         }
         for t in 0..T {
+            if first + t as i32 > NTRY {
+                break;
+            }
             for v in 0..2 {
                 let (sumqx, sumq2) = (sx[t][v], s2[t][v]);
                 let take = v128_and(

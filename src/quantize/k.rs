@@ -1157,13 +1157,19 @@ mod tests {
                     // Every third round all lanes alike (so no flat lane forces the general
                     // rounding path of the vector versions), else mixed.
                     let kind = if round % 3 == 0 { 0 } else { k };
-                    *v = match (round + kind) % 5 {
+                    *v = match (round + kind) % 7 {
                         0 => 0.0,
                         1 => 1.25,
                         2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.25,
                         3 => f32::from_bits(
                             (r as u32 & 0x807f_ffff) | (((r >> 32) as u32 % 40 + 100) << 23),
                         ),
+                        // Subnormals: a range so small that nmax / (max − min) overflows.
+                        4 => f32::from_bits(r as u32 & 0x8000_00ff),
+                        // A range where nmax / range overflows but (nmax − 1) / range does
+                        // not: the first fit's quants come from an infinite iscale, later
+                        // steps' from finite ones.
+                        5 => (i % 2) as f32 * ((nmax as f32 - 0.25) / f32::MAX),
                         _ => i as f32 * 0.1 - 1.0,
                     };
                     if round % 3 == 0 && (round / 3) % 5 == 0 {
@@ -1220,12 +1226,18 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for round in 0..300 {
+        // Rounds from 300 on have no all-zero lane, so whole passes take the f32 paths too.
+        for round in 0..600 {
             let mut xt = [[0.0f32; 16]; 16];
             for (i, row) in xt.iter_mut().enumerate() {
                 for (k, v) in row.iter_mut().enumerate() {
                     let r = next();
-                    *v = match (round + k) % 5 {
+                    let case = if round < 300 {
+                        (round + k) % 5
+                    } else {
+                        1 + (round + k) % 4
+                    };
+                    *v = match case {
                         0 => 0.0,
                         1 => -0.75,
                         2 => ((r >> 40) as f32 / (1u64 << 24) as f32) - 0.5,

@@ -190,14 +190,33 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     let mut best_iscale = iscale;
     let mut best_qmin = min;
     let mut best_error = [zero; V];
-    for i in 0..N {
-        for v in 0..V {
-            let x = ld(&xt[i], off + 4 * v);
-            let l = quant(f32x4_mul(iscale[v], f32x4_sub(x, min[v])), lo, hi);
-            let diff = f32x4_sub(f32x4_add(f32x4_mul(scale[v], l), min[v]), x);
-            let e = f32x4_mul(ld(&wt[i], off + 4 * v), err::<MAD>(diff, abs));
-            best_error[v] = f32x4_add(best_error[v], e);
-        }
+    // Here min ≤ every x, so x − min lies in [+0, max − min] and iscale·(x − min) in [+0,
+    // iscale·(max − min)] (rounding is monotonic), which is about nmax unless iscale overflowed
+    // (a range below nmax/f32::MAX): then `nearest` alone is ggml's nearest_int and clamp.
+    // Flat lanes (NaN here) count as passing: their results are replaced at the end.
+    let mut init_small = -1i32;
+    for v in 0..V {
+        let b = f32x4_mul(iscale[v], f32x4_sub(max[v], min[v]));
+        let ok = f32x4_lt(b, f32x4_splat(nmax as f32 + 0.5));
+        init_small &= i32::from(i32x4_bitmask(v128_or(ok, flat[v])));
+    }
+    macro_rules! first_fit {
+        ($l:expr) => {
+            for i in 0..N {
+                for v in 0..V {
+                    let x = ld(&xt[i], off + 4 * v);
+                    let l = $l(f32x4_mul(iscale[v], f32x4_sub(x, min[v])));
+                    let diff = f32x4_sub(f32x4_add(f32x4_mul(scale[v], l), min[v]), x);
+                    let e = f32x4_mul(ld(&wt[i], off + 4 * v), err::<MAD>(diff, abs));
+                    best_error[v] = f32x4_add(best_error[v], e);
+                }
+            }
+        };
+    }
+    if init_small == 0xf {
+        first_fit!(|y| f32x4_nearest(y));
+    } else {
+        first_fit!(|y| quant(y, lo, hi));
     }
     let mut laux = [[zero; V]; N];
     for is in 0..=nstep {
@@ -369,12 +388,26 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
             f32x4_splat(-(nmax as f32) - 0.5),
             f32x4_splat(nmax as f32 - 0.5),
         );
+        // The steps' inverse scales depend on no earlier step: divided all first, so no step
+        // starts by waiting on its division.
+        let mut iscales = [[zero; V]; 18];
+        for (k, is) in (-9i32..=9).filter(|&is| is != 0).enumerate() {
+            let num = f32x4_splat(-(nmax as f32 + 0.1f32 * is as f32));
+            for v in 0..V {
+                iscales[k][v] = f32x4_div(num, max[v]);
+            }
+        }
+        // `small` once for all steps: the last step (is = 9) has the largest |num| (the first
+        // one's nmax included), so the largest |iscale| and |iscale·max| (rounding is
+        // monotonic) of the pass.
+        let abs = i32x4_splat(std::hint::black_box(0x7fff_ffff)); // as in `err`
+        let small = (0..V).all(|v| {
+            let bound = v128_and(f32x4_mul(iscales[17][v], max[v]), abs);
+            i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf
+        });
         let sums = |iscale: [v128; V]| {
-            let mut small = true;
             let (mut lo_free, mut hi_free) = (true, true);
             for v in 0..V {
-                let bound = f32x4_abs(f32x4_mul(iscale[v], max[v]));
-                small &= i32x4_bitmask(f32x4_lt(bound, f32x4_splat(2_097_152.0))) == 0xf;
                 let ya = f32x4_mul(iscale[v], xlo[v]);
                 let yb = f32x4_mul(iscale[v], xhi[v]);
                 let (ylo, yhi) = (f32x4_pmin(ya, yb), f32x4_pmax(ya, yb));
@@ -420,15 +453,7 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
             best[v] = f32x4_mul(scale[v], sumlx[v]);
         }
         let mut best_iscale = iscale0;
-        for is in -9i32..=9 {
-            if is == 0 {
-                continue;
-            }
-            let num = f32x4_splat(-(nmax as f32 + 0.1f32 * is as f32));
-            let mut iscale = [zero; V];
-            for v in 0..V {
-                iscale[v] = f32x4_div(num, max[v]);
-            }
+        for iscale in iscales {
             let (sumlx, suml2) = sums(iscale);
             for v in 0..V {
                 let take = v128_and(
@@ -517,7 +542,7 @@ pub(super) unsafe fn transpose16(x: &[f32; 256]) -> [[f32; 16]; 16] {
 }
 
 /// ggml's `make_q3_quants` with `do_rmse` (Q3_K) for `L` sub-blocks (a multiple of 4·V) of `N`
-/// values, transposed, `V` vectors at a time: `k.rs`'s `make_q3_lanes` with the same f32
+/// values, transposed, `V` = 4 vectors at a time: `k.rs`'s `make_q3_lanes` with the same f32
 /// operations per lane in the same order (selects where ggml branches), so the same bits.
 /// LLVM's auto-vectorised build of that loop kept one lane per scalar operation in places;
 /// here the `V` vectors' update chains (a division each per value) overlap. A pass of `4·V`
@@ -532,7 +557,8 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
     group_max_eps: f32,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
-    assert!(V > 0 && L % (4 * V) == 0);
+    // Four vectors: the update loop below holds their sums in four named pairs.
+    assert!(V == 4 && L % (4 * V) == 0);
     let mut scales = [0.0f32; L];
     let zero = f32x4_splat(0.0);
     let (lo, hi) = (i32x4_splat(-nmax), i32x4_splat(nmax - 1));
@@ -555,34 +581,48 @@ pub(super) unsafe fn q3<const L: usize, const N: usize, const V: usize>(
                 suml2[v] = f32x4_add(suml2[v], f32x4_mul(f32x4_mul(w[i][v], l), l));
             }
         }
+        // One value's update of lane group v, its sums in `$sx`, `$s2`.
+        macro_rules! update {
+            ($i:expr, $v:expr, $sx:ident, $s2:ident, $changed:ident) => {{
+                let (i, v) = ($i, $v);
+                let x = ld(&xt[i], c + 4 * v);
+                let (wi, wvi, li) = (w[i][v], wv[i][v], lq[i][v]);
+                let slx = f32x4_sub($sx, f32x4_mul(wvi, li));
+                let sl2 = f32x4_sub($s2, f32x4_mul(f32x4_mul(wi, li), li));
+                let y = f32x4_div(f32x4_mul(x, sl2), slx);
+                let nl = f32x4_convert_i32x4(quant_i(y, lo, hi));
+                let moved = v128_and(f32x4_gt(slx, zero), f32x4_ne(nl, li));
+                let slx = f32x4_add(slx, f32x4_mul(wvi, nl));
+                let sl2 = f32x4_add(sl2, f32x4_mul(f32x4_mul(wi, nl), nl));
+                let better = f32x4_gt(
+                    f32x4_mul(f32x4_mul(slx, slx), $s2),
+                    f32x4_mul(f32x4_mul($sx, $sx), sl2),
+                );
+                let take = v128_and(moved, v128_and(f32x4_gt(sl2, zero), better));
+                lq[i][v] = sel(li, nl, take);
+                $sx = sel($sx, slx, take);
+                $s2 = sel($s2, sl2, take);
+                $changed = v128_or($changed, take);
+            }};
+        }
+        // The four vectors' sums as separate locals: kept in arrays, LLVM left them in memory,
+        // and each value's update chain went through a store and a reload.
+        let [mut x0, mut x1, mut x2, mut x3] = [sumlx[0], sumlx[1], sumlx[2], sumlx[3]];
+        let [mut y0, mut y1, mut y2, mut y3] = [suml2[0], suml2[1], suml2[2], suml2[3]];
         for _ in 0..5 {
             let mut changed = zero;
             for i in 0..N {
-                for v in 0..V {
-                    let x = ld(&xt[i], c + 4 * v);
-                    let (wi, wvi, li) = (w[i][v], wv[i][v], lq[i][v]);
-                    let slx = f32x4_sub(sumlx[v], f32x4_mul(wvi, li));
-                    let sl2 = f32x4_sub(suml2[v], f32x4_mul(f32x4_mul(wi, li), li));
-                    let y = f32x4_div(f32x4_mul(x, sl2), slx);
-                    let nl = f32x4_convert_i32x4(quant_i(y, lo, hi));
-                    let moved = v128_and(f32x4_gt(slx, zero), f32x4_ne(nl, li));
-                    let slx = f32x4_add(slx, f32x4_mul(wvi, nl));
-                    let sl2 = f32x4_add(sl2, f32x4_mul(f32x4_mul(wi, nl), nl));
-                    let better = f32x4_gt(
-                        f32x4_mul(f32x4_mul(slx, slx), suml2[v]),
-                        f32x4_mul(f32x4_mul(sumlx[v], sumlx[v]), sl2),
-                    );
-                    let take = v128_and(moved, v128_and(f32x4_gt(sl2, zero), better));
-                    lq[i][v] = sel(li, nl, take);
-                    sumlx[v] = sel(sumlx[v], slx, take);
-                    suml2[v] = sel(suml2[v], sl2, take);
-                    changed = v128_or(changed, take);
-                }
+                update!(i, 0, x0, y0, changed);
+                update!(i, 1, x1, y1, changed);
+                update!(i, 2, x2, y2, changed);
+                update!(i, 3, x3, y3, changed);
             }
             if !v128_any_true(changed) {
                 break;
             }
         }
+        (sumlx[0], sumlx[1], sumlx[2], sumlx[3]) = (x0, x1, x2, x3);
+        (suml2[0], suml2[1], suml2[2], suml2[3]) = (y0, y1, y2, y3);
         for v in 0..V {
             let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
             // `suml2 > 0 ? sumlx/suml2 : 0` (false for NaN), and 0 for an all-zero group.
