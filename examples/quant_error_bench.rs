@@ -57,7 +57,7 @@ fn main() {
     for ty in SUPPORTED
         .into_iter()
         .filter(|_| !job_only)
-        .filter(|t| only.as_deref().is_none_or(|o| o == t.name()))
+        .filter(|t| only.as_deref().map_or(true, |o| o == t.name()))
     {
         let mut dst = vec![0u8; quantized_size(ty, n).unwrap()];
         let q = best(reps, || quantize_row(ty, &values, &mut dst).unwrap());
