@@ -7,6 +7,7 @@ import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
 import { ReaderCache, readerSize, readRows } from './read-rows.js';
+import { askWorker } from './worker-ask.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -493,27 +494,11 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   let over = false;
   let firstPass = true;
   const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
-  const ask = (worker, message) => new Promise((resolve, reject) => {
+  const ask = async (worker, message) => {
     const id = `${jobId}:${++asked}`;
-    const done = () => {
-      worker.removeEventListener('message', onMessage);
-      worker.removeEventListener('error', onError);
-    };
-    const onMessage = (event) => {
-      const data = event.data;
-      if (data?.type !== 'gguf-lens-stats-part' || data.id !== id) return;
-      done();
-      if (data.error) reject(new Error(`gguf-lens: a statistics worker failed: ${data.error}`));
-      else resolve(data.state);
-    };
-    const onError = (event) => {
-      done();
-      reject(new Error(`gguf-lens: a statistics worker failed: ${event?.message ?? 'an error'}`));
-    };
-    worker.addEventListener('message', onMessage);
-    worker.addEventListener('error', onError);
-    worker.postMessage({ type: 'gguf-lens-stats', id, ...message });
-  });
+    const reply = await askWorker(worker, 'gguf-lens-stats', 'gguf-lens-stats-part', id, message, 'a statistics worker');
+    return reply.state;
+  };
   const guided = typeof model.shards[t.shard].source?.readToMemory === 'function';
   const owned = workers.map(() => []);
   // Node's workers keep the process alive only while they work for us.

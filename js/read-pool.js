@@ -5,6 +5,8 @@
 // on a busy machine; each worker writes only its runs' values, bit for bit what this thread's
 // readTensor writes.
 
+import { askWorker } from './worker-ask.js';
+
 /** Whether this thread can share memory with workers (browsers: only when cross-origin isolated). */
 export function canShareMemory() {
   return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated !== false;
@@ -54,32 +56,18 @@ export async function readOnWorkers(model, t, a, b, out, workers, options) {
     for (const [id, w] of busy) w.postMessage({ type: 'gguf-lens-read-cancel', id });
   };
   const onAbort = () => stop(signal.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
-  const ask = (worker, run) => new Promise((resolve, reject) => {
+  const ask = async (worker, run) => {
     const id = `${jobId}:${++asked}`;
-    const done = () => {
-      busy.delete(id);
-      worker.removeEventListener('message', onMessage);
-      worker.removeEventListener('error', onError);
-    };
-    const onMessage = (event) => {
-      const data = event.data;
-      if (data?.type !== 'gguf-lens-read-done' || data.id !== id) return;
-      done();
-      if (data.error) reject(new Error(`gguf-lens: a read worker failed: ${data.error}`));
-      else resolve();
-    };
-    const onError = (event) => {
-      done();
-      reject(new Error(`gguf-lens: a read worker failed: ${event?.message ?? 'an error'}`));
-    };
-    worker.addEventListener('message', onMessage);
-    worker.addEventListener('error', onError);
     busy.set(id, worker);
-    worker.postMessage({
-      type: 'gguf-lens-read', id, input: model.input, inputId, openOptions: model.openOptions,
-      name: t.name, run, out: target, chunkBytes, wasmModule,
-    });
-  });
+    try {
+      await askWorker(worker, 'gguf-lens-read', 'gguf-lens-read-done', id, {
+        input: model.input, inputId, openOptions: model.openOptions,
+        name: t.name, run, out: target, chunkBytes, wasmModule,
+      }, 'a read worker');
+    } finally {
+      busy.delete(id);
+    }
+  };
   const serve = async (worker) => {
     while (next < runs.length && !failure) {
       const run = runs[next++];

@@ -1,0 +1,37 @@
+// One request to a pooled worker and its one reply, for the pools that hand out work a request
+// at a time (read-pool.js, model.js's statistics pool).
+
+/**
+ * Posts `{ type, id, ...payload }` to `worker` and settles on the worker's message of type
+ * `replyType` with the same `id`: resolves with its data, or rejects with its `error`, as it
+ * does on the worker's `error` event. `what` names the worker in the error ("a read worker").
+ * @param {Worker | import('node:worker_threads').Worker} worker
+ * @param {string} type
+ * @param {string} replyType
+ * @param {string} id
+ * @param {object} payload
+ * @param {string} what
+ * @returns {Promise<any>}
+ */
+export function askWorker(worker, type, replyType, id, payload, what) {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      worker.removeEventListener('message', onMessage);
+      worker.removeEventListener('error', onError);
+    };
+    const onMessage = (event) => {
+      const data = event.data;
+      if (data?.type !== replyType || data.id !== id) return;
+      done();
+      if (data.error) reject(new Error(`gguf-lens: ${what} failed: ${data.error}`));
+      else resolve(data);
+    };
+    const onError = (event) => {
+      done();
+      reject(new Error(`gguf-lens: ${what} failed: ${event?.message ?? 'an error'}`));
+    };
+    worker.addEventListener('message', onMessage);
+    worker.addEventListener('error', onError);
+    worker.postMessage({ type, id, ...payload });
+  });
+}
