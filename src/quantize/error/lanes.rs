@@ -100,24 +100,23 @@ fn compare_lanes(
         for (xr, yr) in xs.chunks(RUN).zip(ys.chunks(RUN)) {
             let mut p2 = [0.0f32; LANES];
             let mut px = [0.0f32; LANES];
-            // Whole quads as one 4-lane step (what LLVM vectorises), then the tail's lanes.
-            let mut xq = xr.chunks_exact(LANES);
-            let mut yq = yr.chunks_exact(LANES);
-            for (x4, y4) in (&mut xq).zip(&mut yq) {
-                for k in 0..LANES {
-                    let e = x4[k] - y4[k];
-                    p2[k] += e * e;
-                    px[k] += x4[k] * e;
-                    mx[k] = if mx[k] < e { e } else { mx[k] };
-                    mn[k] = if e < mn[k] { e } else { mn[k] };
-                }
-            }
-            for (k, (&xv, &yv)) in xq.remainder().iter().zip(yq.remainder()).enumerate() {
+            let mut add = |k: usize, xv: f32, yv: f32| {
                 let e = xv - yv;
                 p2[k] += e * e;
                 px[k] += xv * e;
                 mx[k] = if mx[k] < e { e } else { mx[k] };
                 mn[k] = if e < mn[k] { e } else { mn[k] };
+            };
+            // Whole quads as one 4-lane step (what LLVM vectorises), then the tail's lanes.
+            let mut xq = xr.chunks_exact(LANES);
+            let mut yq = yr.chunks_exact(LANES);
+            for (x4, y4) in (&mut xq).zip(&mut yq) {
+                for k in 0..LANES {
+                    add(k, x4[k], y4[k]);
+                }
+            }
+            for (k, (&xv, &yv)) in xq.remainder().iter().zip(yq.remainder()).enumerate() {
+                add(k, xv, yv);
             }
             for k in 0..LANES {
                 e2[k] += f64::from(p2[k]);
@@ -215,8 +214,7 @@ mod tests {
     /// The documented order, written out: lane i mod 4, f32 runs of 32, f64 lanes, combined.
     fn reference(x: &[f32], y: &[f32], group: usize) -> Vec<(f64, f64, f64)> {
         let mut out = Vec::new();
-        for (g, (xs, ys)) in x.chunks(group).zip(y.chunks(group)).enumerate() {
-            let _ = g;
+        for (xs, ys) in x.chunks(group).zip(y.chunks(group)) {
             let mut l = [[0.0f64; 3]; 4];
             for start in (0..xs.len()).step_by(32) {
                 let mut p = [[0.0f32; 3]; 4];
