@@ -134,10 +134,8 @@ async function quantizePieces(wasm, model, message, inbox) {
         while (!inbox.pieces.length && !inbox.done && !inbox.cancelled) await answered();
         if (timeline) waited.answers += performance.now() - t0;
         if (inbox.cancelled) throw new Error('cancelled');
-        asked = false;
-        take();
+        taken();
         if (i >= reads.length) break; // done
-        fetchAhead();
       }
       const t1 = timeline && performance.now();
       const bytes = await arrived();

@@ -104,7 +104,7 @@ export function setupQuantError(ctx) {
   // The Inspector shown or another tensor picked: the pool's workers start now, not on the click.
   const warm = () => { if (ctx.model()) ctx.request('warmPool', {}).promise.catch(() => {}); };
   $('#insp-tensor').addEventListener('change', warm);
-  document.querySelector('[data-tab="inspector"]').addEventListener('click', warm);
+  $('[data-tab="inspector"]').addEventListener('click', warm);
   return {
     reset() {
       generation++;
