@@ -37,6 +37,29 @@ pub fn f32_to_bf16(f: f32) -> u16 {
     (i.wrapping_add(0x7fff + ((i >> 16) & 1)) >> 16) as u16
 }
 
+/// `f16_to_f32(f32_to_f16(f))` for finite |f| < 65504, in float arithmetic (`round_trip.rs`):
+/// with E the exponent of |f| (at least −14, f16's smallest normal), c = 1.5·2^(E+13) puts
+/// |f| + c in the binade whose spacing is f16's at E (2^(E−10), 2^−24 for subnormals), so that
+/// add rounds |f| to nearest even (c is an even number of those steps), and subtracting c is
+/// exact. No overflow below 65504. The sign goes back on with its bit (−0 stays −0).
+#[inline(always)]
+pub(crate) fn f16_round(f: f32) -> f32 {
+    let a = f.abs();
+    let e = (a.to_bits() & 0x7f80_0000).max(113 << 23);
+    let c = f32::from_bits(e + (13 << 23) + 0x0040_0000);
+    f32::from_bits(((a + c) - c).to_bits() | (f.to_bits() & 0x8000_0000))
+}
+
+/// `f32_to_bf16` read back (a shift) for finite |f| < 2¹¹¹, as [`f16_round`] with bfloat16's
+/// spacing 2^(E−7) (E at least −126: f32's subnormals round to bfloat16's).
+#[inline(always)]
+pub(crate) fn bf16_round(f: f32) -> f32 {
+    let a = f.abs();
+    let e = (a.to_bits() & 0x7f80_0000).max(1 << 23);
+    let c = f32::from_bits(e + (16 << 23) + 0x0040_0000);
+    f32::from_bits(((a + c) - c).to_bits() | (f.to_bits() & 0x8000_0000))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! `quantize_row_*_ref`). Layouts are those of `quant::scalar::legacy`.
 #![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
 
-use super::{c_round_i32, c_trunc_i32, f16_field, Overflow};
+use super::{c_round_i32, c_trunc_i32, f16_field, f16_value, Overflow};
 
 pub(super) const QK: usize = 32;
 
@@ -183,4 +183,113 @@ fn q8_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
         };
         qs[j] = q as i8 as u8;
     }
+}
+
+// The round trips (`round_trip.rs`): each value as the type's dequantizer reads it back from
+// these quantizers' bytes, computed without the bytes. Each takes the scalar code's scale and
+// quants (the SMALL forms: a finite inverse scale), then the dequantizer's float operations;
+// false, writing nothing, for a block with an infinite inverse scale or an overflowing f16
+// field (the caller takes the bytes there).
+
+/// The f16 field of `v` read back, or None where [`f16_field`] overflows.
+pub(super) fn f16_round_trip(v: f32) -> Option<f32> {
+    f16_field(v).ok().map(f16_value)
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q4_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let d = signed_max(x) / -8.0;
+    let id = inverse(d);
+    let Some(d) = f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    for j in 0..QK {
+        y[j] = (i32::from(min_i8::<true>(15, x[j] * id + 8.5)) - 8) as f32 * d;
+    }
+    true
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q4_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let (min, max) = min_max(x);
+    let d = (max - min) / 15.0;
+    let id = inverse(d);
+    let (Some(d), Some(m)) = (f16_round_trip(d), f16_round_trip(min)) else {
+        return false;
+    };
+    if !id.is_finite() {
+        return false;
+    }
+    for j in 0..QK {
+        y[j] = f32::from(min_i8::<true>(15, (x[j] - min) * id + 0.5)) * d + m;
+    }
+    true
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q5_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let d = signed_max(x) / -16.0;
+    let id = inverse(d);
+    let Some(d) = f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    for j in 0..QK {
+        y[j] = (i32::from(min_i8::<true>(31, x[j] * id + 16.5)) - 16) as f32 * d;
+    }
+    true
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q5_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let (min, max) = min_max(x);
+    let d = (max - min) / 31.0;
+    let id = inverse(d);
+    let (Some(d), Some(m)) = (f16_round_trip(d), f16_round_trip(min)) else {
+        return false;
+    };
+    if !id.is_finite() {
+        return false;
+    }
+    for j in 0..QK {
+        // The five bits stored (`q5_1_quants`).
+        let q = trunc::<true>((x[j] - min) * id + 0.5) as u8 & 0x1f;
+        y[j] = f32::from(q) * d + m;
+    }
+    true
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q8_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let mut amax = 0.0f32;
+    for &v in x {
+        amax = if amax > v.abs() { amax } else { v.abs() };
+    }
+    let d = amax / 127.0;
+    let id = inverse(d);
+    let Some(d) = f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    for j in 0..QK {
+        let v = x[j] * id;
+        let i = v as i32;
+        let frac = v - i as f32;
+        let q = i + i32::from(frac >= 0.5) - i32::from(frac <= -0.5);
+        y[j] = f32::from(q as i8) * d;
+    }
+    true
 }

@@ -223,6 +223,119 @@ pub(super) fn q8_0(x: &[f32; QK], y: &mut [u8; 34]) -> Result<(), Overflow> {
     Ok(())
 }
 
+/// Stores eight vectors as the block's 32 values.
+#[inline(always)]
+fn store(y: &mut [f32; QK], v: [v128; 8]) {
+    for (i, v) in v.into_iter().enumerate() {
+        // SAFETY: 4·i + 4 ≤ 32 floats of `y`; v128_store has no alignment requirement.
+        unsafe { v128_store(y.as_mut_ptr().add(4 * i).cast(), v) };
+    }
+}
+
+/// `(min(trunc(v), limit) − off)·d` per lane: the signed types' values (`legacy::q4_0_values`).
+/// Every v is in [0, limit + 2) here, so the truncation is C's int conversion and the
+/// difference a whole number; times the f16 scale it is exact, as in the dequantizer.
+#[inline(always)]
+fn signed_values(v: [v128; 8], limit: f32, off: f32, d: f32) -> [v128; 8] {
+    let (l, o, d) = (f32x4_splat(limit), f32x4_splat(off), f32x4_splat(d));
+    v.map(|v| f32x4_mul(f32x4_sub(f32x4_pmin(f32x4_trunc(v), l), o), d))
+}
+
+/// `(x·id + add)` over the whole block.
+#[inline(always)]
+fn scaled8(v: &[v128; 8], min: Option<f32>, id: f32, add: f32) -> [v128; 8] {
+    let (a, b) = (
+        scaled(&v[0..4], min, id, add),
+        scaled(&v[4..8], min, id, add),
+    );
+    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+}
+
+// The round trips of `legacy.rs` (same contract), the same f32 operations per value.
+
+#[inline]
+pub(super) fn q4_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let v = load(x);
+    let d = signed_max(x, &v) / -8.0;
+    let id = legacy::inverse(d);
+    let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    store(y, signed_values(scaled8(&v, None, id, 8.5), 15.0, 8.0, d16));
+    true
+}
+
+#[inline]
+pub(super) fn q5_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let v = load(x);
+    let d = signed_max(x, &v) / -16.0;
+    let id = legacy::inverse(d);
+    let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    store(
+        y,
+        signed_values(scaled8(&v, None, id, 16.5), 31.0, 16.0, d16),
+    );
+    true
+}
+
+/// Q4_1 (`LIMIT` 15, clamped) and Q5_1 (31: ggml does not clamp, and (x − min)·id + 0.5 stays
+/// below 32, so the clamp changes nothing there and keeps the five bits stored).
+#[inline(always)]
+fn affine_values(x: &[f32; QK], y: &mut [f32; QK], levels: f32) -> bool {
+    let v = load(x);
+    let (min, max) = min_max(x, &v);
+    let d = (max - min) / levels;
+    let id = legacy::inverse(d);
+    let (Some(d16), Some(m16)) = (legacy::f16_round_trip(d), legacy::f16_round_trip(min)) else {
+        return false;
+    };
+    if !id.is_finite() {
+        return false;
+    }
+    let (l, d16, m16) = (f32x4_splat(levels), f32x4_splat(d16), f32x4_splat(m16));
+    let q = scaled8(&v, Some(min), id, 0.5);
+    store(
+        y,
+        q.map(|q| f32x4_add(f32x4_mul(f32x4_pmin(f32x4_trunc(q), l), d16), m16)),
+    );
+    true
+}
+
+#[inline]
+pub(super) fn q4_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    affine_values(x, y, 15.0)
+}
+
+#[inline]
+pub(super) fn q5_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    affine_values(x, y, 31.0)
+}
+
+#[inline]
+pub(super) fn q8_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    let v = load(x);
+    let d = abs_max(&v) / 127.0;
+    let id = legacy::inverse(d);
+    let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    let (idv, d16, zero) = (f32x4_splat(id), f32x4_splat(d16), f32x4_splat(0.0));
+    // roundf as in `q8_0`; + 0 turns a −0 quant (the integer 0 in the bytes) into +0.
+    store(
+        y,
+        v.map(|x| {
+            let s = f32x4_mul(x, idv);
+            let t = f32x4_trunc(s);
+            let frac = f32x4_sub(s, t);
+            let q = f32x4_add(f32x4_add(t, f32x4_trunc(f32x4_add(frac, frac))), zero);
+            f32x4_mul(q, d16)
+        }),
+    );
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

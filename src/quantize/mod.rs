@@ -31,6 +31,7 @@ mod k_avx2;
 mod k_simd128;
 mod legacy;
 mod legacy_simd128;
+mod round_trip;
 mod tq;
 mod tq_simd128;
 

@@ -99,6 +99,23 @@ pub(super) fn tq2_0(x: &[f32; QK_K], y: &mut [u8; 66]) -> Result<(), Overflow> {
     Ok(())
 }
 
+/// The values TQ1_0 and TQ2_0 both give back (`round_trip.rs`): trit − 1 times the f16 scale,
+/// the same for both types (they store the same trits and scale). False, writing nothing,
+/// where `id` is infinite or the scale overflows f16 (the caller takes the bytes there).
+pub(super) fn ternary_values(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> bool {
+    let (d, id) = scale(x);
+    let Some(d) = super::legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+        return false;
+    };
+    for (y, &v) in y.iter_mut().zip(x) {
+        // As `trits` (a finite id): 1 from 0.5, −1 up to −0.5, else 0 (+0, as the integer).
+        let t = v * id;
+        let q = f32::from(u8::from(t >= 0.5)) - f32::from(u8::from(t <= -0.5));
+        *y = q * d;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

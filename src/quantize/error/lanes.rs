@@ -18,7 +18,7 @@ const LANES: usize = 4;
 const RUN: usize = 32;
 
 /// The largest e = x − y and the smallest seen (NaN never replaces either).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Extremes {
     pub(crate) max: f64,
     pub(crate) min: f64,

@@ -7,6 +7,7 @@
 use super::exact_sum::ExactSum;
 use super::lanes::{compare, sum_squares, Extremes};
 use super::QuantErrorReport;
+use crate::quantize::round_trip::{is_plain, round_trip};
 use crate::quantize::{quantize_iq4_pair, quantize_row, quantized_size, QuantizeError};
 use crate::types::GgmlType;
 
@@ -16,7 +17,7 @@ const SLICE: usize = 16384;
 const GROUP_MAX: u64 = 4096;
 
 /// One type's sums.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Sums {
     err2: ExactSum,
     xe: ExactSum,
@@ -130,8 +131,13 @@ impl QuantErrorSet {
         Ok(())
     }
 
-    /// Quantizes, dequantizes and compares one slice for every live type.
+    /// Quantizes, dequantizes and compares one slice for every live type. A plain slice (all
+    /// finite, below f16's largest magnitude) takes the direct round trip where a type has one
+    /// (`round_trip.rs`: the same values without the bytes); TQ1_0 and TQ2_0, whose round trips
+    /// are the same values, are compared once when their sums so far are equal.
     fn add_slice(&mut self, slice: &[f32], offset: usize) {
+        let plain = is_plain(slice);
+        let ternary = self.same_sums(GgmlType::TQ1_0, GgmlType::TQ2_0);
         // IQ4_NL and IQ4_XS share their per-block scale search.
         let nl = self.types.iter().position(|&t| t == GgmlType::IQ4_NL);
         let xs = self.types.iter().position(|&t| t == GgmlType::IQ4_XS);
@@ -145,6 +151,17 @@ impl QuantErrorSet {
                 continue;
             }
             let ty = self.types[i];
+            if let Some((first, second)) = ternary {
+                if i == second && self.live(first) {
+                    self.status[i] = self.status[first].clone();
+                    continue;
+                }
+            }
+            self.back.resize(slice.len(), 0.0);
+            if plain && round_trip(ty, slice, &mut self.back) {
+                self.compare(i, slice);
+                continue;
+            }
             let quantized = match pair {
                 Some((a, b)) if i == a => {
                     let mut bytes2 = std::mem::take(&mut self.bytes2);
@@ -168,20 +185,35 @@ impl QuantErrorSet {
                 self.status[i] = Status::Failed(shifted(e, offset));
                 continue;
             }
-            self.back.resize(slice.len(), 0.0);
             // Cannot fail: the sizes match by construction, and every quantized type dequantizes.
             if crate::quant::dequantize(ty, &self.bytes, &mut self.back).is_err() {
                 self.status[i] = Status::Failed(QuantizeError::Unsupported(ty));
                 continue;
             }
-            let Status::Live(sums) = &mut self.status[i] else {
-                continue;
-            };
-            let Sums { err2, xe, ext } = &mut **sums;
-            compare(slice, &self.back, self.group, ext, |a, b| {
-                err2.add(a);
-                xe.add(b);
-            });
+            self.compare(i, slice);
+        }
+    }
+
+    /// Adds type `i`'s errors of `slice` against its round trip in `back`.
+    fn compare(&mut self, i: usize, slice: &[f32]) {
+        let Status::Live(sums) = &mut self.status[i] else {
+            return;
+        };
+        let Sums { err2, xe, ext } = &mut **sums;
+        compare(slice, &self.back, self.group, ext, |a, b| {
+            err2.add(a);
+            xe.add(b);
+        });
+    }
+
+    /// The positions of types `a` and `b` (in list order) when both are live with equal sums.
+    fn same_sums(&self, a: GgmlType, b: GgmlType) -> Option<(usize, usize)> {
+        let ia = self.types.iter().position(|&t| t == a)?;
+        let ib = self.types.iter().position(|&t| t == b)?;
+        let (first, second) = (ia.min(ib), ia.max(ib));
+        match (&self.status[first], &self.status[second]) {
+            (Status::Live(x), Status::Live(y)) if x == y => Some((first, second)),
+            _ => None,
         }
     }
 
