@@ -136,11 +136,11 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
     for first in (-NTRY..=NTRY).step_by(T) {
         let k0 = (first + NTRY) as usize;
         let ids: [[v128; 2]; T] = std::array::from_fn(|t| all_ids[k0 + t]);
-        let mut sx = [[zero; 2]; T];
-        let mut s2 = [[zero; 2]; T];
         // One vector at a time: both at once (three tries) kept 12 running sums, 6 inverse
         // scales and two values' 6 precomputed vectors live, and V8 (16 xmm registers) spilled
-        // the sums, a load and a store per sum and row.
+        // the sums, a load and a store per sum and row. Each vector's tries are compared right
+        // after its rows (the lanes are independent): sums kept until the other vector's rows
+        // were done were spilled by Chromium's V8 with a store per sum in every row.
         for v in 0..2 {
             let (mut sxv, mut s2v) = ([zero; T], [zero; T]);
             let idv: [v128; T] = std::array::from_fn(|t| ids[t][v]);
@@ -159,16 +159,10 @@ pub(super) fn scales8(xt: &[[f32; 8]; 32]) -> [f32; 8] {
                 }
             }
             for t in 0..T {
-                sx[t][v] = sxv[t];
-                s2[t][v] = s2v[t];
-            }
-        }
-        for t in 0..T {
-            if first + t as i32 > NTRY {
-                break;
-            }
-            for v in 0..2 {
-                let (sumqx, sumq2) = (sx[t][v], s2[t][v]);
+                if first + t as i32 > NTRY {
+                    break;
+                }
+                let (sumqx, sumq2) = (sxv[t], s2v[t]);
                 let take = v128_and(
                     f32x4_gt(sumq2, zero),
                     f32x4_gt(f32x4_mul(sumqx, sumqx), f32x4_mul(best[v], sumq2)),

@@ -198,24 +198,26 @@ mod tests {
                 bits.push((e << 23) | m);
             }
         }
-        for b in bits {
-            for f in [f32::from_bits(b), -f32::from_bits(b)] {
-                if !is_plain(&[f]) {
-                    continue;
-                }
-                let h = f16_to_f32(f32_to_f16(f));
-                assert_eq!(
-                    super::super::float::f16_round(f).to_bits(),
-                    h.to_bits(),
-                    "{f:e}"
-                );
-                let b = f32::from_bits(u32::from(f32_to_bf16(f)) << 16);
-                assert_eq!(
-                    super::super::float::bf16_round(f).to_bits(),
-                    b.to_bits(),
-                    "{f:e}"
-                );
-            }
+        let x: Vec<f32> = bits
+            .iter()
+            .flat_map(|&b| [f32::from_bits(b), -f32::from_bits(b)])
+            .filter(|f| is_plain(&[*f]))
+            .collect();
+        // The slice form (as the chart runs it, vectorised by LLVM) and the scalar functions.
+        let (mut h, mut b) = (vec![0.0f32; x.len()], vec![0.0f32; x.len()]);
+        assert!(round_trip(GgmlType::F16, &x, &mut h));
+        assert!(round_trip(GgmlType::BF16, &x, &mut b));
+        for (i, &f) in x.iter().enumerate() {
+            let want_h = f16_to_f32(f32_to_f16(f)).to_bits();
+            let want_b = u32::from(f32_to_bf16(f)) << 16;
+            assert_eq!(h[i].to_bits(), want_h, "{f:e}");
+            assert_eq!(super::super::float::f16_round(f).to_bits(), want_h, "{f:e}");
+            assert_eq!(b[i].to_bits(), want_b, "{f:e}");
+            assert_eq!(
+                super::super::float::bf16_round(f).to_bits(),
+                want_b,
+                "{f:e}"
+            );
         }
     }
 
