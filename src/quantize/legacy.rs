@@ -191,8 +191,13 @@ fn q8_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
 // false, writing nothing, for a block with an infinite inverse scale or an overflowing f16
 // field (the caller takes the bytes there).
 
-/// The f16 field of `v` read back, or None where [`f16_field`] overflows.
+/// The f16 field of `v` read back, or None where [`f16_field`] overflows: below 65504 by
+/// float arithmetic (`float::f16_round`, the same value), else through the field's bits.
+#[inline(always)]
 pub(super) fn f16_round_trip(v: f32) -> Option<f32> {
+    if v.abs() < 65504.0 {
+        return Some(super::float::f16_round(v));
+    }
     f16_field(v).ok().map(f16_value)
 }
 
