@@ -257,6 +257,27 @@ pub fn quantized_size(ty: GgmlType, len: usize) -> Result<usize, QuantizeError> 
 /// `dst`, which must hold exactly the quantized bytes. Bit-exact to `ggml_quantize_chunk` with
 /// no importance matrix, except that overflowing scales and non-finite values are errors.
 pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), QuantizeError> {
+    quantize_checked(ty, src, dst, true)
+}
+
+/// [`quantize_row`] for plain values (`round_trip::is_plain`: finite, below 65504), which none
+/// of its refusals of values (non-finite, beyond `MAX_ABS`) can apply to: they are not scanned for.
+pub(crate) fn quantize_row_plain(
+    ty: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+) -> Result<(), QuantizeError> {
+    debug_assert!(round_trip::is_plain(src));
+    quantize_checked(ty, src, dst, false)
+}
+
+/// [`quantize_row`], scanning the values for what it refuses only when `check`.
+fn quantize_checked(
+    ty: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    check: bool,
+) -> Result<(), QuantizeError> {
     let expected = quantized_size(ty, src.len())?;
     if dst.len() != expected {
         return Err(QuantizeError::DestinationSize {
@@ -286,7 +307,7 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
             Ok(())
         }
         _ => {
-            if let Some(index) = first_not_finite(src) {
+            if let Some(index) = check.then(|| first_not_finite(src)).flatten() {
                 return Err(QuantizeError::NotFinite {
                     ty,
                     index,
@@ -294,26 +315,28 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), Qua
                 });
             }
             match ty {
-                GgmlType::Q4_0 => blocks(ty, src, dst, legacy_fast::q4_0),
-                GgmlType::Q4_1 => blocks(ty, src, dst, legacy_fast::q4_1),
-                GgmlType::Q5_0 => blocks(ty, src, dst, legacy_fast::q5_0),
-                GgmlType::Q5_1 => blocks(ty, src, dst, legacy_fast::q5_1),
-                GgmlType::Q8_0 => blocks(ty, src, dst, legacy_fast::q8_0),
-                GgmlType::Q2_K => blocks(ty, src, dst, k::q2_k),
-                GgmlType::Q3_K => blocks(ty, src, dst, k::q3_k),
-                GgmlType::Q4_K => k_pairs(ty, src, dst, k::q4_k_fits2, k::q4_k_finish),
-                GgmlType::Q5_K => k_pairs(ty, src, dst, k::q5_k_fits2, k::q5_k_finish),
-                GgmlType::Q6_K => blocks(ty, src, dst, k::q6_k),
+                GgmlType::Q4_0 => blocks(ty, src, dst, check, legacy_fast::q4_0),
+                GgmlType::Q4_1 => blocks(ty, src, dst, check, legacy_fast::q4_1),
+                GgmlType::Q5_0 => blocks(ty, src, dst, check, legacy_fast::q5_0),
+                GgmlType::Q5_1 => blocks(ty, src, dst, check, legacy_fast::q5_1),
+                GgmlType::Q8_0 => blocks(ty, src, dst, check, legacy_fast::q8_0),
+                GgmlType::Q2_K => blocks(ty, src, dst, check, k::q2_k),
+                GgmlType::Q3_K => blocks(ty, src, dst, check, k::q3_k),
+                GgmlType::Q4_K => k_pairs(ty, src, dst, check, k::q4_k_fits2, k::q4_k_finish),
+                GgmlType::Q5_K => k_pairs(ty, src, dst, check, k::q5_k_fits2, k::q5_k_finish),
+                GgmlType::Q6_K => blocks(ty, src, dst, check, k::q6_k),
                 GgmlType::IQ4_NL => {
-                    check_magnitudes::<32>(ty, src)?;
+                    if check {
+                        check_magnitudes::<32>(ty, src)?;
+                    }
                     iq4::iq4_nl_row(src, dst).map_err(|(block, Overflow(scale))| {
                         QuantizeError::ScaleOverflow { ty, block, scale }
                     })
                 }
-                GgmlType::IQ4_XS => blocks(ty, src, dst, iq4::iq4_xs),
-                GgmlType::TQ1_0 => blocks(ty, src, dst, tq::tq1_0),
-                GgmlType::TQ2_0 => blocks(ty, src, dst, tq::tq2_0),
-                GgmlType::MXFP4 => blocks(ty, src, dst, fp4::mxfp4),
+                GgmlType::IQ4_XS => blocks(ty, src, dst, check, iq4::iq4_xs),
+                GgmlType::TQ1_0 => blocks(ty, src, dst, check, tq::tq1_0),
+                GgmlType::TQ2_0 => blocks(ty, src, dst, check, tq::tq2_0),
+                GgmlType::MXFP4 => blocks(ty, src, dst, check, fp4::mxfp4),
                 _ => Err(QuantizeError::Unsupported(ty)),
             }
         }
@@ -327,11 +350,14 @@ pub(crate) fn quantize_iq4_pair(
     src: &[f32],
     nl: &mut [u8],
     xs: &mut [u8],
+    plain: bool,
 ) -> [Result<(), QuantizeError>; 2] {
     let fits = quantized_size(GgmlType::IQ4_NL, src.len()) == Ok(nl.len())
         && quantized_size(GgmlType::IQ4_XS, src.len()) == Ok(xs.len());
-    // Refusals (sizes, non-finite, huge values) as each type alone words them.
-    if !fits || first_not_finite(src).is_some() || abs_max(src) > MAX_ABS {
+    // Refusals (sizes, non-finite, huge values) as each type alone words them; plain values
+    // (`quantize_row_plain`) have none.
+    debug_assert!(!plain || round_trip::is_plain(src));
+    if !fits || (!plain && (first_not_finite(src).is_some() || abs_max(src) > MAX_ABS)) {
         return [
             quantize_row(GgmlType::IQ4_NL, src, nl),
             quantize_row(GgmlType::IQ4_XS, src, xs),
@@ -393,8 +419,17 @@ fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), Qua
     Ok(())
 }
 
-/// Refuses one block holding a magnitude beyond [`MAX_ABS`] (unless MXFP4).
-fn check_block(ty: GgmlType, block: usize, values: &[f32]) -> Result<(), QuantizeError> {
+/// Refuses one block holding a magnitude beyond [`MAX_ABS`] (unless MXFP4), when `check`.
+#[inline(always)]
+fn check_block(
+    ty: GgmlType,
+    block: usize,
+    values: &[f32],
+    check: bool,
+) -> Result<(), QuantizeError> {
+    if !check {
+        return Ok(());
+    }
     let amax = abs_max(values);
     if amax > MAX_ABS && ty != GgmlType::MXFP4 {
         return Err(QuantizeError::ScaleOverflow {
@@ -416,6 +451,7 @@ fn k_pairs<const B: usize>(
     ty: GgmlType,
     src: &[f32],
     dst: &mut [u8],
+    check: bool,
     fits2: FitsPair,
     finish: FinishFn<B>,
 ) -> Result<(), QuantizeError> {
@@ -428,12 +464,12 @@ fn k_pairs<const B: usize>(
         let (Ok(va), Ok(ba)) = (<&[f32; 256]>::try_from(va), <&mut [u8; B]>::try_from(ba)) else {
             continue;
         };
-        check_block(ty, 2 * pair, va)?;
+        check_block(ty, 2 * pair, va, check)?;
         match (<&[f32; 256]>::try_from(vb), <&mut [u8; B]>::try_from(bb)) {
             (Ok(vb), Ok(bb)) => {
                 let [fa, fb] = fits2(va, vb);
                 finish(va, fa, ba).map_err(overflow(2 * pair))?;
-                check_block(ty, 2 * pair + 1, vb)?;
+                check_block(ty, 2 * pair + 1, vb, check)?;
                 finish(vb, fb, bb).map_err(overflow(2 * pair + 1))?;
             }
             _ => {
@@ -450,6 +486,7 @@ fn blocks<const N: usize, const B: usize>(
     ty: GgmlType,
     src: &[f32],
     dst: &mut [u8],
+    check: bool,
     quantize: BlockFn<N, B>,
 ) -> Result<(), QuantizeError> {
     for (block, (values, bytes)) in src.chunks_exact(N).zip(dst.chunks_exact_mut(B)).enumerate() {
@@ -458,7 +495,7 @@ fn blocks<const N: usize, const B: usize>(
             <&[f32; N]>::try_from(values),
             <&mut [u8; B]>::try_from(bytes),
         ) {
-            check_block(ty, block, values)?;
+            check_block(ty, block, values, check)?;
             quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
                 ty,
                 block,

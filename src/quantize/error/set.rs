@@ -8,7 +8,9 @@ use super::exact_sum::ExactSum;
 use super::lanes::{compare, sum_squares, Extremes};
 use super::QuantErrorReport;
 use crate::quantize::round_trip::{is_plain, round_trip};
-use crate::quantize::{quantize_iq4_pair, quantize_row, quantized_size, QuantizeError};
+use crate::quantize::{
+    quantize_iq4_pair, quantize_row, quantize_row_plain, quantized_size, QuantizeError,
+};
 use crate::types::GgmlType;
 
 /// Values per slice: 64 KiB of f32, a multiple of every group.
@@ -165,7 +167,7 @@ impl QuantErrorSet {
             let quantized = match pair {
                 Some((a, b)) if i == a => {
                     let mut bytes2 = std::mem::take(&mut self.bytes2);
-                    let [r_nl, r_xs] = self.quantize_pair(slice, &mut bytes2);
+                    let [r_nl, r_xs] = self.quantize_pair(slice, &mut bytes2, plain);
                     self.bytes2 = bytes2;
                     if let Err(e) = r_xs {
                         self.status[b] = Status::Failed(shifted(e, offset));
@@ -179,7 +181,7 @@ impl QuantErrorSet {
                     std::mem::swap(&mut self.bytes, &mut self.bytes2);
                     Ok(())
                 }
-                _ => self.quantize(ty, slice),
+                _ => self.quantize(ty, slice, plain),
             };
             if let Err(e) = quantized {
                 self.status[i] = Status::Failed(shifted(e, offset));
@@ -217,14 +219,24 @@ impl QuantErrorSet {
         }
     }
 
-    fn quantize(&mut self, ty: GgmlType, slice: &[f32]) -> Result<(), QuantizeError> {
+    /// `ty`'s bytes of `slice` into `bytes` (`plain`: known finite and below 65504).
+    fn quantize(&mut self, ty: GgmlType, slice: &[f32], plain: bool) -> Result<(), QuantizeError> {
         let size = quantized_size(ty, slice.len())?;
         self.bytes.resize(size, 0);
-        quantize_row(ty, slice, &mut self.bytes)
+        if plain {
+            quantize_row_plain(ty, slice, &mut self.bytes)
+        } else {
+            quantize_row(ty, slice, &mut self.bytes)
+        }
     }
 
     /// IQ4_NL into `bytes`, IQ4_XS into `xs`.
-    fn quantize_pair(&mut self, slice: &[f32], xs: &mut Vec<u8>) -> [Result<(), QuantizeError>; 2] {
+    fn quantize_pair(
+        &mut self,
+        slice: &[f32],
+        xs: &mut Vec<u8>,
+        plain: bool,
+    ) -> [Result<(), QuantizeError>; 2] {
         let sizes = (
             quantized_size(GgmlType::IQ4_NL, slice.len()),
             quantized_size(GgmlType::IQ4_XS, slice.len()),
@@ -234,7 +246,7 @@ impl QuantErrorSet {
         };
         self.bytes.resize(a, 0);
         xs.resize(b, 0);
-        quantize_iq4_pair(slice, &mut self.bytes, xs)
+        quantize_iq4_pair(slice, &mut self.bytes, xs, plain)
     }
 
     /// Adds another part's sums (a set of the same types and row length, over other whole rows):
@@ -428,7 +440,7 @@ mod tests {
             }
             let mut nl = vec![0u8; 144 * 12];
             let mut xs = vec![0u8; 136 * 12];
-            let got = quantize_iq4_pair(&x, &mut nl, &mut xs);
+            let got = quantize_iq4_pair(&x, &mut nl, &mut xs, is_plain(&x));
             let mut nl1 = vec![0u8; 144 * 12];
             let mut xs1 = vec![0u8; 136 * 12];
             let want = [
@@ -449,7 +461,7 @@ mod tests {
         }
         let mut nan = values(512, 3);
         nan[300] = f32::NAN;
-        let got = quantize_iq4_pair(&nan, &mut vec![0u8; 288], &mut vec![0u8; 272]);
+        let got = quantize_iq4_pair(&nan, &mut vec![0u8; 288], &mut vec![0u8; 272], false);
         let want = [
             quantize_row(GgmlType::IQ4_NL, &nan, &mut [0u8; 288]),
             quantize_row(GgmlType::IQ4_XS, &nan, &mut [0u8; 272]),
