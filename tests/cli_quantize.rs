@@ -213,7 +213,13 @@ fn quant_error_matches_the_quantized_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixtures().join("input.gguf");
     let name = "blk.0.attn_q.weight";
-    for ty in ["Q8_0", "Q4_K", "IQ4_XS"] {
+    // Every type: the chart's values come straight from the quantizers for most of them
+    // (src/quantize/round_trip.rs), checked here against the bytes llama.cpp writes.
+    let types = [
+        "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+        "Q6_K", "IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4",
+    ];
+    for ty in types {
         let out = dir.path().join(format!("{ty}.gguf"));
         let status = gguf_lens()
             .args(["quantize", "--type", ty])
