@@ -699,7 +699,17 @@ fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
     }
 }
 
-pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
+/// Q2_K's search and rounded scales (everything but the final quants): the 16 packed
+/// scale/min bytes, the d and dmin fields, and the search's quants (kept where a sub-block's
+/// scale rounds to 0). Shared by [`q2_k`] and the byte-free round trip.
+pub(super) struct Q2Head {
+    pub(super) sc: [u8; 16],
+    pub(super) dd: [u8; 4],
+    pub(super) big_l: [u8; QK_K],
+}
+
+#[inline(always)]
+pub(super) fn q2_k_head(x: &[f32; QK_K]) -> Result<Q2Head, Overflow> {
     const Q4SCALE: f32 = 15.0;
     let params = Qkx2 {
         nmax: 3,
@@ -717,7 +727,7 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     }
     let mut lt = [[0u8; 16]; 16];
     let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
-    let mut big_l = untranspose16(&lt);
+    let big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..16 {
@@ -728,8 +738,8 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
             max_min = mins[j];
         }
     }
-    let (sc, rest) = y.split_at_mut(16);
-    let (qs, dd) = rest.split_at_mut(64);
+    let mut sc = [0u8; 16];
+    let mut dd = [0u8; 4];
     if max_scale > 0.0 {
         let iscale = Q4SCALE / max_scale;
         for j in 0..16 {
@@ -737,7 +747,6 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
         }
         dd[0..2].copy_from_slice(&f16_field(max_scale / Q4SCALE)?);
     } else {
-        sc.iter_mut().for_each(|s| *s = 0);
         dd[0..2].copy_from_slice(&f16_field(0.0)?);
     }
     if max_min > 0.0 {
@@ -749,6 +758,19 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     } else {
         dd[2..4].copy_from_slice(&f16_field(0.0)?);
     }
+    Ok(Q2Head { sc, dd, big_l })
+}
+
+pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
+    let Q2Head {
+        sc: scb,
+        dd: ddb,
+        mut big_l,
+    } = q2_k_head(x)?;
+    let (sc, rest) = y.split_at_mut(16);
+    let (qs, dd) = rest.split_at_mut(64);
+    sc.copy_from_slice(&scb);
+    dd.copy_from_slice(&ddb);
     let d_all = f16_value([dd[0], dd[1]]);
     let dmin_all = f16_value([dd[2], dd[3]]);
     for j in 0..16 {
@@ -773,11 +795,20 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     Ok(())
 }
 
-pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
+/// Q3_K's search and rounded scales: the 12 packed 6-bit scale bytes, the d field, and the
+/// search's quants (0..=7, kept where a sub-block's scale rounds to 0).
+pub(super) struct Q3Head {
+    pub(super) sc: [u8; 12],
+    pub(super) dd: [u8; 2],
+    pub(super) big_l: [i8; QK_K],
+}
+
+#[inline(always)]
+pub(super) fn q3_k_head(x: &[f32; QK_K]) -> Result<Q3Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = q3_lanes(&xt, 4, &mut lt);
-    let mut big_l = untranspose16(&lt);
+    let big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut amax = 0.0f32;
     for j in 0..16 {
@@ -787,10 +818,8 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
             max_scale = scales[j];
         }
     }
-    let (hmask, rest) = y.split_at_mut(32);
-    let (qs, rest) = rest.split_at_mut(64);
-    let (sc, dd) = rest.split_at_mut(12);
-    sc.iter_mut().for_each(|s| *s = 0);
+    let mut sc = [0u8; 12];
+    let dd;
     if max_scale != 0.0 {
         let iscale = -32.0f32 / max_scale;
         for j in 0..16 {
@@ -804,15 +833,34 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
             }
             sc[j % 4 + 8] |= (l >> 4) << (2 * (j / 4));
         }
-        dd.copy_from_slice(&f16_field(1.0 / iscale)?);
+        dd = f16_field(1.0 / iscale)?;
     } else {
-        dd.copy_from_slice(&f16_field(0.0)?);
+        dd = f16_field(0.0)?;
     }
+    Ok(Q3Head { sc, dd, big_l })
+}
+
+/// Q3_K sub-block j's signed 6-bit scale from the packed bytes.
+#[inline(always)]
+pub(super) fn q3_k_scale(sc: &[u8], j: usize) -> i8 {
+    let low = if j < 8 { sc[j] & 0xf } else { sc[j - 8] >> 4 };
+    (low | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) as i8 - 32
+}
+
+pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
+    let Q3Head {
+        sc: scb,
+        dd: ddb,
+        mut big_l,
+    } = q3_k_head(x)?;
+    let (hmask, rest) = y.split_at_mut(32);
+    let (qs, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(12);
+    sc.copy_from_slice(&scb);
+    dd.copy_from_slice(&ddb);
     let d_all = f16_value([dd[0], dd[1]]);
     for j in 0..16 {
-        let low = if j < 8 { sc[j] & 0xf } else { sc[j - 8] >> 4 };
-        let s = (low | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) as i8 - 32;
-        let d = d_all * f32::from(s);
+        let d = d_all * f32::from(q3_k_scale(sc, j));
         if d == 0.0 {
             continue;
         }
@@ -838,9 +886,9 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
 
 /// The sub-block fits of one Q4_K/Q5_K super-block: per 32 values a scale, a min and quants.
 pub(super) struct Fits {
-    scales: [f32; 8],
-    mins: [f32; 8],
-    big_l: [u8; QK_K],
+    pub(super) scales: [f32; 8],
+    pub(super) mins: [f32; 8],
+    pub(super) big_l: [u8; QK_K],
 }
 
 /// The sub-block fits of two Q4_K/Q5_K super-blocks at once (16 lanes: two independent
@@ -926,6 +974,34 @@ fn k_scales(
     head: &mut [u8],
     big_l: &mut [u8; QK_K],
 ) -> Result<(), Overflow> {
+    k_head(scales, mins, head)?;
+    let (d, dmin) = (f16_value([head[0], head[1]]), f16_value([head[2], head[3]]));
+    for j in 0..8 {
+        let (s, m) = scale_min_k4(j, &head[4..16]);
+        let dj = d * f32::from(s);
+        if dj == 0.0 {
+            continue;
+        }
+        let dm = dmin * f32::from(m);
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            let r = 32 * j..32 * j + 32;
+            let q = (0, nmax, 0);
+            // SAFETY: built with simd128.
+            unsafe { super::k_simd128::requant(&x[r.clone()], dm, dj, q, &mut big_l[r]) };
+        }
+        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+        for ii in 0..32 {
+            let l = nearest_int((x[32 * j + ii] + dm) / dj);
+            big_l[32 * j + ii] = l.clamp(0, nmax) as u8;
+        }
+    }
+    Ok(())
+}
+
+/// The 8 scales and mins of Q4_K/Q5_K quantized to 6 bits into `head` (d, dmin, 12 scale bytes).
+#[inline(always)]
+pub(super) fn k_head(scales: &[f32; 8], mins: &[f32; 8], head: &mut [u8]) -> Result<(), Overflow> {
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..8 {
@@ -960,32 +1036,11 @@ fn k_scales(
     let dmin = f16_field(max_min / 63.0)?;
     head[0..2].copy_from_slice(&d);
     head[2..4].copy_from_slice(&dmin);
-    let (d, dmin) = (f16_value(d), f16_value(dmin));
-    for j in 0..8 {
-        let (s, m) = scale_min_k4(j, &head[4..16]);
-        let dj = d * f32::from(s);
-        if dj == 0.0 {
-            continue;
-        }
-        let dm = dmin * f32::from(m);
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        {
-            let r = 32 * j..32 * j + 32;
-            let q = (0, nmax, 0);
-            // SAFETY: built with simd128.
-            unsafe { super::k_simd128::requant(&x[r.clone()], dm, dj, q, &mut big_l[r]) };
-        }
-        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-        for ii in 0..32 {
-            let l = nearest_int((x[32 * j + ii] + dm) / dj);
-            big_l[32 * j + ii] = l.clamp(0, nmax) as u8;
-        }
-    }
     Ok(())
 }
 
 /// The 6-bit scale and min of sub-block j from the 12 packed bytes (ggml's `get_scale_min_k4`).
-fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+pub(super) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {
@@ -1066,7 +1121,17 @@ pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Res
     Ok(())
 }
 
-pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
+/// Q6_K's search and rounded scales: the 16 i8 scales, the d field, and the search's quants
+/// (0..64, kept where a sub-block's scale rounds to 0). An all-zero block (no scale at least
+/// ggml's GROUP_MAX_EPS) is all zero bytes: scales, d and quants 0.
+pub(super) struct Q6Head {
+    pub(super) sc: [u8; 16],
+    pub(super) dd: [u8; 2],
+    pub(super) big_l: [u8; QK_K],
+}
+
+#[inline(always)]
+pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = qx_lanes(&xt, 32, &mut lt);
@@ -1083,18 +1148,33 @@ pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
             max_scale = scale;
         }
     }
+    let mut sc = [0u8; 16];
     if max_abs_scale < GROUP_MAX_EPS {
-        y.iter_mut().for_each(|b| *b = 0);
-        return Ok(());
+        return Ok(Q6Head {
+            sc,
+            dd: [0; 2],
+            big_l: [0; QK_K],
+        });
     }
-    let (ql, rest) = y.split_at_mut(128);
-    let (qh, rest) = rest.split_at_mut(64);
-    let (sc, dd) = rest.split_at_mut(16);
     let iscale = -128.0f32 / max_scale;
-    dd.copy_from_slice(&f16_field(1.0 / iscale)?);
+    let dd = f16_field(1.0 / iscale)?;
     for ib in 0..16 {
         sc[ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
     }
+    Ok(Q6Head { sc, dd, big_l })
+}
+
+pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
+    let Q6Head {
+        sc: scb,
+        dd: ddb,
+        mut big_l,
+    } = q6_k_head(x)?;
+    let (ql, rest) = y.split_at_mut(128);
+    let (qh, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(16);
+    sc.copy_from_slice(&scb);
+    dd.copy_from_slice(&ddb);
     let d_all = f16_value([dd[0], dd[1]]);
     for j in 0..16 {
         let d = d_all * f32::from(sc[j] as i8);

@@ -13,7 +13,7 @@ unsafe fn quant(v: v128, lo: v128, hi: v128) -> v128 {
 
 /// [`quant`] as i32 lanes.
 #[inline(always)]
-unsafe fn quant_i(v: v128, lo: v128, hi: v128) -> v128 {
+pub(super) unsafe fn quant_i(v: v128, lo: v128, hi: v128) -> v128 {
     let t = f32x4_add(v, f32x4_splat(12_582_912.0));
     let i = i32x4_sub(
         v128_and(t, i32x4_splat(0x007f_ffff)),
