@@ -8,7 +8,7 @@
 #![allow(clippy::needless_range_loop)] // sub-block index arithmetic as in k.rs
 
 use super::k::{self, Fits, Q2Head, Q3Head, Q6Head};
-use super::{f16_value, nearest_int, Overflow};
+use super::{f16_value, Overflow};
 use crate::types::GgmlType;
 
 const QK_K: usize = 256;
@@ -179,7 +179,7 @@ fn requant_values<const MIN: bool>(x: &[f32], dm: f32, d: f32, q: (i32, i32), y:
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     for (y, &x) in y.iter_mut().zip(x) {
         let t = if MIN { (x + dm) / d } else { x / d };
-        let l = nearest_int(t).clamp(q.0, q.1) as f32;
+        let l = super::nearest_int(t).clamp(q.0, q.1) as f32;
         *y = if MIN { d * l - dm } else { d * l };
     }
 }
@@ -262,7 +262,7 @@ mod tests {
                             normal
                         }
                     }
-                    5 => scale as f32 * 0.75,
+                    5 => scale * 0.75,
                     6 => [-1.0, 0.0, 0.5, 2.0][(r & 3) as usize] * scale,
                     // Sub-blocks of 16 of differing kinds (zero, constant, normal, tiny).
                     7 => match (i / 16 + b) % 4 {
