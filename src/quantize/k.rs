@@ -361,6 +361,10 @@ struct Qkx2 {
     rdelta: f32,
     nstep: i32,
     use_mad: bool,
+    /// Whether the caller reads the quants. When not, the simd128 search leaves them 0 (a
+    /// round trip of Q2_K/Q4_K/Q5_K never needs them: see `k_round_trip`); other builds
+    /// compute them anyway.
+    quants: bool,
 }
 
 /// ggml's `make_qkx2_quants` as written (the reference the lane version is tested against): an affine fit `scale·L − min` of unsigned quants, searched over
@@ -640,8 +644,8 @@ fn qkx2_lanes<const L: usize, const N: usize>(
             // Passes of two vectors (8 lanes): four at once spill in V8's code (16 xmm
             // registers), one alone waits on its sums' add latency.
             match (L, p.use_mad) {
-                (8 | 16, false) => return qkx2::<L, N, 2, false>(xt, wt, q, lt),
-                (8 | 16, true) => return qkx2::<L, N, 2, true>(xt, wt, q, lt),
+                (8 | 16, false) => return qkx2::<L, N, 2, false>(xt, wt, q, p.quants, lt),
+                (8 | 16, true) => return qkx2::<L, N, 2, true>(xt, wt, q, p.quants, lt),
                 _ => {}
             }
         }
@@ -709,7 +713,7 @@ pub(super) struct Q2Head {
 }
 
 #[inline(always)]
-pub(super) fn q2_k_head(x: &[f32; QK_K]) -> Result<Q2Head, Overflow> {
+pub(super) fn q2_k_head(x: &[f32; QK_K], quants: bool) -> Result<Q2Head, Overflow> {
     const Q4SCALE: f32 = 15.0;
     let params = Qkx2 {
         nmax: 3,
@@ -717,6 +721,7 @@ pub(super) fn q2_k_head(x: &[f32; QK_K]) -> Result<Q2Head, Overflow> {
         rdelta: 0.1,
         nstep: 15,
         use_mad: true,
+        quants,
     };
     let xt = transpose16(x);
     let mut wt = [[0.0f32; 16]; 16];
@@ -727,7 +732,11 @@ pub(super) fn q2_k_head(x: &[f32; QK_K]) -> Result<Q2Head, Overflow> {
     }
     let mut lt = [[0u8; 16]; 16];
     let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
-    let big_l = untranspose16(&lt);
+    let big_l = if quants {
+        untranspose16(&lt)
+    } else {
+        [0; QK_K]
+    };
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..16 {
@@ -766,7 +775,7 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
         sc: scb,
         dd: ddb,
         mut big_l,
-    } = q2_k_head(x)?;
+    } = q2_k_head(x, true)?;
     let (sc, rest) = y.split_at_mut(16);
     let (qs, dd) = rest.split_at_mut(64);
     sc.copy_from_slice(&scb);
@@ -912,7 +921,11 @@ fn k_fits2(x: [&[f32; QK_K]; 2], params: &Qkx2) -> [Fits; 2] {
     }
     let mut lt = [[0u8; 16]; 32];
     let (scales, mins) = qkx2_lanes(&xt, &wt, params, &mut lt);
-    let big = untranspose_pair(&lt);
+    let big = if params.quants {
+        untranspose_pair(&lt)
+    } else {
+        [[0; QK_K]; 2]
+    };
     let fits = |b: usize| {
         let mut f = Fits {
             scales: [0.0; 8],
@@ -1057,6 +1070,7 @@ const Q4_K_FIT: Qkx2 = Qkx2 {
     rdelta: 0.1,
     nstep: 20,
     use_mad: false,
+    quants: true,
 };
 
 const Q5_K_FIT: Qkx2 = Qkx2 {
@@ -1065,6 +1079,7 @@ const Q5_K_FIT: Qkx2 = Qkx2 {
     rdelta: 0.1,
     nstep: 15,
     use_mad: false,
+    quants: true,
 };
 
 /// Q4_K fits of two super-blocks (the second may repeat the first).
@@ -1075,6 +1090,28 @@ pub(super) fn q4_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
 /// Q5_K fits of two super-blocks (the second may repeat the first).
 pub(super) fn q5_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
     k_fits2([a, b], &Q5_K_FIT)
+}
+
+/// [`q4_k_fits2`] for a caller that never reads the quants (`Fits::big_l` may be all 0).
+pub(super) fn q4_k_fits2_scales(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2(
+        [a, b],
+        &Qkx2 {
+            quants: false,
+            ..Q4_K_FIT
+        },
+    )
+}
+
+/// [`q5_k_fits2`] for a caller that never reads the quants (`Fits::big_l` may be all 0).
+pub(super) fn q5_k_fits2_scales(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2(
+        [a, b],
+        &Qkx2 {
+            quants: false,
+            ..Q5_K_FIT
+        },
+    )
 }
 
 /// The rest of a Q4_K block from its fits: 6-bit scales and mins, requantized 4-bit quants.
@@ -1268,6 +1305,7 @@ mod tests {
                 rdelta: 0.1,
                 nstep,
                 use_mad: round % 2 == 0,
+                quants: true,
             };
             let mut lt = [[0u8; L]; N];
             let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);

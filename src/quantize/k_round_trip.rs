@@ -3,8 +3,10 @@
 //! unpacking. Each value is requantized against its sub-block's rounded scale exactly as the
 //! quantizer does, then turned back into a float with the dequantizer's operations in its order
 //! (`quant::scalar::k`: `(d·sc)·q − dmin·m`), so the result is the same bits. A sub-block whose
-//! rounded scale is 0 keeps the search's quants, as the bytes do (they still set the sign of a
-//! zero product).
+//! rounded scale is 0 keeps the search's quants in the bytes: for Q3_K and Q6_K they set the
+//! sign of the zero product `(d·sc)·q` (d may be negative, q is signed), so they are read from
+//! the search; for Q2_K/Q4_K/Q5_K, d ≥ +0 and q ≥ 0 make every such value `+0 − dmin·m`
+//! whatever q is, so their searches skip recomputing the quants.
 #![allow(clippy::needless_range_loop)] // sub-block index arithmetic as in k.rs
 
 use super::k::{self, Fits, Q2Head, Q3Head, Q6Head};
@@ -23,8 +25,8 @@ pub(crate) fn round_trip_k(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
     match ty {
         GgmlType::Q2_K => each_block(x, y, q2_k),
         GgmlType::Q3_K => each_block(x, y, q3_k),
-        GgmlType::Q4_K => pairs(x, y, k::q4_k_fits2, 15),
-        GgmlType::Q5_K => pairs(x, y, k::q5_k_fits2, 31),
+        GgmlType::Q4_K => pairs(x, y, k::q4_k_fits2_scales, 15),
+        GgmlType::Q5_K => pairs(x, y, k::q5_k_fits2_scales, 31),
         GgmlType::Q6_K => each_block(x, y, q6_k),
         _ => return false,
     }
@@ -99,7 +101,8 @@ fn k_values(x: &[f32; QK_K], fits: Fits, nmax: i32, y: &mut [f32; QK_K]) {
         let (dj, dm) = (d * f32::from(s), dmin * f32::from(m));
         let r = 32 * j..32 * j + 32;
         if dj == 0.0 {
-            search_values::<true>(&fits.big_l[r.clone()], 0.0, dj, dm, &mut y[r]);
+            // (+0)·q − dm for every quant q ≥ 0 (the scales are never negative).
+            y[r].fill(0.0 - dm);
         } else {
             requant_values::<true>(&x[r.clone()], dm, dj, (0, nmax), &mut y[r]);
         }
@@ -107,7 +110,7 @@ fn k_values(x: &[f32; QK_K], fits: Fits, nmax: i32, y: &mut [f32; QK_K]) {
 }
 
 fn q2_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
-    let Q2Head { sc, dd, big_l } = k::q2_k_head(x)?;
+    let Q2Head { sc, dd, .. } = k::q2_k_head(x, false)?;
     let d_all = f16_value([dd[0], dd[1]]);
     let dmin_all = f16_value([dd[2], dd[3]]);
     for j in 0..16 {
@@ -115,7 +118,8 @@ fn q2_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
         let dm = dmin_all * f32::from(sc[j] >> 4);
         let r = 16 * j..16 * j + 16;
         if d == 0.0 {
-            search_values::<true>(&big_l[r.clone()], 0.0, d, dm, &mut y[r]);
+            // (+0)·q − dm for every quant q ≥ 0 (d_all ≥ +0: the largest scale, or 0).
+            y[r].fill(0.0 - dm);
         } else {
             requant_values::<true>(&x[r.clone()], dm, d, (0, 3), &mut y[r]);
         }
@@ -132,7 +136,7 @@ fn q3_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
         if d == 0.0 {
             // The bytes hold the search's quant q (0..=7); the dequantizer takes q − 4.
             let q: [u8; 16] = std::array::from_fn(|i| big_l[16 * j + i] as u8);
-            search_values::<false>(&q, -4.0, d, 0.0, &mut y[r]);
+            search_values(&q, -4.0, d, &mut y[r]);
         } else {
             requant_values::<false>(&x[r.clone()], 0.0, d, (-4, 3), &mut y[r]);
         }
@@ -148,7 +152,7 @@ fn q6_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
         let r = 16 * j..16 * j + 16;
         if d == 0.0 {
             // The bytes hold the search's quant q (0..64); the dequantizer takes q − 32.
-            search_values::<false>(&big_l[r.clone()], -32.0, d, 0.0, &mut y[r]);
+            search_values(&big_l[r.clone()], -32.0, d, &mut y[r]);
         } else {
             requant_values::<false>(&x[r.clone()], 0.0, d, (-32, 31), &mut y[r]);
         }
@@ -156,13 +160,12 @@ fn q6_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
     Ok(())
 }
 
-/// A sub-block whose rounded scale d is 0: `d·(q + off) − dm` (`− dm` only with `MIN`) from the
-/// search's quants q, as the dequantizer reads them from the bytes.
+/// A Q3_K/Q6_K sub-block whose rounded scale d is ±0: `d·(q + off)` from the search's quants
+/// q, as the dequantizer reads them from the bytes.
 #[inline(always)]
-fn search_values<const MIN: bool>(q: &[u8], off: f32, d: f32, dm: f32, y: &mut [f32]) {
+fn search_values(q: &[u8], off: f32, d: f32, y: &mut [f32]) {
     for (y, &q) in y.iter_mut().zip(q) {
-        let v = d * (f32::from(q) + off);
-        *y = if MIN { v - dm } else { v };
+        *y = d * (f32::from(q) + off);
     }
 }
 

@@ -118,7 +118,8 @@ unsafe fn step_sums<
 /// error. The `V` vectors of a pass are independent and stepped together, so their sequential
 /// sums overlap in the pipeline (one vector alone is bound by the add latency); V = 2 because
 /// V8 has 16 xmm registers and 4 vectors' state spills in the hot loop (measured: V = 4 over 16
-/// lanes ran slower). Returns (scale, −min) per lane and the quants in `lt`.
+/// lanes ran slower). Returns (scale, −min) per lane and the quants in `lt` (left untouched
+/// unless `quants`: a round trip that never reads them skips their recomputation).
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
@@ -126,23 +127,26 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
     q: (i32, f32, f32, i32),
+    quants: bool,
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
     assert!(V > 0 && L % (4 * V) == 0 && N > 0 && q.3 >= 1);
     let mut scales = [0.0f32; L];
     let mut the_mins = [0.0f32; L];
     for off in (0..L).step_by(4 * V) {
-        qkx2_pass::<L, N, V, MAD>(xt, wt, q, lt, off, &mut scales, &mut the_mins);
+        qkx2_pass::<L, N, V, MAD>(xt, wt, q, quants, lt, off, &mut scales, &mut the_mins);
     }
     (scales, the_mins)
 }
 
 /// One pass of [`qkx2`]: lanes `off..off + 4·V`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: bool>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
     (nmax, rmin, rdelta, nstep): (i32, f32, f32, i32),
+    quants: bool,
     lt: &mut [[u8; L]; N],
     off: usize,
     scales: &mut [f32; L],
@@ -297,7 +301,7 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     for v in 0..V {
         let c = off + 4 * v;
         let keep = v128_not(flat[v]);
-        for i in 0..N {
+        for i in (0..N).filter(|_| quants) {
             let x = ld(&xt[i], c);
             let l = quant_i(
                 f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
