@@ -705,11 +705,12 @@ fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
 
 /// Q2_K's search and rounded scales (everything but the final quants): the 16 packed
 /// scale/min bytes, the d and dmin fields, and the search's quants (kept where a sub-block's
-/// scale rounds to 0). Shared by [`q2_k`] and the byte-free round trip.
+/// scale rounds to 0; computed only when asked for), transposed as the search leaves them
+/// (`lt[l][j]`: value l of sub-block j). Shared by [`q2_k`] and the byte-free round trip.
 pub(super) struct Q2Head {
     pub(super) sc: [u8; 16],
     pub(super) dd: [u8; 4],
-    pub(super) big_l: [u8; QK_K],
+    pub(super) lt: [[u8; 16]; 16],
 }
 
 #[inline(always)]
@@ -732,11 +733,6 @@ pub(super) fn q2_k_head(x: &[f32; QK_K], quants: bool) -> Result<Q2Head, Overflo
     }
     let mut lt = [[0u8; 16]; 16];
     let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
-    let big_l = if quants {
-        untranspose16(&lt)
-    } else {
-        [0; QK_K]
-    };
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..16 {
@@ -767,15 +763,16 @@ pub(super) fn q2_k_head(x: &[f32; QK_K], quants: bool) -> Result<Q2Head, Overflo
     } else {
         dd[2..4].copy_from_slice(&f16_field(0.0)?);
     }
-    Ok(Q2Head { sc, dd, big_l })
+    Ok(Q2Head { sc, dd, lt })
 }
 
 pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     let Q2Head {
         sc: scb,
         dd: ddb,
-        mut big_l,
+        lt,
     } = q2_k_head(x, true)?;
+    let mut big_l = untranspose16(&lt);
     let (sc, rest) = y.split_at_mut(16);
     let (qs, dd) = rest.split_at_mut(64);
     sc.copy_from_slice(&scb);
@@ -805,11 +802,12 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
 }
 
 /// Q3_K's search and rounded scales: the 12 packed 6-bit scale bytes, the d field, and the
-/// search's quants (0..=7, kept where a sub-block's scale rounds to 0).
+/// search's quants (0..=7, kept where a sub-block's scale rounds to 0), transposed as the
+/// search leaves them (`lt[l][j]`: value l of sub-block j).
 pub(super) struct Q3Head {
     pub(super) sc: [u8; 12],
     pub(super) dd: [u8; 2],
-    pub(super) big_l: [i8; QK_K],
+    pub(super) lt: [[i8; 16]; 16],
 }
 
 #[inline(always)]
@@ -817,7 +815,6 @@ pub(super) fn q3_k_head(x: &[f32; QK_K]) -> Result<Q3Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = q3_lanes(&xt, 4, &mut lt);
-    let big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut amax = 0.0f32;
     for j in 0..16 {
@@ -846,7 +843,7 @@ pub(super) fn q3_k_head(x: &[f32; QK_K]) -> Result<Q3Head, Overflow> {
     } else {
         dd = f16_field(0.0)?;
     }
-    Ok(Q3Head { sc, dd, big_l })
+    Ok(Q3Head { sc, dd, lt })
 }
 
 /// Q3_K sub-block j's signed 6-bit scale from the packed bytes.
@@ -860,8 +857,9 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
     let Q3Head {
         sc: scb,
         dd: ddb,
-        mut big_l,
+        lt,
     } = q3_k_head(x)?;
+    let mut big_l = untranspose16(&lt);
     let (hmask, rest) = y.split_at_mut(32);
     let (qs, rest) = rest.split_at_mut(64);
     let (sc, dd) = rest.split_at_mut(12);
@@ -1159,12 +1157,13 @@ pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Res
 }
 
 /// Q6_K's search and rounded scales: the 16 i8 scales, the d field, and the search's quants
-/// (0..64, kept where a sub-block's scale rounds to 0). An all-zero block (no scale at least
-/// ggml's GROUP_MAX_EPS) is all zero bytes: scales, d and quants 0.
+/// (0..64, kept where a sub-block's scale rounds to 0) transposed as the search leaves them
+/// (`lt[l][j]`: value l of sub-block j). An all-zero block (no scale at least ggml's
+/// GROUP_MAX_EPS) is all zero bytes: scales, d and quants 0.
 pub(super) struct Q6Head {
     pub(super) sc: [u8; 16],
     pub(super) dd: [u8; 2],
-    pub(super) big_l: [u8; QK_K],
+    pub(super) lt: [[i8; 16]; 16],
 }
 
 #[inline(always)]
@@ -1172,13 +1171,9 @@ pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = qx_lanes(&xt, 32, &mut lt);
-    let mut big_l = [0u8; QK_K];
     let mut max_scale = 0.0f32;
     let mut max_abs_scale = 0.0f32;
     for ib in 0..16 {
-        for i in 0..16 {
-            big_l[16 * ib + i] = lt[i][ib] as u8;
-        }
         let scale = scales[ib];
         if scale.abs() > max_abs_scale {
             max_abs_scale = scale.abs();
@@ -1190,7 +1185,7 @@ pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
         return Ok(Q6Head {
             sc,
             dd: [0; 2],
-            big_l: [0; QK_K],
+            lt: [[0; 16]; 16],
         });
     }
     let iscale = -128.0f32 / max_scale;
@@ -1198,15 +1193,21 @@ pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
     for ib in 0..16 {
         sc[ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
     }
-    Ok(Q6Head { sc, dd, big_l })
+    Ok(Q6Head { sc, dd, lt })
 }
 
 pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
     let Q6Head {
         sc: scb,
         dd: ddb,
-        mut big_l,
+        lt,
     } = q6_k_head(x)?;
+    let mut big_l = [0u8; QK_K];
+    for ib in 0..16 {
+        for i in 0..16 {
+            big_l[16 * ib + i] = lt[i][ib] as u8;
+        }
+    }
     let (ql, rest) = y.split_at_mut(128);
     let (qh, rest) = rest.split_at_mut(64);
     let (sc, dd) = rest.split_at_mut(16);

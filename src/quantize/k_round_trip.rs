@@ -128,15 +128,14 @@ fn q2_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
 }
 
 fn q3_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
-    let Q3Head { sc, dd, big_l } = k::q3_k_head(x)?;
+    let Q3Head { sc, dd, lt } = k::q3_k_head(x)?;
     let d_all = f16_value(dd);
     for j in 0..16 {
         let d = d_all * f32::from(k::q3_k_scale(&sc, j));
         let r = 16 * j..16 * j + 16;
         if d == 0.0 {
             // The bytes hold the search's quant q (0..=7); the dequantizer takes q − 4.
-            let q: [u8; 16] = std::array::from_fn(|i| big_l[16 * j + i] as u8);
-            search_values(&q, -4.0, d, &mut y[r]);
+            search_values(&lt, j, -4.0, d, &mut y[r]);
         } else {
             requant_values::<false>(&x[r.clone()], 0.0, d, (-4, 3), &mut y[r]);
         }
@@ -145,14 +144,14 @@ fn q3_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
 }
 
 fn q6_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
-    let Q6Head { sc, dd, big_l } = k::q6_k_head(x)?;
+    let Q6Head { sc, dd, lt } = k::q6_k_head(x)?;
     let d_all = f16_value(dd);
     for j in 0..16 {
         let d = d_all * f32::from(sc[j] as i8);
         let r = 16 * j..16 * j + 16;
         if d == 0.0 {
             // The bytes hold the search's quant q (0..64); the dequantizer takes q − 32.
-            search_values(&big_l[r.clone()], -32.0, d, &mut y[r]);
+            search_values(&lt, j, -32.0, d, &mut y[r]);
         } else {
             requant_values::<false>(&x[r.clone()], 0.0, d, (-32, 31), &mut y[r]);
         }
@@ -160,12 +159,13 @@ fn q6_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
     Ok(())
 }
 
-/// A Q3_K/Q6_K sub-block whose rounded scale d is ±0: `d·(q + off)` from the search's quants
-/// q, as the dequantizer reads them from the bytes.
-#[inline(always)]
-fn search_values(q: &[u8], off: f32, d: f32, y: &mut [f32]) {
-    for (y, &q) in y.iter_mut().zip(q) {
-        *y = d * (f32::from(q) + off);
+/// A Q3_K/Q6_K sub-block j whose rounded scale d is ±0: `d·(q + off)` from the search's quants
+/// q (`lt[l][j]`), as the dequantizer reads them from the bytes. Rare, so read in place rather
+/// than untransposed.
+#[cold]
+fn search_values(lt: &[[i8; 16]; 16], j: usize, off: f32, d: f32, y: &mut [f32]) {
+    for (y, row) in y.iter_mut().zip(lt) {
+        *y = d * (f32::from(row[j] as u8) + off);
     }
 }
 
