@@ -8,7 +8,7 @@ use super::{f16_field, f16_value, nearest_int, Overflow};
 const QK_K: usize = 256;
 
 /// ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zeros.
-const GROUP_MAX_EPS: f32 = 1e-15;
+pub(super) const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// ggml's `make_qx_quants` as written (the reference the lane version is tested against), with `rmse_type = 1` and no weights (Q6_K): signed quants in
 /// 0..2·nmax, weights x², the scale searched over 18 nudged inverse scales.
@@ -162,9 +162,12 @@ fn make_qx_lanes<const L: usize, const N: usize>(
 }
 
 /// [`make_qx_lanes`], or its AVX2 intrinsics version (`k_avx2::qx`, same bits) with AVX2.
+/// Unless `quants`, the simd128 build leaves the quants of groups that are not all zero as
+/// they were (other builds compute them anyway).
 fn qx_lanes<const L: usize, const N: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
+    quants: bool,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     #[cfg(target_arch = "x86_64")]
@@ -176,7 +179,7 @@ fn qx_lanes<const L: usize, const N: usize>(
     if L % 8 == 0 {
         // SAFETY: built with simd128.
         // Two vectors (8 lanes) at a time: 1.2× one (measured; four no better).
-        return unsafe { super::k_simd128::qx::<L, N, 2>(xt, nmax, GROUP_MAX_EPS, lt) };
+        return unsafe { super::k_simd128::qx::<L, N, 2>(xt, nmax, GROUP_MAX_EPS, quants, lt) };
     }
     make_qx_lanes(xt, nmax, lt)
 }
@@ -1157,23 +1160,30 @@ pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Res
 }
 
 /// Q6_K's search and rounded scales: the 16 i8 scales, the d field, and the search's quants
-/// (0..64, kept where a sub-block's scale rounds to 0) transposed as the search leaves them
-/// (`lt[l][j]`: value l of sub-block j). An all-zero block (no scale at least ggml's
-/// GROUP_MAX_EPS) is all zero bytes: scales, d and quants 0.
+/// (0..64, kept where a sub-block's scale rounds to 0; computed only when asked for, else 0).
+/// An all-zero block (no scale at least ggml's GROUP_MAX_EPS) is all zero bytes: scales, d and
+/// quants 0.
 pub(super) struct Q6Head {
     pub(super) sc: [u8; 16],
     pub(super) dd: [u8; 2],
-    pub(super) lt: [[i8; 16]; 16],
+    pub(super) big_l: [u8; QK_K],
 }
 
 #[inline(always)]
-pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
+pub(super) fn q6_k_head(x: &[f32; QK_K], quants: bool) -> Result<Q6Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
-    let scales = qx_lanes(&xt, 32, &mut lt);
+    let scales = qx_lanes(&xt, 32, quants, &mut lt);
+    let mut big_l = [0u8; QK_K];
     let mut max_scale = 0.0f32;
     let mut max_abs_scale = 0.0f32;
     for ib in 0..16 {
+        // Untransposed here, with the scales (measured faster than a separate pass).
+        if quants {
+            for i in 0..16 {
+                big_l[16 * ib + i] = lt[i][ib] as u8;
+            }
+        }
         let scale = scales[ib];
         if scale.abs() > max_abs_scale {
             max_abs_scale = scale.abs();
@@ -1185,7 +1195,7 @@ pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
         return Ok(Q6Head {
             sc,
             dd: [0; 2],
-            lt: [[0; 16]; 16],
+            big_l: [0; QK_K],
         });
     }
     let iscale = -128.0f32 / max_scale;
@@ -1193,21 +1203,15 @@ pub(super) fn q6_k_head(x: &[f32; QK_K]) -> Result<Q6Head, Overflow> {
     for ib in 0..16 {
         sc[ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
     }
-    Ok(Q6Head { sc, dd, lt })
+    Ok(Q6Head { sc, dd, big_l })
 }
 
 pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
     let Q6Head {
         sc: scb,
         dd: ddb,
-        lt,
-    } = q6_k_head(x)?;
-    let mut big_l = [0u8; QK_K];
-    for ib in 0..16 {
-        for i in 0..16 {
-            big_l[16 * ib + i] = lt[i][ib] as u8;
-        }
-    }
+        mut big_l,
+    } = q6_k_head(x, true)?;
     let (ql, rest) = y.split_at_mut(128);
     let (qh, rest) = rest.split_at_mut(64);
     let (sc, dd) = rest.split_at_mut(16);
@@ -1368,7 +1372,7 @@ mod tests {
                 }
             }
             let mut lt = [[0i8; 16]; 16];
-            let scales = qx_lanes(&xt, 32, &mut lt);
+            let scales = qx_lanes(&xt, 32, true, &mut lt);
             let mut lt_portable = [[0i8; 16]; 16];
             let portable = make_qx_lanes(&xt, 32, &mut lt_portable);
             assert_eq!(lt, lt_portable);

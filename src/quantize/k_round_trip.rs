@@ -135,7 +135,9 @@ fn q3_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
         let r = 16 * j..16 * j + 16;
         if d == 0.0 {
             // The bytes hold the search's quant q (0..=7); the dequantizer takes q − 4.
-            search_values(&lt, j, -4.0, d, &mut y[r]);
+            // Read in place (`lt[l][j]`) rather than untransposed: rare.
+            let q: [u8; 16] = std::array::from_fn(|l| lt[l][j] as u8);
+            search_values(&q, -4.0, d, &mut y[r]);
         } else {
             requant_values::<false>(&x[r.clone()], 0.0, d, (-4, 3), &mut y[r]);
         }
@@ -144,14 +146,26 @@ fn q3_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
 }
 
 fn q6_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
-    let Q6Head { sc, dd, lt } = k::q6_k_head(x)?;
+    // The search without its final quants (simd128 skips them; they are 0 for all-zero
+    // sub-blocks either way). A sub-block whose scale rounds to 0 without being all zero
+    // needs them: then the block's search runs again with them (same search, same result).
+    let Q6Head { sc, dd, .. } = k::q6_k_head(x, false)?;
+    let mut with_quants = None;
     let d_all = f16_value(dd);
     for j in 0..16 {
         let d = d_all * f32::from(sc[j] as i8);
         let r = 16 * j..16 * j + 16;
         if d == 0.0 {
-            // The bytes hold the search's quant q (0..64); the dequantizer takes q − 32.
-            search_values(&lt, j, -32.0, d, &mut y[r]);
+            let zero = x[r.clone()].iter().all(|v| v.abs() < k::GROUP_MAX_EPS);
+            if !zero && with_quants.is_none() {
+                with_quants = Some(k::q6_k_head(x, true)?.big_l);
+            }
+            // The bytes hold the search's quant q (0..64; 0 in an all-zero sub-block); the
+            // dequantizer takes q − 32.
+            let q = with_quants
+                .as_ref()
+                .map_or(&[0u8; 16][..], |l| &l[r.clone()]);
+            search_values(q, -32.0, d, &mut y[r]);
         } else {
             requant_values::<false>(&x[r.clone()], 0.0, d, (-32, 31), &mut y[r]);
         }
@@ -159,13 +173,12 @@ fn q6_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
     Ok(())
 }
 
-/// A Q3_K/Q6_K sub-block j whose rounded scale d is ±0: `d·(q + off)` from the search's quants
-/// q (`lt[l][j]`), as the dequantizer reads them from the bytes. Rare, so read in place rather
-/// than untransposed.
+/// A Q3_K/Q6_K sub-block whose rounded scale d is ±0: `d·(q + off)` from the search's quants
+/// q, as the dequantizer reads them from the bytes. Rare.
 #[cold]
-fn search_values(lt: &[[i8; 16]; 16], j: usize, off: f32, d: f32, y: &mut [f32]) {
-    for (y, row) in y.iter_mut().zip(lt) {
-        *y = d * (f32::from(row[j] as u8) + off);
+fn search_values(q: &[u8], off: f32, d: f32, y: &mut [f32]) {
+    for (y, &q) in y.iter_mut().zip(q) {
+        *y = d * (f32::from(q) + off);
     }
 }
 

@@ -352,7 +352,8 @@ unsafe fn weighted<const L: usize, const N: usize, const V: usize>(
 /// (a multiple of 4·V) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
 /// As in `qkx2`, the search keeps each lane's best inverse scale and recomputes its quants once.
 /// `V` vectors (4·V lanes) go through the search together: one alone is bound by the latency of
-/// its two running sums.
+/// its two running sums. Unless `quants`, the quants of groups that are not all zero are left
+/// untouched (a round trip that rarely needs them skips their recomputation).
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
@@ -360,6 +361,7 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
     group_max_eps: f32,
+    quants: bool,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     debug_assert!(V > 0 && L % (4 * V) == 0);
@@ -472,7 +474,7 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
         for v in 0..V {
             // ggml returns quants 0 and scale 0 for an all-zero group.
             let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
-            for i in 0..N {
+            for i in (0..N).filter(|_| quants) {
                 let l = quant_i(f32x4_mul(best_iscale[v], ld(&xt[i], c + 4 * v)), lo, hi);
                 let q = v128_and(i32x4_add(l, i32x4_splat(nmax)), live);
                 store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), q);
