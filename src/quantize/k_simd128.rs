@@ -301,14 +301,16 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     for v in 0..V {
         let c = off + 4 * v;
         let keep = v128_not(flat[v]);
-        for i in (0..N).filter(|_| quants) {
-            let x = ld(&xt[i], c);
-            let l = quant_i(
-                f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
-                lo,
-                hi,
-            );
-            store_bytes(lt[i].as_mut_ptr().add(c), v128_and(l, keep));
+        if quants {
+            for i in 0..N {
+                let x = ld(&xt[i], c);
+                let l = quant_i(
+                    f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
+                    lo,
+                    hi,
+                );
+                store_bytes(lt[i].as_mut_ptr().add(c), v128_and(l, keep));
+            }
         }
         let s = sel(scale[v], zero, flat[v]);
         let m = sel(v128_xor(min[v], sign), v128_xor(flat_min[v], sign), flat[v]);
@@ -474,10 +476,12 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
         for v in 0..V {
             // ggml returns quants 0 and scale 0 for an all-zero group.
             let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
-            for i in (0..N).filter(|_| quants) {
-                let l = quant_i(f32x4_mul(best_iscale[v], ld(&xt[i], c + 4 * v)), lo, hi);
-                let q = v128_and(i32x4_add(l, i32x4_splat(nmax)), live);
-                store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), q);
+            if quants {
+                for i in 0..N {
+                    let l = quant_i(f32x4_mul(best_iscale[v], ld(&xt[i], c + 4 * v)), lo, hi);
+                    let q = v128_and(i32x4_add(l, i32x4_splat(nmax)), live);
+                    store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), q);
+                }
             }
             v128_store_f(scales.as_mut_ptr().add(c + 4 * v), v128_and(scale[v], live));
         }
