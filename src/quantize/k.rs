@@ -8,7 +8,7 @@ use super::{f16_field, f16_value, nearest_int, Overflow};
 const QK_K: usize = 256;
 
 /// ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zeros.
-const GROUP_MAX_EPS: f32 = 1e-15;
+pub(super) const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// ggml's `make_qx_quants` as written (the reference the lane version is tested against), with `rmse_type = 1` and no weights (Q6_K): signed quants in
 /// 0..2·nmax, weights x², the scale searched over 18 nudged inverse scales.
@@ -162,11 +162,16 @@ fn make_qx_lanes<const L: usize, const N: usize>(
 }
 
 /// [`make_qx_lanes`], or its AVX2 intrinsics version (`k_avx2::qx`, same bits) with AVX2.
+/// Unless `quants`, the simd128 build leaves the quants of groups that are not all zero as
+/// they were (other builds compute them anyway).
 fn qx_lanes<const L: usize, const N: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
+    quants: bool,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
+    // Only the simd128 search can leave them out.
+    let _ = quants;
     #[cfg(target_arch = "x86_64")]
     if super::use_avx2() && L % 8 == 0 {
         // SAFETY: the CPU has AVX2 (`use_avx2` checked it).
@@ -176,7 +181,7 @@ fn qx_lanes<const L: usize, const N: usize>(
     if L % 8 == 0 {
         // SAFETY: built with simd128.
         // Two vectors (8 lanes) at a time: 1.2× one (measured; four no better).
-        return unsafe { super::k_simd128::qx::<L, N, 2>(xt, nmax, GROUP_MAX_EPS, lt) };
+        return unsafe { super::k_simd128::qx::<L, N, 2>(xt, nmax, GROUP_MAX_EPS, quants, lt) };
     }
     make_qx_lanes(xt, nmax, lt)
 }
@@ -361,6 +366,10 @@ struct Qkx2 {
     rdelta: f32,
     nstep: i32,
     use_mad: bool,
+    /// Whether the caller reads the quants. When not, the simd128 search leaves them 0 (a
+    /// round trip of Q2_K/Q4_K/Q5_K never needs them: see `k_round_trip`); other builds
+    /// compute them anyway.
+    quants: bool,
 }
 
 /// ggml's `make_qkx2_quants` as written (the reference the lane version is tested against): an affine fit `scale·L − min` of unsigned quants, searched over
@@ -640,8 +649,8 @@ fn qkx2_lanes<const L: usize, const N: usize>(
             // Passes of two vectors (8 lanes): four at once spill in V8's code (16 xmm
             // registers), one alone waits on its sums' add latency.
             match (L, p.use_mad) {
-                (8 | 16, false) => return qkx2::<L, N, 2, false>(xt, wt, q, lt),
-                (8 | 16, true) => return qkx2::<L, N, 2, true>(xt, wt, q, lt),
+                (8 | 16, false) => return qkx2::<L, N, 2, false>(xt, wt, q, p.quants, lt),
+                (8 | 16, true) => return qkx2::<L, N, 2, true>(xt, wt, q, p.quants, lt),
                 _ => {}
             }
         }
@@ -699,7 +708,18 @@ fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
     }
 }
 
-pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
+/// Q2_K's search and rounded scales (everything but the final quants): the 16 packed
+/// scale/min bytes, the d and dmin fields, and the search's quants (kept where a sub-block's
+/// scale rounds to 0; computed only when asked for), transposed as the search leaves them
+/// (`lt[l][j]`: value l of sub-block j). Shared by [`q2_k`] and the byte-free round trip.
+pub(super) struct Q2Head {
+    pub(super) sc: [u8; 16],
+    pub(super) dd: [u8; 4],
+    pub(super) lt: [[u8; 16]; 16],
+}
+
+#[inline(always)]
+pub(super) fn q2_k_head(x: &[f32; QK_K], quants: bool) -> Result<Q2Head, Overflow> {
     const Q4SCALE: f32 = 15.0;
     let params = Qkx2 {
         nmax: 3,
@@ -707,6 +727,7 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
         rdelta: 0.1,
         nstep: 15,
         use_mad: true,
+        quants,
     };
     let xt = transpose16(x);
     let mut wt = [[0.0f32; 16]; 16];
@@ -717,7 +738,6 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     }
     let mut lt = [[0u8; 16]; 16];
     let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
-    let mut big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..16 {
@@ -728,8 +748,8 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
             max_min = mins[j];
         }
     }
-    let (sc, rest) = y.split_at_mut(16);
-    let (qs, dd) = rest.split_at_mut(64);
+    let mut sc = [0u8; 16];
+    let mut dd = [0u8; 4];
     if max_scale > 0.0 {
         let iscale = Q4SCALE / max_scale;
         for j in 0..16 {
@@ -737,7 +757,6 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
         }
         dd[0..2].copy_from_slice(&f16_field(max_scale / Q4SCALE)?);
     } else {
-        sc.iter_mut().for_each(|s| *s = 0);
         dd[0..2].copy_from_slice(&f16_field(0.0)?);
     }
     if max_min > 0.0 {
@@ -749,6 +768,20 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     } else {
         dd[2..4].copy_from_slice(&f16_field(0.0)?);
     }
+    Ok(Q2Head { sc, dd, lt })
+}
+
+pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
+    let Q2Head {
+        sc: scb,
+        dd: ddb,
+        lt,
+    } = q2_k_head(x, true)?;
+    let mut big_l = untranspose16(&lt);
+    let (sc, rest) = y.split_at_mut(16);
+    let (qs, dd) = rest.split_at_mut(64);
+    sc.copy_from_slice(&scb);
+    dd.copy_from_slice(&ddb);
     let d_all = f16_value([dd[0], dd[1]]);
     let dmin_all = f16_value([dd[2], dd[3]]);
     for j in 0..16 {
@@ -773,11 +806,20 @@ pub(super) fn q2_k(x: &[f32; QK_K], y: &mut [u8; 84]) -> Result<(), Overflow> {
     Ok(())
 }
 
-pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
+/// Q3_K's search and rounded scales: the 12 packed 6-bit scale bytes, the d field, and the
+/// search's quants (0..=7, kept where a sub-block's scale rounds to 0), transposed as the
+/// search leaves them (`lt[l][j]`: value l of sub-block j).
+pub(super) struct Q3Head {
+    pub(super) sc: [u8; 12],
+    pub(super) dd: [u8; 2],
+    pub(super) lt: [[i8; 16]; 16],
+}
+
+#[inline(always)]
+pub(super) fn q3_k_head(x: &[f32; QK_K]) -> Result<Q3Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
     let scales = q3_lanes(&xt, 4, &mut lt);
-    let mut big_l = untranspose16(&lt);
     let mut max_scale = 0.0f32;
     let mut amax = 0.0f32;
     for j in 0..16 {
@@ -787,10 +829,8 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
             max_scale = scales[j];
         }
     }
-    let (hmask, rest) = y.split_at_mut(32);
-    let (qs, rest) = rest.split_at_mut(64);
-    let (sc, dd) = rest.split_at_mut(12);
-    sc.iter_mut().for_each(|s| *s = 0);
+    let mut sc = [0u8; 12];
+    let dd;
     if max_scale != 0.0 {
         let iscale = -32.0f32 / max_scale;
         for j in 0..16 {
@@ -804,15 +844,35 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
             }
             sc[j % 4 + 8] |= (l >> 4) << (2 * (j / 4));
         }
-        dd.copy_from_slice(&f16_field(1.0 / iscale)?);
+        dd = f16_field(1.0 / iscale)?;
     } else {
-        dd.copy_from_slice(&f16_field(0.0)?);
+        dd = f16_field(0.0)?;
     }
+    Ok(Q3Head { sc, dd, lt })
+}
+
+/// Q3_K sub-block j's signed 6-bit scale from the packed bytes.
+#[inline(always)]
+pub(super) fn q3_k_scale(sc: &[u8], j: usize) -> i8 {
+    let low = if j < 8 { sc[j] & 0xf } else { sc[j - 8] >> 4 };
+    (low | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) as i8 - 32
+}
+
+pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
+    let Q3Head {
+        sc: scb,
+        dd: ddb,
+        lt,
+    } = q3_k_head(x)?;
+    let mut big_l = untranspose16(&lt);
+    let (hmask, rest) = y.split_at_mut(32);
+    let (qs, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(12);
+    sc.copy_from_slice(&scb);
+    dd.copy_from_slice(&ddb);
     let d_all = f16_value([dd[0], dd[1]]);
     for j in 0..16 {
-        let low = if j < 8 { sc[j] & 0xf } else { sc[j - 8] >> 4 };
-        let s = (low | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) as i8 - 32;
-        let d = d_all * f32::from(s);
+        let d = d_all * f32::from(q3_k_scale(sc, j));
         if d == 0.0 {
             continue;
         }
@@ -838,9 +898,9 @@ pub(super) fn q3_k(x: &[f32; QK_K], y: &mut [u8; 110]) -> Result<(), Overflow> {
 
 /// The sub-block fits of one Q4_K/Q5_K super-block: per 32 values a scale, a min and quants.
 pub(super) struct Fits {
-    scales: [f32; 8],
-    mins: [f32; 8],
-    big_l: [u8; QK_K],
+    pub(super) scales: [f32; 8],
+    pub(super) mins: [f32; 8],
+    pub(super) big_l: [u8; QK_K],
 }
 
 /// The sub-block fits of two Q4_K/Q5_K super-blocks at once (16 lanes: two independent
@@ -864,7 +924,11 @@ fn k_fits2(x: [&[f32; QK_K]; 2], params: &Qkx2) -> [Fits; 2] {
     }
     let mut lt = [[0u8; 16]; 32];
     let (scales, mins) = qkx2_lanes(&xt, &wt, params, &mut lt);
-    let big = untranspose_pair(&lt);
+    let big = if params.quants {
+        untranspose_pair(&lt)
+    } else {
+        [[0; QK_K]; 2]
+    };
     let fits = |b: usize| {
         let mut f = Fits {
             scales: [0.0; 8],
@@ -926,6 +990,34 @@ fn k_scales(
     head: &mut [u8],
     big_l: &mut [u8; QK_K],
 ) -> Result<(), Overflow> {
+    k_head(scales, mins, head)?;
+    let (d, dmin) = (f16_value([head[0], head[1]]), f16_value([head[2], head[3]]));
+    for j in 0..8 {
+        let (s, m) = scale_min_k4(j, &head[4..16]);
+        let dj = d * f32::from(s);
+        if dj == 0.0 {
+            continue;
+        }
+        let dm = dmin * f32::from(m);
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            let r = 32 * j..32 * j + 32;
+            let q = (0, nmax, 0);
+            // SAFETY: built with simd128.
+            unsafe { super::k_simd128::requant(&x[r.clone()], dm, dj, q, &mut big_l[r]) };
+        }
+        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+        for ii in 0..32 {
+            let l = nearest_int((x[32 * j + ii] + dm) / dj);
+            big_l[32 * j + ii] = l.clamp(0, nmax) as u8;
+        }
+    }
+    Ok(())
+}
+
+/// The 8 scales and mins of Q4_K/Q5_K quantized to 6 bits into `head` (d, dmin, 12 scale bytes).
+#[inline(always)]
+pub(super) fn k_head(scales: &[f32; 8], mins: &[f32; 8], head: &mut [u8]) -> Result<(), Overflow> {
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..8 {
@@ -960,32 +1052,11 @@ fn k_scales(
     let dmin = f16_field(max_min / 63.0)?;
     head[0..2].copy_from_slice(&d);
     head[2..4].copy_from_slice(&dmin);
-    let (d, dmin) = (f16_value(d), f16_value(dmin));
-    for j in 0..8 {
-        let (s, m) = scale_min_k4(j, &head[4..16]);
-        let dj = d * f32::from(s);
-        if dj == 0.0 {
-            continue;
-        }
-        let dm = dmin * f32::from(m);
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        {
-            let r = 32 * j..32 * j + 32;
-            let q = (0, nmax, 0);
-            // SAFETY: built with simd128.
-            unsafe { super::k_simd128::requant(&x[r.clone()], dm, dj, q, &mut big_l[r]) };
-        }
-        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-        for ii in 0..32 {
-            let l = nearest_int((x[32 * j + ii] + dm) / dj);
-            big_l[32 * j + ii] = l.clamp(0, nmax) as u8;
-        }
-    }
     Ok(())
 }
 
 /// The 6-bit scale and min of sub-block j from the 12 packed bytes (ggml's `get_scale_min_k4`).
-fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+pub(super) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {
@@ -1002,6 +1073,7 @@ const Q4_K_FIT: Qkx2 = Qkx2 {
     rdelta: 0.1,
     nstep: 20,
     use_mad: false,
+    quants: true,
 };
 
 const Q5_K_FIT: Qkx2 = Qkx2 {
@@ -1010,6 +1082,7 @@ const Q5_K_FIT: Qkx2 = Qkx2 {
     rdelta: 0.1,
     nstep: 15,
     use_mad: false,
+    quants: true,
 };
 
 /// Q4_K fits of two super-blocks (the second may repeat the first).
@@ -1020,6 +1093,28 @@ pub(super) fn q4_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
 /// Q5_K fits of two super-blocks (the second may repeat the first).
 pub(super) fn q5_k_fits2(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
     k_fits2([a, b], &Q5_K_FIT)
+}
+
+/// [`q4_k_fits2`] for a caller that never reads the quants (`Fits::big_l` may be all 0).
+pub(super) fn q4_k_fits2_scales(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2(
+        [a, b],
+        &Qkx2 {
+            quants: false,
+            ..Q4_K_FIT
+        },
+    )
+}
+
+/// [`q5_k_fits2`] for a caller that never reads the quants (`Fits::big_l` may be all 0).
+pub(super) fn q5_k_fits2_scales(a: &[f32; QK_K], b: &[f32; QK_K]) -> [Fits; 2] {
+    k_fits2(
+        [a, b],
+        &Qkx2 {
+            quants: false,
+            ..Q5_K_FIT
+        },
+    )
 }
 
 /// The rest of a Q4_K block from its fits: 6-bit scales and mins, requantized 4-bit quants.
@@ -1066,16 +1161,30 @@ pub(super) fn q5_k_finish(x: &[f32; QK_K], fits: Fits, y: &mut [u8; 176]) -> Res
     Ok(())
 }
 
-pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
+/// Q6_K's search and rounded scales: the 16 i8 scales, the d field, and the search's quants
+/// (0..64, kept where a sub-block's scale rounds to 0; computed only when asked for, else 0).
+/// An all-zero block (no scale at least ggml's GROUP_MAX_EPS) is all zero bytes: scales, d and
+/// quants 0.
+pub(super) struct Q6Head {
+    pub(super) sc: [u8; 16],
+    pub(super) dd: [u8; 2],
+    pub(super) big_l: [u8; QK_K],
+}
+
+#[inline(always)]
+pub(super) fn q6_k_head(x: &[f32; QK_K], quants: bool) -> Result<Q6Head, Overflow> {
     let xt = transpose16(x);
     let mut lt = [[0i8; 16]; 16];
-    let scales = qx_lanes(&xt, 32, &mut lt);
+    let scales = qx_lanes(&xt, 32, quants, &mut lt);
     let mut big_l = [0u8; QK_K];
     let mut max_scale = 0.0f32;
     let mut max_abs_scale = 0.0f32;
     for ib in 0..16 {
-        for i in 0..16 {
-            big_l[16 * ib + i] = lt[i][ib] as u8;
+        // Untransposed here, with the scales (measured faster than a separate pass).
+        if quants {
+            for i in 0..16 {
+                big_l[16 * ib + i] = lt[i][ib] as u8;
+            }
         }
         let scale = scales[ib];
         if scale.abs() > max_abs_scale {
@@ -1083,18 +1192,33 @@ pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
             max_scale = scale;
         }
     }
+    let mut sc = [0u8; 16];
     if max_abs_scale < GROUP_MAX_EPS {
-        y.iter_mut().for_each(|b| *b = 0);
-        return Ok(());
+        return Ok(Q6Head {
+            sc,
+            dd: [0; 2],
+            big_l: [0; QK_K],
+        });
     }
-    let (ql, rest) = y.split_at_mut(128);
-    let (qh, rest) = rest.split_at_mut(64);
-    let (sc, dd) = rest.split_at_mut(16);
     let iscale = -128.0f32 / max_scale;
-    dd.copy_from_slice(&f16_field(1.0 / iscale)?);
+    let dd = f16_field(1.0 / iscale)?;
     for ib in 0..16 {
         sc[ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
     }
+    Ok(Q6Head { sc, dd, big_l })
+}
+
+pub(super) fn q6_k(x: &[f32; QK_K], y: &mut [u8; 210]) -> Result<(), Overflow> {
+    let Q6Head {
+        sc: scb,
+        dd: ddb,
+        mut big_l,
+    } = q6_k_head(x, true)?;
+    let (ql, rest) = y.split_at_mut(128);
+    let (qh, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(16);
+    sc.copy_from_slice(&scb);
+    dd.copy_from_slice(&ddb);
     let d_all = f16_value([dd[0], dd[1]]);
     for j in 0..16 {
         let d = d_all * f32::from(sc[j] as i8);
@@ -1188,6 +1312,7 @@ mod tests {
                 rdelta: 0.1,
                 nstep,
                 use_mad: round % 2 == 0,
+                quants: true,
             };
             let mut lt = [[0u8; L]; N];
             let (scales, mins) = qkx2_lanes(&xt, &wt, &params, &mut lt);
@@ -1249,7 +1374,7 @@ mod tests {
                 }
             }
             let mut lt = [[0i8; 16]; 16];
-            let scales = qx_lanes(&xt, 32, &mut lt);
+            let scales = qx_lanes(&xt, 32, true, &mut lt);
             let mut lt_portable = [[0i8; 16]; 16];
             let portable = make_qx_lanes(&xt, 32, &mut lt_portable);
             assert_eq!(lt, lt_portable);

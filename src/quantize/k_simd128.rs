@@ -13,7 +13,7 @@ unsafe fn quant(v: v128, lo: v128, hi: v128) -> v128 {
 
 /// [`quant`] as i32 lanes.
 #[inline(always)]
-unsafe fn quant_i(v: v128, lo: v128, hi: v128) -> v128 {
+pub(super) unsafe fn quant_i(v: v128, lo: v128, hi: v128) -> v128 {
     let t = f32x4_add(v, f32x4_splat(12_582_912.0));
     let i = i32x4_sub(
         v128_and(t, i32x4_splat(0x007f_ffff)),
@@ -123,7 +123,8 @@ unsafe fn step_sums<
 /// error. The `V` vectors of a pass are independent and stepped together, so their sequential
 /// sums overlap in the pipeline (one vector alone is bound by the add latency); V = 2 because
 /// V8 has 16 xmm registers and 4 vectors' state spills in the hot loop (measured: V = 4 over 16
-/// lanes ran slower). Returns (scale, −min) per lane and the quants in `lt`.
+/// lanes ran slower). Returns (scale, −min) per lane and the quants in `lt` (left untouched
+/// unless `quants`: a round trip that never reads them skips their recomputation).
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
@@ -131,23 +132,26 @@ pub(super) unsafe fn qkx2<const L: usize, const N: usize, const V: usize, const 
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
     q: (i32, f32, f32, i32),
+    quants: bool,
     lt: &mut [[u8; L]; N],
 ) -> ([f32; L], [f32; L]) {
     assert!(V > 0 && L % (4 * V) == 0 && N > 0 && q.3 >= 1);
     let mut scales = [0.0f32; L];
     let mut the_mins = [0.0f32; L];
     for off in (0..L).step_by(4 * V) {
-        qkx2_pass::<L, N, V, MAD>(xt, wt, q, lt, off, &mut scales, &mut the_mins);
+        qkx2_pass::<L, N, V, MAD>(xt, wt, q, quants, lt, off, &mut scales, &mut the_mins);
     }
     (scales, the_mins)
 }
 
 /// One pass of [`qkx2`]: lanes `off..off + 4·V`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: bool>(
     xt: &[[f32; L]; N],
     wt: &[[f32; L]; N],
     (nmax, rmin, rdelta, nstep): (i32, f32, f32, i32),
+    quants: bool,
     lt: &mut [[u8; L]; N],
     off: usize,
     scales: &mut [f32; L],
@@ -302,14 +306,16 @@ unsafe fn qkx2_pass<const L: usize, const N: usize, const V: usize, const MAD: b
     for v in 0..V {
         let c = off + 4 * v;
         let keep = v128_not(flat[v]);
-        for i in 0..N {
-            let x = ld(&xt[i], c);
-            let l = quant_i(
-                f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
-                lo,
-                hi,
-            );
-            store_bytes(lt[i].as_mut_ptr().add(c), v128_and(l, keep));
+        if quants {
+            for i in 0..N {
+                let x = ld(&xt[i], c);
+                let l = quant_i(
+                    f32x4_mul(best_iscale[v], f32x4_sub(x, best_qmin[v])),
+                    lo,
+                    hi,
+                );
+                store_bytes(lt[i].as_mut_ptr().add(c), v128_and(l, keep));
+            }
         }
         let s = sel(scale[v], zero, flat[v]);
         let m = sel(v128_xor(min[v], sign), v128_xor(flat_min[v], sign), flat[v]);
@@ -353,7 +359,8 @@ unsafe fn weighted<const L: usize, const N: usize, const V: usize>(
 /// (a multiple of 4·V) of `N` values, transposed. Quants (0..2·nmax) into `lt`, scales returned.
 /// As in `qkx2`, the search keeps each lane's best inverse scale and recomputes its quants once.
 /// `V` vectors (4·V lanes) go through the search together: one alone is bound by the latency of
-/// its two running sums.
+/// its two running sums. Unless `quants`, the quants of groups that are not all zero are left
+/// untouched (a round trip that rarely needs them skips their recomputation).
 ///
 /// # Safety
 /// Built only with simd128 enabled (no runtime check needed).
@@ -361,6 +368,7 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
     xt: &[[f32; L]; N],
     nmax: i32,
     group_max_eps: f32,
+    quants: bool,
     lt: &mut [[i8; L]; N],
 ) -> [f32; L] {
     debug_assert!(V > 0 && L % (4 * V) == 0);
@@ -473,10 +481,12 @@ pub(super) unsafe fn qx<const L: usize, const N: usize, const V: usize>(
         for v in 0..V {
             // ggml returns quants 0 and scale 0 for an all-zero group.
             let live = v128_not(f32x4_lt(amax[v], f32x4_splat(group_max_eps)));
-            for i in 0..N {
-                let l = quant_i(f32x4_mul(best_iscale[v], ld(&xt[i], c + 4 * v)), lo, hi);
-                let q = v128_and(i32x4_add(l, i32x4_splat(nmax)), live);
-                store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), q);
+            if quants {
+                for i in 0..N {
+                    let l = quant_i(f32x4_mul(best_iscale[v], ld(&xt[i], c + 4 * v)), lo, hi);
+                    let q = v128_and(i32x4_add(l, i32x4_splat(nmax)), live);
+                    store_bytes(lt[i].as_mut_ptr().add(c + 4 * v).cast(), q);
+                }
             }
             v128_store_f(scales.as_mut_ptr().add(c + 4 * v), v128_and(scale[v], live));
         }

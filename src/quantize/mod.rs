@@ -28,6 +28,7 @@ mod iq4_simd128;
 mod iq4_table;
 mod k;
 mod k_avx2;
+mod k_round_trip;
 mod k_simd128;
 mod legacy;
 mod legacy_simd128;
@@ -36,6 +37,8 @@ mod tq;
 mod tq_simd128;
 
 pub use error::{QuantError, QuantErrorReport, QuantErrorSet};
+#[allow(unused_imports)] // used by set.rs once wired
+pub(crate) use k_round_trip::round_trip_k;
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).
