@@ -18,8 +18,6 @@ const QK_K: usize = 256;
 /// `dequantize(ty, quantize_row(ty, x))` into `y` for the K-quants (false, doing nothing, for
 /// any other type). The caller has checked that `x` is whole 256-value blocks, every value
 /// finite and below 65504 in magnitude: then no block's scale can overflow its f16 field.
-// Wired into QuantErrorSet by the lead (set.rs); until then only the tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn round_trip_k(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
     debug_assert!(x.len() == y.len() && x.len() % QK_K == 0);
     match ty {

@@ -1,6 +1,6 @@
 //! The values a round trip through a type gives, `dequantize(quantize(x))`, computed without
-//! the bytes, for the types where packing and unpacking cost more than the arithmetic: F16,
-//! BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, TQ1_0 and TQ2_0. The error chart needs only these values
+//! the bytes: F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, TQ1_0, TQ2_0 here and Q2_K–Q6_K in
+//! `k_round_trip.rs` (all but IQ4_NL, IQ4_XS and MXFP4). The error chart needs only these values
 //! (`error/set.rs`). Each kernel takes its quantizer's own scale and quants and then the
 //! dequantizer's float operations, so the values are the same bits as the round trip through
 //! bytes (tested below on every type, and in wasm under scripts/test-wasm.sh).
@@ -38,6 +38,9 @@ pub(crate) fn round_trip(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
         GgmlType::Q5_1 => blocks(ty, x, y, legacy_fast::q5_1_values),
         GgmlType::Q8_0 => blocks(ty, x, y, legacy_fast::q8_0_values),
         GgmlType::TQ1_0 | GgmlType::TQ2_0 => blocks(ty, x, y, super::tq::ternary_values),
+        GgmlType::Q2_K | GgmlType::Q3_K | GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q6_K => {
+            x.len() % 256 == 0 && super::round_trip_k(ty, x, y)
+        }
         _ => false,
     }
 }
@@ -87,7 +90,12 @@ fn through_bytes(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
 mod tests {
     use super::*;
 
-    const TYPES: [GgmlType; 9] = [
+    const TYPES: [GgmlType; 14] = [
+        GgmlType::Q2_K,
+        GgmlType::Q3_K,
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
         GgmlType::F16,
         GgmlType::BF16,
         GgmlType::Q4_0,
