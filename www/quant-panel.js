@@ -6,8 +6,8 @@
 // up to AUTO_EXACT values, beyond that when "then every row" is ticked.
 
 const SAMPLE_VALUES = 2 << 20;
-// Every row of 32M values takes about 3 s on 2 cores (docs/benchmarks.md).
-const AUTO_EXACT = 32 << 20;
+// Every row of 100M values takes about 2.7 s on 2 cores (docs/benchmarks.md).
+const AUTO_EXACT = 100 << 20;
 // A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag): no marks otherwise.
 const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:main:${name}`); };
 
