@@ -44,19 +44,24 @@ pub fn f32_to_bf16(f: f32) -> u16 {
 /// exact. No overflow below 65504. The sign goes back on with its bit (−0 stays −0).
 #[inline(always)]
 pub(crate) fn f16_round(f: f32) -> f32 {
-    let a = f.abs();
-    let e = (a.to_bits() & 0x7f80_0000).max(113 << 23);
-    let c = f32::from_bits(e + (13 << 23) + 0x0040_0000);
-    f32::from_bits(((a + c) - c).to_bits() | (f.to_bits() & 0x8000_0000))
+    round_to_spacing::<13, 113>(f)
 }
 
 /// `f32_to_bf16` read back (a shift) for finite |f| < 2¹¹¹, as [`f16_round`] with bfloat16's
 /// spacing 2^(E−7) (E at least −126: f32's subnormals round to bfloat16's).
 #[inline(always)]
 pub(crate) fn bf16_round(f: f32) -> f32 {
+    round_to_spacing::<16, 1>(f)
+}
+
+/// |f| rounded to nearest even at spacing 2^(E − 23 + SHIFT), E its exponent but at least
+/// `MIN_EXP` − 127 (a biased field), by adding and subtracting c = 1.5·2^(E + SHIFT); the sign
+/// put back by its bit.
+#[inline(always)]
+fn round_to_spacing<const SHIFT: u32, const MIN_EXP: u32>(f: f32) -> f32 {
     let a = f.abs();
-    let e = (a.to_bits() & 0x7f80_0000).max(1 << 23);
-    let c = f32::from_bits(e + (16 << 23) + 0x0040_0000);
+    let e = (a.to_bits() & 0x7f80_0000).max(MIN_EXP << 23);
+    let c = f32::from_bits(e + (SHIFT << 23) + 0x0040_0000);
     f32::from_bits(((a + c) - c).to_bits() | (f.to_bits() & 0x8000_0000))
 }
 

@@ -201,29 +201,27 @@ pub(super) fn f16_round_trip(v: f32) -> Option<f32> {
     f16_field(v).ok().map(f16_value)
 }
 
-#[cfg_attr(
-    all(target_arch = "wasm32", target_feature = "simd128"),
-    allow(dead_code)
-)]
-pub(super) fn q4_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
-    let d = signed_max(x) / -8.0;
+/// Q4_0 (`levels` 16) and Q5_0 (32): d = signed max / −levels/2, each value
+/// `(min(levels − 1, (int8)(x·id + levels/2 + 0.5)) − levels/2)·d`.
+fn signed_values(x: &[f32; QK], y: &mut [f32; QK], levels: i32) -> bool {
+    let half = levels / 2;
+    let d = signed_max(x) / -(half as f32);
     let id = inverse(d);
     let Some(d) = f16_round_trip(d).filter(|_| id.is_finite()) else {
         return false;
     };
+    let add = half as f32 + 0.5;
     for j in 0..QK {
-        y[j] = (i32::from(min_i8::<true>(15, x[j] * id + 8.5)) - 8) as f32 * d;
+        y[j] = (i32::from(min_i8::<true>(levels - 1, x[j] * id + add)) - half) as f32 * d;
     }
     true
 }
 
-#[cfg_attr(
-    all(target_arch = "wasm32", target_feature = "simd128"),
-    allow(dead_code)
-)]
-pub(super) fn q4_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+/// Q4_1 and Q5_1: d = (max − min)/levels, each value `q·d + m` with `quant` the type's
+/// conversion of `(x − min)·id + 0.5` to its stored quant.
+fn affine_values(x: &[f32; QK], y: &mut [f32; QK], levels: f32, quant: fn(f32) -> u8) -> bool {
     let (min, max) = min_max(x);
-    let d = (max - min) / 15.0;
+    let d = (max - min) / levels;
     let id = inverse(d);
     let (Some(d), Some(m)) = (f16_round_trip(d), f16_round_trip(min)) else {
         return false;
@@ -232,9 +230,17 @@ pub(super) fn q4_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
         return false;
     }
     for j in 0..QK {
-        y[j] = f32::from(min_i8::<true>(15, (x[j] - min) * id + 0.5)) * d + m;
+        y[j] = f32::from(quant((x[j] - min) * id + 0.5)) * d + m;
     }
     true
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q4_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    signed_values(x, y, 16)
 }
 
 #[cfg_attr(
@@ -242,15 +248,15 @@ pub(super) fn q4_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
     allow(dead_code)
 )]
 pub(super) fn q5_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
-    let d = signed_max(x) / -16.0;
-    let id = inverse(d);
-    let Some(d) = f16_round_trip(d).filter(|_| id.is_finite()) else {
-        return false;
-    };
-    for j in 0..QK {
-        y[j] = (i32::from(min_i8::<true>(31, x[j] * id + 16.5)) - 16) as f32 * d;
-    }
-    true
+    signed_values(x, y, 32)
+}
+
+#[cfg_attr(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    allow(dead_code)
+)]
+pub(super) fn q4_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    affine_values(x, y, 15.0, |v| min_i8::<true>(15, v))
 }
 
 #[cfg_attr(
@@ -258,21 +264,8 @@ pub(super) fn q5_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
     allow(dead_code)
 )]
 pub(super) fn q5_1_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
-    let (min, max) = min_max(x);
-    let d = (max - min) / 31.0;
-    let id = inverse(d);
-    let (Some(d), Some(m)) = (f16_round_trip(d), f16_round_trip(min)) else {
-        return false;
-    };
-    if !id.is_finite() {
-        return false;
-    }
-    for j in 0..QK {
-        // The five bits stored (`q5_1_quants`).
-        let q = trunc::<true>((x[j] - min) * id + 0.5) as u8 & 0x1f;
-        y[j] = f32::from(q) * d + m;
-    }
-    true
+    // The five bits stored (`q5_1_quants`: no clamp in ggml).
+    affine_values(x, y, 31.0, |v| trunc::<true>(v) as u8 & 0x1f)
 }
 
 #[cfg_attr(

@@ -253,31 +253,31 @@ fn scaled8(v: &[v128; 8], min: Option<f32>, id: f32, add: f32) -> [v128; 8] {
 
 // The round trips of `legacy.rs` (same contract), the same f32 operations per value.
 
-#[inline]
-pub(super) fn q4_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+/// Q4_0 (`levels` 16) and Q5_0 (32), as `legacy::signed_values`.
+#[inline(always)]
+fn signed_block(x: &[f32; QK], y: &mut [f32; QK], levels: f32) -> bool {
+    let half = levels / 2.0;
     let v = load(x);
-    let d = signed_max(x, &v) / -8.0;
-    let id = legacy::inverse(d);
-    let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
-        return false;
-    };
-    store(y, signed_values(scaled8(&v, None, id, 8.5), 15.0, 8.0, d16));
-    true
-}
-
-#[inline]
-pub(super) fn q5_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
-    let v = load(x);
-    let d = signed_max(x, &v) / -16.0;
+    let d = signed_max(x, &v) / -half;
     let id = legacy::inverse(d);
     let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
         return false;
     };
     store(
         y,
-        signed_values(scaled8(&v, None, id, 16.5), 31.0, 16.0, d16),
+        signed_values(scaled8(&v, None, id, half + 0.5), levels - 1.0, half, d16),
     );
     true
+}
+
+#[inline]
+pub(super) fn q4_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    signed_block(x, y, 16.0)
+}
+
+#[inline]
+pub(super) fn q5_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
+    signed_block(x, y, 32.0)
 }
 
 /// Q4_1 (`LIMIT` 15, clamped) and Q5_1 (31: ggml does not clamp, and (x − min)·id + 0.5 stays

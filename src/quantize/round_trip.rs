@@ -45,7 +45,9 @@ pub(crate) fn round_trip(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
     }
 }
 
-fn elements(x: &[f32], y: &mut [f32], round: fn(f32) -> f32) -> bool {
+/// `round` on every value (generic, not a fn pointer, so each type's loop is its own and
+/// vectorised).
+fn elements(x: &[f32], y: &mut [f32], round: impl Fn(f32) -> f32) -> bool {
     for (y, &v) in y.iter_mut().zip(x) {
         *y = round(v);
     }
