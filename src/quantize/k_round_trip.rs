@@ -17,7 +17,8 @@ const QK_K: usize = 256;
 
 /// `dequantize(ty, quantize_row(ty, x))` into `y` for the K-quants (false, doing nothing, for
 /// any other type). The caller has checked that `x` is whole 256-value blocks, every value
-/// finite and below 65504 in magnitude: then no block's scale can overflow its f16 field.
+/// finite and below 65504 in magnitude: then no block's scale can overflow its f16 field (one
+/// that does gives false, and the caller takes the bytes, which say why).
 pub(crate) fn round_trip_k(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
     debug_assert!(x.len() == y.len() && x.len() % QK_K == 0);
     match ty {
@@ -26,41 +27,38 @@ pub(crate) fn round_trip_k(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
         GgmlType::Q4_K => pairs(x, y, k::q4_k_fits2_scales, 15),
         GgmlType::Q5_K => pairs(x, y, k::q5_k_fits2_scales, 31),
         GgmlType::Q6_K => each_block(x, y, q6_k),
-        _ => return false,
+        _ => false,
     }
-    true
 }
 
-/// A scale overflowed, which the caller's check rules out: loud in debug builds, NaN values
-/// (never a plausible result) in release ones.
-#[cold]
-fn overflowed(y: &mut [f32; QK_K], Overflow(scale): Overflow) {
-    if cfg!(debug_assertions) {
-        panic!("K-quant round trip: scale {scale} overflows f16 (caller's check missed it)");
-    }
-    y.fill(f32::NAN);
-}
-
+/// Every block; false at a block whose scale overflows its f16 field (which the caller's
+/// check rules out): the caller then takes the bytes, which say why.
 fn each_block(
     x: &[f32],
     y: &mut [f32],
     block: fn(&[f32; QK_K], &mut [f32; QK_K]) -> Result<(), Overflow>,
-) {
+) -> bool {
     for (xb, yb) in x.chunks_exact(QK_K).zip(y.chunks_exact_mut(QK_K)) {
         if let (Ok(xb), Ok(yb)) = (
             <&[f32; QK_K]>::try_from(xb),
             <&mut [f32; QK_K]>::try_from(yb),
         ) {
-            if let Err(e) = block(xb, yb) {
-                overflowed(yb, e);
+            if block(xb, yb).is_err() {
+                return false;
             }
         }
     }
+    true
 }
 
 /// Q4_K/Q5_K: the fits of two blocks at once (as `quantize_row`'s `k_pairs`; lanes are
 /// independent, so a block's fit is the same whatever its partner), then each block's values.
-fn pairs(x: &[f32], y: &mut [f32], fits2: fn(&[f32; QK_K], &[f32; QK_K]) -> [Fits; 2], nmax: i32) {
+fn pairs(
+    x: &[f32],
+    y: &mut [f32],
+    fits2: fn(&[f32; QK_K], &[f32; QK_K]) -> [Fits; 2],
+    nmax: i32,
+) -> bool {
     for (xp, yp) in x.chunks(2 * QK_K).zip(y.chunks_mut(2 * QK_K)) {
         let (xa, xb) = xp.split_at(QK_K.min(xp.len()));
         let (ya, yb) = yp.split_at_mut(QK_K.min(yp.len()));
@@ -76,23 +74,25 @@ fn pairs(x: &[f32], y: &mut [f32], fits2: fn(&[f32; QK_K], &[f32; QK_K]) -> [Fit
         ) {
             (Ok(xb), Ok(yb)) => {
                 let [fa, fb] = fits2(xa, xb);
-                k_values(xa, fa, nmax, ya);
-                k_values(xb, fb, nmax, yb);
+                if k_values(xa, fa, nmax, ya).is_err() || k_values(xb, fb, nmax, yb).is_err() {
+                    return false;
+                }
             }
             _ => {
                 let [fa, _] = fits2(xa, xa);
-                k_values(xa, fa, nmax, ya);
+                if k_values(xa, fa, nmax, ya).is_err() {
+                    return false;
+                }
             }
         }
     }
+    true
 }
 
 /// One Q4_K/Q5_K block from its fits: `(d·sc)·q − dmin·m` per value.
-fn k_values(x: &[f32; QK_K], fits: Fits, nmax: i32, y: &mut [f32; QK_K]) {
+fn k_values(x: &[f32; QK_K], fits: Fits, nmax: i32, y: &mut [f32; QK_K]) -> Result<(), Overflow> {
     let mut head = [0u8; 16];
-    if let Err(e) = k::k_head(&fits.scales, &fits.mins, &mut head) {
-        return overflowed(y, e);
-    }
+    k::k_head(&fits.scales, &fits.mins, &mut head)?;
     let (d, dmin) = (f16_value([head[0], head[1]]), f16_value([head[2], head[3]]));
     for j in 0..8 {
         let (s, m) = k::scale_min_k4(j, &head[4..16]);
@@ -105,6 +105,7 @@ fn k_values(x: &[f32; QK_K], fits: Fits, nmax: i32, y: &mut [f32; QK_K]) {
             requant_values::<true>(&x[r.clone()], dm, dj, (0, nmax), &mut y[r]);
         }
     }
+    Ok(())
 }
 
 fn q2_k(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> Result<(), Overflow> {
@@ -350,5 +351,24 @@ mod tests {
             assert!(!round_trip_k(ty, &x, &mut y));
         }
         assert!(y.iter().all(|&v| v == 7.0));
+    }
+
+    /// A scale beyond f16 (values the caller's check keeps out) gives false, for the bytes'
+    /// path to report, rather than a panic or made-up values.
+    #[test]
+    fn an_overflowing_scale_declines() {
+        let mut x = vec![0.5f32; 2 * QK_K];
+        x[3] = 1.0e9;
+        x[QK_K + 3] = -1.0e9;
+        let mut y = vec![0.0f32; 2 * QK_K];
+        for ty in [
+            GgmlType::Q2_K,
+            GgmlType::Q3_K,
+            GgmlType::Q4_K,
+            GgmlType::Q5_K,
+            GgmlType::Q6_K,
+        ] {
+            assert!(!round_trip_k(ty, &x, &mut y), "{ty}");
+        }
     }
 }
