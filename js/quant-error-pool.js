@@ -125,8 +125,11 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
           else resolve();
         }
       };
+      // A worker that dies (crashes, runs out of memory, exits) fails the call, not hangs it.
+      const onError = (event) => reject(new Error(`gguf-lens: a quantization worker failed: ${event?.message ?? 'an error'}`));
       worker.addEventListener('message', onMessage);
-      listeners.push([worker, onMessage]);
+      worker.addEventListener('error', onError);
+      listeners.push([worker, onMessage, onError]);
       const piece = nextPiece++;
       worker.postMessage({
         type: 'gguf-lens-qerr', id, input, inputId, openOptions: model.openOptions, name: t.name,
@@ -149,7 +152,10 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
     return result;
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    for (const [w, fn] of listeners) w.removeEventListener('message', fn);
+    for (const [w, onMessage, onError] of listeners) {
+      w.removeEventListener('message', onMessage);
+      w.removeEventListener('error', onError);
+    }
     for (const w of used) w.unref?.();
   }
 }

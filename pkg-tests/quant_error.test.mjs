@@ -103,6 +103,31 @@ test('quantError on workers: the same bits for any number of workers, rows and s
   }
 });
 
+test('quantError on workers: a worker that dies fails the call instead of hanging it', { timeout: 10000 }, async () => {
+  const model = await open(FILE);
+  // A stand-in for a worker that crashes on its first request (as the Node pool's adapter and a
+  // Web Worker report it: an 'error' event carrying a message).
+  const dying = new EventTarget();
+  dying.postMessage = (message) => {
+    if (message?.type !== 'gguf-lens-qerr') return;
+    setTimeout(() => {
+      const event = new Event('error');
+      event.message = 'out of memory';
+      dying.dispatchEvent(event);
+    }, 10);
+  };
+  try {
+    await assert.rejects(
+      model.quantError('blk.0.ffn_down.weight', { workers: [dying], types: ['Q8_0'] }),
+      /a quantization worker failed: out of memory/,
+    );
+    // The model still answers without it.
+    assert.equal((await model.quantError('blk.0.ffn_down.weight', { types: ['Q8_0'] })).results.length, 1);
+  } finally {
+    await model.close();
+  }
+});
+
 test('quantError on workers after a sample or fewer rows: only the rows left, the same bits', async () => {
   const model = await open(FILE);
   try {
