@@ -16,11 +16,14 @@ use crate::types::GgmlType;
 const QK_K: usize = 256;
 
 /// `dequantize(ty, quantize_row(ty, x))` into `y` for the K-quants (false, doing nothing, for
-/// any other type). The caller has checked that `x` is whole 256-value blocks, every value
-/// finite and below 65504 in magnitude: then no block's scale can overflow its f16 field (one
-/// that does gives false, and the caller takes the bytes, which say why).
-pub(crate) fn round_trip_k(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
-    debug_assert!(x.len() == y.len() && x.len() % QK_K == 0);
+/// any other type, or unless `x` and `y` are the same whole number of 256-value blocks). The
+/// caller has checked that every value is finite and below 65504 in magnitude: then no block's
+/// scale can overflow its f16 field (one that does gives false, and the caller takes the bytes,
+/// which say why).
+pub(super) fn round_trip_k(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
+    if x.len() != y.len() || x.len() % QK_K != 0 {
+        return false;
+    }
     match ty {
         GgmlType::Q2_K => each_block(x, y, q2_k),
         GgmlType::Q3_K => each_block(x, y, q3_k),
@@ -350,6 +353,9 @@ mod tests {
         ] {
             assert!(!round_trip_k(ty, &x, &mut y));
         }
+        // Not whole blocks, or lengths that differ.
+        assert!(!round_trip_k(GgmlType::Q4_K, &x[..100], &mut y[..100]));
+        assert!(!round_trip_k(GgmlType::Q4_K, &x, &mut y[..128]));
         assert!(y.iter().all(|&v| v == 7.0));
     }
 

@@ -2,7 +2,7 @@
 //! `quantize_row_*_ref`). Layouts are those of `quant::scalar::legacy`.
 #![allow(clippy::needless_range_loop)] // index arithmetic kept as in ggml, for review against it
 
-use super::{c_round_i32, c_trunc_i32, f16_field, f16_value, Overflow};
+use super::{c_round_i32, c_trunc_i32, f16_field, f16_round_trip, Overflow};
 
 pub(super) const QK: usize = 32;
 
@@ -190,16 +190,6 @@ fn q8_0_quants<const SMALL: bool>(x: &[f32; QK], id: f32, qs: &mut [u8]) {
 // quants (the SMALL forms: a finite inverse scale), then the dequantizer's float operations;
 // false, writing nothing, for a block with an infinite inverse scale or an overflowing f16
 // field (the caller takes the bytes there).
-
-/// The f16 field of `v` read back, or None where [`f16_field`] overflows: below 65504 by
-/// float arithmetic (`float::f16_round`, the same value), else through the field's bits.
-#[inline(always)]
-pub(super) fn f16_round_trip(v: f32) -> Option<f32> {
-    if v.abs() < 65504.0 {
-        return Some(super::float::f16_round(v));
-    }
-    f16_field(v).ok().map(f16_value)
-}
 
 /// Q4_0 (`levels` 16) and Q5_0 (32): d = signed max / −levels/2, each value
 /// `(min(levels − 1, (int8)(x·id + levels/2 + 0.5)) − levels/2)·d`.

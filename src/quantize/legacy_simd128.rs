@@ -260,7 +260,7 @@ fn signed_block(x: &[f32; QK], y: &mut [f32; QK], levels: f32) -> bool {
     let v = load(x);
     let d = signed_max(x, &v) / -half;
     let id = legacy::inverse(d);
-    let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+    let Some(d16) = super::f16_round_trip(d).filter(|_| id.is_finite()) else {
         return false;
     };
     store(
@@ -288,7 +288,7 @@ fn affine_values(x: &[f32; QK], y: &mut [f32; QK], levels: f32) -> bool {
     let (min, max) = min_max(x, &v);
     let d = (max - min) / levels;
     let id = legacy::inverse(d);
-    let (Some(d16), Some(m16)) = (legacy::f16_round_trip(d), legacy::f16_round_trip(min)) else {
+    let (Some(d16), Some(m16)) = (super::f16_round_trip(d), super::f16_round_trip(min)) else {
         return false;
     };
     if !id.is_finite() {
@@ -318,7 +318,7 @@ pub(super) fn q8_0_values(x: &[f32; QK], y: &mut [f32; QK]) -> bool {
     let v = load(x);
     let d = abs_max(&v) / 127.0;
     let id = legacy::inverse(d);
-    let Some(d16) = legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+    let Some(d16) = super::f16_round_trip(d).filter(|_| id.is_finite()) else {
         return false;
     };
     let (idv, d16, zero) = (f32x4_splat(id), f32x4_splat(d16), f32x4_splat(0.0));

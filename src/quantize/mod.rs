@@ -37,8 +37,6 @@ mod tq;
 mod tq_simd128;
 
 pub use error::{QuantError, QuantErrorReport, QuantErrorSet};
-#[allow(unused_imports)] // used by set.rs once wired
-pub(crate) use k_round_trip::round_trip_k;
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).
@@ -674,6 +672,16 @@ pub(crate) fn f16_field(v: f32) -> Result<[u8; 2], Overflow> {
         return Err(Overflow(v));
     }
     Ok(h.to_le_bytes())
+}
+
+/// The f16 field of `v` read back, or None where [`f16_field`] overflows: below 65504 by
+/// float arithmetic (`float::f16_round`, the same value), else through the field's bits.
+#[inline(always)]
+pub(crate) fn f16_round_trip(v: f32) -> Option<f32> {
+    if v.abs() < 65504.0 {
+        return Some(float::f16_round(v));
+    }
+    f16_field(v).ok().map(f16_value)
 }
 
 /// An f16 block field read back as ggml does (`GGML_FP16_TO_FP32(y->d)`).

@@ -39,7 +39,7 @@ pub(crate) fn round_trip(ty: GgmlType, x: &[f32], y: &mut [f32]) -> bool {
         GgmlType::Q8_0 => blocks(ty, x, y, legacy_fast::q8_0_values),
         GgmlType::TQ1_0 | GgmlType::TQ2_0 => blocks(ty, x, y, super::tq::ternary_values),
         GgmlType::Q2_K | GgmlType::Q3_K | GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q6_K => {
-            x.len() % 256 == 0 && super::round_trip_k(ty, x, y)
+            super::k_round_trip::round_trip_k(ty, x, y)
         }
         _ => false,
     }

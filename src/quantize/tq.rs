@@ -104,7 +104,7 @@ pub(super) fn tq2_0(x: &[f32; QK_K], y: &mut [u8; 66]) -> Result<(), Overflow> {
 /// where `id` is infinite or the scale overflows f16 (the caller takes the bytes there).
 pub(super) fn ternary_values(x: &[f32; QK_K], y: &mut [f32; QK_K]) -> bool {
     let (d, id) = scale(x);
-    let Some(d) = super::legacy::f16_round_trip(d).filter(|_| id.is_finite()) else {
+    let Some(d) = super::f16_round_trip(d).filter(|_| id.is_finite()) else {
         return false;
     };
     for (y, &v) in y.iter_mut().zip(x) {
