@@ -42,8 +42,8 @@ Exit codes:
      and quant-error: any error; lint: a file it cannot read
      (memory: a combination llama.cpp refuses exits 1)
 
-GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel (scalar also turns
-off the AVX2 build of the quantizers' searches).";
+GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces the instruction set of every vector loop:
+dequantization, the quantizers' searches and the statistics (scalar turns them all off).";
 
 /// Read GGUF model files and safetensors checkpoints (plain or GPTQ): what is in them, their
 /// values dequantized bit for bit as ggml does, statistics, and what changed between two.
