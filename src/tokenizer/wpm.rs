@@ -21,10 +21,10 @@ struct Classes {
 fn classes() -> &'static Classes {
     static C: OnceLock<Classes> = OnceLock::new();
     C.get_or_init(|| Classes {
-        // llama.cpp's control flag: Cc, Cf, Co and Cs. Unassigned code points and
-        // noncharacters (Cn) are "undefined" there, kept in the word (which then becomes the
-        // unknown token).
-        control: regex::Regex::new(r"^[\p{Cc}\p{Cf}\p{Co}\p{Cs}]$").expect("static regex"),
+        // llama.cpp's control flag: Cc, Cf, Co and Cs (no str holds a surrogate). Unassigned
+        // code points and noncharacters (Cn) are "undefined" there: kept in the word, which
+        // then becomes the unknown token.
+        control: regex::Regex::new(r"^[\p{Cc}\p{Cf}\p{Co}]$").expect("static regex"),
         mark: regex::Regex::new(r"^\p{M}$").expect("static regex"),
         punct: regex::Regex::new(r"^\p{P}$").expect("static regex"),
         symbol: regex::Regex::new(r"^\p{S}$").expect("static regex"),
