@@ -125,6 +125,12 @@ fn main() -> ExitCode {
         // --help and --version print to stdout and exit 0; usage errors exit 2.
         Err(err) => err.exit(),
     };
+    if matches!(
+        cli.command,
+        Command::Dequant(_) | Command::Set(_) | Command::Quantize(_)
+    ) {
+        remove_temporaries_on_signal();
+    }
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Dequant(args) => dequant::run(args),
@@ -155,6 +161,20 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
+    }
+}
+
+/// On Ctrl-C (SIGINT) or SIGTERM: the outputs being written are removed, exit 130 (a
+/// model-sized temporary would otherwise stay behind).
+fn remove_temporaries_on_signal() {
+    #[cfg(any(unix, windows))]
+    {
+        // Failing to install (another handler is set) leaves the default: killed, temporaries
+        // left, which is what it was before.
+        let _ = ctrlc::set_handler(|| {
+            gguf_lens::atomic_write::remove_temporaries();
+            std::process::exit(130);
+        });
     }
 }
 
