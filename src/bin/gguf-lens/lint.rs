@@ -99,8 +99,8 @@ pub fn render(report: &Report) -> String {
             "{}[{}] {}: {}",
             f.severity.name(),
             f.code,
-            f.place(),
-            f.message
+            crate::escape::shown(&f.place()),
+            crate::escape::shown(&f.message)
         );
     }
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

@@ -5,6 +5,7 @@
 mod chat;
 mod checkpoint;
 mod dequant;
+mod escape;
 mod diff;
 mod diff_cross;
 mod diff_options;
@@ -149,15 +150,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", escape::shown(&message));
             ExitCode::from(2)
         }
         Err(Failure::File(err)) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", escape::shown(&err.to_string()));
             ExitCode::from(1)
         }
         Err(Failure::Fatal(message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", escape::shown(&message));
             ExitCode::from(2)
         }
         Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
@@ -182,7 +183,7 @@ fn remove_temporaries_on_signal() {
 /// and exit 1.
 fn finish(result: Result<ExitCode, String>) -> ExitCode {
     result.unwrap_or_else(|message| {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", escape::shown(&message));
         ExitCode::from(1)
     })
 }
@@ -205,17 +206,21 @@ fn is_safetensors(path: &str) -> bool {
     checkpoint::is_safetensors(path, &head)
 }
 
-/// A JSON document as one line of output.
+/// A JSON document as one line of output (control and bidi characters as `\uXXXX`).
 fn json_line(doc: &serde_json::Value) -> String {
-    let mut text = doc.to_string();
+    let mut text = escape::json(&doc.to_string()).into_owned();
     text.push('\n');
     text
 }
 
+/// Writes text output: whatever came from a file and was not escaped where it was laid out is
+/// escaped here (see `escape::lines`).
 fn write_stdout(text: &[u8]) -> Result<(), Failure> {
+    let text = String::from_utf8_lossy(text);
+    let text = escape::lines(&text);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    out.write_all(text)
+    out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| Failure::File(Error::from(e)))
 }

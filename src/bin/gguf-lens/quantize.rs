@@ -16,6 +16,7 @@ use gguf_lens::quantize::{
 };
 use gguf_lens::types::GgmlType;
 
+use crate::escape::shown;
 use crate::output::Output;
 use crate::Failure;
 
@@ -233,14 +234,15 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         n => format!(" ({n} more to a fallback type)"),
     };
     eprintln!(
-        "{shown_out}: {quantized} of {} tensors quantized to {ty}{fell_back}, general.file_type = {file_type}",
+        "{}: {quantized} of {} tensors quantized to {ty}{fell_back}, general.file_type = {file_type}",
+        shown(&shown_out),
         plans.len()
     );
     for p in plans.iter() {
         if let Some(other) = p.quantize.filter(|&t| t != ty) {
             eprintln!(
                 "  {} to {other}: its rows of {} are not whole blocks of {ty} (llama.cpp's fallback)",
-                p.tensor.name(),
+                shown(p.tensor.name()),
                 p.tensor.row_len()
             );
         }
@@ -248,9 +250,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     for p in plans.iter().filter(|p| p.quantize.is_none()) {
         eprintln!(
             "  kept {} ({}): {}",
-            p.tensor.name(),
+            shown(p.tensor.name()),
             p.tensor.ggml_type(),
-            p.why
+            shown(&p.why)
         );
     }
     Ok(())
