@@ -48,11 +48,11 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let mut out = BufWriter::new(stdout.lock());
     let written = if as_json {
         let mut warnings = Vec::new();
-        let doc = json::inspect_json(&model, &sizes, &mut warnings);
+        let written = json::write_inspect_json(&mut out, &model, &sizes, &mut warnings);
         for warning in warnings {
             eprintln!("warning: {}", escape::shown(&warning));
         }
-        out.write_all(json_line(&doc).as_bytes())
+        written
     } else {
         out.write_all(escape::lines(&text::inspect_text(&model, &sizes)).as_bytes())
     };
