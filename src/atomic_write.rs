@@ -43,10 +43,7 @@ pub fn remove_temporaries() {
 fn same_file_error(output: &Path) -> io::Error {
     io::Error::new(
         io::ErrorKind::AlreadyExists,
-        format!(
-            "{}: input and output are the same file",
-            output.display()
-        ),
+        format!("{}: input and output are the same file", output.display()),
     )
 }
 
@@ -96,9 +93,12 @@ impl AtomicFile {
                 path: path.to_path_buf(),
             });
         }
-        let name = path
-            .file_name()
-            .ok_or_else(|| named(io::Error::new(io::ErrorKind::InvalidInput, "not a file name")))?;
+        let name = path.file_name().ok_or_else(|| {
+            named(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a file name",
+            ))
+        })?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -143,7 +143,8 @@ impl AtomicFile {
     /// Syncs the data, renames the file over the destination and syncs the directory. On an
     /// error the temporary file is removed; the error names the destination.
     pub fn commit(mut self) -> io::Result<()> {
-        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", self.path.display()));
+        let named =
+            |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", self.path.display()));
         let Some(temp) = self.temp.clone() else {
             return Ok(());
         };

@@ -5,9 +5,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{GgufFile, TensorInfo};
-use crate::safetensors::not_plain_file_name;
 #[cfg(doc)]
 use crate::safetensors::is_plain_file_name;
+use crate::safetensors::not_plain_file_name;
 use crate::summary::Summary;
 
 /// One GGUF model over its shards, in order.
@@ -212,7 +212,9 @@ mod tests {
     #[test]
     fn split_names_follow_llama_cpp() {
         assert_eq!(
-            split_paths("dir/m-Q4_K-00002-of-00003.gguf").unwrap().unwrap(),
+            split_paths("dir/m-Q4_K-00002-of-00003.gguf")
+                .unwrap()
+                .unwrap(),
             [
                 "dir/m-Q4_K-00001-of-00003.gguf",
                 "dir/m-Q4_K-00002-of-00003.gguf",
@@ -237,7 +239,10 @@ mod tests {
         // The name part only varies by its numbers: a prefix that is not a plain name is
         // refused, naming the shard.
         let err = split_paths("dir/https:evil:1-00001-of-00002.gguf").unwrap_err();
-        assert!(err.to_string().contains("https:evil:1-00001-of-00002.gguf"), "{err}");
+        assert!(
+            err.to_string().contains("https:evil:1-00001-of-00002.gguf"),
+            "{err}"
+        );
         assert!(err.to_string().contains("not a plain file name"), "{err}");
         assert!(split_paths("C:m-00001-of-00002.gguf").is_err());
         assert_eq!(

@@ -84,7 +84,10 @@ fn inspect_escapes_keys_values_and_tensor_names() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("evil\\u{1b}]0;owned\\u{7}.key"), "{text}");
     assert!(text.contains("blk.0.ffn_up\\u{1b}[31m.weight"), "{text}");
-    assert!(text.contains("value\\u{1b}[2J\\u{9b}31m\\u{202e}end"), "{text}");
+    assert!(
+        text.contains("value\\u{1b}[2J\\u{9b}31m\\u{202e}end"),
+        "{text}"
+    );
 
     // JSON: the same characters as \uXXXX escapes, and the document still holds them.
     let out = run(&[os("inspect"), path.as_os_str(), os("--json")]);
@@ -125,7 +128,11 @@ fn errors_quoting_file_content_or_names_are_escaped() {
 }
 
 /// `args` with `{in}` and `{out}` replaced.
-fn writer_args<'a>(args: &[&'a str], input: &'a Path, output: &'a Path) -> Vec<&'a std::ffi::OsStr> {
+fn writer_args<'a>(
+    args: &[&'a str],
+    input: &'a Path,
+    output: &'a Path,
+) -> Vec<&'a std::ffi::OsStr> {
     args.iter()
         .map(|a| match *a {
             "{in}" => input.as_os_str(),
@@ -183,7 +190,13 @@ fn dequant_refuses_a_safetensors_input_as_output() {
     let input = write(dir.path(), "m.safetensors", &bytes);
     let link = dir.path().join("link.f32");
     std::os::unix::fs::symlink(&input, &link).unwrap();
-    let out = run(&[os("dequant"), input.as_os_str(), os("w"), os("-o"), link.as_os_str()]);
+    let out = run(&[
+        os("dequant"),
+        input.as_os_str(),
+        os("w"),
+        os("-o"),
+        link.as_os_str(),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("same file"));
     assert_eq!(std::fs::read(&input).unwrap(), bytes);
@@ -245,7 +258,8 @@ fn sigint_removes_the_temporary() {
     // One F32 tensor of 2 GiB, sparse (zeros read fast but quantize at the usual speed).
     let (ne0, ne1) = (4096u64, 131072u64);
     let mut b = Builder::new(3);
-    b.header(1, 0).tensor("blk.0.ffn_up.weight", &[ne0, ne1], 0, 0);
+    b.header(1, 0)
+        .tensor("blk.0.ffn_up.weight", &[ne0, ne1], 0, 0);
     b.data(32, 0);
     let header = b.build();
     let input = dir.path().join("big.gguf");
@@ -255,7 +269,13 @@ fn sigint_removes_the_temporary() {
     drop(file);
     let output = dir.path().join("out.gguf");
     let mut child = common::gguf_lens_command()
-        .args([os("quantize"), os("--type"), os("Q4_K"), os("--threads"), os("1")])
+        .args([
+            os("quantize"),
+            os("--type"),
+            os("Q4_K"),
+            os("--threads"),
+            os("1"),
+        ])
         .arg(&input)
         .arg(&output)
         .stderr(std::process::Stdio::piped())

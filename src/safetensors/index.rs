@@ -122,7 +122,12 @@ mod tests {
 
     #[test]
     fn only_plain_file_names_pass() {
-        for ok in ["model-00001-of-00002.safetensors", ".hidden", "a..b", "m é.safetensors"] {
+        for ok in [
+            "model-00001-of-00002.safetensors",
+            ".hidden",
+            "a..b",
+            "m é.safetensors",
+        ] {
             assert!(is_plain_file_name(ok), "{ok}");
         }
         for bad in [
@@ -158,7 +163,8 @@ mod tests {
 
     #[test]
     fn shards_keep_first_mention_order() {
-        let doc = br#"{"weight_map": {"a": "2.st", "b": "1.st", "c": "2.st", "d": "3.st", "e": "1.st"}}"#;
+        let doc =
+            br#"{"weight_map": {"a": "2.st", "b": "1.st", "c": "2.st", "d": "3.st", "e": "1.st"}}"#;
         let index = ShardIndex::from_bytes(doc).unwrap();
         assert_eq!(index.shards(), ["2.st", "1.st", "3.st"]);
     }

@@ -17,7 +17,11 @@ fn escaped(c: char) -> bool {
         )
 }
 
-fn escape_with(s: &str, keep: impl Fn(char) -> bool, out: impl Fn(char, &mut String)) -> Cow<'_, str> {
+fn escape_with(
+    s: &str,
+    keep: impl Fn(char) -> bool,
+    out: impl Fn(char, &mut String),
+) -> Cow<'_, str> {
     if !s.chars().any(|c| escaped(c) && !keep(c)) {
         return Cow::Borrowed(s);
     }
@@ -73,7 +77,10 @@ mod tests {
     #[test]
     fn controls_escaped_and_printable_unicode_kept() {
         assert_eq!(shown("a\u{1b}[31mb"), "a\\u{1b}[31mb");
-        assert_eq!(shown("x\ny\t\u{7f}\u{9b}\u{202e}\u{2066}"), "x\\ny\\t\\u{7f}\\u{9b}\\u{202e}\\u{2066}");
+        assert_eq!(
+            shown("x\ny\t\u{7f}\u{9b}\u{202e}\u{2066}"),
+            "x\\ny\\t\\u{7f}\\u{9b}\\u{202e}\\u{2066}"
+        );
         assert_eq!(shown("blk.0 é 日本 🦙"), "blk.0 é 日本 🦙");
         assert!(matches!(shown("plain"), Cow::Borrowed(_)));
         assert_eq!(lines("a\u{1b}\n\tb\r"), "a\\u{1b}\n\tb\\r");
@@ -83,8 +90,14 @@ mod tests {
     fn json_escapes_stay_the_same_value() {
         let doc = serde_json::json!({"k\u{1b}": "v\u{9b}\u{7f}\u{202e}é"}).to_string();
         let escaped = json(&doc);
-        assert!(!escaped.contains(['\u{1b}', '\u{9b}', '\u{7f}', '\u{202e}']), "{escaped}");
+        assert!(
+            !escaped.contains(['\u{1b}', '\u{9b}', '\u{7f}', '\u{202e}']),
+            "{escaped}"
+        );
         let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
-        assert_eq!(back, serde_json::from_str::<serde_json::Value>(&doc).unwrap());
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(&doc).unwrap()
+        );
     }
 }

@@ -5,10 +5,10 @@
 mod chat;
 mod checkpoint;
 mod dequant;
-mod escape;
 mod diff;
 mod diff_cross;
 mod diff_options;
+mod escape;
 mod hash;
 mod inspect;
 mod json;

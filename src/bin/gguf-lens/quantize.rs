@@ -252,7 +252,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             "  kept {} ({}): {}",
             shown(p.tensor.name()),
             p.tensor.ggml_type(),
-            shown(&p.why)
+            shown(p.why)
         );
     }
     Ok(())
