@@ -94,9 +94,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             .iter()
             .map(|&id| String::from_utf8_lossy(tok.token_to_piece(id, true)).into_owned())
             .collect();
-        let mut s = serde_json::json!({ "ids": ids, "pieces": pieces }).to_string();
-        s.push('\n');
-        s
+        crate::json_line(&serde_json::json!({ "ids": ids, "pieces": pieces }))
     } else {
         let mut s = ids
             .iter()
