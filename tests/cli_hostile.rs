@@ -251,9 +251,18 @@ fn a_failed_write_leaves_no_temporary_and_no_output() {
     assert_eq!(entries(dir.path()), ["m.gguf"]);
 }
 
-/// Ctrl-C while `quantize` writes a large output: the temporary goes, exit 130.
+/// Ctrl-C (or SIGTERM) while `quantize` writes a large output: the temporary goes, exit 130.
 #[test]
 fn sigint_removes_the_temporary() {
+    interrupted_while_writing(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_removes_the_temporary() {
+    interrupted_while_writing(libc::SIGTERM);
+}
+
+fn interrupted_while_writing(signal: libc::c_int) {
     let dir = tempfile::tempdir().unwrap();
     // One F32 tensor of 2 GiB, sparse (zeros read fast but quantize at the usual speed).
     let (ne0, ne1) = (4096u64, 131072u64);
@@ -292,7 +301,7 @@ fn sigint_removes_the_temporary() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     // SAFETY: kill sends a signal to the child we spawned (its pid is still ours: not waited).
-    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     assert_eq!(sent, 0);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
