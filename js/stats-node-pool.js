@@ -55,21 +55,34 @@ function adapt(worker) {
   worker.unref();
   let users = 0;
   let exited = null; // the error a call on this worker gets once it has exited
-  const listeners = new Map();
+  const listeners = new Map(); // message listener → Node's
+  // Kept here, not on the Worker: Node drops a worker's listeners once it has exited.
+  const errorListeners = new Set();
+  const fail = (err) => {
+    for (const fn of [...errorListeners]) fn({ message: err?.message ?? String(err) });
+  };
   const adapted = {
     postMessage: (message) => {
       // A message to a worker that has exited would never be answered: the caller's 'error'
       // listener (added before it posts) hears of it instead.
-      if (exited) setImmediate(() => worker.emit('error', exited));
+      if (exited) setImmediate(() => fail(exited));
       else worker.postMessage(message);
     },
     addEventListener: (type, fn) => {
       // Node gives the message itself, or the Error; a Web Worker gives an event.
-      const on = type === 'error' ? (err) => fn({ message: err?.message ?? String(err) }) : (data) => fn({ data });
+      if (type === 'error') {
+        errorListeners.add(fn);
+        return;
+      }
+      const on = (data) => fn({ data });
       listeners.set(fn, on);
       worker.on(type, on);
     },
     removeEventListener: (type, fn) => {
+      if (type === 'error') {
+        errorListeners.delete(fn);
+        return;
+      }
       const on = listeners.get(fn);
       listeners.delete(fn);
       if (on) worker.off(type, on);
@@ -89,9 +102,9 @@ function adapt(worker) {
     pool = pool.filter((w) => w !== adapted);
     exited = new Error(`the worker exited (code ${code})`);
     // A call waiting on this worker hears of it as an error.
-    worker.emit('error', exited);
+    fail(exited);
   });
-  // Without a listener an 'error' event would throw in this thread.
-  worker.on('error', () => {});
+  // Also the listener without which an 'error' event would throw in this thread.
+  worker.on('error', fail);
   return adapted;
 }

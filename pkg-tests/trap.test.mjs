@@ -16,11 +16,17 @@ const TENSOR = 'token_embd.weight';
 const WASM = new URL('./wasm.js', import.meta.resolve('gguf-lens'));
 const WORKER_MODEL = new URL('./worker-model.js', import.meta.resolve('gguf-lens'));
 
+/** Bytes more than the live instance's heap holds (its memory's size, and 1 MiB). */
+async function moreThanTheHeap() {
+  const { wasmMemory } = await import(WASM);
+  return wasmMemory().buffer.byteLength + (1 << 20);
+}
+
 /** Makes the live instance run out of memory inside a call on `model`: the error it throws. */
 async function trapIn(model) {
   const { wasmMemory } = await import(WASM);
   const memory = wasmMemory();
-  const before = memory.buffer.byteLength;
+  const size = await moreThanTheHeap();
   // Grown from JS up to the engine's maximum: Rust's allocator cannot grow it any more.
   for (let pages = 1 << 15; pages >= 1;) {
     try {
@@ -31,7 +37,7 @@ async function trapIn(model) {
   }
   // Text longer than the heap was: its copy into wasm needs memory there is not.
   try {
-    model.tokenize(new Uint8Array(before + (1 << 20)));
+    model.tokenize(new Uint8Array(size));
   } catch (err) {
     return err;
   }
@@ -48,6 +54,7 @@ test('after a trap the next open works, and the models opened before say to reop
   const rows = await old.readTensor(TENSOR, { rows: [0, 4] });
   const resets = wasmResets();
 
+  const size = await moreThanTheHeap();
   const err = await trapIn(old);
   assert.equal(err.name, 'WasmTrapError');
   assert.match(err.message, /^gguf-lens: the wasm module trapped in TokenizerJs\.tokenize \(unreachable\); it was restarted: models opened before must be reopened$/);
@@ -59,8 +66,12 @@ test('after a trap the next open works, and the models opened before say to reop
   // Closing it frees nothing in the fresh instance.
   await old.close();
 
-  // A new open: the same answers as before the trap (these allocate: on the instance that
-  // trapped, with its memory used up, they trap again).
+  // The allocation that trapped fits now (on the instance that trapped, its memory used up, it
+  // traps again).
+  const { loadWasm } = await import(WASM);
+  const wasm = await loadWasm();
+  new wasm.ByteBuffer(size).free();
+  // A new open: the same answers as before the trap.
   const model = await openGguf(FILE);
   assert.deepEqual(model.summary(), summary);
   assert.deepEqual(await model.tensorStats(TENSOR), stats);
