@@ -87,10 +87,12 @@ export function createWorkerClient({ onFailure, watchdogMs = WATCHDOG_MS, testHo
 
   function send(id, p) {
     p.sent = true;
-    worker.postMessage({ id, op: p.op, args: p.args }, p.transfer);
+    const w = worker;
+    w.postMessage({ id, op: p.op, args: p.args }, p.transfer);
+    clearTimeout(p.timer); // a request sent again: the old worker's time is over
     if (QUICK_OPS.has(p.op)) {
       p.timer = setTimeout(() => {
-        if (pending.get(id) === p) fail(`the viewer's worker did not answer (${p.op}) within ${Math.round(watchdogMs / 1000)} s; it was restarted`, { culprit: id });
+        if (pending.get(id) === p && w === worker) fail(`the viewer's worker did not answer (${p.op}) within ${Math.round(watchdogMs / 1000)} s; it was restarted`, { culprit: id });
       }, watchdogMs);
     }
   }

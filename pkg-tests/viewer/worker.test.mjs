@@ -105,10 +105,16 @@ test('a worker that stops answering a quick request is replaced by the watchdog'
 test('a worker ended without a word (terminated): the next quick request trips the watchdog, then all works', async () => {
   const { page } = await openPage(1500);
   await page.evaluate(() => window.ggufLensTest.worker().terminate());
-  // The metadata filter asks the worker (metaFind): no answer, so the watchdog replaces it.
+  // The metadata filter asks the worker (metaFind): no answer, so the watchdog replaces it (the
+  // first quick request sent to the dead worker trips it: metaFind, or one a panel sent).
   await page.click('[data-tab="metadata"]');
   await page.fill('#meta-filter', 'tokenizer');
-  await page.waitForFunction(() => /did not answer \(metaFind\)/.test(document.querySelector('#error-text').textContent), null, { timeout: 6000 });
+  await page.waitForFunction(() => /did not answer \([a-zA-Z]+\) within 2 s; it was restarted$/.test(document.querySelector('#error-text').textContent), null, { timeout: 6000 });
+  // The filter's request went to the fresh worker: its matches are shown.
+  await page.waitForFunction(() => {
+    const m = /^(\d+) of (\d+) keys$/.exec(document.querySelector('#meta-count').textContent);
+    return m && Number(m[1]) < Number(m[2]);
+  }, null, { timeout: 6000 });
   await inspectWorks(page);
 });
 
