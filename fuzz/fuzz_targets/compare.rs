@@ -57,8 +57,16 @@ fn report(a: (&Model, &[u8]), b: (&Model, &[u8])) -> DiffReport {
                 continue;
             }
             let metrics = compare_tensor(
-                TensorSource { reader: &mut Cursor::new(a.1), file: fa, tensor: ta },
-                TensorSource { reader: &mut Cursor::new(b.1), file: fb, tensor: tb },
+                TensorSource {
+                    reader: &mut Cursor::new(a.1),
+                    file: fa,
+                    tensor: ta,
+                },
+                TensorSource {
+                    reader: &mut Cursor::new(b.1),
+                    file: fb,
+                    tensor: tb,
+                },
                 Kernel::best(),
                 CHUNK,
             );

@@ -15,8 +15,8 @@ use gguf_lens_fuzz::Meta;
 use libfuzzer_sys::fuzz_target;
 
 const TYPES: [&str; 13] = [
-    "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32",
-    "float64", "bool", "string", "list",
+    "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32", "float64",
+    "bool", "string", "list",
 ];
 
 #[derive(Debug, Arbitrary)]
@@ -91,7 +91,9 @@ fuzz_target!(|data: &[u8]| {
     for piece in &p.pieces {
         match piece.from {
             Some(from) => {
-                let end = from.checked_add(piece.len).expect("a piece ends before 2^64");
+                let end = from
+                    .checked_add(piece.len)
+                    .expect("a piece ends before 2^64");
                 assert!(end <= bytes.len() as u64, "a piece lies inside the input");
                 out.extend_from_slice(&bytes[from as usize..end as usize]);
             }
@@ -99,8 +101,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert_eq!(out.len() as u64, p.len, "the plan's length is its parts'");
-    let edited = GgufFile::from_bytes(&out)
-        .unwrap_or_else(|e| panic!("the edited file parses back: {e}"));
+    let edited =
+        GgufFile::from_bytes(&out).unwrap_or_else(|e| panic!("the edited file parses back: {e}"));
 
     // What each key should be: the input's, minus removals, then the sets in order.
     let mut want: Vec<(String, Meta)> = file

@@ -28,7 +28,7 @@ fn walk_array(array: &ArrayView<'_>, depth: u32) {
     }
 }
 
-fn slice<'a>(data: &'a [u8], range: std::ops::Range<u64>) -> &'a [u8] {
+fn slice(data: &[u8], range: std::ops::Range<u64>) -> &[u8] {
     &data[range.start as usize..range.end as usize]
 }
 

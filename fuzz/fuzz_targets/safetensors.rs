@@ -26,16 +26,23 @@ fn slice(data: &[u8], range: std::ops::Range<u64>) -> &[u8] {
 /// The first and the last row of each plain tensor, through `rows_range`.
 fn plain_rows(file: &SafetensorsFile, data: &[u8]) {
     for t in file.tensors() {
-        assert!(file.data_range(t).end <= data.len() as u64, "tensors lie in the file");
+        assert!(
+            file.data_range(t).end <= data.len() as u64,
+            "tensors lie in the file"
+        );
         if !t.dtype().is_plain() || t.row_len() > MAX_ELEMENTS || t.n_rows() == 0 {
             continue;
         }
         for row in [0, t.n_rows() - 1] {
             let range = file.rows_range(t, row..row + 1).expect("the row exists");
             let mut out = vec![0f32; t.row_len() as usize];
-            to_f32(t.dtype(), t.name(), slice(data, range), &mut out).expect("sizes were validated");
+            to_f32(t.dtype(), t.name(), slice(data, range), &mut out)
+                .expect("sizes were validated");
         }
-        assert!(file.rows_range(t, 0..t.n_rows() + 1).is_err(), "past the last row");
+        assert!(
+            file.rows_range(t, 0..t.n_rows() + 1).is_err(),
+            "past the last row"
+        );
     }
 }
 
@@ -75,7 +82,9 @@ fuzz_target!(|data: &[u8]| {
     for layer in c.layers() {
         let _ = c.layer_bytes(layer);
         let part = |suffix: &str| {
-            let (i, t) = c.tensor(&layer.part(suffix)).expect("a layer has its parts");
+            let (i, t) = c
+                .tensor(&layer.part(suffix))
+                .expect("a layer has its parts");
             slice(bytes[i], c.shards()[i].data_range(t))
         };
         let parts = LayerParts {
@@ -88,7 +97,10 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let last = layer.out_features - 1;
-        for (rows, v1) in [(0..1, V1Zeros::Unmasked), (last..last + 1, V1Zeros::Wrapping)] {
+        for (rows, v1) in [
+            (0..1, V1Zeros::Unmasked),
+            (last..last + 1, V1Zeros::Wrapping),
+        ] {
             let mut out = vec![0f32; layer.in_features as usize];
             let _ = dequantize_rows(layer, &parts, format, v1, rows, &mut out);
         }

@@ -43,7 +43,10 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => {
             if let Some(at) = e.offset {
-                assert!(at <= data.len() as u64, "error offset {at} inside the input");
+                assert!(
+                    at <= data.len() as u64,
+                    "error offset {at} inside the input"
+                );
             }
             assert!(!e.to_string().contains('\n'), "an error is one line");
         }
@@ -53,7 +56,10 @@ fuzz_target!(|data: &[u8]| {
     if data.len() <= 256 {
         let path = String::from_utf8_lossy(data);
         if let Some(paths) = split_paths(&path) {
-            assert!(paths.iter().any(|p| *p == path), "{path:?} is one of its shards");
+            assert!(
+                paths.iter().any(|p| *p == path),
+                "{path:?} is one of its shards"
+            );
         }
     }
 });

@@ -18,17 +18,62 @@ use gguf_lens::GgufFile;
 use gguf_lens_fuzz::{gguf, ArbValue, Meta};
 use libfuzzer_sys::fuzz_target;
 
-const MODELS: [&str; 8] = ["llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "gemma4", "none"];
+const MODELS: [&str; 8] = [
+    "llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "gemma4", "none",
+];
 
 /// `tokenizer.ggml.pre` values the pre-tokenizer knows (and one it does not).
 const PRES: &[&str] = &[
-    "", "default", "llama3", "llama-bpe", "gpt-2", "qwen2", "qwen35", "deepseek-llm",
-    "deepseek-coder", "deepseek-v3", "falcon", "starcoder", "refact", "command-r", "olmo",
-    "dbrx", "smaug-bpe", "poro-chat", "jais", "tekken", "chameleon", "minerva-7b", "gpt-4o",
-    "superbpe", "kimi-k2", "afmoe", "tiny_aya", "bloom", "gpt3-finnish", "exaone", "viking",
-    "chatglm-bpe", "whitespace", "gemma4", "hunyuan", "llama4", "glm4", "grok-2", "seed-coder",
-    "mpt", "phi-2", "stablelm2", "codeshell", "jina-v2-code", "roberta-bpe", "pixtral",
-    "trillion", "bailingmoe", "lfm2", "unknown-pre",
+    "",
+    "default",
+    "llama3",
+    "llama-bpe",
+    "gpt-2",
+    "qwen2",
+    "qwen35",
+    "deepseek-llm",
+    "deepseek-coder",
+    "deepseek-v3",
+    "falcon",
+    "starcoder",
+    "refact",
+    "command-r",
+    "olmo",
+    "dbrx",
+    "smaug-bpe",
+    "poro-chat",
+    "jais",
+    "tekken",
+    "chameleon",
+    "minerva-7b",
+    "gpt-4o",
+    "superbpe",
+    "kimi-k2",
+    "afmoe",
+    "tiny_aya",
+    "bloom",
+    "gpt3-finnish",
+    "exaone",
+    "viking",
+    "chatglm-bpe",
+    "whitespace",
+    "gemma4",
+    "hunyuan",
+    "llama4",
+    "glm4",
+    "grok-2",
+    "seed-coder",
+    "mpt",
+    "phi-2",
+    "stablelm2",
+    "codeshell",
+    "jina-v2-code",
+    "roberta-bpe",
+    "pixtral",
+    "trillion",
+    "bailingmoe",
+    "lfm2",
+    "unknown-pre",
 ];
 
 const KEYS: &[&str] = &[
@@ -108,7 +153,11 @@ fn structured(u: &mut Unstructured<'_>) -> Option<(GgufFile, u8, Vec<u8>)> {
     let mut kvs = vec![
         (
             "tokenizer.ggml.model".to_string(),
-            Meta::Str(MODELS[usize::from(v.model) % MODELS.len()].as_bytes().to_vec()),
+            Meta::Str(
+                MODELS[usize::from(v.model) % MODELS.len()]
+                    .as_bytes()
+                    .to_vec(),
+            ),
         ),
         (
             "tokenizer.ggml.pre".to_string(),

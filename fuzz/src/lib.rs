@@ -219,8 +219,12 @@ impl ArbValue {
             ArbValue::F32(x) => Meta::F32(*x),
             ArbValue::Bool(x) => Meta::Bool(*x),
             ArbValue::Str(s) => Meta::Str(s.as_bytes().to_vec()),
-            ArbValue::U32s(v) => Meta::Array(ValueType::U32, v.iter().map(|&x| Meta::U32(x)).collect()),
-            ArbValue::I32s(v) => Meta::Array(ValueType::I32, v.iter().map(|&x| Meta::I32(x)).collect()),
+            ArbValue::U32s(v) => {
+                Meta::Array(ValueType::U32, v.iter().map(|&x| Meta::U32(x)).collect())
+            }
+            ArbValue::I32s(v) => {
+                Meta::Array(ValueType::I32, v.iter().map(|&x| Meta::I32(x)).collect())
+            }
             ArbValue::Bools(v) => {
                 Meta::Array(ValueType::Bool, v.iter().map(|&x| Meta::Bool(x)).collect())
             }
@@ -228,7 +232,9 @@ impl ArbValue {
                 ValueType::String,
                 v.iter().map(|s| Meta::Str(s.as_bytes().to_vec())).collect(),
             ),
-            ArbValue::F32s(v) => Meta::Array(ValueType::F32, v.iter().map(|&x| Meta::F32(x)).collect()),
+            ArbValue::F32s(v) => {
+                Meta::Array(ValueType::F32, v.iter().map(|&x| Meta::F32(x)).collect())
+            }
             ArbValue::SmallU32s(v) => Meta::Array(
                 ValueType::U32,
                 v.iter().map(|&x| Meta::U32(u32::from(x))).collect(),
