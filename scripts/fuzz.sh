@@ -40,6 +40,9 @@ done
 for f in fixtures/gptq/*/*.json; do
   seed shard_index "$(basename "$(dirname "$f")")-$(basename "$f")" <"$f"
 done
+# and names that must be refused (URL-, drive-shaped, encoded)
+printf '%s' '{"weight_map":{"model.embed_tokens.weight":"https:OTHER-HOST:8443"}}' | seed shard_index url
+printf '%s' '{"weight_map":{"a":"C:model.safetensors","b":"..%2fsecret.safetensors"}}' | seed shard_index drive
 # safetensors: [q|c config] sep shard sep shard ...
 for d in fixtures/gptq/*/; do
   n=$(basename "$d")
