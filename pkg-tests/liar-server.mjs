@@ -61,7 +61,13 @@ export async function startLiar(files = {}) {
     for (let at = from; at < cut && !closed; at += PIECE) {
       const piece = bytes.subarray(at, Math.min(cut, at + PIECE));
       state.bytesSent += piece.length;
-      if (!res.write(piece) && !closed) await new Promise((wake) => { res.once('drain', wake); res.once('close', wake); });
+      if (!res.write(piece) && !closed) {
+        await new Promise((wake) => {
+          const done = () => { res.off('drain', done); res.off('close', done); wake(); };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
     }
     if (closed) return;
     if (plan.kind === 'truncate') return res.destroy();

@@ -53,7 +53,7 @@ function planFor(rand) {
     const delta = [-7, -1, 1, 3, 4096][Math.floor(rand() * 5)];
     const after = Math.floor(rand() * 20_000);
     const status = [500, 503, 404, 403, 429][Math.floor(rand() * 5)];
-    const pieceBytes = [1, 7, 1000, 64 * 1024][Math.floor(rand() * 4)];
+    const pieceBytes = [13, 1000, 7919, 64 * 1024][Math.floor(rand() * 4)];
     return { kind, delta, after, status, pieceBytes: kind === 'ok' ? pieceBytes : 64 * 1024 };
   };
 }

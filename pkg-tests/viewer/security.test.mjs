@@ -26,6 +26,36 @@ test('the page has a strict Content-Security-Policy and loads nothing from elsew
   assert.equal(w.headers.get('content-security-policy'), csp);
 });
 
+test('the viewer cannot be framed; embed.html can, by any site, and still runs under its CSP', async () => {
+  const viewer = await fetch(server.url);
+  assert.match(viewer.headers.get('content-security-policy'), /frame-ancestors 'none'/);
+  assert.equal(viewer.headers.get('x-frame-options'), 'DENY');
+  const embedUrl = new URL('embed.html', server.url).href;
+  const embed = await fetch(embedUrl);
+  assert.match(embed.headers.get('content-security-policy'), /script-src 'self' 'wasm-unsafe-eval';.*frame-ancestors \*$/);
+  assert.equal(embed.headers.get('x-frame-options'), null);
+  // A page on another origin frames both: only the embed loads (wasm included).
+  const { page, log } = await newPage(browser);
+  await page.route('http://framer.test/', (route) => route.fulfill({ contentType: 'text/html',
+    body: `<iframe id="v" src="${server.url}"></iframe><iframe id="e" src="${embedUrl}"></iframe>` }));
+  await page.goto('http://framer.test/');
+  const frameOf = (prefix) => page.frames().find((f) => f.url().startsWith(prefix));
+  await page.waitForFunction(() => true);
+  const deadline = Date.now() + 20000;
+  let shown = '';
+  while (Date.now() < deadline) {
+    const f = frameOf(embedUrl);
+    shown = f ? await f.evaluate(() => document.querySelector('gguf-preview')?.shadowRoot?.textContent ?? '').catch(() => '') : '';
+    if (/llama/i.test(shown)) break;
+    await page.waitForTimeout(100);
+  }
+  assert.match(shown, /llama/i, 'the framed embed shows the sample');
+  const v = frameOf(server.url + '?') ?? page.frames().find((f) => f.url() === server.url);
+  const viewerShown = v ? await v.evaluate(() => document.querySelector('#main') !== null).catch(() => false) : false;
+  assert.equal(viewerShown, false, 'the framed viewer is blocked');
+  assert.ok(log.console.some((m) => /frame-ancestors/.test(m)), 'Chromium reports the refusal');
+});
+
 test('malicious metadata, tokens, tensor names and template are shown as text, never run', async () => {
   const { page, log } = await newPage(browser);
   await page.goto(`${server.url}?url=${encodeURIComponent('/fixtures/malicious.gguf')}`);
