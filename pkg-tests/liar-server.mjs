@@ -9,11 +9,20 @@ import http from 'node:http';
 /**
  * @param {Record<string, Uint8Array>} files URL path → bytes
  */
-export async function startLiar(files = {}) {
+export async function startLiar(files = {}, { cors = false } = {}) {
+  // For pages on another origin: the answers a browser needs to read a cross-origin Range reply.
+  const CORS = cors ? {
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': 'content-range, content-length, accept-ranges, location',
+  } : {};
   const state = { connections: 0, requests: 0, bytesSent: 0, inFlight: 0, maxInFlight: 0, log: [], plan: null, latencyMs: 0 };
   const stalled = new Set();
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
+    if (cors && req.method === 'OPTIONS') {
+      return res.writeHead(204, { ...CORS, 'access-control-allow-headers': 'authorization, x-token, range', 'access-control-allow-methods': 'GET' }).end();
+    }
+    for (const [name, value] of Object.entries(CORS)) res.setHeader(name, value);
     state.requests++;
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
