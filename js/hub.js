@@ -5,7 +5,7 @@
 import { openGguf } from './open.js';
 import { mergeShards } from './model.js';
 import { loadWasm } from './wasm.js';
-import { SourceError, guardedFetch, plainNameProblem, quoteName } from './sources.js';
+import { SourceError, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
 
 export const HUB_ENDPOINT = 'https://huggingface.co';
 const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
@@ -81,11 +81,28 @@ function nextLink(header) {
 }
 
 async function getJson(fetchFn, url, options, what) {
+  const stallMs = stallTimeoutOf(options);
+  const stalled = () => new SourceError(`${what}: no answer from ${url} for ${stallMs} ms (stallTimeoutMs ${stallMs})`);
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(abortError(options.signal));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await getJsonOnce(fetchFn, url, options, what, abort.signal, (p) => waitFor(p, options.signal, stallMs, stalled));
+  } catch (err) {
+    abort.abort();
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function getJsonOnce(fetchFn, url, options, what, signal, bounded) {
   let response;
   try {
-    response = await guardedFetch(fetchFn, url, { headers: options.headers, extra: { Accept: 'application/json' }, signal: options.signal });
+    response = await bounded(guardedFetch(fetchFn, url, { headers: options.headers, extra: { Accept: 'application/json' }, signal }));
   } catch (err) {
     if (options.signal?.aborted) throw abortError(options.signal);
+    if (err instanceof SourceError) throw err;
     throw new SourceError(`network error listing ${what}: ${err.message} (offline, or blocked by CORS?)`, { cause: err });
   }
   if (response.status === 401 || response.status === 403) {
@@ -95,8 +112,9 @@ async function getJson(fetchFn, url, options, what) {
   if (!response.ok) throw new SourceError(`${what}: HTTP ${response.status} ${response.statusText}`.trim());
   let body;
   try {
-    body = await response.json();
+    body = await bounded(response.json());
   } catch (err) {
+    if (err instanceof SourceError || options.signal?.aborted) throw err;
     throw new SourceError(`${what}: the answer is not JSON`, { cause: err });
   }
   return { body, next: nextLink(response.headers.get('link')) };

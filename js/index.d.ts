@@ -757,12 +757,16 @@ export declare function open(input: GgufInput | GgufInput[], options?: Safetenso
 export interface HubOptions {
   /** Branch, tag or commit (default "main", or the one a Hub address names). */
   revision?: string;
-  /** Default https://huggingface.co (a mirror or a local mock). */
+  /** Default https://huggingface.co (a mirror or a local mock): https, or http on 127.0.0.0/8,
+   * localhost or [::1] only (checkHubEndpoint). */
   endpoint?: string;
   fetch?: typeof fetch;
-  /** Sent to the tree API and every file read, e.g. { Authorization: 'Bearer hf_…' } for gated repos. */
+  /** Sent to the tree API and every file read, e.g. { Authorization: 'Bearer hf_…' } for gated
+   * repos; only to the endpoint's origin (a redirect elsewhere drops them). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** As OpenOptions.stallTimeoutMs, for the listing and every file read. Default 30000. */
+  stallTimeoutMs?: number;
 }
 
 export interface RepoGgufFile {

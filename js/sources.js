@@ -205,7 +205,7 @@ export const OPEN_CONCURRENCY = 4;
 
 /** Waits for `promise`, failing first if `signal` aborts or `ms` pass with no answer. The
  * promise is always given handlers, so a later rejection of it is never unhandled. */
-function waitFor(promise, signal, ms, stalled) {
+export function waitFor(promise, signal, ms, stalled) {
   return new Promise((resolve, reject) => {
     let timer;
     const finish = () => {
@@ -224,7 +224,7 @@ function waitFor(promise, signal, ms, stalled) {
 }
 
 /** The stall timeout from options: a positive number of ms, or 0 / Infinity for none. */
-function stallTimeoutOf(options) {
+export function stallTimeoutOf(options) {
   const ms = options.stallTimeoutMs ?? STALL_TIMEOUT_MS;
   if (!(typeof ms === 'number' && ms >= 0)) throw new TypeError(`gguf-lens: stallTimeoutMs must be a number of ms >= 0, not ${ms}`);
   return ms;

@@ -341,3 +341,12 @@ test('a Hub listing naming a path outside the repo is refused', async () => {
     fetch: async () => new Response(JSON.stringify(entries), { status: 200 }),
   }), /the Hub listing names "\.\.\/\.\.\/other\/x\.gguf": refused, it is a dot segment/);
 });
+
+test('a stalled Hub listing times out, and abort ends it while stalled', { timeout: 20_000 }, async () => {
+  a.reset();
+  a.state.plan = () => ({ kind: 'stall-headers' });
+  await assert.rejects(listRepoGgufs('o/n', { endpoint: a.base, stallTimeoutMs: 300 }), /o\/n@main: no answer from .* for 300 ms \(stallTimeoutMs 300\)/);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 100);
+  await assert.rejects(listRepoGgufs('o/n', { endpoint: a.base, signal: controller.signal, stallTimeoutMs: 60_000 }), { name: 'AbortError' });
+});

@@ -34,12 +34,12 @@ export async function startLiar(files = {}, { cors = false } = {}) {
     if (latency) await new Promise((r) => setTimeout(r, latency));
     if (plan.kind === 'redirect') return res.writeHead(plan.status ?? 302, { location: plan.location }).end();
     if (plan.kind === 'status') return res.writeHead(plan.status).end();
-    const bytes = files[url.pathname];
-    if (!bytes) return res.writeHead(404).end();
     if (plan.kind === 'stall-headers') {
       stalled.add(res);
       return;
     }
+    const bytes = files[url.pathname];
+    if (!bytes) return res.writeHead(404).end();
     const size = bytes.length;
     const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     let status = 200;
