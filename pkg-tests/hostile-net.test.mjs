@@ -79,7 +79,8 @@ test('a crafted index is refused with one error naming the shard, and the index 
   b.reset();
   try {
     await assert.rejects(openSafetensors(server.url('/dir/model.safetensors.index.json'), { headers: { Authorization: 'Bearer secret' } }),
-      /shard name "https:127\.0\.0\.1:\d+" refused: it starts with a URL scheme/);
+      // The package's check, or the core's (which now refuses it first): either names the shard.
+      /shard name "https:127\.0\.0\.1:\d+" refused: it starts with a URL scheme|shard "https:127\.0\.0\.1:\d+" of "a\.weight" is not a plain file name/);
     assert.equal(server.state.requests, 1);
     assert.equal(b.state.connections, 0);
   } finally {
@@ -335,11 +336,16 @@ test('a Hub endpoint is https, or http on loopback only', async () => {
 });
 
 test('a Hub listing naming a path outside the repo is refused', async () => {
-  const entries = [{ type: 'file', path: '../../other/x.gguf', size: 10 }];
-  await assert.rejects(listRepoGgufs('o/n', {
+  const list = (path) => listRepoGgufs('o/n', {
     endpoint: 'https://hub.example',
-    fetch: async () => new Response(JSON.stringify(entries), { status: 200 }),
-  }), /the Hub listing names "\.\.\/\.\.\/other\/x\.gguf": refused, it is a dot segment/);
+    fetch: async () => new Response(JSON.stringify([{ type: 'file', path, size: 10 }]), { status: 200 }),
+  });
+  await assert.rejects(list('../../other/x.gguf'), /the Hub listing names "\.\.\/\.\.\/other\/x\.gguf": refused, it is a dot segment/);
+  // The package's own check (no core in the way): every crafted name as a folder is refused.
+  for (const name of CRAFTED_NAMES()) {
+    await assert.rejects(list(`${name}/m.gguf`), /the Hub listing names .*: refused, it (is|holds|starts)/, JSON.stringify(name));
+  }
+  assert.equal((await list('sub dir/m-Q4_K.gguf')).models.length, 1, 'a plain folder and name pass');
 });
 
 test('a stalled Hub listing times out, and abort ends it while stalled', { timeout: 20_000 }, async () => {
