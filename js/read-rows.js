@@ -4,7 +4,7 @@
 // this one is dequantized, a cache-sized slice at a time, and each slice is copied into the
 // array. Nothing copies the array into wasm memory first (which a fresh array would pay for in
 // page faults twice).
-import { wasmMemory } from './wasm.js';
+import { isLive, wasmMemory } from './wasm.js';
 import { readsToMemory } from './stats-read.js';
 
 /** Values per dequantize call: the slice is still in L2 when it is copied out. */
@@ -81,7 +81,8 @@ export class ReaderCache {
 
   /** A reader of at least these sizes: the spare one if it is big enough and free. */
   take(wasm, { bytes, values }) {
-    const spare = this.spare;
+    // A reader from before a trap is gone with the instance that made it (wasm.js).
+    const spare = isLive(this.spare?.reader) ? this.spare : null;
     this.spare = null;
     if (spare && spare.bytes >= bytes && spare.values >= values) return spare;
     spare?.reader.free();
@@ -91,6 +92,7 @@ export class ReaderCache {
 
   /** Gives a reader back (the bigger one is kept). */
   give(entry) {
+    if (!isLive(entry.reader)) return;
     if (this.spare && this.spare.bytes >= entry.bytes && this.spare.values >= entry.values) {
       entry.reader.free();
       return;

@@ -33,7 +33,8 @@ export async function autoWorkers(source, elements) {
 
 /**
  * `n` pooled workers, each behind the Web Worker interface runStatsOnWorkers uses (plus ref /
- * unref). A worker that exits leaves the pool; the next call starts another.
+ * unref). A worker that exits (crashes, runs out of memory, is terminated) fails the calls
+ * waiting on it with an error and leaves the pool; the next call starts another.
  */
 export async function nodeStatsWorkers(n) {
   if (!isNode) {
@@ -53,16 +54,35 @@ export function nodeStatsPoolSize() {
 function adapt(worker) {
   worker.unref();
   let users = 0;
-  const listeners = new Map();
+  let exited = null; // the error a call on this worker gets once it has exited
+  const listeners = new Map(); // message listener → Node's
+  // Kept here, not on the Worker: Node drops a worker's listeners once it has exited.
+  const errorListeners = new Set();
+  const fail = (err) => {
+    for (const fn of [...errorListeners]) fn({ message: err?.message ?? String(err) });
+  };
   const adapted = {
-    postMessage: (message) => worker.postMessage(message),
+    postMessage: (message) => {
+      // A message to a worker that has exited would never be answered: the caller's 'error'
+      // listener (added before it posts) hears of it instead.
+      if (exited) setImmediate(() => fail(exited));
+      else worker.postMessage(message);
+    },
     addEventListener: (type, fn) => {
       // Node gives the message itself, or the Error; a Web Worker gives an event.
-      const on = type === 'error' ? (err) => fn({ message: err?.message ?? String(err) }) : (data) => fn({ data });
+      if (type === 'error') {
+        errorListeners.add(fn);
+        return;
+      }
+      const on = (data) => fn({ data });
       listeners.set(fn, on);
       worker.on(type, on);
     },
     removeEventListener: (type, fn) => {
+      if (type === 'error') {
+        errorListeners.delete(fn);
+        return;
+      }
       const on = listeners.get(fn);
       listeners.delete(fn);
       if (on) worker.off(type, on);
@@ -75,13 +95,16 @@ function adapt(worker) {
     unref: () => {
       if (users > 0 && --users === 0) worker.unref();
     },
+    /** Stops the worker (as Worker.terminate): its calls fail, the pool starts another. */
+    terminate: () => worker.terminate(),
   };
-  worker.on('exit', () => {
+  worker.on('exit', (code) => {
     pool = pool.filter((w) => w !== adapted);
+    exited = new Error(`the worker exited (code ${code})`);
     // A call waiting on this worker hears of it as an error.
-    worker.emit('error', new Error('the worker exited'));
+    fail(exited);
   });
-  // Without a listener an 'error' event would throw in this thread.
-  worker.on('error', () => {});
+  // Also the listener without which an 'error' event would throw in this thread.
+  worker.on('error', fail);
   return adapted;
 }

@@ -9,7 +9,7 @@
 // handled one at a time, in order. A request with `hold` adds its runs to a part the worker keeps
 // for the job (and answers with no state); `flush` sends that part back: the first pass, handed
 // out a run at a time, then crosses back once per worker instead of once per run.
-import { loadWasm } from './wasm.js';
+import { loadWasm, onWasmReset } from './wasm.js';
 import { STATS_KEEP_BYTES } from './model.js';
 import { feedHeldRows, feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { useModel, closeModel } from './worker-model.js';
@@ -28,6 +28,14 @@ const spare = [];
 
 // The parts being built for `hold` requests, by job (calls on one pool may overlap).
 const held = new Map();
+
+// A trap discarded the wasm instance the buffers and parts live in (wasm.js): forget them
+// (freeing them would free their pointers in the fresh instance).
+onWasmReset(() => {
+  kept = { jobId: null, runs: new Map(), bytes: 0 };
+  spare.length = 0;
+  held.clear();
+});
 
 function release() {
   for (const entry of kept.runs.values()) if (!Array.isArray(entry)) spare.push(entry);

@@ -1,6 +1,14 @@
 // Loads the WebAssembly module once: fetched next to this file in browsers and workers, read
 // from disk in Node (whose fetch cannot load file: URLs). Engines without WebAssembly SIMD get
 // the scalar build of the same crate (the same exports, the same results bit for bit).
+//
+// No call can poison the package: a trap in wasm (out of memory, `unreachable` from a Rust
+// abort, a stack overflow) leaves the instance's heap, stack pointer and borrow flags as they
+// were mid-call, so every later call on it would fail. Each export is called through a guard
+// that catches such an error, discards the instance and makes a fresh one from the compiled
+// module (the glue's __wbg_reset_state, built with --experimental-reset-state-function). Objects
+// made by the old instance (a model's header, a tokenizer, a job) cannot move to the new one:
+// calls on them throw one line saying to reopen the model; new opens work.
 import { importNodeFs } from './sources.js';
 import init, { initSync } from './wasm/gguf_lens.js';
 import * as bindings from './wasm/gguf_lens.js';
@@ -31,11 +39,13 @@ export function setWasmSimd(enabled) {
 /** The compiled module and the instance's memory, once loaded. */
 let compiled = null;
 let memory = null;
+/** The exports behind guards (guarded()), once loaded. */
+let guardedExports = null;
 
 /**
  * @param {WebAssembly.Module} [module] a module another thread compiled (a statistics worker gets
  *   its parent's, so each worker neither fetches nor compiles it again); used on the first call only
- * @returns {Promise<typeof bindings>} the initialized wasm-bindgen exports
+ * @returns {Promise<typeof bindings>} the initialized wasm-bindgen exports (behind the trap guards)
  */
 export function loadWasm(module) {
   ready ??= (async () => {
@@ -45,7 +55,8 @@ export function loadWasm(module) {
     // which in Node load its whole fetch implementation, ~15 ms in each thread.
     const exports = typeof document === 'undefined' ? initSync({ module: compiled }) : await init({ module_or_path: compiled });
     memory = exports.memory;
-    return bindings;
+    guardedExports ??= guarded();
+    return guardedExports;
   })();
   return ready;
 }
@@ -81,4 +92,152 @@ async function compileWasm() {
   const res = await response;
   if (!res.ok) throw new Error(`gguf-lens: failed to fetch ${url}: ${res.status} ${res.statusText}`);
   return WebAssembly.compile(await res.arrayBuffer());
+}
+
+// ---------- traps ----------
+
+/** Instances discarded after a trap so far: the glue's instance id of the live one. */
+let generation = 0;
+/** What trapped last (`GgufHeader.renderChatTemplate`), for the errors of stale objects. */
+let lastTrap = null;
+/** Set when a fresh instance could not be made: every later call fails with it. */
+let broken = null;
+const resetHooks = new Set();
+
+/**
+ * Calls `fn()` (with no argument) after each trap, once the fresh instance is in place: the
+ * caches of wasm objects (readers, buffers, a worker's open models) drop what the old one made.
+ */
+export function onWasmReset(fn) {
+  resetHooks.add(fn);
+}
+
+/** Whether `obj`, a wasm-bindgen object, was made by the live instance (false once a trap
+ * discarded the one that made it). */
+export function isLive(obj) {
+  return obj?.__wbg_inst === undefined || obj.__wbg_inst === generation;
+}
+
+/** How many times a trap replaced the instance (for tests). */
+export function wasmResets() {
+  return generation;
+}
+
+/** Whether `err`, thrown out of a call into wasm, means the instance is no longer sound: a
+ * trap (RuntimeError: unreachable, out of bounds, …), a stack overflow, or wasm-bindgen's borrow
+ * checks failing, which happens only when an earlier trap left a borrow held. The Rust errors
+ * every export returns (Error with the core's message) are not. */
+function isTrap(err) {
+  if (err instanceof WebAssembly.RuntimeError) return true;
+  const message = String(err?.message ?? '');
+  if (err instanceof RangeError && /call stack/i.test(message)) return true;
+  return /attempted to take ownership of Rust value while it was borrowed|recursive use of an object detected/.test(message);
+}
+
+function trapError(what, err) {
+  const cause = String(err?.message ?? err).split('\n')[0];
+  const error = new Error(`gguf-lens: the wasm module trapped in ${what} (${cause}); it was restarted: models opened before must be reopened`, { cause: err });
+  error.name = 'WasmTrapError';
+  return error;
+}
+
+function staleError(what) {
+  const error = new Error(`gguf-lens: ${what}: the wasm module trapped in ${lastTrap ?? 'an earlier call'}; reopen the model`);
+  error.name = 'WasmTrapError';
+  return error;
+}
+
+/** Discards the instance after a trap in `what` and makes a fresh one from the compiled module. */
+function restart(what, err) {
+  lastTrap = what;
+  try {
+    bindings.__wbg_reset_state();
+    generation++;
+    // The glue's initSync returns the instance it now holds (the fresh one), without
+    // instantiating again.
+    memory = initSync({ module: compiled }).memory;
+  } catch (resetErr) {
+    broken = new Error(`gguf-lens: the wasm module trapped in ${what} and could not be restarted (${resetErr?.message ?? resetErr}); reload the page or process`);
+    broken.name = 'WasmTrapError';
+    throw broken;
+  }
+  for (const fn of resetHooks) {
+    try {
+      fn();
+    } catch {
+      // A cache that cannot drop its entries keeps stale ones, which fail by themselves.
+    }
+  }
+  return trapError(what, err);
+}
+
+/** `fn` (a glue function or method named `what`) behind the guard. */
+function guard(what, fn) {
+  return function guardedCall(...args) {
+    if (broken) throw broken;
+    if (!isLive(this)) throw staleError(what);
+    for (const arg of args) if (arg !== null && typeof arg === 'object' && !isLive(arg)) throw staleError(what);
+    try {
+      return fn.apply(this, args);
+    } catch (err) {
+      if (isTrap(err)) throw restart(what, err);
+      // The glue's own check, for an object inside an argument (an array of headers).
+      if (/stale object from previous Wasm instance/.test(String(err?.message))) throw staleError(what);
+      throw err;
+    }
+  };
+}
+
+// The glue's own helpers (__wrap, __destroy_into_raw, …) are not calls into wasm.
+const SKIP = new Set(['constructor', 'length', 'name', 'prototype']);
+
+/** Guards every method, accessor and static of a glue class, in place (objects the glue makes
+ * itself get the class's prototype), and its constructor through a Proxy. */
+function guardClass(cls) {
+  const name = cls.name;
+  const patch = (target, label) => {
+    for (const key of Reflect.ownKeys(target)) {
+      if (typeof key === 'string' && (SKIP.has(key) || key.startsWith('__'))) continue;
+      const d = Object.getOwnPropertyDescriptor(target, key);
+      const what = `${name}${label}${String(typeof key === 'symbol' ? key.description : key)}`;
+      if (key === 'free' || key === Symbol.dispose) {
+        // Freeing an object of a discarded instance would free that pointer in the live one.
+        const free = d.value;
+        d.value = function guardedFree() {
+          if (isLive(this)) return free.call(this);
+          this.__wbg_ptr = 0;
+          return undefined;
+        };
+      } else if (typeof d.value === 'function') {
+        d.value = guard(what, d.value);
+      } else {
+        if (d.get) d.get = guard(what, d.get);
+        if (d.set) d.set = guard(what, d.set);
+        if (!d.get && !d.set) continue;
+      }
+      Object.defineProperty(target, key, d);
+    }
+  };
+  patch(cls.prototype, '.');
+  patch(cls, '.');
+  return new Proxy(cls, {
+    construct(target, args, newTarget) {
+      return guard(`new ${name}`, (...a) => Reflect.construct(target, a, newTarget))(...args);
+    },
+  });
+}
+
+/** The glue's exports with every function and class behind the guard. */
+function guarded() {
+  const out = {};
+  for (const [key, value] of Object.entries(bindings)) {
+    if (typeof value !== 'function' || key === 'default' || key === 'initSync' || key.startsWith('__wbg')) {
+      out[key] = value;
+    } else if (/^class\b/.test(Function.prototype.toString.call(value))) {
+      out[key] = guardClass(value);
+    } else {
+      out[key] = guard(key, value);
+    }
+  }
+  return Object.freeze(out);
 }

@@ -5,6 +5,7 @@
 // the model it came from (after the requests still using it).
 // open.js, not index.js: a worker needs no hub, compare or edit code (less to load at start-up).
 import { openGguf } from './open.js';
+import { onWasmReset } from './wasm.js';
 
 const IDLE_KEPT = 2;
 // key → { model: Promise<Model>, users, closing }, least recently used first
@@ -26,6 +27,16 @@ function closeIdle() {
     close(entry);
   }
 }
+
+// A trap discarded the wasm instance these models' headers live in (wasm.js): the next request
+// opens its model again (a request still using one fails, with the error to reopen it).
+onWasmReset(() => {
+  for (const entry of models.values()) {
+    entry.closing = true;
+    if (entry.users === 0) close(entry);
+  }
+  models.clear();
+});
 
 /**
  * The model for `input` (`inputId`, the sender's id for its model, wins over the input itself,

@@ -231,3 +231,38 @@ test('Chromium: request headers stay on the opened origin; a redirect to another
     await b.close();
   }
 });
+
+test('Chromium main thread: after a wasm trap the instance is replaced and new opens work', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  await page.goto(server.url('/index.html'));
+  const result = await page.evaluate(async () => {
+    const { openGguf } = await import('/node_modules/gguf-lens/index.js');
+    const { loadWasm, wasmMemory } = await import('/node_modules/gguf-lens/wasm.js');
+    const old = await openGguf('/fixtures/Q4_K.gguf');
+    const name = old.tensors[0].name;
+    const want = Array.from(await old.readTensor(name));
+    // The memory grown to the engine's maximum: the next allocation in Rust aborts (a trap).
+    const memory = wasmMemory();
+    const before = memory.buffer.byteLength;
+    for (let pages = 1 << 15; pages >= 1;) {
+      try { memory.grow(pages); } catch { pages >>= 1; }
+    }
+    let trap = null;
+    // Bytes longer than the heap was: their copy into wasm needs memory there is not.
+    try { (await loadWasm()).parseHeader(new Uint8Array(before + (1 << 20))); } catch (err) { trap = `${err.name}: ${err.message}`; }
+    let stale = null;
+    try { old.summary(); } catch (err) { stale = err.message; }
+    await old.close();
+    const model = await openGguf('/fixtures/Q4_K.gguf');
+    const same = JSON.stringify(Array.from(await model.readTensor(name))) === JSON.stringify(want);
+    return { trap, stale, same };
+  });
+  assert.deepEqual(errors, []);
+  // The main thread may instantiate this module synchronously (the glue's reset does).
+  assert.match(result.trap, /^WasmTrapError: gguf-lens: the wasm module trapped in parseHeader \(unreachable\); it was restarted/);
+  assert.match(result.stale, /reopen the model$/);
+  assert.equal(result.same, true);
+  await page.close();
+});

@@ -177,3 +177,24 @@ test('calls on different models at the same time on one pool: none closes the mo
   await a.close();
   await b.close();
 });
+
+test('a pool worker that died fails the calls given it, with its message; later calls get a new worker', { timeout: 20000 }, async () => {
+  const { nodeStatsWorkers, nodeStatsPoolSize } = await import(POOL);
+  const model = await open(FILE);
+  try {
+    const want = await model.tensorStats(TENSOR, { workers: 0 });
+    const [dead] = await nodeStatsWorkers(2);
+    await dead.terminate();
+    // A call still holding it (as one that started before the worker died does) hears of it.
+    await assert.rejects(model.tensorStats(TENSOR, { workers: [dead] }), /^Error: gguf-lens: a statistics worker failed: the worker exited \(code \d+\)$/);
+    await assert.rejects(model.readTensor(TENSOR, { workers: [dead] }), /^Error: gguf-lens: a read worker failed: the worker exited \(code \d+\)$/);
+    await assert.rejects(model.quantError(TENSOR, { workers: [dead], types: ['Q8_0'] }), /^Error: gguf-lens: a quantization worker failed: the worker exited \(code \d+\)$/);
+    // The pool starts another in its place.
+    const workers = await nodeStatsWorkers(2);
+    assert.ok(!workers.includes(dead));
+    assert.deepEqual(await model.tensorStats(TENSOR, { workers: 2 }), want);
+    assert.deepEqual(await model.readTensor(TENSOR, { workers: 2 }), await model.readTensor(TENSOR));
+  } finally {
+    await model.close();
+  }
+});

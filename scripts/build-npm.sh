@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package: the crate for wasm32 with simd128 kernels and a scalar fallback
-# (wasm-pack + wasm-bindgen, --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
+# (cargo + wasm-bindgen, --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
 # (js/) beside it in pkg/, and an installable tarball from `npm pack` in target/npm/.
 # Prints the tarball's path on its last line. Run scripts/setup.sh first (test.sh does).
 set -euo pipefail
@@ -13,11 +13,19 @@ fi
 rm -rf pkg
 # Two builds of the same crate: with simd128 (what engines with SIMD load) and without (the
 # fallback js/wasm.js picks where WebAssembly.validate refuses a SIMD instruction). Own target
-# dirs: other RUSTFLAGS would otherwise rebuild everything on each switch.
+# dirs: other RUSTFLAGS would otherwise rebuild everything on each switch. wasm-bindgen runs
+# itself (wasm-pack passes it no flags) with --experimental-reset-state-function: the glue's
+# __wbg_reset_state, with which js/wasm.js replaces an instance that trapped.
+bindgen() { # target dir, out dir
+  wasm-bindgen --target web --no-typescript --experimental-reset-state-function \
+    --out-dir "$2" --out-name gguf_lens "$1/wasm32-unknown-unknown/release/gguf_lens.wasm"
+}
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
-  wasm-pack --quiet build --release --target web --no-pack --out-dir pkg/wasm --out-name gguf_lens >&2
+  cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
+bindgen target/wasm-web pkg/wasm
 env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-web-scalar \
-  wasm-pack --quiet build --release --target web --no-pack --out-dir pkg/wasm-scalar --out-name gguf_lens >&2
+  cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
+bindgen target/wasm-web-scalar pkg/wasm-scalar
 # One JS glue serves both modules (the same exports and imports): checked, then the scalar
 # module moves beside the other.
 if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then

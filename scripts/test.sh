@@ -6,6 +6,14 @@
 set -euo pipefail
 # pipefail: a failing cargo test fails the pipe through tee.
 cd "$(dirname "$0")/.."
+# `bash scripts/test.sh quick`: the tier to run while changing code (a few minutes): module graph,
+# fmt, clippy, the native unit + oracle + CLI tests, and the npm package's Node suites once.
+# The full run (no argument) is what CI runs.
+tier="${1:-full}"
+case "$tier" in
+  quick | full) ;;
+  *) echo "usage: bash scripts/test.sh [quick]" >&2; exit 2 ;;
+esac
 bash scripts/setup.sh
 
 echo "== module graph: no Rust or JS module imports one that imports it back"
@@ -22,6 +30,13 @@ bash scripts/llama-sdist.sh >/dev/null
 echo "== cargo test"
 log=$(mktemp)
 cargo test --quiet 2>&1 | tee "$log"
+if [ "$tier" = quick ]; then
+  echo "== npm package: Node suites (quick tier)"
+  GGUF_LENS_NPM_SUITES=node bash scripts/test-npm.sh 2>&1 | tee -a "$log"
+  awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
+       END { printf "quick: %d passed, %d failed\n", p, f }' "$log"
+  exit 0
+fi
 echo "== NEON kernels: aarch64 build under qemu"
 bash scripts/test-neon.sh --quiet 2>&1 | tee -a "$log"
 echo "== wasm: scalar and simd128 builds under Node"

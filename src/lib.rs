@@ -10,6 +10,8 @@
 //! [`gptq`] dequantizes GPTQ layers stored in them bit for bit as llama.cpp's
 //! `convert_hf_to_gguf.py` and GPTQModel do.
 
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub mod atomic_write;
 pub mod chat;
 pub mod checkpoint;
 pub mod compare;

@@ -5,6 +5,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{GgufFile, TensorInfo};
+#[cfg(doc)]
+use crate::safetensors::is_plain_file_name;
+use crate::safetensors::not_plain_file_name;
 use crate::summary::Summary;
 
 /// One GGUF model over its shards, in order.
@@ -155,8 +158,36 @@ fn bad_split(index: usize, message: String) -> Error {
 
 /// The paths of every shard when `path` names one shard of a split model by llama.cpp's rule
 /// (`PREFIX-NNNNN-of-MMMMM.gguf`, five digits each, 1 ≤ N ≤ M), in order; None otherwise.
-pub fn split_paths(path: &str) -> Option<Vec<String>> {
-    let stem = path.strip_suffix(".gguf")?;
+/// Only the file name is read: every shard's name is a plain file name (see
+/// [`is_plain_file_name`]) in `path`'s directory, else a [`ErrorKind::BadSplit`] naming it.
+pub fn split_paths(path: &str) -> Result<Option<Vec<String>>> {
+    let path = std::path::Path::new(path);
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    let Some(names) = split_names(name) else {
+        return Ok(None);
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    names
+        .into_iter()
+        .map(|shard| match not_plain_file_name(&shard) {
+            Some(why) => Err(Error::new(ErrorKind::BadSplit {
+                shard: format!("{shard:?}"),
+                message: format!("not a plain file name ({why})"),
+            })),
+            None => Ok(match dir {
+                Some(dir) => dir.join(&shard).to_string_lossy().into_owned(),
+                None => shard,
+            }),
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// Every shard's file name when `name` (a file name) is one of them.
+fn split_names(name: &str) -> Option<Vec<String>> {
+    let stem = name.strip_suffix(".gguf")?;
     let (rest, total) = stem.rsplit_once("-of-")?;
     let (prefix, number) = rest.rsplit_once('-')?;
     let five_digits = |s: &str| s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit());
@@ -181,17 +212,42 @@ mod tests {
     #[test]
     fn split_names_follow_llama_cpp() {
         assert_eq!(
-            split_paths("dir/m-Q4_K-00002-of-00003.gguf").unwrap(),
+            split_paths("dir/m-Q4_K-00002-of-00003.gguf")
+                .unwrap()
+                .unwrap(),
             [
                 "dir/m-Q4_K-00001-of-00003.gguf",
                 "dir/m-Q4_K-00002-of-00003.gguf",
                 "dir/m-Q4_K-00003-of-00003.gguf"
             ]
         );
-        assert_eq!(split_paths("m.gguf"), None);
-        assert_eq!(split_paths("m-0001-of-0003.gguf"), None);
-        assert_eq!(split_paths("m-00004-of-00003.gguf"), None);
-        assert_eq!(split_paths("m-00000-of-00003.gguf"), None);
-        assert_eq!(split_paths("m-00001-of-00003.bin"), None);
+        for none in [
+            "m.gguf",
+            "m-0001-of-0003.gguf",
+            "m-00004-of-00003.gguf",
+            "m-00000-of-00003.gguf",
+            "m-00001-of-00003.bin",
+            // The pattern is read in the file name only, never across directories.
+            "a-00001-of-00002.gguf/b.gguf",
+        ] {
+            assert_eq!(split_paths(none).unwrap(), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn split_names_stay_in_the_directory() {
+        // The name part only varies by its numbers: a prefix that is not a plain name is
+        // refused, naming the shard.
+        let err = split_paths("dir/https:evil:1-00001-of-00002.gguf").unwrap_err();
+        assert!(
+            err.to_string().contains("https:evil:1-00001-of-00002.gguf"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not a plain file name"), "{err}");
+        assert!(split_paths("C:m-00001-of-00002.gguf").is_err());
+        assert_eq!(
+            split_paths("m-00001-of-00002.gguf").unwrap().unwrap(),
+            ["m-00001-of-00002.gguf", "m-00002-of-00002.gguf"]
+        );
     }
 }

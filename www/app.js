@@ -35,7 +35,11 @@ const panels = {}; // each setup*'s handle, filled by init()
 let client = null; // createWorkerClient's
 
 // ---------- errors ----------
-function showError(msg) {
+/** Shows `msg` in the page's one message box, as an error or (kind 'Cancelled') as what the
+ * user's own Cancel stopped. */
+function showError(msg, kind = 'Error') {
+  $('#error-kind').textContent = `${kind}:`;
+  $('#error').classList.toggle('cancelled', kind === 'Cancelled');
   $('#error-text').textContent = msg;
   $('#error').hidden = false;
 }
@@ -59,7 +63,7 @@ async function openSource(source, label, headers) {
     panels.quantError.reset();
     renderAll();
   } catch (err) {
-    if (err.name === 'AbortError') { showError(`opening ${label} was cancelled`); return; }
+    if (err.name === 'AbortError') { showError(`opening ${label}`, 'Cancelled'); return; }
     const hint = /failed to fetch|networkerror|load failed/i.test(err.message) ? ' (network error, or the server does not allow cross-origin requests from this page: CORS)' : '';
     showError(`could not open ${label}: ${err.message}${hint}`);
   }
@@ -131,7 +135,12 @@ function downloadModel(text, type, ext) { download(text, type, `${safeName(state
 
 // ---------- wiring ----------
 function init() {
-  client = createWorkerClient({ onFailure: showError });
+  // ?test-hooks (the viewer's tests only): a shorter watchdog from ?watchdog=ms, the worker's test
+  // requests, and the client on window for the tests to reach the worker.
+  const params = new URLSearchParams(location.search);
+  const testHooks = params.has('test-hooks');
+  client = createWorkerClient({ onFailure: showError, testHooks, ...(testHooks && params.has('watchdog') ? { watchdogMs: Number(params.get('watchdog')) } : {}) });
+  if (testHooks) window.ggufLensTest = client;
   const { request, longTask } = client;
   const model = () => state.model;
   const inspect = (name) => panels.inspector.inspect(name);
@@ -196,7 +205,6 @@ function init() {
   });
 
   // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.
-  const params = new URLSearchParams(location.search);
   // ?repo= lists a Hugging Face repo's GGUF files instead (www/repo-view.js).
   if (params.has('repo')) { import('./repo-view.js').then((m) => m.showRepoView(params, { showError })).catch((e) => showError(e.message)); return; }
   const compareUrl = params.get('compare');

@@ -63,7 +63,8 @@ export function setupCompare(ui) {
       $('#compare-tab').hidden = false;
       selectTab('compare');
     } catch (err) {
-      showError(err.name === 'AbortError' ? `opening ${label} was cancelled` : `could not open ${label} to compare: ${err.message}`);
+      if (err.name === 'AbortError') showError(`opening ${label}`, 'Cancelled');
+      else showError(`could not open ${label} to compare: ${err.message}`);
     }
   }
 
@@ -240,14 +241,15 @@ export function setupCompare(ui) {
     $('#cmp-progress-text').textContent = text ?? '';
   }
 
-  function stopRun() {
-    if (running) running.cancel(); // its own finally clears `running` and the buttons
+  /** `options.restart`: the user's Cancel (the worker is replaced, not waited for). */
+  function stopRun(options) {
+    if (running) running.cancel(options); // its own finally clears `running` and the buttons
   }
 
   async function runTensors(names) {
     stopRun();
     hideError();
-    const run = { cancelled: false, task: null, cancel() { this.cancelled = true; if (this.task) this.task.cancel(); } };
+    const run = { cancelled: false, task: null, cancel(options) { this.cancelled = true; if (this.task) this.task.cancel(options); } };
     running = run;
     $('#cmp-cancel').hidden = false;
     $('#cmp-all').disabled = true;
@@ -288,7 +290,7 @@ export function setupCompare(ui) {
   $('#compare-file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
   $('#compare-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('#compare-url').value.trim(); if (u) openUrl(u); });
   $('#cmp-all').addEventListener('click', () => { if (b) runTensors(b.diff.tensors.matching.map((t) => t.name)); });
-  $('#cmp-cancel').addEventListener('click', stopRun);
+  $('#cmp-cancel').addEventListener('click', () => stopRun({ restart: true }));
   // The exports are the package's compareReport (the renderer of `gguf-lens diff --format
   // json|markdown`), with the tensors compared so far as its values.
   async function exportReport(format, type, ext) {

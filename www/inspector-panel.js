@@ -48,7 +48,8 @@ export function setupInspector(ctx) {
       drawHistogram(st);
     } catch (err) {
       for (const e of $$('[data-stat]')) if (e.textContent === '…') e.textContent = '';
-      ctx.showError(err.name === 'AbortError' ? `analysis of ${name} was cancelled` : `could not analyse ${name}: ${err.message}`);
+      if (err.name === 'AbortError') ctx.showError(`analysis of ${name}`, 'Cancelled');
+      else ctx.showError(`could not analyse ${name}: ${err.message}`);
     }
   }
 

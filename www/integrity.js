@@ -30,7 +30,7 @@ export function setupIntegrity(ctx) {
       $('#hash-time').textContent = `${report.tensors.length} tensors, ${seconds.toFixed(2)} s`;
       $('#hash-result').hidden = false;
     } catch (e) {
-      if (e.name === 'AbortError') showError('hashing was cancelled');
+      if (e.name === 'AbortError') showError('hashing', 'Cancelled');
       else showError(`could not hash: ${e.message}`);
     }
   }

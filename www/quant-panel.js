@@ -54,7 +54,8 @@ export function setupQuantError(ctx) {
         $('#qerr-note').textContent += ' · exact pass cancelled';
         return;
       }
-      showError(err.name === 'AbortError' ? `quantizing ${name} was cancelled` : `could not quantize ${name}: ${err.message}`);
+      if (err.name === 'AbortError') showError(`quantizing ${name}`, 'Cancelled');
+      else showError(`could not quantize ${name}: ${err.message}`);
     }
   }
 

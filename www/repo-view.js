@@ -37,7 +37,7 @@ function fmtParams(n) {
 /**
  * Replaces the page's content with the repo view and lists `params.get('repo')` (when given).
  * @param {URLSearchParams} params
- * @param {{ showError(msg: string): void }} page
+ * @param {{ showError(msg: string, kind?: string): void }} page
  */
 export async function showRepoView(params, page) {
   const pkg = await import('./pkg/index.js');
@@ -246,7 +246,8 @@ export async function showRepoView(params, page) {
       if (scan !== mine) return;
       status.hidden = true;
       section.dataset.state = 'error';
-      page.showError(err.name === 'AbortError' ? 'listing cancelled' : err.message);
+      if (err.name === 'AbortError') page.showError('listing the repo', 'Cancelled');
+      else page.showError(err.message);
       render();
     }
   }

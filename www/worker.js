@@ -249,18 +249,47 @@ const ops = {
   },
 };
 
+// The viewer's tests (a page opened with ?test-hooks starts this worker with it): a request that
+// keeps the thread busy, as a runaway call in wasm would, and one that crashes the worker.
+// Absent otherwise.
+if (new URL(self.location.href).searchParams.has('test-hooks')) {
+  ops.testBusy = async ({ ms }) => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) { /* busy */ }
+    return null;
+  };
+  // A real trap in the package's wasm: its memory grown to the engine's maximum from here, the
+  // next allocation in Rust fails and aborts.
+  ops.testTrap = async () => {
+    const { wasmMemory } = await import('./pkg/wasm.js');
+    const memory = wasmMemory();
+    const before = memory.buffer.byteLength;
+    for (let pages = 1 << 15; pages >= 1;) {
+      try { memory.grow(pages); } catch { pages >>= 1; }
+    }
+    model.tokenize(new Uint8Array(before + (1 << 20)));
+    return null;
+  };
+  // An uncaught error: the page sees the worker's error event, as for a crash.
+  ops.testCrash = async () => {
+    setTimeout(() => { throw new Error('a test crash'); });
+    return null;
+  };
+}
+
 self.onmessage = async (ev) => {
   const { id, op, args } = ev.data || {};
   if (op === 'cancel') {
-    // Abort the engine's work and answer at once: the page never waits on an engine that is
-    // slow to notice its signal; whatever that request produces later is dropped.
+    // Abort the engine's work and acknowledge at once (the page has ended the request already;
+    // a cancel not acknowledged soon, from a thread busy in wasm, makes it replace this
+    // worker); whatever that request produces later is dropped.
     const target = args && args.target;
     const c = running.get(target);
     if (c) {
       running.delete(target);
       c.abort();
-      self.postMessage({ id: target, error: { name: 'AbortError', message: 'cancelled' } });
     }
+    self.postMessage({ ack: id });
     return;
   }
   const fn = ops[op];

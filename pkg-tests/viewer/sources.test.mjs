@@ -90,7 +90,9 @@ test('a long read is cancellable, and the model open before stays usable', async
   await page.screenshot({ path: path.join(ARTIFACTS, 'loading.png') });
   await page.click('#cancel');
   await page.waitForSelector('#error:not([hidden])');
-  assert.match(await page.$eval('#error-text', (e) => e.textContent), /cancelled/);
+  // The user's own Cancel is not an error.
+  assert.equal(await page.textContent('#error-kind'), 'Cancelled:');
+  assert.match(await page.$eval('#error-text', (e) => e.textContent), /^opening http:\/\/127\.0\.0\.1:\d+\/fixtures\/slow\.gguf$/);
   assert.equal(await page.$eval('#status', (e) => e.hidden), true);
   release();
   await page.click('[data-tab="tensors"]');

@@ -1,6 +1,7 @@
 //! Writing an edited file natively: the new header, then the plan's pieces copied file to file
 //! in the kernel (`copy_file_range`), skipping the input's holes (`SEEK_DATA`/`SEEK_HOLE`) so a
-//! sparse input stays sparse; a temporary name, renamed at the end.
+//! sparse input stays sparse; through [`AtomicFile`] (a random exclusive temporary, renamed at
+//! the end).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -8,10 +9,12 @@ use std::path::Path;
 
 use super::plan::{plan, EditPlan};
 use super::Edits;
+use crate::atomic_write::{same_file, AtomicFile};
 use crate::gguf::read_header;
 
-/// Writes `input` with `edits` applied to `output`, through a temporary file in `output`'s
-/// directory renamed at the end (a failure leaves no `output` and removes the temporary file).
+/// Writes `input` with `edits` applied to `output` through [`AtomicFile`] (a temporary file
+/// beside `output`, renamed at the end; a failure leaves no `output` and removes the temporary
+/// file). `output` must not be `input`, also through a link.
 pub fn edit_file(input: &Path, output: &Path, edits: &Edits) -> Result<(), String> {
     let shown = |p: &Path| p.display().to_string();
     let mut src = File::open(input).map_err(|e| format!("{}: {e}", shown(input)))?;
@@ -28,29 +31,10 @@ pub fn edit_file(input: &Path, output: &Path, edits: &Edits) -> Result<(), Strin
     let file = read_header(&mut src, size).map_err(|e| format!("{}: {e}", shown(input)))?;
     // Plan errors name the key or tensor, as the user gave them.
     let plan = plan(&file, size, edits)?;
-    let dir = match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = output
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", shown(output)))?;
-    let tmp = dir.join(format!(
-        ".{}.partial-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut dst = File::create(&tmp)?;
-        write_plan(&mut src, &mut dst, &plan)?;
-        dst.sync_all()?;
-        drop(dst);
-        std::fs::rename(&tmp, output)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", shown(output))
-    })
+    // The errors of AtomicFile name the output.
+    let mut dst = AtomicFile::create(output, &[input]).map_err(|e| e.to_string())?;
+    write_plan(&mut src, dst.file(), &plan).map_err(|e| format!("{}: {e}", shown(output)))?;
+    dst.commit().map_err(|e| e.to_string())
 }
 
 fn write_plan(src: &mut File, dst: &mut File, plan: &EditPlan) -> std::io::Result<()> {
@@ -175,20 +159,5 @@ mod sparse {
 
     pub fn kernel_copy(_: &File, _: &File, _: u64, _: u64, _: u64) -> std::io::Result<u64> {
         Ok(0)
-    }
-}
-
-/// True when both paths name one file (also through links).
-fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return x.dev() == y.dev() && x.ino() == y.ino();
-        }
-    }
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
     }
 }

@@ -123,7 +123,24 @@ impl Kernel {
     }
 }
 
-/// AVX2, FMA and F16C, detected once.
+/// Whether the process runs its x86_64 AVX2 loops: the one switch that dequantization,
+/// the quantizers' searches and the statistics loops all ask, so `GGUF_LENS_KERNEL=scalar`
+/// turns every vector loop off at once. True when [`Kernel::auto`] chose [`Kernel::Avx2`].
+#[inline]
+pub(crate) fn avx2_chosen() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static CHOSEN: OnceLock<bool> = OnceLock::new();
+        *CHOSEN.get_or_init(|| matches!(Kernel::auto(), Ok(Kernel::Avx2)))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// AVX2, FMA, F16C and POPCNT, detected once: every x86_64 CPU with the first three has the
+/// fourth, and the statistics loops use it beside AVX2.
 fn avx2_detected() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -132,6 +149,7 @@ fn avx2_detected() -> bool {
             is_x86_feature_detected!("avx2")
                 && is_x86_feature_detected!("fma")
                 && is_x86_feature_detected!("f16c")
+                && is_x86_feature_detected!("popcnt")
         })
     }
     #[cfg(not(target_arch = "x86_64"))]

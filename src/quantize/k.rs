@@ -180,7 +180,7 @@ fn qx_lanes<const L: usize, const N: usize>(
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     if L % 8 == 0 {
         // SAFETY: built with simd128.
-        // Two vectors (8 lanes) at a time: 1.2× one (measured; four no better).
+        // Two vectors (8 lanes) at a time: their sums overlap in the pipeline; four spill.
         return unsafe { super::k_simd128::qx::<L, N, 2>(xt, nmax, GROUP_MAX_EPS, quants, lt) };
     }
     make_qx_lanes(xt, nmax, lt)

@@ -74,10 +74,10 @@ unsafe fn quant_bounded<const LO: bool, const HI: bool>(v: v128, zero: v128, hi:
 /// l into `laux`; `SMALL` when every iscale·(x − min) is within ±2²¹, and then `LO` / `HI` when
 /// it may fall below +0 / reach nmax + 0.5 (the clamps that step needs, see `quant_bounded`).
 /// Vector by vector (each lane's sums in the same order): with both vectors' six sums, mins and
-/// inverse scales live at once, the V8 of current Chromium (14.x, run in Node 25) kept a sum in
-/// memory, a load and a store on its chain at every value; one vector's three sums alone do not
-/// bind. Q2_K/Q4_K/Q5_K −5 % in Node 25, the same in Node 20. (The error pass below keeps the
-/// vectors interleaved: its one sum per vector alone is bound by the add latency, +3 %.)
+/// inverse scales live at once, V8's register allocator keeps one sum in memory, a load and a
+/// store on its chain at every value; one vector's three sums alone stay in registers. (The
+/// error pass below keeps the vectors interleaved: its one sum per vector alone would be bound
+/// by the add latency.) docs/benchmarks.md has the figures.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn step_sums<
@@ -122,8 +122,7 @@ unsafe fn step_sums<
 /// transposed (`xt[i][lane]`), in passes of `4·V` lanes. `MAD` picks |diff| over diff² as the
 /// error. The `V` vectors of a pass are independent and stepped together, so their sequential
 /// sums overlap in the pipeline (one vector alone is bound by the add latency); V = 2 because
-/// V8 has 16 xmm registers and 4 vectors' state spills in the hot loop (measured: V = 4 over 16
-/// lanes ran slower). Returns (scale, −min) per lane and the quants in `lt` (left untouched
+/// V8 has 16 xmm registers and 4 vectors' state spills in the hot loop. Returns (scale, −min) per lane and the quants in `lt` (left untouched
 /// unless `quants`: a round trip that never reads them skips their recomputation).
 ///
 /// # Safety

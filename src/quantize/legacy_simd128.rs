@@ -130,8 +130,8 @@ fn pack5(lo: v128, hi: v128, qs: &mut [u8]) -> u32 {
     bit4(lo) | (bit4(hi) << 16)
 }
 
-// `#[inline]` on these: inlinable into `blocks` from any codegen unit (when new modules moved
-// them to another unit, a call per block cost 2–4 % in wasm).
+// `#[inline]` on these: inlinable into `blocks` from any codegen unit (otherwise a move to
+// another unit turns them into a call per block).
 #[inline]
 pub(super) fn q4_0(x: &[f32; QK], y: &mut [u8; 18]) -> Result<(), Overflow> {
     let v = load(x);

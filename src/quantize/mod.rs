@@ -652,16 +652,11 @@ pub(crate) fn c_lroundf(v: f32) -> i64 {
     }
 }
 
-/// Whether the lane searches run their AVX2 build: the CPU has AVX2 and `GGUF_LENS_KERNEL`
-/// does not force `scalar` (as for the dequantization kernels; the bytes are the same either
-/// way, which the oracle test checks under both).
+/// Whether the lane searches run their AVX2 build (the process's one switch; the bytes are the
+/// same either way, which the oracle test checks under both).
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn use_avx2() -> bool {
-    static USE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *USE.get_or_init(|| {
-        std::is_x86_feature_detected!("avx2")
-            && std::env::var("GGUF_LENS_KERNEL").map_or(true, |k| k != "scalar")
-    })
+    crate::quant::avx2_chosen()
 }
 
 /// An f16 block field, refusing a finite value that would become infinity.

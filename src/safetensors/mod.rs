@@ -13,7 +13,7 @@ mod index;
 
 pub use dtype::{to_f32, Dtype};
 pub use file::{parse, ParseStatus, SafetensorsFile, Tensor};
-pub use index::ShardIndex;
+pub use index::{is_plain_file_name, not_plain_file_name, ShardIndex};
 
 /// Largest header accepted: the `safetensors` crate's limit (100 MB).
 pub const MAX_HEADER_LEN: u64 = 100_000_000;

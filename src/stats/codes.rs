@@ -127,7 +127,7 @@ fn flag_body(table: &[u8], values: &[f32], tops: &mut [u32], flagged: &mut [u32]
 pub(crate) fn fast() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt")
+        crate::quant::avx2_chosen()
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {

@@ -13,8 +13,8 @@ const LANES: usize = 8;
 pub(crate) fn moments_counted(values: &[f32], counts: &[u32], count: u64) -> Moments {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, all `x86::counted` needs.
+        if crate::quant::avx2_chosen() {
+            // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it), all `x86::counted` needs.
             return unsafe { x86::counted(values, counts, count) };
         }
     }

@@ -1,6 +1,7 @@
 //! The statistics loops compiled twice on x86_64: as is (SSE2) and for AVX2, chosen at run time
-//! (`is_x86_feature_detected!`, cached by std). Both compile the same Rust without fused
-//! multiply-add (Rust never contracts `a * b + c`), so they give the same bits.
+//! by the process's one switch (`quant::avx2_chosen`, which `GGUF_LENS_KERNEL` sets). Both
+//! compile the same Rust without fused multiply-add (Rust never contracts `a * b + c`), so they
+//! give the same bits.
 
 /// `$name(args) -> ret` calling `$body` (an `#[inline(always)]` function) with AVX2 where the CPU
 /// has it.
@@ -14,8 +15,8 @@ macro_rules! dispatch {
                 unsafe fn avx2($($arg: $ty),*) -> $ret {
                     $body($($arg),*)
                 }
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2 (checked on the line above), all `avx2` needs.
+                if $crate::quant::avx2_chosen() {
+                    // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it), all `avx2` needs.
                     return unsafe { avx2($($arg),*) };
                 }
             }

@@ -52,8 +52,8 @@ impl Moments {
     pub fn of(values: &[f32]) -> Moments {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2, all `x86::of` needs.
+            if crate::quant::avx2_chosen() {
+                // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it), all `x86::of` needs.
                 return unsafe { x86::of(values) };
             }
         }

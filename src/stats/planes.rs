@@ -27,8 +27,8 @@ pub(crate) fn of_nibbles(qs: &[u8; 16]) -> [u32; 4] {
 pub(crate) fn of_pair(qs: &[u8; 32]) -> ([u32; 4], [u32; 4]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked on the line above).
+        if crate::quant::avx2_chosen() {
+            // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it).
             let m = unsafe { x86::masks32(qs) };
             return ([m[0], m[1], m[2], m[3]], [m[4], m[5], m[6], m[7]]);
         }

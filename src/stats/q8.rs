@@ -114,9 +114,8 @@ mod x86 {
     use std::arch::x86_64::*;
 
     pub(super) fn fast() -> bool {
-        is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("f16c")
-            && is_x86_feature_detected!("popcnt")
+        // The process's one switch; it implies AVX2, F16C and POPCNT.
+        crate::quant::avx2_chosen()
     }
 
     /// [`super::portable_sums`] with a block's 32 codes in one register: sums by byte

@@ -1,8 +1,8 @@
 //! WordPiece as llama.cpp's `llm_tokenizer_wpm_session` does it: BERT-style normalization
 //! (lowercase, accents stripped through the first code point of the NFD form, control
-//! characters dropped; punctuation, ASCII symbols and CJK ideographs become words of their
-//! own), then per word (with a leading U+2581) the longest vocabulary match from the left; a
-//! word that cannot be covered becomes the unknown token.
+//! characters dropped but not unassigned ones; punctuation, ASCII symbols and CJK ideographs
+//! become words of their own), then per word (with a leading U+2581) the longest vocabulary
+//! match from the left; a word that cannot be covered becomes the unknown token.
 
 use std::sync::OnceLock;
 
@@ -21,7 +21,10 @@ struct Classes {
 fn classes() -> &'static Classes {
     static C: OnceLock<Classes> = OnceLock::new();
     C.get_or_init(|| Classes {
-        control: regex::Regex::new(r"^\p{C}$").expect("static regex"),
+        // llama.cpp's control flag: Cc, Cf, Co and Cs (no str holds a surrogate). Unassigned
+        // code points and noncharacters (Cn) are "undefined" there: kept in the word, which
+        // then becomes the unknown token.
+        control: regex::Regex::new(r"^[\p{Cc}\p{Cf}\p{Co}]$").expect("static regex"),
         mark: regex::Regex::new(r"^\p{M}$").expect("static regex"),
         punct: regex::Regex::new(r"^\p{P}$").expect("static regex"),
         symbol: regex::Regex::new(r"^\p{S}$").expect("static regex"),

@@ -17,7 +17,9 @@ pub fn load_model(m: &Value) -> GgufModel {
             _ => panic!("{file}: incomplete header"),
         };
     }
-    let paths = split_paths(file).unwrap_or_else(|| vec![file.to_string()]);
+    let paths = split_paths(file)
+        .unwrap()
+        .unwrap_or_else(|| vec![file.to_string()]);
     let shards = paths
         .iter()
         .map(|p| GgufFile::from_bytes(&std::fs::read(p).unwrap()).unwrap())

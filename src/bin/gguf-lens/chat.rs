@@ -75,6 +75,13 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let text = render_chat_template(&source, &messages, &opts)?;
     use std::io::Write;
     let mut out = std::io::stdout().lock();
+    // At a terminal, the prompt's control characters are escaped (see `escape`); piped or
+    // redirected, it is the template's output as it is.
+    let text = if std::io::IsTerminal::is_terminal(&out) {
+        crate::escape::lines(&text).into_owned()
+    } else {
+        text
+    };
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| format!("stdout: {e}"))?;

@@ -18,6 +18,8 @@ pub struct Shard {
 }
 
 pub struct Checkpoint {
+    /// The file the user named (a shard or the index).
+    pub path: PathBuf,
     pub shards: Vec<Shard>,
     pub index: Option<ShardIndex>,
     /// The file the quantization config came from.
@@ -91,11 +93,22 @@ impl Checkpoint {
             return Err(err.clone());
         }
         Ok(Checkpoint {
+            path: path.to_path_buf(),
             shards,
             index,
             config_source: source,
             model,
         })
+    }
+
+    /// Every file read: the one named, the shards, and the config's (an output must be none).
+    pub fn input_paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![self.path.clone()];
+        paths.extend(self.shards.iter().map(|s| s.path.clone()));
+        if let Some(config) = &self.config_source {
+            paths.push(self.path.parent().unwrap_or(Path::new(".")).join(config));
+        }
+        paths
     }
 
     /// The header of shard `i`.

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::mpsc;
 
 use gguf_lens::gguf::{row_chunks, RowReader};
@@ -11,7 +12,7 @@ use gguf_lens::{Error, Kernel};
 
 use crate::checkpoint::Checkpoint;
 use crate::model::open_gguf;
-use crate::output::{write_f32s, Output};
+use crate::output::write_f32s;
 use crate::{is_safetensors, st_dequant, Failure};
 
 /// A tensor's values (or a row range's) as raw little-endian f32, bit for bit as ggml does.
@@ -85,7 +86,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let rows = rows.unwrap_or(0..tensor.n_rows());
     // Validates the range before anything is written.
     file.rows_range(tensor, rows.clone())?;
-    let mut output = Output::create(output).map_err(|e| Failure::File(Error::from(e)))?;
+    let inputs: Vec<&Path> = paths.iter().map(Path::new).collect();
+    let mut output = crate::output::create(output, &inputs)?;
     let out = output.file();
     let threads = crate::threads(args.threads);
     let step = RowReader::new(file, tensor, kernel).rows_per_chunk(args.chunk_elements.max(1));

@@ -20,10 +20,15 @@ pub struct Options<'a> {
 pub fn finish(report: &DiffReport, format: Format) -> Result<(), Failure> {
     if format == Format::Json {
         for warning in &report.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", crate::escape::shown(warning));
         }
     }
     let text = report.render(format);
+    // JSON keeps its own escapes (\uXXXX); text is escaped in write_stdout.
+    let text = match format {
+        Format::Json => crate::escape::json(&text).into_owned(),
+        _ => text,
+    };
     write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
     if report.identical {
         Ok(())

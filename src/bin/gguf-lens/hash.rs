@@ -8,6 +8,8 @@ use std::time::Instant;
 use gguf_lens::gguf::read_header;
 use gguf_lens::hash::{threads::hash_file, Algorithm, Algorithms, HashReport};
 
+use crate::escape;
+
 /// Hash a GGUF's tensor data as llama.cpp's `llama-gguf-hash` does (same digests, same lines):
 /// each tensor's bytes in tensor-info order, per tensor and over them all. Two files with the
 /// same weights and different metadata hash the same.
@@ -66,7 +68,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let mut manifest = None;
     if let Some(path) = &args.check {
         let Ok(text) = std::fs::read_to_string(path) else {
-            println!("ERROR cannot open manifest {path}");
+            println!("ERROR cannot open manifest {}", escape::shown(path));
             return Ok(ExitCode::from(5));
         };
         let entries = Manifest::parse(&text);
@@ -75,10 +77,13 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             .filter(|k| entries.kinds.contains(*k))
             .collect();
         if kinds.is_empty() {
-            println!("ERROR manifest does not have any known hash format in {path}");
+            println!(
+                "ERROR manifest does not have any known hash format in {}",
+                escape::shown(path)
+            );
             return Ok(ExitCode::from(4));
         }
-        println!("manifest  {path}  {}", kinds.join("  "));
+        println!("manifest  {}  {}", escape::shown(path), kinds.join("  "));
         if algorithms == Algorithms::default() {
             match kinds[0] {
                 "sha256" => algorithms.sha256 = true,
@@ -110,12 +115,12 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
 
     if args.json {
         let text = serde_json::to_string(&report).map_err(|e| e.to_string())?;
-        println!("{text}");
+        println!("{}", escape::json(&text));
         return Ok(ExitCode::SUCCESS);
     }
     match manifest {
         None => {
-            print!("{}", report.to_lines(&args.file));
+            print!("{}", escape::lines(&report.to_lines(&args.file)));
             Ok(ExitCode::SUCCESS)
         }
         Some(manifest) => {
@@ -127,7 +132,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             };
             println!(
                 "\nVerification results for {} - {label}",
-                args.check.as_deref().unwrap_or_default()
+                escape::shown(args.check.as_deref().unwrap_or_default())
             );
             Ok(ExitCode::from(code))
         }
@@ -189,7 +194,7 @@ fn verify(report: &HashReport, file_name: &str, manifest: &Manifest) -> u8 {
         };
         *found |= verdict != "Not Found";
         *bad |= verdict == "Mismatch";
-        println!("{line}  -  {verdict}");
+        println!("{}  -  {verdict}", escape::shown(line));
     }
     if !model_found {
         if !layer_found {

@@ -7,7 +7,7 @@ use gguf_lens::Error;
 
 use crate::checkpoint::Checkpoint;
 use crate::model::open_gguf;
-use crate::{is_safetensors, json, json_line, st_inspect, text, write_stdout, Failure};
+use crate::{escape, is_safetensors, json, json_line, st_inspect, text, write_stdout, Failure};
 
 /// What a model file holds: metadata, tensors, quant mix, bits per weight (header only).
 ///
@@ -48,15 +48,13 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let mut out = BufWriter::new(stdout.lock());
     let written = if as_json {
         let mut warnings = Vec::new();
-        let doc = json::inspect_json(&model, &sizes, &mut warnings);
+        let written = json::write_inspect_json(&mut out, &model, &sizes, &mut warnings);
         for warning in warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", escape::shown(&warning));
         }
-        serde_json::to_writer(&mut out, &doc)
-            .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(out))
+        written
     } else {
-        out.write_all(text::inspect_text(&model, &sizes).as_bytes())
+        out.write_all(escape::lines(&text::inspect_text(&model, &sizes)).as_bytes())
     };
     written
         .and_then(|()| out.flush())

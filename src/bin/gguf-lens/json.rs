@@ -1,32 +1,205 @@
 //! `inspect --json`: the header as one JSON document, metadata in file order, arrays whole.
+//!
+//! The document is streamed to the writer, never built in memory: a 2 GiB header of small
+//! array items would otherwise become a JSON tree many times its size. Strings carry the
+//! characters serde leaves raw (DEL, C1, bidi controls) as `\uXXXX` (see `escape`).
 
-use gguf_lens::gguf::Value;
+use std::cell::RefCell;
+use std::io::{self, Write};
+
+use gguf_lens::gguf::{ArrayView, Value};
 use gguf_lens::model::GgufModel;
-use gguf_lens::value_show::value_json;
-use serde_json::{json, Map, Value as Json};
+use gguf_lens::value_show::{float_json, value_json};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::json;
 
-/// The whole document. For a split model: the first shard's header fields and metadata, every
-/// shard's tensors (each with its `shard`, counted from 0) and a `shards` list.
-pub fn inspect_json(model: &GgufModel, file_sizes: &[u64], warnings: &mut Vec<String>) -> Json {
-    let file = model.first();
-    let split = model.shards().len() > 1;
-    let metadata: Vec<Json> = file
-        .metadata()
-        .map(|(key, value)| {
-            let mut entry = Map::new();
-            entry.insert("key".into(), Json::from(key));
-            entry.insert("type".into(), Json::from(value.value_type().name()));
-            if let Value::Array(array) = &value {
-                entry.insert("item_type".into(), Json::from(array.item_type().name()));
-                entry.insert("len".into(), Json::from(array.len()));
+/// Writes the whole document and a newline. For a split model: the first shard's header fields
+/// and metadata, every shard's tensors (each with its `shard`, counted from 0) and a `shards`
+/// list. A string that is not UTF-8 adds a warning and is written lossily.
+pub fn write_inspect_json(
+    out: &mut impl Write,
+    model: &GgufModel,
+    file_sizes: &[u64],
+    warnings: &mut Vec<String>,
+) -> io::Result<()> {
+    let collected = RefCell::new(Vec::new());
+    let doc = Doc {
+        model,
+        file_sizes,
+        warnings: &collected,
+    };
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, EscapingFormatter);
+    doc.serialize(&mut ser).map_err(io::Error::from)?;
+    warnings.extend(collected.into_inner());
+    writeln!(out)
+}
+
+struct Doc<'m> {
+    model: &'m GgufModel,
+    file_sizes: &'m [u64],
+    warnings: &'m RefCell<Vec<String>>,
+}
+
+impl Serialize for Doc<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let model = self.model;
+        let file = model.first();
+        let split = model.shards().len() > 1;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("version", &file.version())?;
+        map.serialize_entry("endian", file.endian().name())?;
+        map.serialize_entry("alignment", &file.alignment())?;
+        map.serialize_entry("data_offset", &file.data_offset())?;
+        map.serialize_entry("file_size", &self.file_sizes.iter().sum::<u64>())?;
+        map.serialize_entry(
+            "metadata",
+            &Metadata {
+                model,
+                warnings: self.warnings,
+            },
+        )?;
+        map.serialize_entry("tensors", &Tensors { model, split })?;
+        if split {
+            let shards: Vec<_> = model
+                .shards()
+                .iter()
+                .zip(self.file_sizes)
+                .map(|(s, size)| {
+                    json!({
+                        "file_size": size,
+                        "data_offset": s.data_offset(),
+                        "tensor_count": s.tensors().len(),
+                    })
+                })
+                .collect();
+            map.serialize_entry("shards", &shards)?;
+        }
+        map.end()
+    }
+}
+
+struct Metadata<'m> {
+    model: &'m GgufModel,
+    warnings: &'m RefCell<Vec<String>>,
+}
+
+impl Serialize for Metadata<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let file = self.model.first();
+        let mut seq = s.serialize_seq(Some(file.metadata_len()))?;
+        for (key, value) in file.metadata() {
+            seq.serialize_element(&Entry {
+                key,
+                value: &value,
+                warnings: self.warnings,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+struct Entry<'v, 'a> {
+    key: &'v str,
+    value: &'v Value<'a>,
+    warnings: &'v RefCell<Vec<String>>,
+}
+
+impl Serialize for Entry<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("key", self.key)?;
+        map.serialize_entry("type", self.value.value_type().name())?;
+        if let Value::Array(array) = self.value {
+            map.serialize_entry("item_type", array.item_type().name())?;
+            map.serialize_entry("len", &array.len())?;
+        }
+        map.serialize_entry(
+            "value",
+            &Lazy {
+                value: self.value,
+                warnings: self.warnings,
+            },
+        )?;
+        map.end()
+    }
+}
+
+/// A value as `value_show::value_json` gives it, serialized item by item.
+struct Lazy<'v, 'a> {
+    value: &'v Value<'a>,
+    warnings: &'v RefCell<Vec<String>>,
+}
+
+impl Serialize for Lazy<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.value {
+            Value::Array(array) => LazyArray {
+                array,
+                warnings: self.warnings,
             }
-            entry.insert("value".into(), value_json(&value, warnings));
-            Json::Object(entry)
-        })
-        .collect();
-    let tensors: Vec<Json> = model
-        .tensors()
-        .map(|(shard, t)| {
+            .serialize(s),
+            Value::F32(v) => float_json(f64::from(*v)).serialize(s),
+            Value::F64(v) => float_json(*v).serialize(s),
+            scalar => value_json(scalar, &mut self.warnings.borrow_mut()).serialize(s),
+        }
+    }
+}
+
+struct LazyArray<'v, 'a> {
+    array: &'v ArrayView<'a>,
+    warnings: &'v RefCell<Vec<String>>,
+}
+
+impl Serialize for LazyArray<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.array.len()))?;
+        for item in self.array.iter() {
+            match &item {
+                Value::Array(inner) => seq.serialize_element(&Nested {
+                    array: inner,
+                    warnings: self.warnings,
+                })?,
+                other => seq.serialize_element(&Lazy {
+                    value: other,
+                    warnings: self.warnings,
+                })?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A nested array: its item type, length and items.
+struct Nested<'v, 'a> {
+    array: &'v ArrayView<'a>,
+    warnings: &'v RefCell<Vec<String>>,
+}
+
+impl Serialize for Nested<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("item_type", self.array.item_type().name())?;
+        map.serialize_entry("len", &self.array.len())?;
+        map.serialize_entry(
+            "value",
+            &LazyArray {
+                array: self.array,
+                warnings: self.warnings,
+            },
+        )?;
+        map.end()
+    }
+}
+
+struct Tensors<'m> {
+    model: &'m GgufModel,
+    split: bool,
+}
+
+impl Serialize for Tensors<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for (shard, t) in self.model.tensors() {
             let mut entry = json!({
                 "name": t.name(),
                 "type": t.ggml_type().name(),
@@ -37,34 +210,25 @@ pub fn inspect_json(model: &GgufModel, file_sizes: &[u64], warnings: &mut Vec<St
                 "n_elements": t.n_elements(),
                 "n_bytes": t.n_bytes(),
             });
-            if split {
-                entry["shard"] = Json::from(shard);
+            if self.split {
+                entry["shard"] = serde_json::Value::from(shard);
             }
-            entry
-        })
-        .collect();
-    let mut doc = json!({
-        "version": file.version(),
-        "endian": file.endian().name(),
-        "alignment": file.alignment(),
-        "data_offset": file.data_offset(),
-        "file_size": file_sizes.iter().sum::<u64>(),
-        "metadata": metadata,
-        "tensors": tensors,
-    });
-    if split {
-        doc["shards"] = model
-            .shards()
-            .iter()
-            .zip(file_sizes)
-            .map(|(s, size)| {
-                json!({
-                    "file_size": size,
-                    "data_offset": s.data_offset(),
-                    "tensor_count": s.tensors().len(),
-                })
-            })
-            .collect();
+            seq.serialize_element(&entry)?;
+        }
+        seq.end()
     }
-    doc
+}
+
+/// serde_json's compact output, with the characters `escape::json` escapes written as
+/// `\uXXXX` inside strings.
+struct EscapingFormatter;
+
+impl serde_json::ser::Formatter for EscapingFormatter {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        writer.write_all(crate::escape::json(fragment).as_bytes())
+    }
 }

@@ -57,7 +57,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 /// or shards that do not fit together are findings; a file that cannot be read is an exit-2
 /// failure.
 fn report_of(path: &str) -> Result<Report, Failure> {
-    let paths = split_paths(path).unwrap_or_else(|| vec![path.to_string()]);
+    let paths = split_paths(path)
+        .map_err(|err| Failure::Fatal(format!("{path}: {err}")))?
+        .unwrap_or_else(|| vec![path.to_string()]);
     let split = paths.len() > 1;
     let mut shards = Vec::with_capacity(paths.len());
     let mut refused: Vec<Finding> = Vec::new();
@@ -97,8 +99,8 @@ pub fn render(report: &Report) -> String {
             "{}[{}] {}: {}",
             f.severity.name(),
             f.code,
-            f.place(),
-            f.message
+            crate::escape::shown(&f.place()),
+            crate::escape::shown(&f.message)
         );
     }
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

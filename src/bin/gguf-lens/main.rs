@@ -8,6 +8,7 @@ mod dequant;
 mod diff;
 mod diff_cross;
 mod diff_options;
+mod escape;
 mod hash;
 mod inspect;
 mod json;
@@ -42,8 +43,8 @@ Exit codes:
      and quant-error: any error; lint: a file it cannot read
      (memory: a combination llama.cpp refuses exits 1)
 
-GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces a dequantization kernel (scalar also turns
-off the AVX2 build of the quantizers' searches).";
+GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces the instruction set of every vector loop:
+dequantization, the quantizers' searches and the statistics (scalar turns them all off).";
 
 /// Read GGUF model files and safetensors checkpoints (plain or GPTQ): what is in them, their
 /// values dequantized bit for bit as ggml does, statistics, and what changed between two.
@@ -125,6 +126,12 @@ fn main() -> ExitCode {
         // --help and --version print to stdout and exit 0; usage errors exit 2.
         Err(err) => err.exit(),
     };
+    if matches!(
+        cli.command,
+        Command::Dequant(_) | Command::Set(_) | Command::Quantize(_)
+    ) {
+        remove_temporaries_on_signal();
+    }
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Dequant(args) => dequant::run(args),
@@ -143,18 +150,32 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", escape::shown(&message));
             ExitCode::from(2)
         }
         Err(Failure::File(err)) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", escape::shown(&err.to_string()));
             ExitCode::from(1)
         }
         Err(Failure::Fatal(message)) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", escape::shown(&message));
             ExitCode::from(2)
         }
         Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
+    }
+}
+
+/// On Ctrl-C (SIGINT) or SIGTERM: the outputs being written are removed, exit 130 (a
+/// model-sized temporary would otherwise stay behind).
+fn remove_temporaries_on_signal() {
+    #[cfg(any(unix, windows))]
+    {
+        // Failing to install (another handler is set) leaves the default: killed, temporaries
+        // left, which is what it was before.
+        let _ = ctrlc::set_handler(|| {
+            gguf_lens::atomic_write::remove_temporaries();
+            std::process::exit(130);
+        });
     }
 }
 
@@ -162,7 +183,7 @@ fn main() -> ExitCode {
 /// and exit 1.
 fn finish(result: Result<ExitCode, String>) -> ExitCode {
     result.unwrap_or_else(|message| {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", escape::shown(&message));
         ExitCode::from(1)
     })
 }
@@ -185,17 +206,21 @@ fn is_safetensors(path: &str) -> bool {
     checkpoint::is_safetensors(path, &head)
 }
 
-/// A JSON document as one line of output.
+/// A JSON document as one line of output (control and bidi characters as `\uXXXX`).
 fn json_line(doc: &serde_json::Value) -> String {
-    let mut text = doc.to_string();
+    let mut text = escape::json(&doc.to_string()).into_owned();
     text.push('\n');
     text
 }
 
+/// Writes text output: whatever came from a file and was not escaped where it was laid out is
+/// escaped here (see `escape::lines`).
 fn write_stdout(text: &[u8]) -> Result<(), Failure> {
+    let text = String::from_utf8_lossy(text);
+    let text = escape::lines(&text);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    out.write_all(text)
+    out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| Failure::File(Error::from(e)))
 }

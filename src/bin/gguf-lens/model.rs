@@ -202,7 +202,7 @@ impl Rows<'_> {
 /// shard names by llama.cpp's rule; see [`split_paths`]), with one reader and the path of each
 /// shard. An error names the shard it is about.
 pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel, Vec<String>), Failure> {
-    let paths = split_paths(path).unwrap_or_else(|| vec![path.to_string()]);
+    let paths = split_paths(path)?.unwrap_or_else(|| vec![path.to_string()]);
     let mut readers = Vec::with_capacity(paths.len());
     let mut shards = Vec::with_capacity(paths.len());
     for shard in &paths {

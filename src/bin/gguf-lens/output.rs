@@ -1,73 +1,24 @@
-//! Output files that are never left half-written: written under a temporary name in the same
-//! folder and renamed over the destination at the end; on failure (or a panic) the temporary
-//! file is removed. A destination that exists and is not a regular file (`/dev/null`, a FIFO, a
-//! terminal) is written in place.
+//! Output files: the library's [`AtomicFile`] (never one of the inputs, a random exclusive
+//! temporary beside the target renamed at the end, the replaced file's mode kept), and f32
+//! values written in one call.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 
-pub struct Output {
-    file: File,
-    /// The temporary path while the output is not committed.
-    temp: Option<PathBuf>,
-    path: PathBuf,
-}
+use gguf_lens::atomic_write::same_file;
+pub use gguf_lens::atomic_write::AtomicFile as Output;
+use gguf_lens::{Error, ErrorKind};
 
-impl Output {
-    pub fn create(path: &str) -> io::Result<Output> {
-        let path = PathBuf::from(path);
-        let special = fs::metadata(&path).is_ok_and(|m| !m.is_file());
-        if special {
-            let file = fs::OpenOptions::new().write(true).open(&path)?;
-            return Ok(Output {
-                file,
-                temp: None,
-                path,
-            });
-        }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let temp = dir.join(format!(".{name}.{}.gguf-lens-tmp", std::process::id()));
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        Ok(Output {
-            file,
-            temp: Some(temp),
-            path,
-        })
+/// Starts writing `path`, which must not be any of `inputs` (also through a link): that is an
+/// invalid request naming `path`; an I/O error names `path` too.
+pub fn create(path: &str, inputs: &[&Path]) -> Result<Output, Error> {
+    let out = Path::new(path);
+    if inputs.iter().any(|input| same_file(input, out)) {
+        return Err(Error::new(ErrorKind::InvalidRequest {
+            message: format!("{path}: input and output are the same file"),
+        }));
     }
-
-    pub fn file(&mut self) -> &mut File {
-        &mut self.file
-    }
-
-    /// Renames the finished file over the destination.
-    pub fn commit(mut self) -> io::Result<()> {
-        if let Some(temp) = self.temp.take() {
-            if let Err(err) = fs::rename(&temp, &self.path) {
-                let _ = fs::remove_file(&temp);
-                return Err(err);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Output {
-    fn drop(&mut self) {
-        if let Some(temp) = self.temp.take() {
-            let _ = fs::remove_file(temp);
-        }
-    }
+    Ok(Output::create(out, inputs)?)
 }
 
 /// Writes f32 values as little-endian bytes in one call (no per-value writes).

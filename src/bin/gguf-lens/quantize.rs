@@ -6,6 +6,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 
+use gguf_lens::atomic_write::same_file;
 use gguf_lens::edit::{build_header_with_tensors, Edits, NewTensor, NewValue};
 use gguf_lens::gguf::{read_header, row_chunks, Endian, GgufFile, RowReader, TensorInfo};
 use gguf_lens::quant::Kernel;
@@ -15,6 +16,7 @@ use gguf_lens::quantize::{
 };
 use gguf_lens::types::GgmlType;
 
+use crate::escape::shown;
 use crate::output::Output;
 use crate::Failure;
 
@@ -189,8 +191,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         .map_err(|e| fail(format!("{shown_in}: {e}")))?;
 
     let shown_out = args.output.display().to_string();
-    let out_str = args.output.to_string_lossy().into_owned();
-    let mut output = Output::create(&out_str).map_err(|e| fail(format!("{shown_out}: {e}")))?;
+    // Its errors name the output.
+    let mut output =
+        Output::create(&args.output, &[&args.input]).map_err(|e| fail(e.to_string()))?;
     let threads = crate::threads(args.threads);
     let kernel = Kernel::auto().map_err(|e| fail(e.to_string()))?;
     {
@@ -218,13 +221,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         }
         out.flush().map_err(io)?;
     }
-    output
-        .file()
-        .sync_all()
-        .map_err(|e| fail(format!("{shown_out}: {e}")))?;
-    output
-        .commit()
-        .map_err(|e| fail(format!("{shown_out}: {e}")))?;
+    // Synced, renamed and the directory synced; its errors name the output.
+    output.commit().map_err(|e| fail(e.to_string()))?;
 
     let quantized = plans.iter().filter(|p| p.quantize == Some(ty)).count();
     let fell_back = plans
@@ -236,14 +234,15 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         n => format!(" ({n} more to a fallback type)"),
     };
     eprintln!(
-        "{shown_out}: {quantized} of {} tensors quantized to {ty}{fell_back}, general.file_type = {file_type}",
+        "{}: {quantized} of {} tensors quantized to {ty}{fell_back}, general.file_type = {file_type}",
+        shown(&shown_out),
         plans.len()
     );
     for p in plans.iter() {
         if let Some(other) = p.quantize.filter(|&t| t != ty) {
             eprintln!(
                 "  {} to {other}: its rows of {} are not whole blocks of {ty} (llama.cpp's fallback)",
-                p.tensor.name(),
+                shown(p.tensor.name()),
                 p.tensor.row_len()
             );
         }
@@ -251,9 +250,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     for p in plans.iter().filter(|p| p.quantize.is_none()) {
         eprintln!(
             "  kept {} ({}): {}",
-            p.tensor.name(),
+            shown(p.tensor.name()),
             p.tensor.ggml_type(),
-            p.why
+            shown(p.why)
         );
     }
     Ok(())
@@ -396,12 +395,4 @@ fn layer_of(name: &str) -> i64 {
         .parse::<i64>()
         .map_or(i64::MAX, |n| n.min(i64::from(i32::MAX)))
         * sign
-}
-
-/// True when both paths name one existing file.
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
 }

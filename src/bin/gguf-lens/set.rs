@@ -68,6 +68,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         edits.set.push((key.to_string(), value));
     }
     if let Some(path) = &args.chat_template {
+        if gguf_lens::atomic_write::same_file(path, &args.output) {
+            return Err(fail(format!(
+                "{}: the chat template and the output are the same file",
+                args.output.display()
+            )));
+        }
         let text =
             std::fs::read_to_string(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
         edits

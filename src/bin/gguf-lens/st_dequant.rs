@@ -168,7 +168,9 @@ pub fn dequant(
     let tensor = StTensor::resolve(c, name, v1)?;
     let rows = rows.unwrap_or(0..tensor.n_rows());
     tensor.check_rows(rows.clone())?;
-    let mut out = crate::output::Output::create(output)?;
+    let inputs = c.input_paths();
+    let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+    let mut out = crate::output::create(output, &inputs)?;
     let mut values = Vec::new();
     for chunk in gguf_lens::gguf::row_chunks(rows, tensor.rows_per_chunk(CHUNK_ELEMENTS)) {
         tensor.read_rows(chunk, &mut values)?;

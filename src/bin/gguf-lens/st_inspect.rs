@@ -7,6 +7,7 @@ use gguf_lens::safetensors::SafetensorsFile;
 use serde_json::{json, Map, Value as Json};
 
 use crate::checkpoint::{Checkpoint, Shard};
+use crate::escape::shown;
 
 fn shard_json(s: &Shard, file: &SafetensorsFile) -> Json {
     let metadata: Map<String, Json> = file
@@ -125,13 +126,13 @@ pub fn inspect_text(c: &Checkpoint) -> String {
         let _ = writeln!(
             out,
             "safetensors {}: {} bytes, header {} bytes, data at byte {}",
-            s.name,
+            shown(&s.name),
             s.size,
             file.header_len(),
             file.data_offset()
         );
         for (k, v) in file.metadata() {
-            let _ = writeln!(out, "  metadata {k} = {v}");
+            let _ = writeln!(out, "  metadata {} = {}", shown(k), shown(&v.to_string()));
         }
     }
     match c.model.config() {
@@ -160,14 +161,14 @@ pub fn inspect_text(c: &Checkpoint) -> String {
         for t in c.file(i).tensors() {
             let shape: Vec<String> = t.shape().iter().map(u64::to_string).collect();
             let shard = if c.index.is_some() {
-                format!("  ({})", s.name)
+                format!("  ({})", shown(&s.name))
             } else {
                 String::new()
             };
             let _ = writeln!(
                 out,
                 "  {:<48} {:<7} [{}] {} bytes{shard}",
-                t.name(),
+                shown(t.name()),
                 t.dtype().name(),
                 shape.join(", "),
                 t.n_bytes()
@@ -189,7 +190,7 @@ pub fn inspect_text(c: &Checkpoint) -> String {
             let _ = writeln!(
                 out,
                 "  {:<48} {}-bit [{}, {}], {groups}, scales {}",
-                l.name,
+                shown(&l.name),
                 l.bits,
                 l.out_features,
                 l.in_features,

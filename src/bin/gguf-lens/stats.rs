@@ -248,8 +248,8 @@ impl Report<'_> {
         let _ = writeln!(
             out,
             "{} in {}: {} [{}], rows {}..{}",
-            self.opts.name,
-            self.opts.path,
+            crate::escape::shown(self.opts.name),
+            crate::escape::shown(self.opts.path),
             self.type_name,
             shape.join(", "),
             self.rows.start,

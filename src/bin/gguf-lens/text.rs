@@ -6,6 +6,8 @@ use gguf_lens::model::GgufModel;
 use gguf_lens::summary::file_type_label;
 use gguf_lens::value_show::preview;
 
+use crate::escape::shown;
+
 /// `file_sizes`: each shard's size, in order.
 pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
     let mut out = String::new();
@@ -47,9 +49,10 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
     for (key, value) in file.metadata() {
         let _ = writeln!(
             out,
-            "  {key:<40} {:<8} {}",
+            "  {:<40} {:<8} {}",
+            shown(key),
             value.value_type().name(),
-            preview(&value)
+            shown(&preview(&value))
         );
     }
     let tensors: Vec<_> = model.tensors().map(|(_, t)| t).collect();
@@ -63,7 +66,7 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
         let _ = writeln!(
             out,
             "  {:<40} {:<8} [{}] {} bytes",
-            t.name(),
+            shown(t.name()),
             t.ggml_type().name(),
             shape.join(", "),
             t.n_bytes()

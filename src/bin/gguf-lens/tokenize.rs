@@ -59,8 +59,17 @@ fn load(path: &str) -> Result<Tokenizer, String> {
     Tokenizer::from_gguf(&header).map_err(|e| shown(&e))
 }
 
+/// Writes the output; at a terminal, its control characters escaped (see `escape`): piped or
+/// redirected, the bytes are the tokens' own.
 fn write(bytes: &[u8]) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
+    let shown;
+    let bytes = if std::io::IsTerminal::is_terminal(&out) {
+        shown = crate::escape::lines(&String::from_utf8_lossy(bytes)).into_owned();
+        shown.as_bytes()
+    } else {
+        bytes
+    };
     out.write_all(bytes)
         .and_then(|()| out.flush())
         .map_err(|e| format!("stdout: {e}"))
@@ -85,9 +94,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             .iter()
             .map(|&id| String::from_utf8_lossy(tok.token_to_piece(id, true)).into_owned())
             .collect();
-        let mut s = serde_json::json!({ "ids": ids, "pieces": pieces }).to_string();
-        s.push('\n');
-        s
+        crate::json_line(&serde_json::json!({ "ids": ids, "pieces": pieces }))
     } else {
         let mut s = ids
             .iter()

@@ -233,7 +233,7 @@ unsafe fn q6_k<const ST: u8>(blocks: &[u8], out: &mut [f32]) {
     let offset = _mm256_set1_epi8(32);
     // The block's 256 values q − 32 as bytes, in order. They are widened 8 at a time straight
     // from here (`vpmovsxbd` with a memory operand): from registers each 32 also cost an
-    // extract and two unpacks on the vector ports, which bound this kernel (12% slower).
+    // extract and two unpacks on the vector ports, which bound this kernel.
     let mut qs = [_mm256_setzero_si256(); 8];
     for (b, y) in blocks.chunks_exact(210).zip(out.chunks_exact_mut(256)) {
         let d = _mm256_set1_ps(f16_to_f32(le_u16(b, 208)));

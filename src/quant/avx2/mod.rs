@@ -75,7 +75,7 @@ fn streaming(out: &[f32]) -> bool {
 const WHOLE: u8 = 0;
 /// `HALVES`: two 16-byte stores per 8 values, for outputs that do not start 32-byte aligned
 /// (e.g. 16 bytes into a page, as big allocations are): there, every other 32-byte store
-/// straddles two cache lines, and writing a buffer beyond L2 that way runs ~10% slower.
+/// straddles two cache lines, which slows writing a buffer beyond L2.
 const HALVES: u8 = 1;
 /// `STREAM`: two 16-byte non-temporal stores per 8 values, for `streaming` outputs.
 const STREAM: u8 = 2;
@@ -115,7 +115,7 @@ fn le_u16(block: &[u8], at: usize) -> u16 {
 ///
 /// In `asm!`: from intrinsics, LLVM loads the half with `vpinsrw` into whatever vector register
 /// is free (only lane 0 is used), and when that register holds the previous block's last
-/// result, every block waits for the one before (a false dependency that cost Q4_1 30%).
+/// result, every block waits for the one before (a false dependency).
 /// `vmovd` writes the whole register.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
