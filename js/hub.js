@@ -5,7 +5,7 @@
 import { openGguf } from './open.js';
 import { mergeShards } from './model.js';
 import { loadWasm } from './wasm.js';
-import { SourceError } from './sources.js';
+import { SourceError, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
 
 export const HUB_ENDPOINT = 'https://huggingface.co';
 const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
@@ -41,12 +41,33 @@ export function parseRepo(text) {
 
 const encodePath = (p) => p.split('/').map(encodeURIComponent).join('/');
 
-/** The endpoint without a trailing slash, checked to be an http(s) origin (plus optional path). */
+/** Whether `hostname` (of a URL) is this machine: 127.0.0.0/8, localhost, [::1]. */
+export function isLoopbackHost(hostname) {
+  const h = String(hostname).toLowerCase().replace(/\.$/, '');
+  if (h === 'localhost' || h.endsWith('.localhost') || h === '[::1]') return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * The endpoint without a trailing slash, checked to be an https origin (plus optional path),
+ * or http on this machine only (a local mirror, a test server): a token sent over plain http
+ * to another host could be read on the way.
+ */
 function endpointOf(options) {
-  const text = String(options.endpoint ?? HUB_ENDPOINT).replace(/\/+$/, '');
-  const u = new URL(text);
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new TypeError(`gguf-lens: endpoint must be http(s): ${text}`);
-  return text;
+  return checkHubEndpoint(options.endpoint ?? HUB_ENDPOINT);
+}
+
+/** A Hub endpoint checked (https, or http on this machine) and without its trailing slash. */
+export function checkHubEndpoint(endpoint) {
+  const text = String(endpoint).replace(/\/+$/, '');
+  let u;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new TypeError(`gguf-lens: endpoint is not a URL: ${quoteName(text)}`);
+  }
+  if (u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname))) return text;
+  throw new TypeError(`gguf-lens: endpoint must be https (or http on 127.0.0.1, localhost or [::1]): ${quoteName(text)}`);
 }
 
 /** The next page's address from a Link header, or null. */
@@ -60,11 +81,28 @@ function nextLink(header) {
 }
 
 async function getJson(fetchFn, url, options, what) {
+  const stallMs = stallTimeoutOf(options);
+  const stalled = () => new SourceError(`${what}: no answer from ${url} for ${stallMs} ms (stallTimeoutMs ${stallMs})`);
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(abortError(options.signal));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await getJsonOnce(fetchFn, url, options, what, abort.signal, (p) => waitFor(p, options.signal, stallMs, stalled));
+  } catch (err) {
+    abort.abort();
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function getJsonOnce(fetchFn, url, options, what, signal, bounded) {
   let response;
   try {
-    response = await fetchFn(url, { headers: { Accept: 'application/json', ...(options.headers ?? {}) }, signal: options.signal });
+    response = await bounded(guardedFetch(fetchFn, url, { headers: options.headers, extra: { Accept: 'application/json' }, signal }));
   } catch (err) {
     if (options.signal?.aborted) throw abortError(options.signal);
+    if (err instanceof SourceError) throw err;
     throw new SourceError(`network error listing ${what}: ${err.message} (offline, or blocked by CORS?)`, { cause: err });
   }
   if (response.status === 401 || response.status === 403) {
@@ -74,8 +112,9 @@ async function getJson(fetchFn, url, options, what) {
   if (!response.ok) throw new SourceError(`${what}: HTTP ${response.status} ${response.statusText}`.trim());
   let body;
   try {
-    body = await response.json();
+    body = await bounded(response.json());
   } catch (err) {
+    if (err instanceof SourceError || options.signal?.aborted) throw err;
     throw new SourceError(`${what}: the answer is not JSON`, { cause: err });
   }
   return { body, next: nextLink(response.headers.get('link')) };
@@ -128,6 +167,11 @@ function groupGguf(entries, resolve) {
   const groups = new Map();
   for (const e of entries) {
     if (!e || e.type !== 'file' || typeof e.path !== 'string' || !/\.gguf$/i.test(e.path)) continue;
+    // A path from the listing is folders and a file name, each a plain name: no '..', no scheme.
+    for (const part of e.path.split('/')) {
+      const problem = plainNameProblem(part);
+      if (problem) throw new SourceError(`the Hub listing names ${quoteName(e.path)}: refused, ${problem}`);
+    }
     const file = { path: e.path, size: sizeOf(e), url: resolve(e.path) };
     const m = SPLIT.exec(e.path);
     if (!m || Number(m[3]) < 1) {
@@ -181,7 +225,7 @@ async function pool(items, limit, task, signal) {
 export async function inspectRepoGgufs(listing, options = {}) {
   const concurrency = Math.max(1, Math.min(16, Math.floor(options.concurrency ?? 3)));
   const rows = listing.models.map((m) => ({ ...m, files: m.files.map((f) => ({ ...f })), model: null, summary: null, verdict: null, error: null, requests: 0, bytes: 0 }));
-  const openOptions = { fetch: options.fetch, headers: options.headers, signal: options.signal, firstReadBytes: options.firstReadBytes, retries: options.retries };
+  const openOptions = { fetch: options.fetch, headers: options.headers, signal: options.signal, firstReadBytes: options.firstReadBytes, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs, maxHeaderBytes: options.maxHeaderBytes };
   // Files, not models, are the unit of concurrency: a split model's shards queue like the rest.
   const jobs = [];
   for (const row of rows) {

@@ -17,7 +17,8 @@ export interface Progress {
 export interface OpenOptions {
   /** fetch to use for URLs (default globalThis.fetch). */
   fetch?: typeof fetch;
-  /** Extra request headers (e.g. Authorization). */
+  /** Extra request headers (e.g. Authorization): sent only to the origin of the URL opened
+   * (a redirect elsewhere drops them; a shard or config named by a file is beside it). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
@@ -26,6 +27,12 @@ export interface OpenOptions {
   retryDelayMs?: number;
   /** First read length (default 64 KiB for GGUF, 256 KiB for safetensors). */
   firstReadBytes?: number;
+  /** A read (or a wait for a response) with no byte for this long fails with a SourceError
+   * naming it. Default 30000; 0 for none. */
+  stallTimeoutMs?: number;
+  /** Longest header read: default 256 MiB (a safetensors header is also held to the core's
+   * 100 MB). A longer header is refused, naming the limit. */
+  maxHeaderBytes?: number;
 }
 
 export type MetadataValue = number | bigint | boolean | string | NestedArray;
@@ -750,12 +757,16 @@ export declare function open(input: GgufInput | GgufInput[], options?: Safetenso
 export interface HubOptions {
   /** Branch, tag or commit (default "main", or the one a Hub address names). */
   revision?: string;
-  /** Default https://huggingface.co (a mirror or a local mock). */
+  /** Default https://huggingface.co (a mirror or a local mock): https, or http on 127.0.0.0/8,
+   * localhost or [::1] only (checkHubEndpoint). */
   endpoint?: string;
   fetch?: typeof fetch;
-  /** Sent to the tree API and every file read, e.g. { Authorization: 'Bearer hf_…' } for gated repos. */
+  /** Sent to the tree API and every file read, e.g. { Authorization: 'Bearer hf_…' } for gated
+   * repos; only to the endpoint's origin (a redirect elsewhere drops them). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** As OpenOptions.stallTimeoutMs, for the listing and every file read. Default 30000. */
+  stallTimeoutMs?: number;
 }
 
 export interface RepoGgufFile {
@@ -838,6 +849,9 @@ export interface InspectOptions extends HubOptions {
 }
 
 export declare const HUB_ENDPOINT: string;
+/** `endpoint` checked as listRepoGgufs checks it (https, or http on 127.0.0.0/8, localhost or
+ * [::1]) and without its trailing slash; throws a TypeError otherwise. */
+export declare function checkHubEndpoint(endpoint: string): string;
 /** "owner/name" or a Hub address as { repo, revision }; throws on anything else. */
 export declare function parseRepo(text: string): { repo: string; revision: string | undefined };
 /** A repo's GGUF files from the Hub's tree API (every page), split files grouped. */

@@ -6,7 +6,7 @@ export { openSafetensors, SafetensorsModel, SAFETENSORS_FIRST_READ_BYTES } from 
 export { GgufModel, CHUNK_BYTES } from './model.js';
 export { GgufEditor } from './edit.js';
 export { SourceError, toSource } from './sources.js';
-export { listRepoGgufs, inspectRepoGgufs, repoVerdict, closeRepoModels, scanRepo, parseRepo, HUB_ENDPOINT } from './hub.js';
+export { listRepoGgufs, inspectRepoGgufs, repoVerdict, closeRepoModels, scanRepo, parseRepo, checkHubEndpoint, HUB_ENDPOINT } from './hub.js';
 export { compareModels, compareReport, compareTensor, COMPARE_CHUNK_ELEMENTS } from './compare.js';
 import { loadWasm } from './wasm.js';
 export { setWasmSimd, simdSupported } from './wasm.js';

@@ -6,7 +6,7 @@ import { wasmModule } from './wasm.js';
 import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
-import { ReaderCache, readerSize, readRows } from './read-rows.js';
+import { ReaderCache, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker } from './worker-ask.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
@@ -218,7 +218,7 @@ export class GgufModel extends ShardedModel {
   async _eachChunk(t, a, b, options, consume) {
     const shard = this.shards[t.shard];
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
+    const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(t.rowBytes, chunkBytes, b - a));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
     const fetchRows = (first) => {
       const last = Math.min(b, first + rowsPerChunk);
@@ -228,6 +228,7 @@ export class GgufModel extends ShardedModel {
     let pending = a < b ? fetchRows(a) : null;
     while (pending) {
       const chunk = await pending;
+      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       pending = chunk.last < b ? fetchRows(chunk.last) : null;
       try {
         consume(chunk.bytes, chunk.first, chunk.last);
@@ -414,7 +415,7 @@ export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   try {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    const rowsPerChunk = job.chunkRows(Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes))) * t.rowLength);
+    const rowsPerChunk = job.chunkRows(rowsPerRead(t.rowBytes, chunkBytes, b - a) * t.rowLength);
     const keep = replay && (b - a) * (t.rowBytes ?? 4 * t.rowLength) <= STATS_KEEP_BYTES ? [] : null;
     let first = true;
     while (job.pass() !== 'done') {

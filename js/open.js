@@ -1,7 +1,7 @@
 // openGguf: read a prefix, parse it in wasm, fetch only the missing suffix until the header is
 // whole, then wrap the parsed header and its source in a GgufModel.
 import { loadWasm } from './wasm.js';
-import { toSource, deliver } from './sources.js';
+import { toSource, deliver, openBounded } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
 import { GgufModel, mergeShards } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
@@ -20,7 +20,9 @@ const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
 export async function openGguf(input, options = {}) {
   const shards = shardInputs(input);
   if (shards.length === 1) return openOne(shards[0], options);
-  const models = await Promise.all(shards.map((shard) => openOne(shard, options)));
+  // A few shards at a time; the first failure stops the rest and closes those opened.
+  const models = await openBounded(shards, (shard, _i, signal) => openOne(shard, { ...options, signal }),
+    { signal: options.signal });
   try {
     const merged = mergeShards(models, await loadWasm());
     merged.input = models.map((m) => m.input);
@@ -57,7 +59,7 @@ async function openOne(input, options, made) {
     // What a worker opens to read its part of a tensor (a URL, path, File or Blob; with the
     // request options a worker can receive).
     model.input = input instanceof URL ? String(input) : input;
-    model.openOptions = { headers: options.headers, retries: options.retries };
+    model.openOptions = { headers: options.headers, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs };
     return model;
   } catch (err) {
     await source.close();

@@ -4,13 +4,23 @@
 /** Slack added to the parser's estimate, so a slightly low guess does not cost a request. */
 const SLACK_BYTES = 32 * 1024;
 const SLACK_FRACTION = 0.05;
+/** Largest header read by default (`maxHeaderBytes`): far beyond any real model's. */
+export const MAX_HEADER_BYTES = 256 * 1024 * 1024;
+/** How far one step may go past the bytes already read, beyond what the parser knows it needs:
+ * an estimate is a guess (a crafted header can make it absurd), so it is trusted only this far.
+ * Reading on from an open stream costs bytes, not a request: small steps. */
+const STREAM_STEP = { fraction: 0.5, bytes: 4 * 1024 * 1024 };
+const REQUEST_STEP = { fraction: 15, bytes: 16 * 1024 * 1024 };
 
 /**
  * Reads `firstRead` bytes, then calls `parse(prefix)` until it returns something other than
  * `{ needMore, estimate? }`, each time fetching only the missing suffix up to
  * max(needMore, estimate + slack), straight into the grown buffer (no second copy). `parse`
  * may return a promise (the wasm module loads while the first read is in flight). `what`
- * names the header in errors.
+ * names the header in errors. The read never goes past `options.maxHeaderBytes` (default
+ * MAX_HEADER_BYTES, or `limit` when lower) nor the file, and an estimate is trusted only a
+ * step at a time (STREAM_STEP, REQUEST_STEP), so a crafted header cannot make it fetch more
+ * than about one and a half times its own length.
  * @template T
  * @param {{ byteLength?: number, read: Function, release?: Function }} source
  * @param {{ signal?: AbortSignal, onProgress?: Function }} options
@@ -19,8 +29,10 @@ const SLACK_FRACTION = 0.05;
  * @param {string} what
  * @returns {Promise<T>}
  */
-export async function readGrowingPrefix(source, options, firstRead, parse, what) {
+export async function readGrowingPrefix(source, options, firstRead, parse, what, limit = Infinity) {
   const { signal, onProgress } = options;
+  const maxHeader = Math.min(limit, options.maxHeaderBytes ?? MAX_HEADER_BYTES);
+  if (!(maxHeader > 0)) throw new TypeError(`gguf-lens: maxHeaderBytes must be a positive number, not ${options.maxHeaderBytes}`);
   let loaded = 0;
   const progress = (n) => {
     loaded += n;
@@ -44,16 +56,27 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what)
       source.release?.();
       return result;
     }
+    if (result.needMore > maxHeader) {
+      throw new Error(`gguf-lens: ${what} needs at least ${result.needMore} bytes, more than maxHeaderBytes (${maxHeader})`);
+    }
+    const cap = Math.min(maxHeader, source.byteLength ?? Infinity);
+    const step = source.streaming ? STREAM_STEP : REQUEST_STEP;
+    const trusted = prefix.length + Math.max(prefix.length * step.fraction, step.bytes);
     const estimate = result.estimate === undefined ? 0 : result.estimate * (1 + SLACK_FRACTION) + SLACK_BYTES;
-    let next = Math.ceil(Math.max(result.needMore, estimate, prefix.length + 1));
-    if (source.byteLength !== undefined) next = Math.min(next, source.byteLength);
+    let next = Math.ceil(Math.max(result.needMore, Math.min(estimate, trusted), prefix.length + 1));
+    next = Math.min(next, cap);
     if (next <= prefix.length) {
+      if (cap === maxHeader && next < result.needMore) {
+        throw new Error(`gguf-lens: ${what} is longer than maxHeaderBytes (${maxHeader})`);
+      }
       throw new Error(`gguf-lens: ${what} needs ${result.needMore} bytes but the file has ${source.byteLength}`);
     }
+    if (signal?.aborted) throw signal.reason;
     const grown = new Uint8Array(next);
     grown.set(prefix, 0);
     const room = grown.subarray(prefix.length);
     const suffix = await source.read(prefix.length, next, signal, progress, room);
+    if (suffix.length === 0) throw new Error(`gguf-lens: reading the ${what}: the source gave no bytes at byte ${prefix.length}`);
     // A source that ignores `into` (a user's own) returns its own bytes: copy them in.
     if (suffix.buffer !== room.buffer || suffix.byteOffset !== room.byteOffset) room.set(suffix);
     prefix = grown.subarray(0, prefix.length + suffix.length);

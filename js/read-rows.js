@@ -10,10 +10,16 @@ import { readsToMemory } from './stats-read.js';
 /** Values per dequantize call: the slice is still in L2 when it is copied out. */
 const SLICE_VALUES = 1 << 16;
 
+/** Rows per read of `chunkBytes`: all `rows` at once when a row has no bytes (a zero-width
+ * tensor: 2^62 empty rows must not be 2^39 empty reads). */
+export function rowsPerRead(rowBytes, chunkBytes, rows) {
+  return rowBytes > 0 ? Math.max(1, Math.floor(chunkBytes / rowBytes)) : Math.max(1, rows);
+}
+
 /** The RowReader sizes `readRows` needs for `chunkBytes` requests of tensor `t` over `rows` rows. */
 export function readerSize(t, rows, chunkBytes) {
-  const chunkRows = Math.min(rows, Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes))));
-  const sliceRows = Math.min(chunkRows, Math.max(1, Math.floor(SLICE_VALUES / Math.max(1, t.rowLength))));
+  const chunkRows = Math.min(rows, rowsPerRead(t.rowBytes, chunkBytes, rows));
+  const sliceRows = t.rowLength > 0 ? Math.min(chunkRows, Math.max(1, Math.floor(SLICE_VALUES / t.rowLength))) : chunkRows;
   return { chunkRows, sliceRows, bytes: (rows > chunkRows ? 2 : 1) * chunkRows * t.rowBytes, values: sliceRows * t.rowLength };
 }
 

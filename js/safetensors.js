@@ -3,14 +3,17 @@
 // comes from the options or from quantize_config.json / config.json beside the file; tensor rows
 // and GPTQ layers are fetched on demand and converted / dequantized in wasm.
 import { loadWasm } from './wasm.js';
-import { toSource, importNodeFs } from './sources.js';
+import { toSource, importNodeFs, openBounded, siblingOf, fetchTextBounded, MAX_TEXT_BYTES } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter, runStatsJob, outputArray, ShardedModel } from './model.js';
+import { rowsPerRead } from './read-rows.js';
 
 /** First read of a safetensors file: most headers fit. */
 export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
 /** Bytes fetched per request for plain tensors; GPTQ layers dequantize this many output bytes at a time. */
 const CHUNK_BYTES = 8 * 1024 * 1024;
+/** The core's limit on a safetensors header (its JSON, 100 MB), plus the 8-byte length. */
+const SAFETENSORS_MAX_HEADER = 100_000_000 + 8;
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
@@ -41,12 +44,15 @@ async function openIndex(input, options) {
   } catch (err) {
     throw new Error(`gguf-lens: ${input}: ${err.message ?? err}`, { cause: err });
   }
-  const where = index.shards.map((shard) => besideInput(input, shard));
-  const opened = await Promise.allSettled(where.map((shard) => openSafetensors(shard, { ...options, findConfig: false })));
-  const models = opened.filter((r) => r.status === 'fulfilled').map((r) => r.value);
-  const failed = opened.find((r) => r.status === 'rejected');
+  // Names from the file: plain file names beside the index, on its origin, or refused.
+  const where = index.shards.map((shard) => siblingOf(String(input), shard, 'shard'));
+  const models = await openBounded(where,
+    // Never an index again (a crafted one naming itself would recurse).
+    async (shard, _i, signal) => {
+      const shardOptions = { ...options, signal, findConfig: false };
+      return openSafetensorsSource(shard, await toSource(shard, shardOptions), shardOptions);
+    }, { signal: options.signal });
   try {
-    if (failed) throw failed.reason;
     const [first] = models;
     first.shards = models;
     // The core checkpoint in the first header holds every shard: GPTQ layers may straddle them.
@@ -92,36 +98,37 @@ export async function openSafetensorsSource(input, source, options = {}) {
 function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? SAFETENSORS_FIRST_READ_BYTES;
   const parse = async (prefix) => (await wasmReady).parseSafetensors(prefix, source.byteLength);
-  return readGrowingPrefix(source, options, firstRead, parse, 'safetensors header');
+  return readGrowingPrefix(source, options, firstRead, parse, 'safetensors header', SAFETENSORS_MAX_HEADER);
 }
 
 /** Text of a config given as a URL (fetched) or a Node path; undefined when it is not there (404, ENOENT). */
 async function fetchText(where, options, { optional }) {
   const text = String(where);
   if (isNode && !/^(https?|blob|data):/i.test(text)) {
-    const { readFile } = await importNodeFs();
+    const { readFile, stat } = await importNodeFs();
     try {
-      return await readFile(/^file:/i.test(text) ? new URL(text) : text, 'utf8');
+      const path = /^file:/i.test(text) ? new URL(text) : text;
+      const { size } = await stat(path);
+      if (size > MAX_TEXT_BYTES) throw new Error(`${size} bytes, more than ${MAX_TEXT_BYTES} for a shard index or config`);
+      return await readFile(path, 'utf8');
     } catch (err) {
       if (optional && err.code === 'ENOENT') return undefined;
       throw new Error(`gguf-lens: cannot read ${text}: ${err.message}`, { cause: err });
     }
   }
-  const fetchFn = options.fetch ?? globalThis.fetch;
-  let response;
+  let answer;
   try {
-    response = await fetchFn(text, { headers: options.headers, signal: options.signal });
+    answer = await fetchTextBounded(text, options);
   } catch (err) {
     if (options.signal?.aborted) throw err;
     if (optional) return undefined;
     throw new Error(`gguf-lens: cannot fetch ${text}: ${err.message}`, { cause: err });
   }
-  if (!response.ok) {
-    response.body?.cancel?.().catch?.(() => {});
+  if (answer.text === undefined) {
     if (optional) return undefined; // 404 (or any refusal): no config there
-    throw new Error(`gguf-lens: ${text}: HTTP ${response.status}`);
+    throw new Error(`gguf-lens: ${text}: HTTP ${answer.status}`);
   }
-  return response.text();
+  return answer.text;
 }
 
 /** Where a config beside `input` would be, or undefined for inputs that are not a URL or path. */
@@ -297,7 +304,7 @@ export class SafetensorsModel extends ShardedModel {
     if (layer) {
       if (a === b) return;
       const data = await this._layerData(layer, options);
-      const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, 4 * layer.inFeatures)));
+      const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(4 * layer.inFeatures, chunkBytes, b - a));
       const wrapping = (options.v1Zeros ?? this.v1Zeros) === 'gptqmodel';
       for (let first = a; first < b; first += rowsPerChunk) {
         if (options.signal?.aborted) throw options.signal.reason;
@@ -311,7 +318,7 @@ export class SafetensorsModel extends ShardedModel {
     const t = this.tensor(name);
     if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.type}, which is not read as f32`);
     const shard = this.shards[t.shard];
-    const rowsPerChunk = options.rowsPerChunk ?? Math.max(1, Math.floor(chunkBytes / Math.max(1, t.rowBytes)));
+    const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(t.rowBytes, chunkBytes, b - a));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
     const fetchRows = (first) => {
       const last = Math.min(b, first + rowsPerChunk);
@@ -321,6 +328,7 @@ export class SafetensorsModel extends ShardedModel {
     let pending = a < b ? fetchRows(a) : null;
     while (pending) {
       const chunk = await pending;
+      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
       pending = chunk.last < b ? fetchRows(chunk.last) : null;
       try {
         consume(shard.header.toF32(name, chunk.bytes), chunk.first);

@@ -196,39 +196,220 @@ async function nodeFileSource(path, _options) {
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
+/** No byte (nor response) for this long fails a read: a stalled server cannot hang a call. */
+export const STALL_TIMEOUT_MS = 30_000;
+/** Redirects followed (by hand in Node, so that headers stay on the opened origin). */
+const MAX_REDIRECTS = 10;
+/** Requests in flight when opening the shards of a split model or a sharded checkpoint. */
+export const OPEN_CONCURRENCY = 4;
+
+/** Waits for `promise`, failing first if `signal` aborts or `ms` pass with no answer. The
+ * promise is always given handlers, so a later rejection of it is never unhandled. */
+export function waitFor(promise, signal, ms, stalled) {
+  return new Promise((resolve, reject) => {
+    let timer;
+    const finish = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      finish();
+      reject(abortError(signal));
+    };
+    promise.then((value) => { finish(); resolve(value); }, (err) => { finish(); reject(err); });
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (ms > 0 && Number.isFinite(ms)) timer = setTimeout(() => { finish(); reject(stalled()); }, ms);
+  });
+}
+
+/** The stall timeout from options: a positive number of ms, or 0 / Infinity for none. */
+export function stallTimeoutOf(options) {
+  const ms = options.stallTimeoutMs ?? STALL_TIMEOUT_MS;
+  if (!(typeof ms === 'number' && ms >= 0)) throw new TypeError(`gguf-lens: stallTimeoutMs must be a number of ms >= 0, not ${ms}`);
+  return ms;
+}
+
+function originOf(url) {
+  return new URL(url, globalThis.location?.href).origin;
+}
+
+/** `headers` (a Headers, an array of pairs or a plain object) as a plain object. */
+function plainHeaders(headers) {
+  if (!headers) return {};
+  const out = {};
+  const entries = typeof headers.entries === 'function' && !Array.isArray(headers) ? headers.entries()
+    : Array.isArray(headers) ? headers : Object.entries(headers);
+  for (const [name, value] of entries) out[name] = value;
+  return out;
+}
+
 /**
- * A URL read with HTTP Range requests. A server that ignores Range (200 with the whole body)
- * is read as one stream, only as far as needed: the stream stays open for a following read
- * that continues where the last one stopped, and is cancelled on close().
+ * fetch() that sends the caller's `headers` (a token) only to the origin of `url`, however the
+ * server redirects: redirects are followed by hand (`redirect: 'manual'`), and once a hop leaves
+ * that origin the headers are dropped for it and every hop after. Browsers hide a manual
+ * redirect's target (an opaque response); there the request is repeated with `redirect:
+ * 'follow'` and only `Authorization`, which the Fetch standard removes on a cross-origin redirect,
+ * and `state.follow` remembers it so later requests skip the manual try. `extra` headers (Range,
+ * Accept) go on every hop.
+ * @param {Function} fetchFn
+ * @param {string} url
+ * @param {{ headers?: object, extra?: object, signal?: AbortSignal, state?: { follow?: boolean } }} init
+ */
+export async function guardedFetch(fetchFn, url, { headers, extra = {}, signal, state = {} }) {
+  const own = plainHeaders(headers);
+  const names = Object.keys(own);
+  if (names.length === 0) return fetchFn(url, { headers: extra, signal });
+  const authOnly = Object.fromEntries(Object.entries(own).filter(([name]) => name.toLowerCase() === 'authorization'));
+  if (state.follow) return fetchFn(url, { headers: { ...authOnly, ...extra }, signal, redirect: 'follow' });
+  const origin = originOf(url);
+  let at = url;
+  let keep = true;
+  for (let hop = 0; ; hop++) {
+    const response = await fetchFn(at, { headers: keep ? { ...own, ...extra } : extra, signal, redirect: 'manual' });
+    if (response.type === 'opaqueredirect') {
+      state.follow = true;
+      return fetchFn(at, { headers: { ...(keep ? authOnly : {}), ...extra }, signal, redirect: 'follow' });
+    }
+    const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+    if (location === null) return response;
+    response.body?.cancel?.().catch?.(() => {});
+    if (hop >= MAX_REDIRECTS) throw new SourceError(`${url}: more than ${MAX_REDIRECTS} redirects`);
+    at = new URL(location, at).href;
+    if (keep && originOf(at) !== origin) keep = false;
+  }
+}
+
+/**
+ * Why `name` (read from a file: a shard, config or split name) is not a plain file name, or
+ * null when it is one: the core's rule (src/safetensors/index.rs), so Rust paths and JS URLs
+ * agree. Refused: the empty name, a name of dots only (`.`, `..`), a separator (`/`, `\`), a
+ * colon (a URL scheme as in `https:host:port`, a drive as in `C:x`), `?` and `#` (a URL's query
+ * and fragment), a percent escape (`%2f`, `%2e%2e`: a URL would decode it), control characters.
+ */
+export function plainNameProblem(name) {
+  if (typeof name !== 'string' || name === '') return 'it is empty';
+  if (name.length > 255) return 'it is longer than 255 characters';
+  if (/^\.+$/.test(name)) return 'it is a dot segment';
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return 'it holds a control character';
+  if (/[/\\]/.test(name)) return 'it holds a path separator';
+  if (/^[A-Za-z]:/.test(name)) return 'it starts with a drive';
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(name)) return 'it starts with a URL scheme';
+  if (name.includes(':')) return 'it holds a colon';
+  if (/[?#]/.test(name)) return 'it holds a URL query or fragment';
+  if (name.includes('%')) return 'it holds a percent escape';
+  return null;
+}
+
+/** A name for an error message: quoted, escaped, and cut short. */
+export function quoteName(name) {
+  const text = JSON.stringify(String(name));
+  return text.length > 120 ? `${text.slice(0, 117)}..."` : text;
+}
+
+/**
+ * The file `name` (read from a file) beside `base` (a URL or Node path the user gave), or a
+ * thrown Error naming it: only a plain file name, resolved in base's own directory and origin.
+ * @param {string} base
+ * @param {string} name
+ * @param {string} what what the name is, for the error ("shard", "config")
+ */
+export function siblingOf(base, name, what) {
+  const problem = plainNameProblem(name);
+  if (problem) {
+    throw new Error(`gguf-lens: ${base}: ${what} name ${quoteName(name)} refused: ${problem} ` +
+      '(a name from a file must be a plain file name beside it)');
+  }
+  const text = String(base);
+  if (isNode && !/^(https?|blob|data|file):/i.test(text)) return text.slice(0, text.search(/[^/\\]*$/)) + name;
+  const from = new URL(text, globalThis.location?.href);
+  const url = new URL(encodeURIComponent(name), from);
+  const dir = (u) => u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1);
+  if (url.origin !== from.origin || dir(url) !== dir(from)) {
+    throw new Error(`gguf-lens: ${base}: ${what} name ${quoteName(name)} refused: it resolves to ${url.href}, outside ${from.origin}${dir(from)}`);
+  }
+  return url.href;
+}
+
+/**
+ * Opens `items` with `openItem(item, index, signal)`, at most `limit` at a time, in order. On
+ * the first failure no more are started, those under way are aborted, every one opened is
+ * closed, and that first error is thrown.
+ */
+export async function openBounded(items, openItem, { limit = OPEN_CONCURRENCY, signal } = {}) {
+  const inner = new AbortController();
+  const onAbort = () => inner.abort(abortError(signal));
+  if (signal?.aborted) throw abortError(signal);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const opened = new Array(items.length).fill(null);
+  let next = 0;
+  let failure = null;
+  const worker = async () => {
+    while (!failure && next < items.length) {
+      const i = next++;
+      try {
+        opened[i] = await openItem(items[i], i, inner.signal);
+      } catch (err) {
+        if (!failure) {
+          failure = { err: signal?.aborted ? abortError(signal) : err };
+          inner.abort(failure.err);
+        }
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  if (failure) {
+    await Promise.all(opened.map((m) => m && Promise.resolve().then(() => m.close()).catch(() => {})));
+    throw failure.err;
+  }
+  return opened;
+}
+
+/**
+ * A URL read with HTTP Range requests. Every 206 is checked: its Content-Range must be the
+ * range asked for (start, end, and the total once known). A server that ignores Range (200
+ * with the whole body) is found once and then read forward only, as one stream: the stream
+ * stays open for a following read that continues where the last one stopped, and a read
+ * behind it fails (it would download the file again from byte 0). No byte for
+ * `stallTimeoutMs` fails a read; `signal` aborts it in any state, a stalled one included.
  */
 function urlSource(url, options) {
   const fetchFn = options.fetch ?? globalThis.fetch;
   if (typeof fetchFn !== 'function') throw new TypeError('gguf-lens: no fetch() available');
   const retries = options.retries ?? 3;
   const retryDelay = options.retryDelayMs ?? 200;
+  const stallMs = stallTimeoutOf(options);
+  const redirects = {};
   /** An open body stream — a Range-ignoring server's whole body, or an open-ended range asked
    * for by streamNextRead() — read sequentially: reader + position + leftovers. */
   let stream = null;
   /** The next range request asks for everything from its start (`bytes=start-`). */
   let openEnded = false;
+  /** Where the last read of a Range-ignoring server ended: reads before it are refused. */
+  let forwardFrom = 0;
+  /** Reads that use the stream run one at a time. */
+  let queue = Promise.resolve();
+
+  const stalled = (at) => () => new SourceError(`${url}: no bytes for ${stallMs} ms at byte ${at} ` +
+    `(stallTimeoutMs ${stallMs})`);
 
   const source = {
     byteLength: undefined,
     rangeIgnored: false,
     stats: countingStats(),
-    async read(start, end, signal, onBytes, into) {
-      end = clampEnd(source, start, end);
-      if (end === start) return new Uint8Array(0);
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if (stream && stream.position <= start) return await readStream(start, end, signal, onBytes, into);
-          return await readRange(start, end, signal, onBytes, into);
-        } catch (err) {
-          if (signal?.aborted) throw abortError(signal);
-          if (!(err instanceof SourceError && err.retryable) || attempt >= retries) throw err;
-          await sleep(retryDelay * 2 ** attempt, signal);
-        }
-      }
+    /** Whether reading on costs bytes of an open stream rather than a new request. */
+    get streaming() {
+      return openEnded || stream !== null;
+    },
+    read(start, end, signal, onBytes, into) {
+      if (!(openEnded || stream || source.rangeIgnored)) return readNow(start, end, signal, onBytes, into);
+      const run = queue.then(() => readNow(start, end, signal, onBytes, into));
+      queue = run.catch(() => {});
+      return run;
     },
     /**
      * Makes the next read one open-ended request (`Range: bytes=start-`) whose body stays open:
@@ -247,6 +428,26 @@ function urlSource(url, options) {
     },
   };
 
+  async function readNow(start, end, signal, onBytes, into) {
+    end = clampEnd(source, start, end);
+    if (signal?.aborted) throw abortError(signal);
+    if (end === start) return destination(into, 0);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (stream && stream.position <= start) return await readStream(start, end, signal, onBytes, into);
+        if (source.rangeIgnored && start < forwardFrom) {
+          throw new SourceError(`${url} ignores Range requests (HTTP 200): bytes ${start}-${end - 1} are behind ` +
+            `byte ${forwardFrom}, and this server is read forward only (it would send the file again from byte 0)`);
+        }
+        return await readRange(start, end, signal, onBytes, into);
+      } catch (err) {
+        if (signal?.aborted) throw abortError(signal);
+        if (!(err instanceof SourceError && err.retryable) || attempt >= retries) throw err;
+        await sleep(retryDelay * 2 ** attempt, signal);
+      }
+    }
+  }
+
   function closeStream() {
     if (stream) {
       stream.reader.cancel().catch(() => {});
@@ -258,107 +459,142 @@ function urlSource(url, options) {
   async function readRange(start, end, signal, onBytes, into) {
     closeStream();
     const abort = new AbortController();
-    const onAbort = () => abort.abort(abortError(signal));
-    signal?.addEventListener('abort', onAbort, { once: true });
     let response;
     const streamed = openEnded;
     openEnded = false;
+    const range = streamed ? `bytes=${start}-` : `bytes=${start}-${end - 1}`;
     try {
       source.stats.requests++;
-      response = await fetchFn(url, {
-        headers: { ...(options.headers ?? {}), Range: streamed ? `bytes=${start}-` : `bytes=${start}-${end - 1}` },
-        signal: abort.signal,
-      });
+      response = await waitFor(
+        guardedFetch(fetchFn, url, { headers: options.headers, extra: { Range: range }, signal: abort.signal, state: redirects }),
+        signal, stallMs, stalled(start));
     } catch (err) {
-      signal?.removeEventListener('abort', onAbort);
+      abort.abort();
       if (signal?.aborted) throw abortError(signal);
+      if (err instanceof SourceError) throw err;
       throw new SourceError(`network error fetching ${url} (bytes ${start}-${end - 1}): ${err.message} ` +
         '(offline, DNS, or blocked by CORS?)', { retryable: true, cause: err });
     }
     try {
-      if (response.status === 206 && streamed) {
-        learnSizeFromContentRange(response);
-        stream = { reader: response.body.getReader(), position: start, leftover: null, abort };
-        return await readStream(start, Math.min(end, source.byteLength ?? end), signal, onBytes, into);
-      }
       if (response.status === 206) {
-        learnSizeFromContentRange(response);
-        const expected = Math.min(end, source.byteLength ?? end) - start;
-        const bytes = await readBody(response, expected, onBytes, into);
+        const stop = checkContentRange(response, start, end, streamed);
+        if (streamed) {
+          stream = { reader: response.body.getReader(), position: start, leftover: null, abort };
+          return await readStream(start, Math.min(end, stop), signal, onBytes, into);
+        }
+        const expected = stop - start;
+        const bytes = await readBody(response, start, expected, signal, onBytes, into, abort);
         if (bytes.byteLength < expected) {
           throw new SourceError(`truncated response from ${url}: got ${bytes.byteLength} of ${expected} bytes ` +
             `at byte ${start}`, { retryable: true });
         }
-        return bytes.subarray(0, expected);
+        return bytes;
       }
       if (response.status === 200) {
-        source.rangeIgnored = true;
         const length = response.headers.get('content-length');
+        const size = length === null ? undefined : Number(length);
         if (source.byteLength === undefined) {
-          if (length === null) {
+          if (!Number.isSafeInteger(size)) {
             throw new SourceError(`${url} ignores Range requests and sends no Content-Length: ` +
               'the file size is unknown');
           }
-          source.byteLength = Number(length);
+          source.byteLength = size;
+        } else if (size !== undefined && size !== source.byteLength) {
+          throw new SourceError(`${url}: HTTP 200 of ${size} bytes for a file of ${source.byteLength} bytes`);
         }
+        source.rangeIgnored = true;
         stream = { reader: response.body.getReader(), position: 0, leftover: null, abort };
         return await readStream(start, Math.min(end, source.byteLength), signal, onBytes, into);
       }
       if (response.status === 416) {
-        learnSizeFromContentRange(response);
+        learnSizeFrom416(response);
         throw new SourceError(`${url}: range ${start}-${end - 1} not satisfiable (HTTP 416)` +
           (source.byteLength !== undefined ? `; the file is ${source.byteLength} bytes` : ''));
       }
-      throw new SourceError(`${url}: HTTP ${response.status} ${response.statusText}`.trim(),
+      throw new SourceError(`${url}: HTTP ${response.status} ${response.statusText ?? ''}`.trim(),
         { retryable: TRANSIENT_STATUS.has(response.status) });
     } catch (err) {
-      if (!stream) abort.abort();
+      if (!stream || stream.abort !== abort) {
+        response.body?.cancel?.().catch?.(() => {});
+        abort.abort();
+      }
       throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 
-  function learnSizeFromContentRange(response) {
-    const match = /\/(\d+)\s*$/.exec(response.headers.get('content-range') ?? '');
-    if (match) {
-      source.byteLength = Number(match[1]);
-    } else if (source.byteLength === undefined && response.status === 206) {
-      throw new SourceError(`${url}: 206 response without a Content-Range total: the file size is unknown`);
+  /**
+   * Checks a 206's Content-Range against the range asked ([start, end), or from start on when
+   * open-ended) and learns the file size from it; returns where the body ends.
+   */
+  function checkContentRange(response, start, end, openEndedAsk) {
+    const text = response.headers.get('content-range');
+    const asked = openEndedAsk ? `bytes ${start}-` : `bytes ${start}-${end - 1}`;
+    const m = /^\s*bytes\s+(\d+)-(\d+)\/(\d+|\*)\s*$/i.exec(text ?? '');
+    if (!m) {
+      throw new SourceError(`${url}: HTTP 206 for ${asked} with ${text === null ? 'no Content-Range' : `Content-Range ${quoteName(text)}, which is not one range`}`);
+    }
+    const first = Number(m[1]);
+    const last = Number(m[2]);
+    const total = m[3] === '*' ? undefined : Number(m[3]);
+    const mismatch = (why) => new SourceError(`${url}: HTTP 206 Content-Range ${quoteName(text)} does not match the range asked (${asked}): ${why}`);
+    if (total !== undefined && source.byteLength !== undefined && total !== source.byteLength) {
+      throw mismatch(`the file was ${source.byteLength} bytes`);
+    }
+    const size = total ?? source.byteLength;
+    if (size === undefined) throw new SourceError(`${url}: 206 response without a Content-Range total: the file size is unknown`);
+    if (first !== start) throw mismatch(`it starts at byte ${first}`);
+    const stop = openEndedAsk ? size : Math.min(end, size);
+    if (last + 1 !== stop) throw mismatch(`it ends at byte ${last}, not ${stop - 1}`);
+    const length = response.headers.get('content-length');
+    if (length !== null && Number(length) !== stop - start) {
+      throw mismatch(`its Content-Length is ${length}, not ${stop - start}`);
+    }
+    source.byteLength = size;
+    return stop;
+  }
+
+  function learnSizeFrom416(response) {
+    const match = /^\s*bytes\s+\*\/(\d+)\s*$/i.exec(response.headers.get('content-range') ?? '');
+    if (match && source.byteLength === undefined) source.byteLength = Number(match[1]);
+  }
+
+  /** The next chunk of `reader`, bounded by the stall timeout and the caller's signal; on
+   * either the request is aborted. */
+  async function nextChunk(reader, signal, at, abort) {
+    try {
+      return await waitFor(reader.read(), signal, stallMs, stalled(at));
+    } catch (err) {
+      if (signal?.aborted || (err instanceof SourceError && !err.retryable)) {
+        reader.cancel().catch(() => {});
+        abort.abort();
+        throw err;
+      }
+      throw new SourceError(`connection to ${url} dropped at byte ${at}: ${err.message}`, { retryable: true, cause: err });
     }
   }
 
-  async function readBody(response, expected, onBytes, into) {
+  async function readBody(response, start, expected, signal, onBytes, into, abort) {
     const out = destination(into, expected);
     let filled = 0;
     const reader = response.body.getReader();
     try {
-      for (;;) {
-        let chunk;
-        try {
-          chunk = await reader.read();
-        } catch (err) {
-          throw new SourceError(`connection to ${url} dropped after ${filled} of ${expected} bytes: ${err.message}`,
-            { retryable: true, cause: err });
-        }
+      while (filled < expected) {
+        const chunk = await nextChunk(reader, signal, start + filled, abort);
         if (chunk.done) break;
         const take = Math.min(chunk.value.byteLength, expected - filled);
         out.set(chunk.value.subarray(0, take), filled);
         filled += take;
         source.stats.bytes += chunk.value.byteLength;
-        onBytes?.(take);
-        if (filled === expected) {
-          await reader.cancel().catch(() => {});
-          break;
-        }
+        if (take) onBytes?.(take);
       }
+      if (filled === expected) await reader.cancel().catch(() => {});
     } finally {
       reader.releaseLock?.();
     }
     return out.subarray(0, filled);
   }
 
-  /** Reads [start, end) from the open whole-body stream, skipping bytes before start. */
+  /** Reads [start, end) from the open stream, skipping bytes before start. */
   async function readStream(start, end, signal, onBytes, into) {
     const s = stream;
     const out = destination(into, end - start);
@@ -372,9 +608,9 @@ function urlSource(url, options) {
         filled += to - from;
         onBytes?.(to - from);
       }
-      const consumed = Math.max(to, from);
+      const consumed = Math.min(Math.max(to, from), chunk.byteLength);
       s.leftover = consumed < chunk.byteLength ? chunk.subarray(consumed) : null;
-      s.position += Math.min(consumed, chunk.byteLength);
+      s.position += consumed;
     };
     if (s.leftover) {
       const chunk = s.leftover;
@@ -382,28 +618,72 @@ function urlSource(url, options) {
       take(chunk);
     }
     while (filled < out.length) {
-      if (signal?.aborted) {
-        closeStream();
-        throw abortError(signal);
-      }
       let chunk;
       try {
-        chunk = await s.reader.read();
+        chunk = await nextChunk(s.reader, signal, s.position, s.abort);
       } catch (err) {
-        stream = null;
-        throw new SourceError(`connection to ${url} dropped at byte ${s.position}: ${err.message}`,
-          { retryable: true, cause: err });
+        if (stream === s) stream = null;
+        throw err;
       }
       if (chunk.done) {
-        stream = null;
+        if (stream === s) stream = null;
         throw new SourceError(`truncated response from ${url}: body ended at byte ${s.position}, ` +
           `expected ${source.byteLength}`, { retryable: true });
       }
       source.stats.bytes += chunk.value.byteLength;
       take(chunk.value);
     }
+    if (source.rangeIgnored) forwardFrom = Math.max(forwardFrom, end);
     return out;
   }
 
   return source;
+}
+
+/** Largest JSON text fetched beside a model (a shard index, a config). */
+export const MAX_TEXT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The text at `url` (a shard index or config): headers only to its origin, at most
+ * MAX_TEXT_BYTES, and the stall timeout and signal as for byte reads. Returns
+ * { status, text } (text undefined when the status is not 2xx).
+ */
+export async function fetchTextBounded(url, options) {
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  if (typeof fetchFn !== 'function') throw new TypeError('gguf-lens: no fetch() available');
+  const stallMs = stallTimeoutOf(options);
+  const signal = options.signal;
+  const abort = new AbortController();
+  const stalled = (at) => () => new SourceError(`${url}: no bytes for ${stallMs} ms at byte ${at} (stallTimeoutMs ${stallMs})`);
+  try {
+    const response = await waitFor(guardedFetch(fetchFn, url, { headers: options.headers, signal: abort.signal }), signal, stallMs, stalled(0));
+    if (!response.ok) {
+      response.body?.cancel?.().catch?.(() => {});
+      return { status: response.status, text: undefined };
+    }
+    if (!response.body?.getReader) return { status: response.status, text: await waitFor(response.text(), signal, stallMs, stalled(0)) };
+    const reader = response.body.getReader();
+    const parts = [];
+    let length = 0;
+    for (;;) {
+      const chunk = await waitFor(reader.read(), signal, stallMs, stalled(length));
+      if (chunk.done) break;
+      length += chunk.value.byteLength;
+      if (length > MAX_TEXT_BYTES) {
+        reader.cancel().catch(() => {});
+        throw new SourceError(`${url}: more than ${MAX_TEXT_BYTES} bytes, too long for a shard index or config`);
+      }
+      parts.push(chunk.value);
+    }
+    const bytes = new Uint8Array(length);
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.byteLength;
+    }
+    return { status: response.status, text: new TextDecoder().decode(bytes) };
+  } catch (err) {
+    abort.abort();
+    throw err;
+  }
 }

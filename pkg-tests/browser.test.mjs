@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from './server.mjs';
+import { startLiar } from './liar-server.mjs';
+import { makeBigHeader } from './helpers.mjs';
 import { REPO, DEQUANT, manifest, CHROMIUM, launchChromium } from './helpers.mjs';
 
 const haveChromium = fs.existsSync(CHROMIUM);
@@ -188,6 +190,46 @@ test('Chromium: tensorStats on two workers (gguf-lens/stats-worker) equals one t
   assert.deepEqual(result.pooled, result.one);
   assert.deepEqual(result.again, result.one);
   await page.close();
+});
+
+test('Chromium: request headers stay on the opened origin; a redirect to another origin goes without them', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+  const small = makeBigHeader({ nTokens: 10, nTensors: 3 }).bytes;
+  const a = await startLiar({ '/small.gguf': small }, { cors: true });
+  const b = await startLiar({ '/small.gguf': small }, { cors: true });
+  try {
+    a.state.plan = (info) => (info.path === '/away.gguf' ? { kind: 'redirect', location: `${b.base}/small.gguf` } : {});
+    const page = await browser.newPage();
+    await page.goto(server.url('/index.html'));
+    const result = await page.evaluate(async (urls) => {
+      const { openGguf } = await import('/node_modules/gguf-lens/index.js');
+      const out = {};
+      for (const [key, url] of Object.entries(urls)) {
+        try {
+          const model = await openGguf(url, { headers: { Authorization: 'Bearer secret', 'X-Token': 'secret' } });
+          out[key] = model.tensors.length;
+          await model.readTensor('blk.1.weight');
+          await model.close();
+        } catch (err) {
+          out[key] = String(err.message);
+        }
+      }
+      return out;
+    }, { away: a.url('/away.gguf'), here: a.url('/small.gguf') });
+    assert.deepEqual(result, { away: 3, here: 3 });
+    const reads = b.state.log.filter((l) => l.range);
+    assert.ok(reads.length >= 2, 'the other origin served the file');
+    for (const l of b.state.log) {
+      assert.equal(l.headers.authorization, undefined, 'no Authorization to another origin');
+      assert.equal(l.headers['x-token'], undefined, 'no caller header to another origin');
+    }
+    const own = a.state.log.filter((l) => l.path === '/small.gguf');
+    assert.ok(own.length >= 1 && own.every((l) => l.headers['x-token'] === 'secret' && l.headers.authorization === 'Bearer secret'),
+      'the opened origin gets the headers');
+    await page.close();
+  } finally {
+    await a.close();
+    await b.close();
+  }
 });
 
 test('Chromium main thread: after a wasm trap the instance is replaced and new opens work', { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {

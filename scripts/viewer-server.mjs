@@ -13,9 +13,18 @@ const mounts = mountArgs.map((m) => {
 });
 mounts.push({ prefix: '/', dir: path.resolve(root) });
 
-// The same policy as the page's meta tag, sent as a header too: it also covers worker.js (a
-// worker takes its CSP from its own response, not from the page's meta).
+// The same policy as the pages' meta tags, sent as a header too: it also covers worker.js (a
+// worker takes its CSP from its own response, not from the page's meta). 'wasm-unsafe-eval'
+// lets the pages and workers compile the package's WebAssembly, and nothing else.
 const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self' http: https:; style-src 'self'; img-src 'self' data: blob:; base-uri 'none'; form-action 'none'; object-src 'none'";
+// frame-ancestors is ignored in a meta tag: only this header stops framing. The viewer holds a
+// Hub token and buttons that act on files, so no site may frame it (clickjacking);
+// X-Frame-Options says the same to browsers without CSP 2. embed.html is the one page made to
+// be framed, by any site (it shows a header preview, holds no token and has no actions).
+const FRAMED_PAGES = new Set(['embed.html']);
+const pageHeaders = (file) => FRAMED_PAGES.has(path.basename(file))
+  ? { 'Content-Security-Policy': `${CSP}; frame-ancestors *` }
+  : { 'Content-Security-Policy': `${CSP}; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY' };
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -59,7 +68,8 @@ const server = http.createServer((req, res) => {
     status = 206;
   }
   const headers = { ...base, 'Content-Type': type, 'Content-Length': end - start + 1 };
-  if (/^(text\/html|text\/javascript)/.test(type)) headers['Content-Security-Policy'] = CSP;
+  if (/^text\/html/.test(type)) Object.assign(headers, pageHeaders(file));
+  else if (/^text\/javascript/.test(type)) headers['Content-Security-Policy'] = CSP;
   if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
   res.writeHead(status, headers);
   if (req.method === 'HEAD' || size === 0) return res.end();

@@ -12,6 +12,11 @@ export const tokenKey = (origin) => `gguf-lens-hub-token ${origin}`;
  */
 export function hubHeadersFor(url) {
   let token = '';
-  try { token = sessionStorage.getItem(tokenKey(new URL(url).origin)) || ''; } catch { /* storage blocked */ }
+  let u;
+  try { u = new URL(url); } catch { return undefined; }
+  // Never in clear to another machine (the repo view keeps only such endpoints' tokens anyway).
+  const loopback = /^(localhost|\[::1\]|127\.\d+\.\d+\.\d+)$/i.test(u.hostname);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) return undefined;
+  try { token = sessionStorage.getItem(tokenKey(u.origin)) || ''; } catch { /* storage blocked */ }
   return token ? { Authorization: `Bearer ${token}` } : undefined;
 }

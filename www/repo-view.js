@@ -43,7 +43,15 @@ export async function showRepoView(params, page) {
   const pkg = await import('./pkg/index.js');
   const main = document.querySelector('#main');
   for (const child of main.children) child.hidden = true;
-  let endpoint = params.get('endpoint') || pkg.HUB_ENDPOINT;
+  let endpoint = pkg.HUB_ENDPOINT;
+  // ?endpoint= is https only (http on this machine): a link must not send the token in clear.
+  // A refused one lists nothing (nor falls back to the Hub the link did not name).
+  let refused = null;
+  try {
+    if (params.get('endpoint')) endpoint = pkg.checkHubEndpoint(params.get('endpoint'));
+  } catch (err) {
+    refused = err.message;
+  }
   let scan = null; // { controller, rows }
   let sortKey = 'name', sortDir = 1;
 
@@ -102,7 +110,8 @@ export async function showRepoView(params, page) {
     const repo = repoInput.value.trim();
     if (repo || params.has('repo')) q.set('repo', repo);
     if (revInput.value.trim()) q.set('revision', revInput.value.trim());
-    if (params.get('endpoint')) q.set('endpoint', endpoint);
+    if (refused) q.set('endpoint', params.get('endpoint'));
+    else if (endpoint !== pkg.HUB_ENDPOINT) q.set('endpoint', endpoint);
     const d = deviceOptions();
     if (d.gpuMem) q.set('gpu', String(+(d.gpuMem / GIB).toFixed(3)));
     if (d.ctx !== DEFAULT_CTX) q.set('mctx', String(d.ctx));
@@ -185,6 +194,11 @@ export async function showRepoView(params, page) {
   async function list() {
     const repo = repoInput.value.trim();
     syncUrl();
+    if (refused) {
+      section.dataset.state = 'error';
+      page.showError(refused);
+      return;
+    }
     if (!repo) return;
     if (scan) {
       scan.controller.abort();

@@ -118,6 +118,18 @@ test('a repo lists every GGUF model with the planner\'s verdict, headers only', 
   assert.deepEqual(log.errors, []);
 });
 
+test('?endpoint= is https only (http on loopback): another one is refused and nothing is fetched', async () => {
+  for (const bad of ['http://hub.example', 'javascript:alert(1)', 'ftp://127.0.0.1/']) {
+    const { page, log } = await newPage(browser);
+    await page.goto(`${server.url}?repo=acme/tiny-GGUF&endpoint=${encodeURIComponent(bad)}`);
+    await page.waitForSelector('#repo-view[data-state="error"]');
+    assert.match(await page.textContent('#error-text'), /endpoint must be https \(or http on 127\.0\.0\.1, localhost or \[::1\]\)/, bad);
+    for (const u of log.requests) assert.ok(u.startsWith(server.url), `${bad}: request outside the site: ${u}`);
+    assert.deepEqual(log.errors, []);
+    await page.close();
+  }
+});
+
 test('a gated repo asks for a token, kept in this tab only, sent only to its endpoint', async () => {
   hub.reset();
   const { page, log } = await newPage(browser);

@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import http from 'node:http';
 import { startServer, launch, newPage, waitLoaded, field, readJson, FIXTURES, ARTIFACTS, waitInspected } from './helpers.mjs';
 
 const P = readJson(path.join(FIXTURES, 'malicious.json'));
@@ -24,6 +25,38 @@ test('the page has a strict Content-Security-Policy and loads nothing from elsew
   // The worker runs under the same policy (sent as a header: a worker ignores the page's meta).
   const w = await fetch(new URL('worker.js', server.url));
   assert.equal(w.headers.get('content-security-policy'), csp);
+});
+
+test('the viewer cannot be framed; embed.html can, by any site, and still runs under its CSP', async () => {
+  const viewer = await fetch(server.url);
+  assert.match(viewer.headers.get('content-security-policy'), /frame-ancestors 'none'/);
+  assert.equal(viewer.headers.get('x-frame-options'), 'DENY');
+  const embedUrl = new URL('embed.html', server.url).href;
+  const embed = await fetch(embedUrl);
+  assert.match(embed.headers.get('content-security-policy'), /script-src 'self' 'wasm-unsafe-eval';.*frame-ancestors \*$/);
+  assert.equal(embed.headers.get('x-frame-options'), null);
+  // A page on another origin frames both: only the embed loads (wasm included).
+  const { page, log } = await newPage(browser);
+  // Another port is another origin (a page from elsewhere may not frame loopback at all).
+  const framerServer = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' })
+    .end(`<iframe id="v" src="${server.url}"></iframe><iframe id="e" src="${embedUrl}"></iframe>`));
+  await new Promise((resolve) => framerServer.listen(0, '127.0.0.1', resolve));
+  after(() => framerServer.close());
+  await page.goto(`http://127.0.0.1:${framerServer.address().port}/`);
+  const frameOf = (prefix) => page.frames().find((f) => f.url().startsWith(prefix));
+  const deadline = Date.now() + 20000;
+  let shown = '';
+  while (Date.now() < deadline) {
+    const f = frameOf(embedUrl);
+    shown = f ? await f.evaluate(() => document.querySelector('gguf-preview')?.shadowRoot?.textContent ?? '').catch(() => '') : '';
+    if (/llama/i.test(shown)) break;
+    await page.waitForTimeout(100);
+  }
+  assert.match(shown, /llama/i, `the framed embed shows the sample: ${JSON.stringify(shown.slice(0, 200))} frames ${page.frames().map((f) => f.url())} ${log.console.join(' / ')}`);
+  const v = frameOf(server.url + '?') ?? page.frames().find((f) => f.url() === server.url);
+  const viewerShown = v ? await v.evaluate(() => document.querySelector('#main') !== null).catch(() => false) : false;
+  assert.equal(viewerShown, false, 'the framed viewer is blocked');
+  assert.ok(log.console.some((m) => /frame-ancestors/.test(m)), 'Chromium reports the refusal');
 });
 
 test('malicious metadata, tokens, tensor names and template are shown as text, never run', async () => {
