@@ -127,6 +127,7 @@ impl Kernel {
 /// the quantizers' searches and the statistics loops all ask, so `GGUF_LENS_KERNEL=scalar`
 /// turns every vector loop off at once. True when [`Kernel::auto`] chose [`Kernel::Avx2`].
 #[inline]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn avx2_chosen() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
