@@ -31,7 +31,8 @@ pub fn guard_for_loops(source: &str) -> String {
             continue;
         }
         let Some(end) = tag_end(b, i + 2) else { break };
-        let body_start = i + 2 + usize::from(matches!(b.get(i + 2), Some(b'-' | b'+')));
+        // In `{%-%}` the one `-` is both the opening and the closing marker: the body is empty.
+        let body_start = (i + 2 + usize::from(matches!(b.get(i + 2), Some(b'-' | b'+')))).min(end);
         let body = &source[body_start..end];
         let word = first_word(body);
         if word == "raw" {
@@ -199,6 +200,9 @@ mod tests {
         assert_eq!(g(raw), raw);
         assert_eq!(g("{% for a in %}"), "{% for a in %}");
         assert_eq!(g("{% if x %}{{ y }}"), "{% if x %}{{ y }}");
+        // One `-` that opens and closes the tag (found by the template fuzz target).
+        assert_eq!(g("{%-%}"), "{%-%}");
+        assert_eq!(g("a{%+%}b"), "a{%+%}b");
     }
 
     #[test]
