@@ -160,8 +160,10 @@ fn walk(v: &Value, cap: u128, size: &mut u128, depth: u32) -> Result<(), Error> 
     *size += 2 + u128::from(depth) * 4;
     match v.kind() {
         ValueKind::String => *size += v.as_str().map_or(0, str::len) as u128 * 6 / 5 + 2,
-        ValueKind::Seq | ValueKind::Map => {
-            // A key of a map is counted with its value (a key is small or counted once).
+        // A sized iterable (a lazy `a + b`, `l * n`) iterates again; an unsized one may be
+        // one-shot (walking would consume it), so its items are not walked.
+        ValueKind::Iterable if v.len().is_none() => *size += 24,
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
             let Ok(iter) = v.try_iter() else { return Ok(()) };
             for item in iter {
                 if *size > cap {
@@ -176,8 +178,6 @@ fn walk(v: &Value, cap: u128, size: &mut u128, depth: u32) -> Result<(), Error> 
                 }
             }
         }
-        // Iterables may be one-shot (walking would consume them): their length stands in.
-        ValueKind::Iterable => *size += v.len().unwrap_or(0) as u128 * 4,
         _ => *size += 24,
     }
     Ok(())
@@ -554,6 +554,7 @@ mod tests {
             "{% set s = 'x' * 1000000 %}{% set l = [s, s, s, s, s, s, s, s, s, s] %}{% set m = [l, l, l, l, l, l, l, l, l, l] %}{{ m }}",
             "{% set s = 'x' * 1000000 %}{% set l = [s, s, s, s, s, s, s, s, s, s] %}{% set m = [l, l, l, l, l, l, l, l, l, l] %}{{ m ~ '' }}",
             "{% set s = 'x' * 1000000 %}{% set l = [s, s, s, s, s, s, s, s, s, s] %}{{ (l + l)|join }}",
+            "{% set s = 'x' * 1000000 %}{% set ns = namespace(l=[s]) %}{% for i in range(20) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l ~ '' }}",
             "{% set s = 'x' * 1000000 %}{% set l = [s, s, s, s, s, s, s, s, s, s] %}{% set m = [l, l, l, l, l, l, l, l, l, l] %}{{ m|tojson }}",
             "{% set s = 'x' * 1000000 %}{% set l = [s, s, s, s, s, s, s, s, s, s] %}{% set m = [l, l, l, l, l, l, l, l, l, l] %}{{ m|string|length }}",
             "{% set s = 'x' * 1000000 %}{% set l = [s, s, s, s, s, s, s, s, s, s] %}{{ ''.join(l) }}",
