@@ -605,6 +605,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.len(), 2 * (10 << 20) + 1);
-        assert_eq!(render("{{ ' ' * 3 ~ [1, 'a']|join('-') ~ '%5s'|format('x') }}").as_deref(), Ok("   1-a    x"));
+        // Control flow whose jumps the rewrite moves: recursive loops, call blocks, filter
+        // blocks, loop controls, macros with defaults.
+        for (t, want) in [
+            ("{{ ' ' * 3 ~ [1, 'a']|join('-') ~ '%5s'|format('x') }}", "   1-a    x"),
+            ("{% for x in [[1, [2]], [3]] recursive %}{{ x if x is number else loop(x) }}{% endfor %}", "123"),
+            ("{% macro m() %}[{{ caller() }}]{% endmacro %}{% call m() %}hi{% endcall %}", "[hi]"),
+            ("{% filter upper %}ab{{ 'c' }}{% endfilter %}", "ABC"),
+            ("{% for i in range(9) %}{% if i == 2 %}{% continue %}{% endif %}{% if i > 4 %}{% break %}{% endif %}{{ i }}{% else %}none{% endfor %}", "0134"),
+            ("{% macro f(a, b='x') %}{{ a }}{{ b }}{% endmacro %}{{ f(1) }}{{ f(2, b='y') }}", "1x2y"),
+            ("{% set ns = namespace(n=0) %}{% for m in [1, 2, 3] if m > 1 %}{% set ns.n = ns.n + m %}{% endfor %}{{ ns.n }}", "5"),
+        ] {
+            assert_eq!(render(t).as_deref(), Ok(want), "{t}");
+        }
     }
 }
