@@ -148,7 +148,9 @@ fn json_size(v: &serde_json::Value) -> usize {
 
 /// The source rewrites of jinja2 behaviours (module docs).
 fn rewrite(source: &str) -> String {
-    markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(source)))
+    markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(
+        source,
+    )))
 }
 
 /// The environment configured as transformers', with the limits.
@@ -171,7 +173,9 @@ fn environment<'s>() -> Environment<'s> {
     });
     env.add_filter("tojson", tojson);
     // jinja2's str(): True, None, Python reprs of lists and dicts.
-    env.add_filter("string", |v: Value| py_str_within(&v, limits::value_bytes()));
+    env.add_filter("string", |v: Value| {
+        py_str_within(&v, limits::value_bytes())
+    });
     // jinja2's map gives a generator (tojson refuses it; |list makes a list).
     env.add_filter(
         "map",

@@ -438,6 +438,9 @@ fn zero_width_rows_are_no_rows() {
     let f = SafetensorsFile::from_bytes(&file(json, 0)).unwrap();
     let t = f.tensor("z").unwrap();
     assert_eq!((t.n_elements(), t.row_len(), t.n_rows()), (0, 0, 0));
-    assert_eq!(f.rows_range(t, 0..0).unwrap(), f.data_offset()..f.data_offset());
+    assert_eq!(
+        f.rows_range(t, 0..0).unwrap(),
+        f.data_offset()..f.data_offset()
+    );
     assert!(f.rows_range(t, 0..1).is_err());
 }

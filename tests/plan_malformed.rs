@@ -217,7 +217,16 @@ fn huge_u64_hyper_parameters_never_panic_or_run_long() {
         "nextn_predict_layers",
     ];
     let start = std::time::Instant::now();
-    for arch in ["llama", "mamba", "rwkv6", "lfm2", "jamba", "qwen3next", "deepseek2", "gemma3"] {
+    for arch in [
+        "llama",
+        "mamba",
+        "rwkv6",
+        "lfm2",
+        "jamba",
+        "qwen3next",
+        "deepseek2",
+        "gemma3",
+    ] {
         for key in keys {
             for value in [u64::MAX, 1 << 63, 1 << 32, (1 << 32) + 1, 1 << 40] {
                 let kvs: Vec<(String, u64)> = GOOD

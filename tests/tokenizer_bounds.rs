@@ -10,7 +10,9 @@ use gguf_lens::GgufFile;
 
 /// A WPM (BERT) vocabulary: 103 filler tokens, then "▁b", "b" and one 100,000-byte token.
 fn bert_with_a_long_token() -> Tokenizer {
-    let mut tokens: Vec<Vec<u8>> = (0..103).map(|i| format!("[unused{i}]").into_bytes()).collect();
+    let mut tokens: Vec<Vec<u8>> = (0..103)
+        .map(|i| format!("[unused{i}]").into_bytes())
+        .collect();
     tokens.push("\u{2581}b".into());
     tokens.push(b"b".to_vec());
     tokens.push(vec![b'a'; 100_000]);

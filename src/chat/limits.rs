@@ -164,7 +164,9 @@ fn walk(v: &Value, cap: u128, size: &mut u128, depth: u32) -> Result<(), Error> 
         // one-shot (walking would consume it), so its items are not walked.
         ValueKind::Iterable if v.len().is_none() => *size += 24,
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
-            let Ok(iter) = v.try_iter() else { return Ok(()) };
+            let Ok(iter) = v.try_iter() else {
+                return Ok(());
+            };
             for item in iter {
                 if *size > cap {
                     return Ok(());
@@ -460,23 +462,24 @@ fn expand<'s>(op: &Instruction<'s>) -> Result<Vec<Instruction<'s>>, Error> {
             I::CallFunction(POST, Some(1)),
         ]
     };
-    let pre_call = |table: &[(&str, &'static str)], name: &str, argc: &Option<u16>, op| {
-        match table.iter().find(|(n, _)| *n == name) {
-            Some((_, helper)) => {
-                let Some(argc) = *argc else {
-                    return Err(limit_error(format!(
-                        "{name} with unpacked arguments is not supported (size checks)"
-                    )));
-                };
-                Ok(vec![
-                    I::CallFunction(helper, Some(argc)),
-                    I::UnpackList(usize::from(argc)),
-                    op,
-                    I::CallFunction(POST, Some(1)),
-                ])
-            }
-            None => Ok(vec![op, I::CallFunction(POST, Some(1))]),
+    let pre_call = |table: &[(&str, &'static str)], name: &str, argc: &Option<u16>, op| match table
+        .iter()
+        .find(|(n, _)| *n == name)
+    {
+        Some((_, helper)) => {
+            let Some(argc) = *argc else {
+                return Err(limit_error(format!(
+                    "{name} with unpacked arguments is not supported (size checks)"
+                )));
+            };
+            Ok(vec![
+                I::CallFunction(helper, Some(argc)),
+                I::UnpackList(usize::from(argc)),
+                op,
+                I::CallFunction(POST, Some(1)),
+            ])
         }
+        None => Ok(vec![op, I::CallFunction(POST, Some(1))]),
     };
     Ok(match op {
         I::EmitRaw(s) => vec![

@@ -34,7 +34,10 @@ impl ByteTrie {
     }
 
     /// The (length, id) of each token that `text` starts with, shortest first.
-    pub(crate) fn prefixes<'a>(&'a self, text: &'a [u8]) -> impl Iterator<Item = (usize, i32)> + 'a {
+    pub(crate) fn prefixes<'a>(
+        &'a self,
+        text: &'a [u8],
+    ) -> impl Iterator<Item = (usize, i32)> + 'a {
         let mut node = 0u32;
         let mut bytes = text.iter().enumerate();
         std::iter::from_fn(move || loop {
@@ -63,7 +66,10 @@ mod tests {
         for (i, w) in ["a", "ab", "abcd", "b", "ab"].iter().enumerate() {
             t.insert(w.as_bytes(), i as i32);
         }
-        assert_eq!(t.prefixes(b"abcde").collect::<Vec<_>>(), [(1, 0), (2, 4), (4, 2)]);
+        assert_eq!(
+            t.prefixes(b"abcde").collect::<Vec<_>>(),
+            [(1, 0), (2, 4), (4, 2)]
+        );
         assert_eq!(t.longest(b"abc"), Some((2, 4)));
         assert_eq!(t.longest(b"c"), None);
         assert_eq!(t.prefixes(b"").count(), 0);

@@ -159,7 +159,10 @@ impl Ugm {
             let units = len_utf8(norm[at]).min(n - at);
             let cur = best[at].2;
             let mut single = false;
-            for (len, id) in self.matcher.prefixes(&norm[at..n.min(at + tok.max_token_len)]) {
+            for (len, id) in self
+                .matcher
+                .prefixes(&norm[at..n.min(at + tok.max_token_len)])
+            {
                 let end = at + len;
                 if end - at == units {
                     single = true;
