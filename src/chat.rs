@@ -15,11 +15,13 @@ pub mod limits;
 mod markup_add;
 mod none_iter;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::rc::Rc;
 use std::sync::Arc;
 
-use minijinja::machinery::{CompiledTemplate, TemplateConfig, Vm, WhitespaceConfig};
+use minijinja::machinery::{CompiledTemplate, Instructions, TemplateConfig, Vm, WhitespaceConfig};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value};
@@ -64,7 +66,60 @@ pub fn file_template(file: &crate::GgufFile) -> Option<String> {
         .and_then(|v| v.as_str().map(|s| s.into_owned()))
 }
 
+/// A template compiled with the checks in, and the environment it runs in.
+struct Compiled {
+    // Declared before `_source`, so dropped before it: they borrow its text.
+    instructions: Instructions<'static>,
+    blocks: BTreeMap<&'static str, Instructions<'static>>,
+    env: Environment<'static>,
+    /// The rewritten source the instructions point into (heap text that never moves).
+    _source: Box<str>,
+}
+
+impl Compiled {
+    fn new(source: &str) -> Result<Compiled, String> {
+        let owned: Box<str> = rewrite(source).into_boxed_str();
+        // SAFETY: the text lives on the heap as long as `_source`, which is never changed and
+        // is dropped after every field that borrows it; no `'static` borrow leaves this struct
+        // (minijinja's errors own their text).
+        let text: &'static str = unsafe { &*(&*owned as *const str) };
+        // SyntaxConfig is a unit struct only without minijinja's `custom_syntax` feature.
+        #[allow(clippy::default_constructed_unit_structs)]
+        let config = TemplateConfig {
+            syntax_config: SyntaxConfig::default(),
+            ws_config: WhitespaceConfig {
+                keep_trailing_newline: false,
+                lstrip_blocks: true,
+                trim_blocks: true,
+            },
+            default_auto_escape: Arc::new(|_: &str| AutoEscape::None),
+        };
+        // Compiled here, not added to the environment: the instructions get the checks first.
+        let compiled =
+            CompiledTemplate::new("chat_template", text, &config).map_err(|e| one_line(&e))?;
+        let instructions = limits::bound(&compiled.instructions).map_err(|e| one_line(&e))?;
+        let mut blocks = BTreeMap::new();
+        for (name, block) in &compiled.blocks {
+            blocks.insert(*name, limits::bound(block).map_err(|e| one_line(&e))?);
+        }
+        Ok(Compiled {
+            instructions,
+            blocks,
+            env: environment(),
+            _source: owned,
+        })
+    }
+}
+
+/// A compiled template, or the one-line error compiling it gave.
+type Cached = Rc<Result<Compiled, String>>;
+
 thread_local! {
+    /// The last template compiled (source → its compiled form or one-line error): a live
+    /// editor or a conversation re-renders the same text, which then is not rewritten and
+    /// compiled again.
+    static COMPILED: RefCell<Option<(String, Cached)>> =
+        const { RefCell::new(None) };
     /// The time `strftime_now` gives during the current render (set by each render).
     static NOW: Cell<i64> = const { Cell::new(0) };
 }
@@ -76,27 +131,18 @@ pub fn render_chat_template(
     messages: &serde_json::Value,
     opts: &ChatOptions,
 ) -> Result<String, String> {
-    let source = rewrite(source);
-    let env = environment();
-    // Compiled here, not added to the environment: the instructions get the checks first.
-    // SyntaxConfig is a unit struct only without minijinja's `custom_syntax` feature.
-    #[allow(clippy::default_constructed_unit_structs)]
-    let config = TemplateConfig {
-        syntax_config: SyntaxConfig::default(),
-        ws_config: WhitespaceConfig {
-            keep_trailing_newline: false,
-            lstrip_blocks: true,
-            trim_blocks: true,
-        },
-        default_auto_escape: Arc::new(|_: &str| AutoEscape::None),
-    };
-    let compiled =
-        CompiledTemplate::new("chat_template", &source, &config).map_err(|e| one_line(&e))?;
-    let instructions = limits::bound(&compiled.instructions).map_err(|e| one_line(&e))?;
-    let mut blocks = std::collections::BTreeMap::new();
-    for (name, block) in &compiled.blocks {
-        blocks.insert(*name, limits::bound(block).map_err(|e| one_line(&e))?);
-    }
+    let compiled = COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        match &*c {
+            Some((s, compiled)) if s == source => compiled.clone(),
+            _ => {
+                let compiled = Rc::new(Compiled::new(source));
+                *c = Some((source.to_string(), compiled.clone()));
+                compiled
+            }
+        }
+    });
+    let compiled = compiled.as_ref().as_ref().map_err(|e| e.clone())?;
     NOW.with(|n| n.set(opts.now.unwrap_or_else(unix_now)));
     let mut ctx = serde_json::Map::new();
     ctx.insert("messages".into(), messages.clone());
@@ -117,11 +163,11 @@ pub fn render_chat_template(
     let ctx = serde_json::Value::Object(ctx);
     limits::start(json_size(&ctx));
     let mut out = String::new();
-    Vm::new(&env)
+    Vm::new(&compiled.env)
         .eval(
-            &instructions,
+            &compiled.instructions,
             Value::from_serialize(&ctx),
-            &blocks,
+            &compiled.blocks,
             &mut minijinja::machinery::make_string_output(&mut out),
             AutoEscape::None,
         )
@@ -154,7 +200,7 @@ fn rewrite(source: &str) -> String {
 }
 
 /// The environment configured as transformers', with the limits.
-fn environment<'s>() -> Environment<'s> {
+fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_fuel(Some(limits::FUEL));
     env.set_recursion_limit(limits::RECURSION);

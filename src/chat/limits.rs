@@ -345,7 +345,7 @@ fn pre_filter(name: &str, args: &[Value]) -> Result<(), Error> {
                 charge(1)?;
                 match v.kind() {
                     ValueKind::String => bytes += len_of(&v),
-                    k if matches!(k, ValueKind::Seq | ValueKind::Iterable) => items += len_of(&v),
+                    ValueKind::Seq | ValueKind::Iterable => items += len_of(&v),
                     _ => {}
                 }
                 check_items(items)?;
