@@ -80,3 +80,24 @@ test('renderChatTemplate renders as jinja2 (transformers) does', async (t) => {
   assert.ok(model.tokenize('x').length > 0);
   await model.close();
 });
+
+test('renderChatTemplate stops runaway templates with the limit named, and renders after', async () => {
+  const model = await openGguf(path.join(REPO, 'fixtures/real/ggml-vocab-bert-bge.gguf'));
+  const cases = [
+    ['{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', /\(fuel limit\)/],
+    ["{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}", /\(value size limit\)/],
+    ['{% for i in range(100000) %}{% for j in range(1000) %}0123456789{% endfor %}{% endfor %}', /\(output limit\)/],
+    ['{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}', /\(recursion limit\)/],
+  ];
+  for (const [template, limit] of cases) {
+    const start = Date.now();
+    assert.throws(() => model.renderChatTemplate([], { template }), limit, template);
+    assert.ok(Date.now() - start < 20000, `${template}: ${Date.now() - start} ms`);
+    assert.equal(model.renderChatTemplate([{ role: 'user', content: 'hi' }], {
+      template: '{% for m in messages %}{{ m.role }}:{{ m.content }}{% endfor %}',
+    }), 'user:hi');
+  }
+  assert.throws(() => model.tokenize(new Uint8Array((8 << 20) + 1)), /input limit of 8388608 bytes/);
+  assert.ok(model.tokenize('x').length > 0);
+  await model.close();
+});

@@ -7,15 +7,24 @@
 //! Two jinja2 behaviours are source rewrites: `for` over none raises (`chat/none_iter.rs`), and
 //! `|safe + str` escapes the str as markupsafe does (`chat/markup_add.rs`).
 
+//!
+//! Templates come from files, so a render is bounded (`chat/limits.rs`): fuel, recursion,
+//! output and value sizes, each failing with a one-line error that names the limit.
+
+pub mod limits;
 mod markup_add;
 mod none_iter;
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
+use std::sync::Arc;
 
+use minijinja::machinery::{CompiledTemplate, Instructions, TemplateConfig, Vm, WhitespaceConfig};
+use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Kwargs, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, Value};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value};
 
 /// What a render gets besides the messages.
 #[derive(Debug, Clone, Default)]
@@ -57,21 +66,66 @@ pub fn file_template(file: &crate::GgufFile) -> Option<String> {
         .and_then(|v| v.as_str().map(|s| s.into_owned()))
 }
 
-/// A template's environment, or the one-line error compiling it gave.
-type Compiled = Rc<Result<Environment<'static>, String>>;
+/// A template compiled with the checks in, and the environment it runs in.
+struct Compiled {
+    // Declared before `_source`, so dropped before it: they borrow its text.
+    instructions: Instructions<'static>,
+    blocks: BTreeMap<&'static str, Instructions<'static>>,
+    env: Environment<'static>,
+    /// The rewritten source the instructions point into (heap text that never moves).
+    _source: Box<str>,
+}
+
+impl Compiled {
+    fn new(source: &str) -> Result<Compiled, String> {
+        let owned: Box<str> = rewrite(source).into_boxed_str();
+        // SAFETY: the text lives on the heap as long as `_source`, which is never changed and
+        // is dropped after every field that borrows it; no `'static` borrow leaves this struct
+        // (minijinja's errors own their text).
+        let text: &'static str = unsafe { &*(&*owned as *const str) };
+        // SyntaxConfig is a unit struct only without minijinja's `custom_syntax` feature.
+        #[allow(clippy::default_constructed_unit_structs)]
+        let config = TemplateConfig {
+            syntax_config: SyntaxConfig::default(),
+            ws_config: WhitespaceConfig {
+                keep_trailing_newline: false,
+                lstrip_blocks: true,
+                trim_blocks: true,
+            },
+            default_auto_escape: Arc::new(|_: &str| AutoEscape::None),
+        };
+        // Compiled here, not added to the environment: the instructions get the checks first.
+        let compiled =
+            CompiledTemplate::new("chat_template", text, &config).map_err(|e| one_line(&e))?;
+        let instructions = limits::bound(&compiled.instructions).map_err(|e| one_line(&e))?;
+        let mut blocks = BTreeMap::new();
+        for (name, block) in &compiled.blocks {
+            blocks.insert(*name, limits::bound(block).map_err(|e| one_line(&e))?);
+        }
+        Ok(Compiled {
+            instructions,
+            blocks,
+            env: environment(),
+            _source: owned,
+        })
+    }
+}
+
+/// A compiled template, or the one-line error compiling it gave.
+type Cached = Rc<Result<Compiled, String>>;
 
 thread_local! {
-    /// The last template compiled (source → environment holding it, or its one-line error):
-    /// a live editor or a conversation re-renders the same text, which then is not rewritten
-    /// and compiled again.
-    static COMPILED: RefCell<Option<(String, Compiled)>> =
+    /// The last template compiled (source → its compiled form or one-line error): a live
+    /// editor or a conversation re-renders the same text, which then is not rewritten and
+    /// compiled again.
+    static COMPILED: RefCell<Option<(String, Cached)>> =
         const { RefCell::new(None) };
     /// The time `strftime_now` gives during the current render (set by each render).
     static NOW: Cell<i64> = const { Cell::new(0) };
 }
 
 /// Renders `source` over `messages`; Err is a one-line message (raise_exception's text, an
-/// undefined name, a syntax error, ...).
+/// undefined name, a syntax error, a limit of `chat/limits.rs`, ...).
 pub fn render_chat_template(
     source: &str,
     messages: &serde_json::Value,
@@ -80,19 +134,16 @@ pub fn render_chat_template(
     let compiled = COMPILED.with(|c| {
         let mut c = c.borrow_mut();
         match &*c {
-            Some((s, env)) if s == source => env.clone(),
+            Some((s, compiled)) if s == source => compiled.clone(),
             _ => {
-                let env = Rc::new(compile(source));
-                *c = Some((source.to_string(), env.clone()));
-                env
+                let compiled = Rc::new(Compiled::new(source));
+                *c = Some((source.to_string(), compiled.clone()));
+                compiled
             }
         }
     });
-    let env = compiled.as_ref().as_ref().map_err(|e| e.clone())?;
+    let compiled = compiled.as_ref().as_ref().map_err(|e| e.clone())?;
     NOW.with(|n| n.set(opts.now.unwrap_or_else(unix_now)));
-    let tmpl = env
-        .get_template("chat_template")
-        .map_err(|e| one_line(&e))?;
     let mut ctx = serde_json::Map::new();
     ctx.insert("messages".into(), messages.clone());
     ctx.insert(
@@ -109,23 +160,55 @@ pub fn render_chat_template(
     for (k, v) in &opts.variables {
         ctx.insert(k.clone(), v.clone());
     }
-    tmpl.render(Value::from_serialize(&ctx))
-        .map_err(|e| one_line(&e))
+    let ctx = serde_json::Value::Object(ctx);
+    limits::start(json_size(&ctx));
+    let mut out = String::new();
+    Vm::new(&compiled.env)
+        .eval(
+            &compiled.instructions,
+            Value::from_serialize(&ctx),
+            &compiled.blocks,
+            &mut minijinja::machinery::make_string_output(&mut out),
+            AutoEscape::None,
+        )
+        .map_err(|e| one_line(&e))?;
+    Ok(out)
 }
 
-/// The environment configured as transformers' with `source` (rewritten) compiled in it.
-fn compile(source: &str) -> Result<Environment<'static>, String> {
-    let source = markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(
+/// The bytes of `v` as compact JSON, counted without building it.
+fn json_size(v: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// The source rewrites of jinja2 behaviours (module docs).
+fn rewrite(source: &str) -> String {
+    markup_add::rewrite_adds(&none_iter::guard_for_loops(&generation_tags_to_plain(
         source,
-    )));
+    )))
+}
+
+/// The environment configured as transformers', with the limits.
+fn environment() -> Environment<'static> {
     let mut env = Environment::new();
-    env.set_trim_blocks(true);
-    env.set_lstrip_blocks(true);
-    env.set_keep_trailing_newline(false);
+    env.set_fuel(Some(limits::FUEL));
+    env.set_recursion_limit(limits::RECURSION);
+    limits::add_helpers(&mut env);
     env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
     env.set_formatter(|out, _state, value| {
-        let mut s = String::new();
-        py_str(&mut s, value);
+        let s = py_str_within(value, limits::room())?;
+        limits::write(s.len())?;
         out.write_str(&s).map_err(Error::from)
     });
     env.add_function("raise_exception", |msg: String| -> Result<Value, Error> {
@@ -137,9 +220,7 @@ fn compile(source: &str) -> Result<Environment<'static>, String> {
     env.add_filter("tojson", tojson);
     // jinja2's str(): True, None, Python reprs of lists and dicts.
     env.add_filter("string", |v: Value| {
-        let mut s = String::new();
-        py_str(&mut s, &v);
-        s
+        py_str_within(&v, limits::value_bytes())
     });
     // jinja2's map gives a generator (tojson refuses it; |list makes a list).
     env.add_filter(
@@ -163,12 +244,22 @@ fn compile(source: &str) -> Result<Environment<'static>, String> {
         Ok(v)
     });
     env.add_function(markup_add::FUNCTION, markup_add::py_add);
-    env.add_template_owned("chat_template", source)
-        .map_err(|e| one_line(&e))?;
-    Ok(env)
+    env
 }
 
 fn one_line(e: &Error) -> String {
+    if e.kind() == ErrorKind::OutOfFuel {
+        return format!(
+            "chat template: ran more than {} instructions (fuel limit)",
+            limits::FUEL
+        );
+    }
+    if e.detail() == Some("recursion limit exceeded") {
+        return format!(
+            "chat template: nests deeper than {} levels (recursion limit)",
+            limits::RECURSION
+        );
+    }
     let msg = match e.detail() {
         Some(d) if e.kind() == ErrorKind::InvalidOperation => d.to_string(),
         _ => e.to_string(),
@@ -191,17 +282,28 @@ fn generation_tags_to_plain(source: &str) -> String {
     .into_owned()
 }
 
-/// Python's `str(value)`.
-fn py_str(out: &mut String, v: &Value) {
+/// Python's `str(value)`, or an error naming the limit once it passes `cap` bytes (a list
+/// can hold the same large string many times).
+fn py_str_within(v: &Value, cap: usize) -> Result<String, Error> {
+    let mut s = String::new();
+    py_str(&mut s, v, cap);
+    if s.len() > cap {
+        return Err(limits::output_error(cap));
+    }
+    Ok(s)
+}
+
+/// Python's `str(value)`, stopping soon after `cap` bytes.
+fn py_str(out: &mut String, v: &Value, cap: usize) {
     match v.kind() {
         ValueKind::Undefined => {}
         ValueKind::String => out.push_str(v.as_str().unwrap_or_default()),
-        _ => py_repr(out, v),
+        _ => py_repr(out, v, cap),
     }
 }
 
 /// Python's `repr(value)` for the JSON-like values templates see.
-fn py_repr(out: &mut String, v: &Value) {
+fn py_repr(out: &mut String, v: &Value, cap: usize) {
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => out.push_str("None"),
         ValueKind::Bool => out.push_str(if v.is_true() { "True" } else { "False" }),
@@ -235,10 +337,13 @@ fn py_repr(out: &mut String, v: &Value) {
             out.push('[');
             if let Ok(items) = v.try_iter() {
                 for (i, item) in items.enumerate() {
+                    if out.len() > cap {
+                        return;
+                    }
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    py_repr(out, &item);
+                    py_repr(out, &item, cap);
                 }
             }
             out.push(']');
@@ -247,12 +352,15 @@ fn py_repr(out: &mut String, v: &Value) {
             out.push('{');
             if let Ok(keys) = v.try_iter() {
                 for (i, k) in keys.enumerate() {
+                    if out.len() > cap {
+                        return;
+                    }
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    py_repr(out, &k);
+                    py_repr(out, &k, cap);
                     out.push_str(": ");
-                    py_repr(out, &v.get_item(&k).unwrap_or_default());
+                    py_repr(out, &v.get_item(&k).unwrap_or_default(), cap);
                 }
             }
             out.push('}');
@@ -273,7 +381,11 @@ fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     kwargs.assert_all_used()?;
     let indent = match indent {
         Some(v) if v.kind() == ValueKind::Number => {
-            Some(" ".repeat(i64::try_from(v).unwrap_or(0).max(0) as usize))
+            let n = usize::try_from(i64::try_from(v).unwrap_or(0).max(0)).unwrap_or(usize::MAX);
+            if n > limits::value_bytes() {
+                return Err(limits::output_error(limits::value_bytes()));
+            }
+            Some(" ".repeat(n))
         }
         Some(v) if v.kind() == ValueKind::String => Some(v.as_str().unwrap_or("").to_string()),
         _ => None,
@@ -317,6 +429,10 @@ impl JsonFmt {
     }
 
     fn write(&self, out: &mut String, v: &Value, depth: usize) -> Result<(), Error> {
+        // Shared values print in full each time: stop at the size limit.
+        if out.len() > limits::value_bytes() {
+            return Err(limits::output_error(limits::value_bytes()));
+        }
         match v.kind() {
             ValueKind::Undefined | ValueKind::None => out.push_str("null"),
             ValueKind::Bool => out.push_str(if v.is_true() { "true" } else { "false" }),

@@ -223,3 +223,37 @@ fn errors_exit_1_with_one_line() {
     ]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// `dequant` and `stats` of a `[2^62, 0]` tensor end at once (they walked 2^62 empty rows).
+#[test]
+fn zero_width_tensors_end_at_once() {
+    let json = r#"{"z":{"dtype":"F32","shape":[4611686018427387904,0],"data_offsets":[0,0]}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.safetensors");
+    let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(json.as_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let out = dir.path().join("z.f32");
+    let (p, o) = (path.to_str().unwrap(), out.to_str().unwrap());
+    for args in [vec!["dequant", p, "z", "-o", o], vec!["stats", p, "z"]] {
+        let mut child = common::gguf_lens_command()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("{args:?} still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(status.success(), "{args:?}: {status}");
+    }
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 0);
+}

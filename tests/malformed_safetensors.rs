@@ -430,3 +430,17 @@ fn degenerate_layers_cost_nothing() {
     )
     .unwrap();
 }
+
+#[test]
+fn zero_width_rows_are_no_rows() {
+    // 2^62 rows of nothing: the element count is 0, so no row loop may walk them.
+    let json = r#"{"z":{"dtype":"F32","shape":[4611686018427387904,0],"data_offsets":[0,0]}}"#;
+    let f = SafetensorsFile::from_bytes(&file(json, 0)).unwrap();
+    let t = f.tensor("z").unwrap();
+    assert_eq!((t.n_elements(), t.row_len(), t.n_rows()), (0, 0, 0));
+    assert_eq!(
+        f.rows_range(t, 0..0).unwrap(),
+        f.data_offset()..f.data_offset()
+    );
+    assert!(f.rows_range(t, 0..1).is_err());
+}

@@ -175,3 +175,70 @@ fn architectures_llama_cpp_sizes_by_other_rules() {
     // llama4 with sliding_window 0 is plain attention
     assert!(plan(&model_of("llama4", &[("attention.sliding_window", 0)]), &o).is_ok());
 }
+
+/// `model_of` with u64 values (what a file may hold where u32 is usual).
+fn model_u64(arch: &str, kvs: &[(String, u64)]) -> GgufModel {
+    let mut b = Builder::new(3);
+    b.header(1, kvs.len() as u64 + 1)
+        .kv_str("general.architecture", arch.as_bytes());
+    for (k, v) in kvs {
+        b.string(k.as_bytes()).u32(10).u64(*v);
+    }
+    b.tensor("token_embd.weight", &[64, 32], 0, 0);
+    b.data(32, 64 * 32 * 4);
+    GgufModel::single(GgufFile::from_bytes(&b.build()).unwrap())
+}
+
+#[test]
+fn huge_u64_hyper_parameters_never_panic_or_run_long() {
+    let keys = [
+        "block_count",
+        "context_length",
+        "embedding_length",
+        "attention.head_count",
+        "attention.head_count_kv",
+        "attention.key_length",
+        "attention.value_length",
+        "attention.key_length_mla",
+        "attention.value_length_mla",
+        "attention.sliding_window",
+        "feed_forward_length",
+        "full_attention_interval",
+        "ssm.conv_kernel",
+        "ssm.inner_size",
+        "ssm.state_size",
+        "ssm.time_step_rank",
+        "ssm.group_count",
+        "wkv.head_size",
+        "shortconv.l_cache",
+        "rescale_every",
+        "token_shift_count",
+        "time_mix_extra_dim",
+        "nextn_predict_layers",
+    ];
+    let start = std::time::Instant::now();
+    for arch in [
+        "llama",
+        "mamba",
+        "rwkv6",
+        "lfm2",
+        "jamba",
+        "qwen3next",
+        "deepseek2",
+        "gemma3",
+    ] {
+        for key in keys {
+            for value in [u64::MAX, 1 << 63, 1 << 32, (1 << 32) + 1, 1 << 40] {
+                let kvs: Vec<(String, u64)> = GOOD
+                    .iter()
+                    .map(|(k, v)| (k.replacen("llama", arch, 1), u64::from(*v)))
+                    .filter(|(k, _)| *k != format!("{arch}.{key}"))
+                    .chain([(format!("{arch}.{key}"), value)])
+                    .collect();
+                exercise(&model_u64(arch, &kvs));
+            }
+        }
+    }
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(60), "took {took:?}");
+}

@@ -143,3 +143,79 @@ fn parse_owned_agrees_with_parse_at_every_cut() {
     };
     assert_eq!(again.header_len(), file.header_len());
 }
+
+/// One 60,000-byte string then 2^20 - 1 empty ones: an 8 MiB header whose first item, taken
+/// as the average, predicts 63 GB.
+fn long_first_string_header() -> Vec<u8> {
+    let n: u64 = 1 << 20;
+    let mut b = Builder::new(3);
+    b.header(0, 1);
+    b.string(b"tokenizer.ggml.tokens").u32(9).u32(8).u64(n);
+    b.string(&vec![b'a'; 60_000]);
+    for _ in 1..n {
+        b.string(b"");
+    }
+    b.build()
+}
+
+#[test]
+fn a_long_first_string_does_not_make_a_huge_estimate() {
+    let bytes = long_first_string_header();
+    let file_size = 20u64 << 30;
+    let prefix = &bytes[..64 << 10];
+    let ParseStatus::NeedMore { at_least, estimate } = parse(prefix, Some(file_size)).unwrap()
+    else {
+        panic!("64 KiB cannot hold an 8 MiB header")
+    };
+    assert!(at_least <= bytes.len() as u64);
+    // Only what the bytes justify: the empty strings' length fields make at_least (the whole
+    // header); the first string's length, taken as the average, would have made 63 GB.
+    assert!(
+        estimate <= at_least.max(prefix.len() as u64 * gguf_lens::gguf::MAX_ESTIMATE_GROWTH),
+        "estimate {estimate} from a {} byte prefix (at_least {at_least})",
+        prefix.len()
+    );
+    assert!(estimate <= 2 * bytes.len() as u64, "estimate {estimate}");
+    // Never past the end of the file.
+    let small = bytes.len() as u64 + 100;
+    let ParseStatus::NeedMore { estimate, .. } = parse(prefix, Some(small)).unwrap() else {
+        panic!("64 KiB cannot hold an 8 MiB header")
+    };
+    assert!(estimate <= small, "{estimate}");
+}
+
+/// `read_header` on a sparse 20 GiB file with that header reads about the header, counted
+/// through the reader.
+#[cfg(not(target_os = "wasi"))]
+#[test]
+fn read_header_reads_what_the_header_needs() {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    struct Counting<R>(R, u64);
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1 += n as u64;
+            Ok(n)
+        }
+    }
+    impl<R: Seek> Seek for Counting<R> {
+        fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+            self.0.seek(to)
+        }
+    }
+    let bytes = long_first_string_header();
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(&bytes).unwrap();
+    let size = 20u64 << 30;
+    f.set_len(size).unwrap();
+    f.seek(SeekFrom::Start(0)).unwrap();
+    let mut r = Counting(f, 0);
+    let file = gguf_lens::gguf::read_header(&mut r, size).unwrap();
+    assert_eq!(file.header_len(), bytes.len() as u64);
+    assert!(
+        r.1 <= 3 * bytes.len() as u64,
+        "read {} bytes for a {} byte header",
+        r.1,
+        bytes.len()
+    );
+}

@@ -126,7 +126,13 @@ fn parse_in_place(prefix: &[u8], file_size: Option<u64>) -> Result<Parsed> {
         Err(err) => match (&err.kind, err.offset, is_whole_file) {
             (ErrorKind::Truncated { needed, .. }, Some(at), false) => {
                 let at_least = at.saturating_add(*needed).saturating_add(parser.rest_min());
-                let estimate = parser.estimate(at).max(at_least);
+                // A guess is capped by what the bytes seen justify (an array's first item
+                // may be far longer than the rest), the header limit and the file.
+                let cap = (prefix.len() as u64)
+                    .saturating_mul(MAX_ESTIMATE_GROWTH)
+                    .min(parser.limits.max_header_bytes)
+                    .min(file_size.unwrap_or(u64::MAX));
+                let estimate = parser.estimate(at).min(cap).max(at_least);
                 Ok(Parsed::NeedMore(ParseStatus::NeedMore {
                     at_least,
                     estimate,
@@ -136,6 +142,11 @@ fn parse_in_place(prefix: &[u8], file_size: Option<u64>) -> Result<Parsed> {
         },
     }
 }
+
+/// The most a `NeedMore` estimate may be, as a multiple of the prefix it was made from: enough
+/// for a 64 KiB prefix of a large vocabulary to predict its whole header (about 120×), little
+/// enough that one long first string in a huge array does not ask for gigabytes.
+pub const MAX_ESTIMATE_GROWTH: u64 = 128;
 
 /// How llama.cpp's vocabulary arrays go on after `tokenizer.ggml.tokens`, by tokenizer, as
 /// measured on the vocabulary files llama.cpp ships (`models/ggml-vocab-*.gguf`): BPE

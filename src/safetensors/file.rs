@@ -55,12 +55,11 @@ impl Tensor {
     pub fn row_len(&self) -> u64 {
         self.shape.last().copied().unwrap_or(1)
     }
-    /// Rows: the product of all dimensions but the last (1 for a scalar or a vector).
+    /// Rows: the product of all dimensions but the last (1 for a scalar or a vector), and 0
+    /// when rows are empty, as for GGUF: a shape `[2^62, 0]` has nothing to read, and every
+    /// row loop over it ends at once.
     pub fn n_rows(&self) -> u64 {
-        match self.row_len() {
-            0 => self.shape.iter().rev().skip(1).product(),
-            len => self.n_elements / len,
-        }
+        self.n_elements.checked_div(self.row_len()).unwrap_or(0)
     }
 }
 

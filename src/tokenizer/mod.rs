@@ -15,6 +15,7 @@ mod rwkv;
 mod splitters;
 mod spm;
 mod table;
+mod trie;
 mod ugm;
 mod unicode;
 mod wpm;
@@ -60,6 +61,10 @@ pub enum VocabType {
 /// Why a tokenizer could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenizerError(pub String);
+
+/// The most text `try_tokenize` takes (what the CLI and the npm package tokenize): far beyond
+/// a context window, small enough that the ids and the work stay bounded.
+pub const MAX_TOKENIZE_BYTES: usize = 8 << 20;
 
 impl std::fmt::Display for TokenizerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,6 +116,8 @@ pub struct Tokenizer {
     pub(crate) max_token_len: usize,
     pub(crate) remove_extra_whitespaces: bool,
     ugm: Option<ugm::Ugm>,
+    /// WPM's tokens by text (each text's id as `token_id` gives it).
+    pub(crate) wpm: Option<trie::ByteTrie>,
     rwkv: OnceLock<rwkv::Trie>,
     plamo2: Option<plamo2::Plamo2>,
 }
@@ -343,10 +350,21 @@ impl Tokenizer {
             max_token_len,
             remove_extra_whitespaces,
             ugm: None,
+            wpm: None,
             rwkv: OnceLock::new(),
             plamo2: None,
         };
         tok.adjust_attrs(file, &id_of);
+        if vocab_type == VocabType::Wpm {
+            let mut t = trie::ByteTrie::new();
+            for id in 0..tok.len() as i32 {
+                let text = tok.token_text(id);
+                if let Some(canonical) = tok.token_id(text) {
+                    t.insert(text, canonical);
+                }
+            }
+            tok.wpm = Some(t);
+        }
         if vocab_type == VocabType::Ugm {
             let charsmap: Vec<u8> = file
                 .get("tokenizer.ggml.precompiled_charsmap")
@@ -759,6 +777,23 @@ impl Tokenizer {
                 && &w[..a.len()] == a
                 && &w[a.len() + 1..] == b
         })
+    }
+
+    /// [`Tokenizer::tokenize`] for text from outside: an error for text over
+    /// [`MAX_TOKENIZE_BYTES`] (the work and the ids grow with it).
+    pub fn try_tokenize(
+        &self,
+        text: &[u8],
+        add_special: bool,
+        parse_special: bool,
+    ) -> Result<Vec<i32>, TokenizerError> {
+        if text.len() > MAX_TOKENIZE_BYTES {
+            return Err(TokenizerError(format!(
+                "tokenize: text of {} bytes is over the input limit of {MAX_TOKENIZE_BYTES} bytes",
+                text.len()
+            )));
+        }
+        Ok(self.tokenize(text, add_special, parse_special))
     }
 
     /// Token ids for `text` as llama.cpp's `llama_tokenize` gives them.

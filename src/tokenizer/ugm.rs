@@ -4,18 +4,19 @@
 //! then the best-scoring segmentation (Viterbi) over normal, user-defined and unused tokens,
 //! an unknown token (min score - 10) where no token covers a code point.
 
+use super::trie::ByteTrie;
 use super::unicode::len_utf8;
-use super::{attr, FxMap, Tokenizer};
+use super::{attr, Tokenizer};
 
 /// The UGM tables built once per tokenizer.
 #[derive(Debug)]
 pub(crate) struct Ugm {
     xcda: Vec<u32>,
     replacements: Vec<u8>,
-    /// Normal, user-defined and unused tokens by text (a later id wins, as in the trie).
-    matcher: FxMap<Box<[u8]>, i32>,
-    user_defined: FxMap<Box<[u8]>, ()>,
-    max_user_len: usize,
+    /// Normal, user-defined and unused tokens by text (a later id wins, as in llama.cpp's trie).
+    matcher: ByteTrie,
+    /// User-defined tokens (the id is unused).
+    user_defined: ByteTrie,
     unknown_score: f64,
 }
 
@@ -33,9 +34,8 @@ impl Ugm {
                 .collect();
             replacements = charsmap[end..].to_vec();
         }
-        let mut matcher = FxMap::default();
-        let mut user_defined = FxMap::default();
-        let mut max_user_len = 0;
+        let mut matcher = ByteTrie::new();
+        let mut user_defined = ByteTrie::new();
         let mut min_score = f32::MAX;
         for id in 0..tok.len() as i32 {
             let a = tok.token_attr(id);
@@ -44,11 +44,10 @@ impl Ugm {
                 min_score = min_score.min(tok.score(id));
             }
             if a & (attr::NORMAL | attr::USER_DEFINED | attr::UNUSED) != 0 {
-                matcher.insert(text.into(), id);
+                matcher.insert(text, id);
             }
             if a & attr::USER_DEFINED != 0 {
-                user_defined.insert(text.into(), ());
-                max_user_len = max_user_len.max(text.len());
+                user_defined.insert(text, id);
             }
         }
         Ugm {
@@ -56,7 +55,6 @@ impl Ugm {
             replacements,
             matcher,
             user_defined,
-            max_user_len,
             unknown_score: f64::from(min_score - 10.0),
         }
     }
@@ -68,10 +66,8 @@ impl Ugm {
     /// (replacement bytes, input bytes consumed) for the prefix at `at`.
     fn normalize_prefix<'a>(&'a self, input: &'a [u8], at: usize) -> (&'a [u8], usize) {
         let rest = &input[at..];
-        for len in (1..=self.max_user_len.min(rest.len())).rev() {
-            if self.user_defined.contains_key(&rest[..len]) {
-                return (&rest[..len], len);
-            }
+        if let Some((len, _)) = self.user_defined.longest(rest) {
+            return (&rest[..len], len);
         }
         let mut longest = (0usize, 0usize);
         if !self.xcda.is_empty() {
@@ -163,19 +159,21 @@ impl Ugm {
             let units = len_utf8(norm[at]).min(n - at);
             let cur = best[at].2;
             let mut single = false;
-            for end in at + 1..=n.min(at + tok.max_token_len) {
-                if let Some(&id) = self.matcher.get(&norm[at..end]) {
-                    if end - at == units {
-                        single = true;
-                    }
-                    let score = if tok.token_attr(id) & attr::USER_DEFINED != 0 {
-                        0.0
-                    } else {
-                        f64::from(tok.score(id))
-                    };
-                    if cur + score > best[end].2 {
-                        best[end] = (id, at, cur + score);
-                    }
+            for (len, id) in self
+                .matcher
+                .prefixes(&norm[at..n.min(at + tok.max_token_len)])
+            {
+                let end = at + len;
+                if end - at == units {
+                    single = true;
+                }
+                let score = if tok.token_attr(id) & attr::USER_DEFINED != 0 {
+                    0.0
+                } else {
+                    f64::from(tok.score(id))
+                };
+                if cur + score > best[end].2 {
+                    best[end] = (id, at, cur + score);
                 }
             }
             if !single {

@@ -110,22 +110,20 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &[u8], out: &mut Vec<i32>) {
         let start = out.len();
         let mut i = 0;
         while i < n {
-            let mut matched = false;
-            let mut j = n.min(i + tok.max_token_len + 1);
-            while j > i {
-                if let Some(id) = tok.text_to_token(&w[i..j]) {
-                    out.push(id);
-                    matched = true;
-                    i = j - 1;
-                    break;
-                }
-                j -= 1;
-            }
-            if !matched {
+            // The longest token at i (llama.cpp tries every length from the longest token's).
+            let end = n.min(i + tok.max_token_len + 1);
+            let found = match &tok.wpm {
+                Some(trie) => trie.longest(&w[i..end]),
+                None => (i + 1..=end)
+                    .rev()
+                    .find_map(|j| tok.text_to_token(&w[i..j]).map(|id| (j - i, id))),
+            };
+            let Some((len, id)) = found else {
                 out.truncate(start);
                 break;
-            }
-            i += 1;
+            };
+            out.push(id);
+            i += len;
         }
         if out.len() == start {
             if let Some(unk) = tok.unk {

@@ -15,9 +15,17 @@ pub struct TokenizerJs {
 
 #[wasm_bindgen]
 impl TokenizerJs {
-    /// Token ids of `text` (UTF-8 bytes; invalid sequences as llama.cpp treats them).
-    pub fn tokenize(&self, text: &[u8], add_special: bool, parse_special: bool) -> Vec<i32> {
-        self.tok.tokenize(text, add_special, parse_special)
+    /// Token ids of `text` (UTF-8 bytes; invalid sequences as llama.cpp treats them); an
+    /// error for text over the input limit.
+    pub fn tokenize(
+        &self,
+        text: &[u8],
+        add_special: bool,
+        parse_special: bool,
+    ) -> Result<Vec<i32>, JsError> {
+        self.tok
+            .try_tokenize(text, add_special, parse_special)
+            .map_err(|e| JsError::new(&e.0))
     }
 
     /// The pieces of `ids` concatenated (control tokens only when `special`).

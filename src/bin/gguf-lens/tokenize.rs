@@ -88,7 +88,9 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             buf
         }
     };
-    let ids = tok.tokenize(&text, !args.no_special, args.parse_special);
+    let ids = tok
+        .try_tokenize(&text, !args.no_special, args.parse_special)
+        .map_err(|e| e.0)?;
     let out = if args.json {
         let pieces: Vec<String> = ids
             .iter()
