@@ -91,6 +91,10 @@ for f in "$vocabs"/*.gguf; do
 done
 export GGUF_LENS_FUZZ_VOCABS="$PWD/$vocabs"
 printf '%s' '{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}' | seed template basic
+# What earlier runs found stays in every run's corpus (each was fixed; a return is a failure).
+for f in fuzz/regressions/*/*; do
+  [ -f "$f" ] && seed "$(basename "$(dirname "$f")")" "regression-$(basename "$f")" <"$f"
+done
 
 toolchain=+nightly
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then

@@ -150,7 +150,8 @@ impl Ugm {
         if n == 0 {
             return;
         }
-        let unk = tok.unk.unwrap_or(0);
+        // No valid unknown token (a vocabulary without one): llama.cpp's null token, -1.
+        let unk = tok.unk.unwrap_or(-1);
         // (token, start offset, score) per end offset.
         let mut best: Vec<(i32, usize, f64)> = vec![(unk, 0, -f64::MAX); n + 1];
         best[0] = (unk, 0, 0.0);
