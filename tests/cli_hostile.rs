@@ -222,19 +222,32 @@ fn writers_keep_the_mode_of_the_file_they_replace() {
 #[test]
 fn a_new_output_gets_0666_less_the_umask() {
     use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "m.gguf", &quantizable_file(false));
     let output = dir.path().join("new.f32");
-    let exe = env!("CARGO_BIN_EXE_gguf-lens");
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("umask 027 && exec \"$0\" dequant \"$1\" blk.0.ffn_up.weight -o \"$2\"")
-        .arg(exe)
+    // Through the test runner (qemu for the aarch64 build), with the umask set in the child.
+    let mut command = common::gguf_lens_command();
+    command
+        .arg("dequant")
         .arg(&input)
-        .arg(&output)
-        .status()
-        .unwrap();
-    assert!(status.success());
+        .arg("blk.0.ffn_up.weight")
+        .arg("-o")
+        .arg(&output);
+    // SAFETY: umask is async-signal-safe and touches only the child's own process state.
+    unsafe {
+        command.pre_exec(|| {
+            libc::umask(0o027);
+            Ok(())
+        });
+    }
+    let status = command.output().unwrap();
+    assert!(
+        status.status.success(),
+        "{:?}: {}",
+        status.status,
+        String::from_utf8_lossy(&status.stderr)
+    );
     let mode = std::fs::metadata(&output).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
 }

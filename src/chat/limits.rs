@@ -15,8 +15,10 @@ use minijinja::value::{Rest, ValueKind};
 use minijinja::{Error, ErrorKind, Value};
 
 /// Instructions one render may run (minijinja's fuel; most run one unit). Real templates
-/// over a long conversation use well under a million.
-pub const FUEL: u64 = 20_000_000;
+/// over a long conversation use well under a million. Fuzz builds (`cfg(fuzzing)`, set by
+/// cargo-fuzz) run instrumented code many times slower, so there a runaway loop meets a
+/// smaller budget within libFuzzer's timeout.
+pub const FUEL: u64 = if cfg!(fuzzing) { 1_000_000 } else { 20_000_000 };
 /// minijinja's recursion depth (a loop or `if` is one level, a macro call several).
 pub const RECURSION: usize = 200;
 /// Bytes one render may write, captures (`{% set %}` blocks, macro bodies) included, and
