@@ -19,7 +19,8 @@ if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   echo "setup: installing the nightly toolchain for cargo-fuzz"
   rustup toolchain install nightly --profile minimal || echo "setup: no nightly; fuzz will use RUSTC_BOOTSTRAP"
 fi
-# The npm package: the wasm32 target, wasm-bindgen-cli at the version Cargo.toml pins, wasm-pack,
+# The npm package: the wasm32 target, wasm-bindgen-cli at the version Cargo.toml pins (the build
+# runs cargo and wasm-bindgen itself: wasm-pack cannot pass --experimental-reset-state-function),
 # the build/test/bench tools (tools/package.json: binaryen's wasm-opt, playwright-core, the
 # @huggingface/gguf baseline) and Debian's Chromium for the browser tests. Nothing downloads a
 # browser or binaryen on its own.
@@ -31,10 +32,6 @@ bindgen_version=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
 if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$bindgen_version" ]; then
   echo "setup: installing wasm-bindgen-cli $bindgen_version (a few minutes)"
   cargo install wasm-bindgen-cli --version "$bindgen_version" --force --quiet
-fi
-if ! have wasm-pack; then
-  echo "setup: installing wasm-pack (a few minutes)"
-  cargo install wasm-pack --quiet
 fi
 if ! have node || ! have npm; then
   echo "setup: node and npm are needed for the npm package" >&2
