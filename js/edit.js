@@ -3,12 +3,10 @@
 // Blob (File.slice: nothing is read) or a stream (read chunk by chunk), so a 100 GB file is
 // never held in memory.
 
+import { abortError } from './sources.js';
+
 /** Bytes per read when streaming or hashing. */
 const STREAM_CHUNK_BYTES = 8 * 1024 * 1024;
-
-function abortError(signal) {
-  return signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
-}
 
 /**
  * Pending metadata edits of one GGUF file (for a split model: its first shard, which holds the

@@ -5,7 +5,7 @@
 import { openGguf } from './open.js';
 import { mergeShards } from './model.js';
 import { loadWasm } from './wasm.js';
-import { SourceError, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
+import { SourceError, abortError, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
 
 export const HUB_ENDPOINT = 'https://huggingface.co';
 const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
@@ -13,9 +13,6 @@ const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
 const MAX_PAGES = 200;
 const MAX_ENTRIES = 200_000;
 
-function abortError(signal) {
-  return signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
-}
 
 /**
  * "owner/name", or a Hub address (https://huggingface.co/owner/name[/tree/revision]), as

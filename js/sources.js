@@ -24,7 +24,8 @@ export class SourceError extends Error {
   }
 }
 
-function abortError(signal) {
+/** The error an aborted signal rejects with: its reason, else an AbortError. */
+export function abortError(signal) {
   return signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 
