@@ -242,7 +242,10 @@ fn fixture_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("dequant") && name.ends_with(".json")
+        })
         .collect();
     files.sort();
     files

@@ -137,20 +137,52 @@ fn every_sdist_vector_matches_llama_cpp() {
 /// sdist vocab, with (add_special, no parse_special) and (no add_special, parse_special).
 #[test]
 fn corpus_matches_llama_cpp_on_every_vocab() {
+    check_corpus("fixtures/tokenizer/corpus.json", 200);
+}
+
+/// fixtures/differential/tokenizer*.json: 120 seeded random texts each
+/// (fixtures/make_differential_text.py: scripts, emoji, controls, noncharacters, unassigned code
+/// points, special-token text), the same vocabularies and modes; `tokenizer-found-SEED.json` are
+/// soak runs' finds. `GGUF_LENS_DIFFERENTIAL_TEXT=FILE` checks another file (scripts/soak.sh).
+#[test]
+fn seeded_random_texts_match_llama_cpp_on_every_vocab() {
+    if let Some(file) = std::env::var_os("GGUF_LENS_DIFFERENTIAL_TEXT") {
+        return check_corpus(&file.to_string_lossy(), 1);
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/differential");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("tokenizer") && name.ends_with(".json")
+        })
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no fixtures/differential/tokenizer*.json"
+    );
+    for file in files {
+        check_corpus(&file.to_string_lossy(), 100);
+    }
+}
+
+fn check_corpus(file: &str, min_texts: usize) {
     let Some(models) = sdist_models() else {
-        skip("corpus_matches_llama_cpp_on_every_vocab");
+        skip(file);
         return;
     };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let doc: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(root.join("fixtures/tokenizer/corpus.json")).unwrap(),
-    )
-    .unwrap();
+    // `root.join` keeps an absolute `file` as it is.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join(file)).unwrap()).unwrap();
     let texts = common::corpus::texts(&doc);
-    assert!(texts.len() >= 200);
+    assert!(texts.len() >= min_texts);
     let modes = common::corpus::modes(&doc);
     let only = std::env::var("VOCAB").ok();
     let mut failures = Vec::new();
+    let mut vocabs = 0;
     for (name, v) in doc["vocabs"].as_object().unwrap() {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
@@ -170,6 +202,7 @@ fn corpus_matches_llama_cpp_on_every_vocab() {
                 continue;
             }
         };
+        vocabs += 1;
         let (bad, total) =
             common::corpus::check_ids(name, &tok, &texts, &modes, ids, 3, &mut failures);
         let pieces = v["pieces"].as_object().unwrap();
@@ -180,6 +213,10 @@ fn corpus_matches_llama_cpp_on_every_vocab() {
             total - bad
         );
     }
+    assert!(
+        only.is_some() || vocabs >= 15,
+        "only {vocabs} vocabularies checked"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
