@@ -29,6 +29,11 @@ SHAPES = {
     "llama3-like": ("llama-bpe", 32, 4096, 14336),
     # A header over 50 MB: Command-R's 256,000 tokens and 253,333 merges, each text 10 times.
     "huge-vocab": (("command-r", 10), 32, 4096, 14336),
+    # Gemma 3 270M's shape: a 262,144-token SentencePiece vocabulary (Gemma's, from llama.cpp's
+    # gemma-4 file: tokens, scores and types, no merges), 18 layers of 640.
+    "gemma3-like": (("gemma-4", 1, "spm"), 18, 640, 2048),
+    # DeepSeek LLM 7B's: its 102,400-token BPE vocabulary and merges, 30 layers of 4096.
+    "deepseek7b-like": ("deepseek-llm", 30, 4096, 11008),
 }
 SDIST_VERSION = "0.3.36"
 
@@ -66,24 +71,30 @@ def vocab_file(name: str) -> Path:
     return out
 
 
-def real_vocabulary(name: str, repeat: int = 1):
-    """Tokens (bytes), token types and merges of a llama.cpp vocabulary file (each text `repeat`
-    times), and its pre-tokenizer."""
+def real_vocabulary(name: str, repeat: int = 1, model: str = "gpt2"):
+    """Tokens (bytes), token types, merges (BPE) or scores (SentencePiece, `model` "spm") of a
+    llama.cpp vocabulary file (each text `repeat` times), and its pre-tokenizer."""
     reader = gguf.GGUFReader(vocab_file(name))
     def strings(key):
         field = reader.fields[key]
         return [bytes(field.parts[i]) * repeat for i in field.data]
     types = reader.fields["tokenizer.ggml.token_type"]
-    pre = reader.fields["tokenizer.ggml.pre"]
-    return (strings("tokenizer.ggml.tokens"), [int(types.parts[i][0]) for i in types.data],
-            strings("tokenizer.ggml.merges"), bytes(pre.parts[pre.data[0]]).decode())
+    pre = reader.fields.get("tokenizer.ggml.pre")
+    pre = None if pre is None else bytes(pre.parts[pre.data[0]]).decode()
+    tokens = strings("tokenizer.ggml.tokens")
+    if model == "spm":
+        scores = reader.fields["tokenizer.ggml.scores"]
+        pieces = [float(scores.parts[i][0]) for i in scores.data]
+    else:
+        pieces = strings("tokenizer.ggml.merges")
+    return tokens, [int(types.parts[i][0]) for i in types.data], pieces, pre, model
 
 
 def write(path: Path, vocabulary, n_layers: int, n_embd: int, n_ff: int) -> None:
     if isinstance(vocabulary, str):
-        tokens, token_types, merges, pre = real_vocabulary(vocabulary)
+        tokens, token_types, pieces, pre, model = real_vocabulary(vocabulary)
     else:
-        tokens, token_types, merges, pre = real_vocabulary(*vocabulary)
+        tokens, token_types, pieces, pre, model = real_vocabulary(*vocabulary)
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(path.stem)
     w.add_block_count(n_layers)
@@ -93,19 +104,24 @@ def write(path: Path, vocabulary, n_layers: int, n_embd: int, n_ff: int) -> None
     w.add_head_count(32)
     w.add_head_count_kv(8)
     w.add_file_type(15)
-    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_model("llama" if model == "spm" else "gpt2")
     if pre is not None:
         w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
+    if model == "spm":
+        w.add_token_scores(pieces)
     w.add_token_types(token_types)
-    w.add_token_merges(merges)
+    if model != "spm":
+        w.add_token_merges(pieces)
     w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
     data_bytes = 0
     names = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down", "attn_norm", "ffn_norm", "attn_q.bias", "attn_k.bias", "attn_v.bias"]
     for layer in range(n_layers):
         for name in names:
             shape = (n_embd,) if "norm" in name or "bias" in name else (n_embd, n_embd)
-            dtype = gguf.GGMLQuantizationType.F32 if len(shape) == 1 else gguf.GGMLQuantizationType.Q4_K
+            # Q4_K where rows hold whole 256-value blocks (Gemma 3 270M's 640 do not: Q8_0).
+            block = gguf.GGMLQuantizationType.Q4_K if n_embd % 256 == 0 else gguf.GGMLQuantizationType.Q8_0
+            dtype = gguf.GGMLQuantizationType.F32 if len(shape) == 1 else block
             # gguf-py takes the numpy byte shape when raw_dtype is given.
             byte_shape = gguf.quant_shape_to_byte_shape(shape[::-1], dtype)
             n_bytes = int(np.prod(byte_shape))

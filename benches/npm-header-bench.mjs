@@ -47,7 +47,7 @@ function runOne(lib, file, where, info) {
   });
 }
 
-const MODES = [
+const ALL_MODES = [
   { name: 'memory', where: true },
   { name: 'HTTP 206, 0 ms', latency: 0, mode: '206' },
   { name: 'HTTP 206, 50 ms', latency: 50, mode: '206' },
@@ -55,6 +55,9 @@ const MODES = [
   { name: 'HTTP 206, 50 ms, 100 Mbit/s', latency: 50, mode: '206', piece: 64 * 1024, pieceMs: (64 * 1024 * 8) / 100e6 * 1000 },
   { name: 'HTTP 200 (Range ignored)', latency: 0, mode: '200' },
 ];
+// BENCH_MODES=link (for example): only the modes whose name contains one of these words.
+const only = process.env.BENCH_MODES?.split(',').filter(Boolean);
+const MODES = only ? ALL_MODES.filter((m) => only.some((w) => m.name.includes(w) || (w === 'link' && m.piece))) : ALL_MODES;
 
 const rows = [];
 for (const file of files) {

@@ -11,11 +11,14 @@ export const MAX_HEADER_BYTES = 256 * 1024 * 1024;
  * Reading on from an open stream costs bytes, not a request: small steps. */
 const STREAM_STEP = { fraction: 0.5, bytes: 4 * 1024 * 1024 };
 const REQUEST_STEP = { fraction: 15, bytes: 16 * 1024 * 1024 };
+/** The least a stream is read on by between two parses. */
+const STREAM_MIN_STEP = 128 * 1024;
 
 /**
  * Reads `firstRead` bytes, then calls `parse(prefix)` until it returns something other than
  * `{ needMore, estimate? }`, each time fetching only the missing suffix up to
- * max(needMore, estimate + slack), straight into the grown buffer (no second copy). `parse`
+ * max(needMore, estimate + slack) (a stream: halfway to the estimate), straight into the grown
+ * buffer (no second copy). `parse`
  * may return a promise (the wasm module loads while the first read is in flight). `what`
  * names the header in errors. The read never goes past `options.maxHeaderBytes` (default
  * MAX_HEADER_BYTES, or `limit` when lower) nor the file, and an estimate is trusted only a
@@ -62,8 +65,15 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what,
     const cap = Math.min(maxHeader, source.byteLength ?? Infinity);
     const step = source.streaming ? STREAM_STEP : REQUEST_STEP;
     const trusted = prefix.length + Math.max(prefix.length * step.fraction, step.bytes);
-    const estimate = result.estimate === undefined ? 0 : result.estimate * (1 + SLACK_FRACTION) + SLACK_BYTES;
-    let next = Math.ceil(Math.max(result.needMore, Math.min(estimate, trusted), prefix.length + 1));
+    const guess = result.estimate ?? 0;
+    // A request costs a round trip, so it reads past the guess by a slack. A stream's bytes come
+    // whatever is asked, and the read ends where a parse first succeeds: a stream parses again
+    // halfway to the guess, so a high guess costs half its error (and a low one a short step).
+    const estimate = source.streaming
+      ? prefix.length + Math.max(0, guess - prefix.length) / 2
+      : guess * (1 + SLACK_FRACTION) + SLACK_BYTES;
+    const least = prefix.length + (source.streaming ? STREAM_MIN_STEP : 1);
+    let next = Math.ceil(Math.max(result.needMore, Math.min(estimate, trusted), least));
     next = Math.min(next, cap);
     if (next <= prefix.length) {
       if (cap === maxHeader && next < result.needMore) {
