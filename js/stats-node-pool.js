@@ -16,7 +16,7 @@ export const AUTO_WORKERS_ELEMENTS = 1 << 25;
 /** At most this many workers by default (the pool grows to what a call asks for). */
 const AUTO_WORKERS_MAX = 8;
 
-const isNode = typeof process !== 'undefined' && !!process.versions?.node;
+export const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 let pool = [];
 let cores = null;
 
