@@ -1,7 +1,9 @@
 // npm calls in the orders an inspector makes them, each sequence in a Node process of its own
 // (so every earlier call is one the sequence made), timed on its last call against the same call
 // in a fresh process (the anchor), measured in the same run and interleaved with the others.
-// Prints one Markdown table: sequence, seconds (median of --runs), ratio to its fresh anchor.
+// Prints one Markdown table: sequence, wall seconds (median of --runs) and their ratio to the
+// fresh anchor, and the same for CPU seconds (every thread of the process: workers included),
+// which a busy machine disturbs less.
 //   node benches/npm-call-orders.mjs MODEL.gguf [TENSOR] [--runs 3] [--package DIR]
 // TENSOR: default the model's largest; DIR: a built or installed package (default: the repo's
 // pkg/, from scripts/build-npm.sh). A model: benches/make_e2e_model.py makes one.
@@ -49,25 +51,29 @@ async function parent() {
   const t = model.tensor(tensor);
   await model.close();
   const times = SEQUENCES.map(() => []);
+  const cpus = SEQUENCES.map(() => []);
   // Interleaved: a change in the machine's load falls on every sequence alike.
   for (let r = 0; r < runs; r++) {
     SEQUENCES.forEach((seq, i) => {
       const spec = JSON.stringify({ pkg, file: path.resolve(file), tensor, seq });
       const out = spawnSync(process.execPath, [HERE, '--child', spec], { encoding: 'utf8' });
       if (out.status !== 0) throw new Error(`${seq.name}: exit ${out.status}\n${out.stderr}`);
-      times[i].push(Number(out.stdout.trim().split('\n').at(-1)));
+      const [wall, cpu] = out.stdout.trim().split('\n').at(-1).split(' ').map(Number);
+      times[i].push(wall);
+      cpus[i].push(cpu);
     });
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const anchors = {};
-  SEQUENCES.forEach((seq, i) => { if (seq.anchor) anchors[seq.timed] = median(times[i]); });
+  SEQUENCES.forEach((seq, i) => { if (seq.anchor) anchors[seq.timed] = [median(times[i]), median(cpus[i])]; });
   console.log(`${path.basename(file)} ${tensor} (${t.type}, ${t.nElements} values), median of ${runs}, each in a fresh process`);
   console.log('');
-  console.log('| sequence (timed: the last call) | s | ÷ fresh |');
-  console.log('|---|---:|---:|');
+  console.log('| sequence (timed: the last call) | wall s | ÷ fresh | CPU s | ÷ fresh |');
+  console.log('|---|---:|---:|---:|---:|');
   SEQUENCES.forEach((seq, i) => {
-    const s = median(times[i]);
-    console.log(`| ${seq.name} | ${s.toFixed(3)} | ${(s / anchors[seq.timed]).toFixed(2)}× |`);
+    const [wall, cpu] = [median(times[i]), median(cpus[i])];
+    const [wall0, cpu0] = anchors[seq.timed];
+    console.log(`| ${seq.name} | ${wall.toFixed(3)} | ${(wall / wall0).toFixed(2)}× | ${cpu.toFixed(3)} | ${(cpu / cpu0).toFixed(2)}× |`);
   });
 }
 
@@ -86,10 +92,12 @@ async function child({ pkg, file, tensor, seq }) {
   };
   // Results are dropped before the timed call, as an inspector drops a panel's array.
   for (const step of seq.before ?? []) await steps[step]();
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   await steps[seq.timed]();
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   await other?.close();
   await model.close();
-  console.log(seconds);
+  console.log(`${seconds} ${(cpu.user + cpu.system) / 1e6}`);
 }
