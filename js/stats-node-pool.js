@@ -38,7 +38,8 @@ export async function autoWorkers(source, elements) {
  */
 export async function nodeStatsWorkers(n) {
   if (!isNode) {
-    throw new TypeError('gguf-lens: tensorStats({ workers: N }) starts workers in Node only; in browsers pass Workers running gguf-lens/stats-worker');
+    // Browsers start theirs in stats-browser-pool.js (model.js picks).
+    throw new TypeError('gguf-lens: nodeStatsWorkers runs in Node only');
   }
   const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_WORKER_THREADS);
   const count = Math.min(Math.floor(n), 256);
