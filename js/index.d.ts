@@ -155,8 +155,8 @@ export interface ReadOptions {
 }
 
 export interface TensorReadOptions extends ReadOptions {
-  /** Opt-in: workers (module workers running `gguf-lens/stats-worker` in browsers, or in Node a
-   * number of the package's pooled worker_threads, as for tensorStats) fill the result, each
+  /** Opt-in: workers (a number of the package's own pooled workers, or your module workers
+   * running `gguf-lens/stats-worker`, as for tensorStats) fill the result, each
    * reading its own rows: the result is then a new Float32Array over a **SharedArrayBuffer**
    * (postMessage shares it instead of copying; `buffer instanceof ArrayBuffer` is false). With an
    * `into` over a SharedArrayBuffer, workers fill it (default: tensorStats' default count);
@@ -194,12 +194,13 @@ export interface StatsOptions extends ReadOptions {
   bins?: number;
   /** p1/p50/p99 (default true; counted in the same two passes as the histogram). */
   percentiles?: boolean;
-  /** Module workers running `gguf-lens/stats-worker` (browsers), or in Node a number of
-   * worker_threads the package starts (and keeps, idle and unreferenced, for later calls): each
-   * reads and dequantizes its own run of rows; the same numbers as without. The model must have
-   * been opened from a URL, path, File or Blob (each worker opens it too). Default: in Node, one
-   * worker per core (at most 8) for at least 2^25 values of a local file, else none; 0: this
-   * thread only. */
+  /** A number of workers the package starts and keeps for later calls (Node: worker_threads,
+   * idle and unreferenced; browsers: module workers running its stats-worker.js, which Vite and
+   * webpack bundle), or your own module workers running `gguf-lens/stats-worker`: each reads
+   * and dequantizes its own run of rows; the same numbers as without. The model must have been
+   * opened from a URL, path, File or Blob (each worker opens it too; a buffer throws a
+   * TypeError). Default: in Node, one worker per core (at most 8) for at least 2^25 values of a
+   * local file, else none; 0: this thread only. */
   workers?: Worker[] | number;
 }
 
@@ -440,8 +441,8 @@ export interface QuantErrorOptions extends ReadOptions {
   /** About this many rows, in up to 64 evenly spaced runs (default: every row of `rows`);
    * progress then counts rows. */
   sampleRows?: number;
-  /** GGUF: module workers running `gguf-lens/stats-worker` (browsers), or in Node a number of
-   * worker threads the package starts: the rows are shared among them and the sums merged
+  /** GGUF: as for tensorStats, a number of the package's own workers (Node or browsers) or
+   * your module workers running `gguf-lens/stats-worker`: the rows are shared among them and the sums merged
    * exactly (the same result bit for bit as without). */
   workers?: Worker[] | number;
 }

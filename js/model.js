@@ -3,11 +3,12 @@
 import { GgufEditor, hashModel } from './edit.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { wasmModule } from './wasm.js';
-import { autoWorkers, nodeStatsWorkers } from './stats-node-pool.js';
+import { autoWorkers, isNode, nodeStatsWorkers } from './stats-node-pool.js';
+import { browserStatsWorkers } from './stats-browser-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
 import { ReaderCache, readerSize, readRows, rowsPerRead } from './read-rows.js';
-import { askWorker } from './worker-ask.js';
+import { askWorker, inputForWorkers } from './worker-ask.js';
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -158,7 +159,8 @@ export class GgufModel extends ShardedModel {
     // Not told: one worker per core for a big tensor of a local file in Node, else this thread.
     const workers = options.workers ?? (workersCanOpen(this.input) ? await autoWorkers(shard.source, (b - a) * t.rowLength) : 0);
     if (typeof workers === 'number' && workers > 0) {
-      return runStatsOnWorkers(this, t, a, b, { ...options, workers: await nodeStatsWorkers(workers) });
+      checkWorkersCanOpen(this, 'tensorStats');
+      return runStatsOnWorkers(this, t, a, b, { ...options, workers: await ownWorkers(workers) });
     }
     if (workers?.length) return runStatsOnWorkers(this, t, a, b, options);
     if (readsToMemory(shard.source, this.wasm)) {
@@ -193,11 +195,9 @@ export class GgufModel extends ShardedModel {
       // Progress in rows quantized (every type per row).
       const progress = progressCounter(options.onProgress, runs.reduce((n, [first, last]) => n + last - first, 0));
       let workers = options.workers;
-      if (typeof workers === 'number' && workers > 0) workers = await nodeStatsWorkers(workers);
+      if (workers > 0 || workers?.length) checkWorkersCanOpen(this, 'quantError');
+      if (typeof workers === 'number' && workers > 0) workers = await ownWorkers(workers);
       if (workers?.length) {
-        if (!workersCanOpen(this.input)) {
-          throw new TypeError('gguf-lens: quantError with workers needs a model opened from a URL, path, File or Blob');
-        }
         return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
           inputId: workerInputId(this, workers), wasmModule: wasmModule(),
@@ -394,10 +394,8 @@ async function readTensorWorkers(model, t, n, options) {
   const canOpen = workersCanOpen(model.input);
   let workers = options.workers ?? (canOpen ? await autoWorkers(model.shards[t.shard].source, n) : 0);
   if (!(workers > 0 || workers?.length)) return null;
-  if (!canOpen) {
-    throw new TypeError('gguf-lens: readTensor with workers needs a model opened from a URL, path, File or Blob');
-  }
-  if (typeof workers === 'number') workers = await nodeStatsWorkers(workers);
+  checkWorkersCanOpen(model, 'readTensor');
+  if (typeof workers === 'number') workers = await ownWorkers(workers);
   return workers;
 }
 
@@ -442,6 +440,18 @@ function workersCanOpen(input) {
   return input !== undefined && input !== null && (typeof input !== 'object' || input instanceof Blob || Array.isArray(input));
 }
 
+/** Throws the one error of a call asked to run on workers for a model they cannot open. */
+function checkWorkersCanOpen(model, call) {
+  if (!workersCanOpen(model.input)) {
+    throw new TypeError(`gguf-lens: ${call} with workers needs a model opened from a URL, path, File or Blob (workers cannot reopen a buffer); pass workers: 0`);
+  }
+}
+
+/** `n` of the package's own workers: Node's worker_threads, or module workers in browsers. */
+function ownWorkers(n) {
+  return isNode ? nodeStatsWorkers(n) : browserStatsWorkers(n);
+}
+
 /** The id workers know `model` by (they get a clone of its input with every request), with the
  * workers noted so that model.close() closes their copies too. */
 function workerInputId(model, workers) {
@@ -484,9 +494,7 @@ function firstPassRuns(job, workers, guided) {
  */
 async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
-  if (!workersCanOpen(model.input)) {
-    throw new TypeError('gguf-lens: tensorStats with workers needs a model opened from a URL, path, File or Blob');
-  }
+  checkWorkersCanOpen(model, 'tensorStats');
   const wasm = model.wasm;
   const inputId = workerInputId(model, workers);
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
@@ -508,7 +516,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
     while (job.pass() !== 'done') {
       const state = job.forkState();
       const message = (runs, more) => ({
-        jobId, input: model.input, inputId, openOptions: model.openOptions, name: t.name,
+        jobId, input: inputForWorkers(model.input), inputId, openOptions: model.openOptions, name: t.name,
         runs, state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, wasmModule: wasmModule(), ...more,
       });
       // Each part is absorbed as it arrives (the merge is a sum, in any order), while the other

@@ -8,6 +8,8 @@
 // call's sums are kept per model: a call over more rows of the same tensor and types (the
 // viewer's exact pass after its sample) quantizes only the rows not yet done and adds them.
 
+import { inputForWorkers } from './worker-ask.js';
+
 /**
  * Cuts `runs` ([first, last) row ranges, in order) into pieces in row order for `n` workers
  * taking them as they free up: each piece is 1/(2n) of the rows left, at least `minRows`, so
@@ -76,7 +78,7 @@ const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qe
 export async function quantErrorOnWorkers(model, t, runs, job, types, workers, options) {
   const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
   mark('request');
-  const input = model.input; // model.js checked that workers can open it
+  const input = inputForWorkers(model.input); // model.js checked that workers can open it
   const jobId = `qerr${++nextJob}`;
   const key = `${t.name}\u0000${types.join(',')}\u0000${t.rowLength}`;
   const absent = job.result().skipped.length; // types whose block does not divide the row

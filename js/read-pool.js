@@ -5,7 +5,7 @@
 // on a busy machine; each worker writes only its runs' values, bit for bit what this thread's
 // readTensor writes.
 
-import { askWorker } from './worker-ask.js';
+import { askWorker, inputForWorkers } from './worker-ask.js';
 
 /** Whether this thread can share memory with workers (browsers: only when cross-origin isolated). */
 export function canShareMemory() {
@@ -61,7 +61,7 @@ export async function readOnWorkers(model, t, a, b, out, workers, options) {
     busy.set(id, worker);
     try {
       await askWorker(worker, 'gguf-lens-read', 'gguf-lens-read-done', id, {
-        input: model.input, inputId, openOptions: model.openOptions,
+        input: inputForWorkers(model.input), inputId, openOptions: model.openOptions,
         name: t.name, run, out: target, chunkBytes, wasmModule,
       }, 'a read worker');
     } finally {

@@ -16,7 +16,7 @@ export const AUTO_WORKERS_ELEMENTS = 1 << 25;
 /** At most this many workers by default (the pool grows to what a call asks for). */
 const AUTO_WORKERS_MAX = 8;
 
-const isNode = typeof process !== 'undefined' && !!process.versions?.node;
+export const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 let pool = [];
 let cores = null;
 
@@ -38,7 +38,8 @@ export async function autoWorkers(source, elements) {
  */
 export async function nodeStatsWorkers(n) {
   if (!isNode) {
-    throw new TypeError('gguf-lens: tensorStats({ workers: N }) starts workers in Node only; in browsers pass Workers running gguf-lens/stats-worker');
+    // Browsers start theirs in stats-browser-pool.js (model.js picks).
+    throw new TypeError('gguf-lens: nodeStatsWorkers runs in Node only');
   }
   const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_WORKER_THREADS);
   const count = Math.min(Math.floor(n), 256);

@@ -35,3 +35,15 @@ export function askWorker(worker, type, replyType, id, payload, what) {
     worker.postMessage({ type, id, ...payload });
   });
 }
+
+/**
+ * The input a worker opens a model from: the model's `input`, with a relative URL made absolute
+ * against this page (a worker would resolve it against its own script's URL, elsewhere in a
+ * bundled app). Node paths, Files, Blobs and absolute URLs are sent as they are.
+ */
+export function inputForWorkers(input) {
+  if (Array.isArray(input)) return input.map(inputForWorkers);
+  const base = globalThis.location?.href;
+  const inBrowser = typeof process === 'undefined' || !process.versions?.node;
+  return typeof input === 'string' && inBrowser && base ? new URL(input, base).href : input;
+}

@@ -115,3 +115,72 @@ test('Chromium, not isolated: `workers` falls back to this thread and a plain ar
   for (const c of result.checks) assert.deepEqual(c, { name: c.name, shared: false, same: true, sameRows: true });
   await page.close();
 });
+
+// `workers: 2`, a number, as in Node: the package starts its own module workers (its
+// stats-worker.js, found from its own URL), once for every call of the page.
+const OWN_WORKERS_CHECK = async (data) => {
+  const started = [];
+  const PageWorker = globalThis.Worker;
+  globalThis.Worker = class extends PageWorker {
+    constructor(url, options) { super(url, options); started.push({ url: String(url), type: options?.type }); }
+  };
+  const { openGguf } = await import('/node_modules/gguf-lens/index.js');
+  const model = await openGguf(new File([new Uint8Array(data)], 'sample.gguf'));
+  const same = (x, y) => x.length === y.length && new Uint8Array(x.buffer, x.byteOffset, x.byteLength)
+    .every((b, i) => b === new Uint8Array(y.buffer, y.byteOffset, y.byteLength)[i]);
+  const checks = [];
+  for (const name of ['q', 'f']) {
+    const one = await model.readTensor(name);
+    const pooled = await model.readTensor(name, { workers: 2, chunkBytes: 30_000 });
+    const stats = await model.tensorStats(name, { workers: 0 });
+    const pooledStats = await model.tensorStats(name, { workers: 2, chunkBytes: 30_000 });
+    const quant = await model.quantError(name, { types: ['Q4_K', 'Q8_0'] });
+    const pooledQuant = await model.quantError(name, { types: ['Q4_K', 'Q8_0'], workers: 2 });
+    checks.push({
+      name,
+      shared: typeof SharedArrayBuffer === 'function' && pooled.buffer instanceof SharedArrayBuffer,
+      same: same(pooled, one),
+      sameStats: JSON.stringify(stats) === JSON.stringify(pooledStats) && stats.count === one.length,
+      // Random bits hold NaNs: a type may be skipped, with the same reason on workers.
+      sameQuant: JSON.stringify(quant) === JSON.stringify(pooledQuant) && quant.results.length + quant.skipped.length === 2,
+    });
+  }
+  await model.close();
+  const fromBuffer = await openGguf(new Uint8Array(data));
+  const errors = [];
+  for (const call of [() => fromBuffer.tensorStats('q', { workers: 2 }), () => fromBuffer.quantError('q', { types: ['Q8_0'], workers: 2 })]) {
+    try {
+      await call();
+      errors.push(null);
+    } catch (err) {
+      errors.push(`${err.name}: ${err.message}`);
+    }
+  }
+  const plainStats = await fromBuffer.tensorStats('q');
+  await fromBuffer.close();
+  globalThis.Worker = PageWorker;
+  return { isolated: globalThis.crossOriginIsolated, checks, started, errors, plainCount: plainStats.count };
+};
+
+for (const [label, server, isIsolated] of [['cross-origin isolated', () => isolated, true], ['not isolated', () => plain, false]]) {
+  test(`Chromium, ${label}: workers: 2 starts the package's own module workers, with this thread's bits`, { skip: !haveChromium && `no ${CHROMIUM}` }, async () => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (err) => errors.push(String(err)));
+    await page.goto(server().url('/read-workers.html'));
+    const result = await page.evaluate(OWN_WORKERS_CHECK, bytes);
+    assert.deepEqual(errors, []);
+    assert.equal(result.isolated, isIsolated);
+    assert.equal(result.checks.length, 2);
+    // Not isolated: readTensor's shared result cannot be, and this thread reads a plain array.
+    for (const c of result.checks) assert.deepEqual(c, { name: c.name, shared: isIsolated, same: true, sameStats: true, sameQuant: true });
+    assert.equal(result.started.length, 2, JSON.stringify(result.started));
+    for (const w of result.started) {
+      assert.equal(new URL(w.url).pathname, '/node_modules/gguf-lens/stats-worker.js');
+      assert.equal(w.type, 'module');
+    }
+    for (const e of result.errors) assert.match(e ?? '', /^TypeError: gguf-lens: (tensorStats|quantError) with workers needs a model opened from a URL, path, File or Blob/);
+    assert.equal(result.plainCount, 4096 * 100);
+    await page.close();
+  });
+}

@@ -21,7 +21,8 @@ if ! rustup run nightly rustc --version >/dev/null 2>&1; then
 fi
 # The npm package: the wasm32 target, wasm-bindgen-cli at the version Cargo.toml pins (the build
 # runs cargo and wasm-bindgen itself: wasm-pack cannot pass --experimental-reset-state-function),
-# the build/test/bench tools (tools/package.json: binaryen's wasm-opt, playwright-core, the
+# the build/test/bench tools (tools/package.json: binaryen's wasm-opt, playwright-core, webpack and
+# Vite for the bundler test, the
 # @huggingface/gguf baseline) and Debian's Chromium for the browser tests. Nothing downloads a
 # browser or binaryen on its own.
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then

