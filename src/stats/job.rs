@@ -19,7 +19,7 @@ use super::codes::Groups;
 use super::histogram::Histogram;
 use super::moments::Moments;
 use super::percentiles::{
-    self, from_key, key, lerp, locate, ranks, sparse, Target, BUCKETS, PERCENTILES,
+    from_key, key, lerp, locate, ranks, Coarse, Target, BUCKETS, PERCENTILES,
 };
 use super::q8::{self, Table};
 use crate::error::{Error, ErrorKind, Result};
@@ -40,14 +40,12 @@ pub struct StatsRequest {
     pub percentiles: bool,
 }
 
-/// Which pass the job wants next (`Percentiles` is never asked for any more: kept for callers
-/// that match on it).
+/// Which pass the job wants next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pass {
     Moments,
     Histogram,
-    Percentiles,
     Done,
 }
 
@@ -65,8 +63,7 @@ pub struct StatsJob {
     moments: Moments,
     histogram: Option<Histogram>,
     /// Pass 1's count per coarse key bucket (empty when neither histogram nor percentiles).
-    #[serde(with = "sparse")]
-    coarse: Vec<u64>,
+    coarse: Coarse,
     /// The buckets whose values pass 2 bins one by one (an edge cuts them), ascending.
     straddle: Vec<u32>,
     /// The buckets holding wanted ranks, counted by low key bits in pass 2.
@@ -174,7 +171,7 @@ impl StatsJob {
             cells: BTreeMap::new(),
             moments: Moments::default(),
             histogram: None,
-            coarse: if keyed { vec![0; BUCKETS] } else { Vec::new() },
+            coarse: Coarse::new(keyed),
             straddle: Vec::new(),
             targets: Vec::new(),
             wanted: Vec::new(),
@@ -284,13 +281,13 @@ impl StatsJob {
             if took * q8::BLOCK_BYTES == bytes.len() {
                 return;
             }
-            t.add_to_coarse(&mut self.coarse);
+            t.add_to_coarse(self.coarse.base_mut());
             self.q8 = Q8::Spilled;
             rest = &bytes[took * q8::BLOCK_BYTES..];
         }
         let out = &mut buf[..rest.len() / q8::BLOCK_BYTES * q8::BLOCK];
         q8::dequant(rest, out);
-        percentiles::count_coarse(&mut self.coarse, out);
+        self.coarse.count(out);
     }
 
     fn feed(&mut self, first_row: u64, n_rows: u64, mut source: Source<'_>) -> Result<()> {
@@ -302,7 +299,7 @@ impl StatsJob {
         }
         // A job may come from another worker's state (untrusted): its arrays must have their
         // lengths before they are indexed.
-        if !(self.coarse.is_empty() || self.coarse.len() == BUCKETS)
+        if !self.coarse.is_valid()
             || self.targets.iter().any(|t| t.low.len() != BUCKETS)
             || self.straddle.iter().any(|&b| b as usize >= BUCKETS)
         {
@@ -349,11 +346,13 @@ impl StatsJob {
                         match source.get(at..stop, &mut buf, &mut groups)? {
                             Piece::Values(values) => {
                                 m.merge(&Moments::of(values));
-                                if !self.coarse.is_empty() {
-                                    percentiles::count_coarse(&mut self.coarse, values);
-                                }
+                                self.coarse.count(values);
                             }
-                            Piece::Groups(g) => m.merge(&g.pass1(&mut self.coarse)),
+                            Piece::Groups(g) => m.merge(&g.pass1(if self.coarse.is_empty() {
+                                &mut []
+                            } else {
+                                self.coarse.base_mut()
+                            })),
                         }
                         at = stop;
                     }
@@ -368,7 +367,7 @@ impl StatsJob {
                 while at < n {
                     let stop = (at + PIECE).min(n);
                     match source.get(at..stop, &mut buf, &mut groups)? {
-                        Piece::Values(values) => pass2(
+                        Piece::Values(values) => super::pass2::pass2(
                             &self.table,
                             self.histogram.as_mut(),
                             &mut self.targets,
@@ -381,7 +380,7 @@ impl StatsJob {
                     at = stop;
                 }
             }
-            Pass::Percentiles | Pass::Done => {}
+            Pass::Done => {}
         }
         Ok(())
     }
@@ -418,9 +417,9 @@ impl StatsJob {
             moments: self.moments,
             histogram: self.histogram.as_ref().map(Histogram::emptied),
             coarse: if self.pass == Pass::Moments {
-                vec![0; self.coarse.len()]
+                self.coarse.emptied()
             } else {
-                Vec::new()
+                Coarse::default()
             },
             straddle: self.straddle.clone(),
             targets: self.targets.iter().map(Target::emptied).collect(),
@@ -434,10 +433,8 @@ impl StatsJob {
     /// result: cells are keyed, counts are integers).
     pub fn absorb(&mut self, part: StatsJob) {
         self.cells.extend(part.cells);
-        if self.pass == Pass::Moments && part.coarse.len() == self.coarse.len() {
-            for (a, b) in self.coarse.iter_mut().zip(&part.coarse) {
-                *a += b;
-            }
+        if self.pass == Pass::Moments {
+            self.coarse.merge(&part.coarse);
             // Tables merge while they fit; any other mix ends in `coarse` (exact either way).
             self.q8 = match (std::mem::take(&mut self.q8), part.q8) {
                 (Q8::Unused, x) | (x, Q8::Unused) => x,
@@ -445,13 +442,13 @@ impl StatsJob {
                     if a.merge(&b) {
                         Q8::Table(a)
                     } else {
-                        a.add_to_coarse(&mut self.coarse);
-                        b.add_to_coarse(&mut self.coarse);
+                        a.add_to_coarse(self.coarse.base_mut());
+                        b.add_to_coarse(self.coarse.base_mut());
                         Q8::Spilled
                     }
                 }
                 (Q8::Table(a), Q8::Spilled) | (Q8::Spilled, Q8::Table(a)) => {
-                    a.add_to_coarse(&mut self.coarse);
+                    a.add_to_coarse(self.coarse.base_mut());
                     Q8::Spilled
                 }
                 (Q8::Spilled, Q8::Spilled) => Q8::Spilled,
@@ -488,13 +485,13 @@ impl StatsJob {
                 // A table holding every value stands for the data in pass 2.
                 let table = match std::mem::take(&mut self.q8) {
                     Q8::Table(t) => {
-                        t.add_to_coarse(&mut self.coarse);
+                        t.add_to_coarse(self.coarse.base_mut());
                         (t.values() == total.count).then_some(t)
                     }
                     _ => None,
                 };
-                self.plan_pass2();
-                self.coarse = Vec::new();
+                let coarse = std::mem::take(&mut self.coarse).totals();
+                self.plan_pass2(&coarse);
                 self.pass = if self.straddle.is_empty() && self.targets.is_empty() {
                     Pass::Done
                 } else if let Some(t) = table {
@@ -505,7 +502,7 @@ impl StatsJob {
                     Pass::Histogram
                 };
             }
-            Pass::Histogram | Pass::Percentiles => self.pass = Pass::Done,
+            Pass::Histogram => self.pass = Pass::Done,
             Pass::Done => {}
         }
         Ok(())
@@ -513,11 +510,11 @@ impl StatsJob {
 
     /// After pass 1: the histogram's counts from whole buckets, the buckets left to pass 2, and
     /// the buckets of the wanted ranks.
-    fn plan_pass2(&mut self) {
+    fn plan_pass2(&mut self, coarse: &[u64]) {
         let Some((lo, hi)) = self.moments.range() else {
             return;
         };
-        if self.coarse.len() != BUCKETS {
+        if coarse.len() != BUCKETS {
             return;
         }
         // Buckets of finite values only (the others hold NaN and infinities, see `key`).
@@ -528,7 +525,7 @@ impl StatsJob {
         }
         if let Some(h) = &mut self.histogram {
             for b in finite.clone() {
-                let c = self.coarse[b];
+                let c = coarse[b];
                 if c == 0 {
                     continue;
                 }
@@ -543,7 +540,7 @@ impl StatsJob {
         }
         if self.request.percentiles {
             let mut finite_counts = vec![0u64; BUCKETS];
-            finite_counts[finite.clone()].copy_from_slice(&self.coarse[finite]);
+            finite_counts[finite.clone()].copy_from_slice(&coarse[finite]);
             let n = self.moments.finite;
             let mut ranks_wanted: Vec<u64> = PERCENTILES
                 .iter()
@@ -600,56 +597,6 @@ impl StatsJob {
             std: m.std_dev(),
             histogram: self.histogram.clone(),
             percentiles,
-        }
-    }
-}
-
-super::isa::dispatch! {
-    /// Pass 2 over one piece: values of straddling buckets binned one by one, values of target
-    /// buckets counted by their low key bits; the rest (most) only looked up.
-    fn pass2(table: &[u8], histogram: Option<&mut Histogram>, targets: &mut [Target], values: &[f32]) -> () => pass2_body
-}
-
-#[inline(always)]
-fn pass2_body(
-    table: &[u8],
-    mut histogram: Option<&mut Histogram>,
-    targets: &mut [Target],
-    values: &[f32],
-) {
-    let table = &table[..BUCKETS];
-    // The flagged values' positions first, without branches (a few percent of the values), then
-    // those values one by one.
-    let mut flagged = [0u16; 256];
-    let mut tops = [0u16; 256];
-    for block in values.chunks(256) {
-        // The buckets in one vectorized loop, the lookups in a short scalar one.
-        for (t, &v) in tops.iter_mut().zip(block) {
-            *t = (key(v) >> 16) as u16;
-        }
-        let mut n = 0;
-        for (i, &t) in tops[..block.len()].iter().enumerate() {
-            flagged[n] = i as u16;
-            n += usize::from(table[t as usize] != 0);
-        }
-        for &i in &flagged[..n] {
-            let v = block[i as usize];
-            let k = key(v);
-            let flag = table[(k >> 16) as usize];
-            if flag & 1 != 0 {
-                if let Some(h) = histogram.as_deref_mut() {
-                    if let Some(i) = h.bin_of(f64::from(v)) {
-                        h.add_count(i, 1);
-                    }
-                }
-            }
-            if flag & 2 != 0 {
-                for t in targets.iter_mut() {
-                    if t.bucket == k >> 16 {
-                        t.low[(k & 0xffff) as usize] += 1;
-                    }
-                }
-            }
         }
     }
 }
@@ -826,7 +773,7 @@ mod tests {
             percentiles: true,
         };
         let mut job = StatsJob::new(0..4, 4, request);
-        job.coarse.truncate(10);
+        job.coarse = serde_json::from_str("[10,0,0,0]").unwrap();
         assert!(job.add(0, &[1.0; 16]).is_err());
         let mut job = StatsJob::new(0..4, 4, request);
         job.add(0, &[1.0, 2.0, 3.0, 4.0].repeat(4)).unwrap();

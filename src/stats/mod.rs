@@ -11,6 +11,7 @@ mod histogram;
 mod isa;
 mod job;
 mod moments;
+mod pass2;
 mod percentiles;
 mod planes;
 mod q8;

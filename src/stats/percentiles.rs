@@ -34,22 +34,140 @@ pub(crate) fn from_key(k: u32) -> f32 {
     f32::from_bits(k ^ ((!(k as i32 >> 31) as u32) | 0x8000_0000))
 }
 
+/// Sets of counters of the coarse count: value `i` of a run goes to set `i % SETS`, so the values
+/// of a run in one bucket (tensors of few distinct values, zeros) do not wait each for the last
+/// one's increment to be stored.
+const SETS: usize = 4;
+
+/// Pass 1's count of values per coarse bucket (the key's top 16 bits), empty when not wanted.
+/// Serialized as the totals (a sparse array of `BUCKETS`); the sets are this process's own.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Coarse {
+    /// Totals folded from `sets`, and counts that came from elsewhere.
+    base: Vec<u64>,
+    /// `SETS` counters per bucket, side by side (allocated on the first count).
+    sets: Vec<u32>,
+    /// Values counted into `sets` since they were last folded (u32 counters).
+    pending: u64,
+}
+
+impl Coarse {
+    pub(crate) fn new(wanted: bool) -> Coarse {
+        Coarse {
+            base: if wanted { vec![0; BUCKETS] } else { Vec::new() },
+            ..Coarse::default()
+        }
+    }
+
+    /// An empty count of the same kind.
+    pub(crate) fn emptied(&self) -> Coarse {
+        Coarse::new(!self.base.is_empty())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.base.is_empty()
+    }
+
+    /// Empty or of `BUCKETS` (a state from another worker is checked before use).
+    pub(crate) fn is_valid(&self) -> bool {
+        self.base.is_empty() || self.base.len() == BUCKETS
+    }
+
+    /// Counts `values` (a no-op when empty).
+    pub(crate) fn count(&mut self, values: &[f32]) {
+        if self.base.len() != BUCKETS {
+            return;
+        }
+        if self.sets.len() != SETS * BUCKETS {
+            self.sets = vec![0; SETS * BUCKETS];
+        }
+        if self.pending + values.len() as u64 > u64::from(u32::MAX) {
+            self.fold();
+        }
+        self.pending += values.len() as u64;
+        for run in values.chunks(u32::MAX as usize) {
+            count_sets(&mut self.sets, run);
+        }
+    }
+
+    /// The totals, as a mutable array (for counts added per bucket).
+    pub(crate) fn base_mut(&mut self) -> &mut [u64] {
+        self.fold();
+        &mut self.base
+    }
+
+    fn fold(&mut self) {
+        if self.sets.len() == SETS * BUCKETS && self.pending > 0 {
+            for (b, s) in self.base.iter_mut().zip(self.sets.chunks_exact_mut(SETS)) {
+                *b += s.iter().map(|&x| u64::from(x)).sum::<u64>();
+                s.fill(0);
+            }
+        }
+        self.pending = 0;
+    }
+
+    /// The count per bucket.
+    pub(crate) fn totals(&self) -> Vec<u64> {
+        let mut out = self.base.clone();
+        if self.sets.len() == SETS * BUCKETS && self.pending > 0 {
+            for (b, s) in out.iter_mut().zip(self.sets.chunks_exact(SETS)) {
+                *b += s.iter().map(|&x| u64::from(x)).sum::<u64>();
+            }
+        }
+        out
+    }
+
+    /// Adds another count's totals (of the same length; others are not added).
+    pub(crate) fn merge(&mut self, other: &Coarse) {
+        if other.base.len() == self.base.len() {
+            for (a, b) in self.base.iter_mut().zip(other.totals()) {
+                *a += b;
+            }
+        }
+    }
+}
+
+impl Serialize for Coarse {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        sparse::serialize(&self.totals(), s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Coarse {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Coarse, D::Error> {
+        Ok(Coarse {
+            base: sparse::deserialize(d)?,
+            ..Coarse::default()
+        })
+    }
+}
+
 super::isa::dispatch! {
-    /// Counts `values` per bucket of their key's top 16 bits (`coarse` has `BUCKETS` entries).
-    pub(crate) fn count_coarse(coarse: &mut [u64], values: &[f32]) -> () => count_coarse_body
+    /// Counts `values` per bucket of their key's top 16 bits into `sets` (`SETS` per bucket).
+    fn count_sets(sets: &mut [u32], values: &[f32]) -> () => count_sets_body
 }
 
 #[inline(always)]
-fn count_coarse_body(coarse: &mut [u64], values: &[f32]) {
-    let coarse = &mut coarse[..BUCKETS];
-    let mut tops = [0u16; 256];
+fn count_sets_body(sets: &mut [u32], values: &[f32]) {
+    let sets = &mut sets[..SETS * BUCKETS];
+    let mask = SETS * BUCKETS - 1;
+    let mut index = [0u32; 256];
     for block in values.chunks(256) {
-        // The buckets in one vectorized loop, the increments in a short scalar one.
-        for (t, &v) in tops.iter_mut().zip(block) {
-            *t = (key(v) >> 16) as u16;
+        // Each value's counter in one vectorized loop (value `i` of a set of `SETS` in set `i`),
+        // the increments in a short scalar one.
+        let mut whole = block.chunks_exact(SETS);
+        let mut at = index.chunks_exact_mut(SETS);
+        for (c, out) in (&mut whole).zip(&mut at) {
+            for (l, (o, &v)) in out.iter_mut().zip(c).enumerate() {
+                *o = (key(v) >> 16) * SETS as u32 + l as u32;
+            }
         }
-        for &t in &tops[..block.len()] {
-            coarse[t as usize] += 1;
+        let done = block.len() / SETS * SETS;
+        for (l, &v) in whole.remainder().iter().enumerate() {
+            index[done + l] = (key(v) >> 16) * SETS as u32 + l as u32;
+        }
+        for &i in &index[..block.len()] {
+            sets[i as usize & mask] += 1;
         }
     }
 }
@@ -161,9 +279,15 @@ mod tests {
     #[test]
     fn coarse_counts_every_value() {
         let vs: Vec<f32> = (0..1001).map(|i| ((i % 7) as f32 - 3.0) * 0.5).collect();
-        let mut c = vec![0u64; BUCKETS];
-        count_coarse(&mut c, &vs);
-        assert_eq!(c.iter().sum::<u64>(), 1001);
+        let mut coarse = Coarse::new(true);
+        coarse.count(&vs);
+        coarse.count(&vs[..3]);
+        let c = coarse.totals();
+        assert_eq!(c.iter().sum::<u64>(), 1004);
+        assert_eq!(coarse.base_mut().iter().sum::<u64>(), 1004);
+        coarse.count(&vs[..3]);
+        assert_eq!(coarse.totals().iter().sum::<u64>(), 1007);
+        assert_eq!(c[(key(-1.5) >> 16) as usize], 144);
         assert_eq!(c[(key(0.0) >> 16) as usize], 143);
     }
 }

@@ -70,12 +70,11 @@ impl TensorStatsJob {
         }
     }
 
-    /// `"moments"`, `"histogram"`, `"percentiles"` or `"done"`.
+    /// `"moments"`, `"histogram"` or `"done"`.
     pub fn pass(&self) -> String {
         match self.job.pass() {
             Pass::Moments => "moments",
             Pass::Histogram => "histogram",
-            Pass::Percentiles => "percentiles",
             Pass::Done => "done",
         }
         .to_string()
