@@ -5,6 +5,8 @@
 // spaced runs of rows ("sampled"), then every row ("exact"), which replaces the points: at once
 // up to AUTO_EXACT values, beyond that when "then every row" is ticked.
 
+import { skippedText } from './messages.js';
+
 const SAMPLE_VALUES = 2 << 20;
 // Every row of 100M values takes about 2.7 s on 2 cores (docs/benchmarks.md).
 const AUTO_EXACT = 100 << 20;
@@ -27,12 +29,12 @@ export function setupQuantError(ctx) {
     const nRows = t.nElements / rowLen;
     const sampleRows = Math.max(1, Math.ceil(SAMPLE_VALUES / rowLen));
     const sampled = sampleRows < nRows;
-    const skippedNote = (report) => (report.skipped.length ? ` · not possible: ${report.skipped.map((s) => s.type).join(', ')}` : '');
+    const skippedNote = (report) => (report.skipped.length ? ` · ${skippedText(report.skipped)}` : '');
     let pass = sampled ? 'sampled' : 'exact';
     try {
       if (sampled) {
         mark('sample-sent');
-        const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows });
+        const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows }, { key: 'quantError' });
         mark('sample-merged');
         if (mine !== generation) return;
         const used = report.results[0]?.nValues ?? 0;
@@ -44,7 +46,7 @@ export function setupQuantError(ctx) {
         pass = 'exact';
       }
       mark('exact-sent');
-      const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name });
+      const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name }, { key: 'quantError' });
       mark('exact-merged');
       if (mine !== generation) return;
       show(report, t.type, 'exact', `exact, every row (${ctx.fmtInt(report.results[0]?.nValues ?? t.nElements)} values)${skippedNote(report)}`);
@@ -54,7 +56,7 @@ export function setupQuantError(ctx) {
         $('#qerr-note').textContent += ' · exact pass cancelled';
         return;
       }
-      if (err.name === 'AbortError') showError(`quantizing ${name}`, 'Cancelled');
+      if (err.name === 'AbortError') { if (!err.replaced) showError(`quantizing ${name}`, 'Cancelled'); }
       else showError(`could not quantize ${name}: ${err.message}`);
     }
   }
@@ -70,7 +72,8 @@ export function setupQuantError(ctx) {
     const root = clear($('#qerr-chart'));
     const points = report.results.filter((r) => r.relativeRmse > 0 && Number.isFinite(r.relativeRmse));
     const W = 480, H = 220, L = 46, B = 24;
-    const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart qerr', role: 'img', 'aria-label': 'Relative RMSE against bits per weight, one point per type' });
+    const best = [...points].sort((a, b) => a.relativeRmse - b.relativeRmse)[0];
+    const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart qerr', role: 'img', 'aria-label': `Relative RMSE against bits per weight, one point per type (${report.results.length} types${best ? `; the smallest error, ${ctx.fmtNum(best.relativeRmse)}, is ${best.type}'s` : ''}). The table below lists every point.` });
     const xMax = Math.max(17, ...report.results.map((r) => r.bitsPerWeight));
     const ys = points.map((r) => Math.log10(r.relativeRmse));
     const yLo = Math.floor(Math.min(-4, ...ys)), yHi = Math.ceil(Math.max(0, ...ys));
@@ -109,6 +112,7 @@ export function setupQuantError(ctx) {
   return {
     reset() {
       generation++;
+      ctx.cancelTask('quantError'); // its chart was another tensor's
       delete $('#qerr-chart').dataset.pass;
       clear($('#qerr-chart'));
       clear($('#qerr-table tbody'));
