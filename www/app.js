@@ -187,7 +187,7 @@ function init() {
   if (testHooks) window.ggufLensTest = client;
   const { request, longTask } = client;
   const model = () => state.model;
-  const inspect = (name) => panels.inspector.inspect(name);
+  const inspect = (name, opts) => panels.inspector.inspect(name, opts);
   panels.summary = setupSummary({ state, inspect, editing: () => panels.editing });
   panels.tensors = setupTensorTable({ state, inspect });
   panels.metadata = setupMetadataTable({ state, request, showError, editing: () => panels.editing });

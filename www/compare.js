@@ -139,7 +139,8 @@ export function setupCompare(ui) {
   function section(title, id, items, row, empty = 'none') {
     return el('div', { class: 'diff-section', dataset: { diff: id } },
       el('h3', {}, `${title} `, el('span', { class: 'muted small' }, `(${fmt.int(items.length)})`)),
-      items.length ? el('ul', { class: 'diff-list' }, items.map(row)) : el('p', { class: 'muted small' }, empty));
+      // A list that scrolls is a tab stop, so the keyboard can scroll it.
+      items.length ? el('ul', { class: 'diff-list', tabindex: 0, 'aria-label': title }, items.map(row)) : el('p', { class: 'muted small' }, empty));
   }
 
   /** Two long strings may share their previews: say where they part. */
