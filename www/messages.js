@@ -63,10 +63,14 @@ export function openErrorText(err, label, facts = {}) {
     const at = /at byte (\d+)/.exec(msg);
     const tensor = /\(offset (\d+), size (\d+)/.exec(msg);
     const item = /of (\d+) bytes/.exec(msg);
+    const limit = /limit (\d+)/.exec(msg);
     const base = at ? Number(at[1]) : 0;
-    const need = tensor ? base + Number(tensor[1]) + Number(tensor[2]) : item ? base + Number(item[1]) : undefined;
+    // A tensor past the end: at least its end past the header; an item: what it lacks more.
+    const need = tensor ? base + Number(tensor[1]) + Number(tensor[2])
+      : item && limit && size !== undefined ? size + Number(item[1]) - Number(limit[1])
+        : item ? base + Number(item[1]) : undefined;
     const has = size !== undefined ? `it has ${int(size)} bytes` : 'it ends early';
-    const needs = need !== undefined && (size === undefined || need > size) ? `, and needs more than about ${int(need)}` : `, fewer than its ${tensor ? 'tensors' : 'header'} need`;
+    const needs = need !== undefined && (size === undefined || need > size) ? `, and needs more than about ${int(need)}` : `, fewer than its ${tensor ? 'tensors need' : 'header needs'}`;
     return `could not open ${label}: the file is incomplete: ${has}${needs} (probably a partial download: download it again). Detail: ${detailOf(msg, label)}`;
   }
   if (/not a GGUF|magic/i.test(msg)) {
