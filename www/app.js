@@ -273,6 +273,16 @@ function init() {
   // ?url= opens the first file (default: the sample); ?compare= then opens the second beside it.
   // ?repo= lists a Hugging Face repo's GGUF files instead (www/repo-view.js).
   if (params.has('repo')) { import('./repo-view.js').then((m) => m.showRepoView(params, { showError })).catch((e) => showError(e.message)); return; }
+  // A first visit (no file named) shows how to open one's own file beside the sample, until dismissed.
+  const VISITED = 'gguf-lens-visited';
+  let visited = true;
+  try { visited = localStorage.getItem(VISITED) === '1'; } catch { /* storage refused: no card */ }
+  if (!visited && !params.has('url')) $('#welcome').hidden = false;
+  $('#welcome-close').addEventListener('click', () => {
+    $('#welcome').hidden = true;
+    try { localStorage.setItem(VISITED, '1'); } catch { /* shown again next time */ }
+    $('#open-file').focus();
+  });
   const compareUrl = params.get('compare');
   Promise.resolve(openUrl(params.get('url') || SAMPLE_URL, { push: false })).then(() => { if (compareUrl && state.model) panels.compare.openUrl(compareUrl, { push: false }); });
 }
