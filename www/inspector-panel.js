@@ -10,6 +10,7 @@ export function setupInspector(ctx) {
     const sel = clear($('#insp-tensor'));
     for (const t of state.model.tensors) sel.append(el('option', { value: t.name }, `${t.name}  (${t.type} [${t.shape.join('×')}])`));
     for (const k of ['insp-info', 'insp-heat-note']) $(`#${k}`).textContent = '';
+    $('#insp-warning').hidden = true;
     for (const e of $$('[data-stat]')) { e.textContent = ''; delete e.dataset.value; }
     clear($('#insp-hist')); clear($('#insp-values'));
     const c = $('#insp-heat'); c.getContext('2d').clearRect(0, 0, c.width, c.height);
@@ -33,6 +34,7 @@ export function setupInspector(ctx) {
       ? `${t.type} layer · [${t.shape[0]} out × ${t.shape[1]} in] dequantized · group ${t.groupSize}${t.actOrder ? ' · act-order' : ''} · ${fmtBytes(t.nBytes)} in its parts`
       : `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
     for (const e of $$('[data-stat]')) { e.textContent = '…'; delete e.dataset.value; }
+    $('#insp-warning').hidden = true;
     try {
       // The first rows first (one small read: values and heatmap at once), then the whole tensor.
       const rowLen = t.shape[t.shape.length - 1] || 1, nRows = t.nElements / rowLen; // shapes are outermost first
@@ -48,11 +50,23 @@ export function setupInspector(ctx) {
       for (const k of ['min', 'max', 'mean', 'std']) { const e = $(`[data-stat="${k}"]`); const v = st[k] ?? NaN; e.textContent = fmtNum(v); e.dataset.value = String(v); }
       for (const [k, f] of [['nan', 'nanCount'], ['inf', 'infCount'], ['zero', 'zeroCount'], ['count', 'count']]) { const e = $(`[data-stat="${k}"]`); e.textContent = fmtInt(st[f]); e.dataset.value = String(st[f]); }
       drawHistogram(st);
+      warnConstant(st);
     } catch (err) {
       for (const e of $$('[data-stat]')) if (e.textContent === '…') e.textContent = '';
       if (err.name === 'AbortError') { if (!err.replaced) ctx.showError(`analysis of ${name}`, 'Cancelled'); }
       else ctx.showError(`could not analyse ${name}: ${err.message}`);
     }
+  }
+
+  /** All zeros (often a broken conversion's sign) or one constant value: said in words, since
+   * the heatmap is then blank and every cosine 1. */
+  function warnConstant(st) {
+    const w = $('#insp-warning');
+    const finite = st.count - st.nanCount - st.infCount;
+    w.textContent = st.count > 0 && st.zeroCount === st.count
+      ? `All ${fmtInt(st.count)} values are zero: often the sign of a broken conversion (the heatmap is blank, and a zero tensor's quantization error is 0 with cosine 1).`
+      : finite > 1 && st.min === st.max ? `Every finite value is ${fmtNum(st.min)}: a constant tensor.` : '';
+    w.hidden = !w.textContent;
   }
 
   function drawHistogram(st) {

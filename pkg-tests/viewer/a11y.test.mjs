@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startServer, launch, newPage, waitLoaded, waitInspected, readJson, FIXTURES, ROOT, HERE } from './helpers.mjs';
+import { startServer, launch, newPage, waitLoaded, waitInspected, readJson, FIXTURES, ROOT, HERE, ARTIFACTS } from './helpers.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'expected-sample.json'));
 const AXE = path.join(HERE, 'node_modules/axe-core/axe.min.js');
@@ -80,6 +80,8 @@ for (const colorScheme of ['light', 'dark']) {
       await page.click(`[data-tab="${tab}"]`);
       assert.equal(await page.$eval(`#panel-${tab}`, (p) => p.hidden), false, tab);
       report[tab] = await violations(page);
+      // Each panel as a user brought it there (docs/screenshots/ holds a copy of these).
+      if (colorScheme === 'light') await page.screenshot({ path: path.join(ARTIFACTS, `panel-${tab}.jpg`), type: 'jpeg', quality: 70, fullPage: true });
     }
     assert.deepEqual(report, Object.fromEntries(Object.keys(steps).map((t) => [t, []])));
     assert.deepEqual(log.errors, []);
@@ -97,6 +99,9 @@ async function tabTo(page, pred, max = 60, key = 'Tab') {
 
 test('keyboard only: open a local file, move through tabs and tensor rows, the compare bar', async () => {
   const { page, log } = await newPage(browser);
+  // Playwright turns on file-chooser interception when the first listener is added (a round
+  // trip to the browser): added before the page loads, it is on before any key is pressed.
+  page.on('filechooser', () => {});
   await page.goto(server.url);
   await waitLoaded(page, expected.summary.name);
   // The file button is a tab stop; Enter opens the file chooser.

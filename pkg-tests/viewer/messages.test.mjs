@@ -89,7 +89,7 @@ test('a file that is not a model says what it looks like instead', async () => {
 });
 
 /** A GGUF of one F32 tensor [rows × cols] (ggml dims: cols, rows), built by hand. */
-function gguf(cols, rows) {
+function gguf(cols, rows, value = (i) => Math.sin(i * 0.37) * (1 + (i % 7))) {
   const name = Buffer.from('t.weight');
   const head = Buffer.alloc(4 + 4 + 8 + 8 + 8 + name.length + 4 + 16 + 4 + 8);
   let o = head.write('GGUF', 0);
@@ -99,7 +99,7 @@ function gguf(cols, rows) {
   o = head.writeUInt32LE(0, o); head.writeBigUInt64LE(0n, o);
   const pad = Buffer.alloc(Math.ceil(head.length / 32) * 32 - head.length);
   const data = Buffer.alloc(cols * rows * 4);
-  for (let i = 0; i < cols * rows; i++) data.writeFloatLE(Math.sin(i * 0.37) * (1 + (i % 7)), i * 4);
+  for (let i = 0; i < cols * rows; i++) data.writeFloatLE(value(i), i * 4);
   return Buffer.concat([head, pad, data]);
 }
 
@@ -138,4 +138,18 @@ test('add a key: "type from value" takes a URL as a string; a bad typed value is
   assert.equal(await page.$eval('#edit-add-value', (e) => e.getAttribute('aria-invalid')), 'true');
   assert.equal(await page.$eval('#error', (e) => e.hidden), true, 'not at the top of the page');
   assert.doesNotMatch(await page.textContent('#edit-add-error'), /not a auto/);
+});
+
+test('an all-zero or constant tensor is said in words in the Inspector', async () => {
+  const { page } = await newPage(browser);
+  await opened(page);
+  for (const [name, value, want] of [['zeros.gguf', () => 0, /^All 1,024 values are zero: often the sign of a broken conversion/], ['ones.gguf', () => 0.5, /^Every finite value is 0\.5: a constant tensor\.$/], ['varied.gguf', undefined, null]]) {
+    await page.setInputFiles('#file-input', { name, mimeType: 'application/octet-stream', buffer: gguf(256, 4, value) });
+    await page.waitForFunction((n) => document.querySelector('#model-source').textContent === n, name, { timeout: 20000 });
+    await page.click('[data-tab="inspector"]');
+    await page.click('#insp-run');
+    await page.waitForFunction(() => document.querySelector('[data-stat="count"]').dataset.value === '1024');
+    const w = await page.$eval('#insp-warning', (e) => ({ hidden: e.hidden, text: e.textContent }));
+    if (want) { assert.equal(w.hidden, false, name); assert.match(w.text, want); } else assert.equal(w.hidden, true, name);
+  }
 });
