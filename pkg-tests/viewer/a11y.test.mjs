@@ -81,7 +81,7 @@ for (const colorScheme of ['light', 'dark']) {
       assert.equal(await page.$eval(`#panel-${tab}`, (p) => p.hidden), false, tab);
       report[tab] = await violations(page);
       // Each panel as a user brought it there (docs/screenshots/ holds a copy of these).
-      if (colorScheme === 'light') await page.screenshot({ path: path.join(ARTIFACTS, `panel-${tab}.jpg`), type: 'jpeg', quality: 70, fullPage: true });
+      if (colorScheme === 'light') await page.screenshot({ path: path.join(ARTIFACTS, `panel-${tab}.jpg`), type: 'jpeg', quality: 60 });
     }
     assert.deepEqual(report, Object.fromEntries(Object.keys(steps).map((t) => [t, []])));
     assert.deepEqual(log.errors, []);
