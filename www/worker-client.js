@@ -2,8 +2,9 @@
 // createWorkerClient() starts the worker; its state (pending requests, the long tasks shown in
 // the status area) lives in the returned client, not in this module.
 //
-// The worker can always be stopped, and a broken one never freezes the page: the Cancel button
-// terminates the worker and starts a fresh one, which opens the files the old one had open (the
+// The worker can always be stopped, and a broken one never freezes the page: a Cancel (of the
+// only long task; beside others, of one the worker does not stop at once) terminates the worker
+// and starts a fresh one, which opens the files the old one had open (the
 // same File objects or URLs, the same headers) before it gets any other request; the requests
 // the old one had not answered are sent to it again. A worker that fails (its error event), that
 // does not answer a quick request within the watchdog's time, or whose wasm module trapped, is
@@ -204,9 +205,9 @@ export function createWorkerClient({ onFailure, watchdogMs = WATCHDOG_MS, testHo
 
   // Long actions run side by side, each with its own row in the status area (label, progress,
   // Cancel). A new task with the same `key` (the same panel's work: another tensor to analyse,
-  // another file to open) replaces the older one, which says so; tasks of other keys are never
-  // stopped by it.
-  const tasks = new Map(); // key -> {task, row, label}
+  // another file to open) replaces the older one (whose panel shows the newer work); tasks of
+  // other keys are never stopped by it.
+  const tasks = new Map(); // key -> {task, row, key, replaced}
   function taskRow(label, onCancel) {
     const text = el('span', { class: 'progress-text muted' }, `${label}…`);
     const bar = document.createElement('progress');
@@ -230,8 +231,8 @@ export function createWorkerClient({ onFailure, watchdogMs = WATCHDOG_MS, testHo
   async function longTask(label, op, args, { key = op } = {}) {
     const old = tasks.get(key);
     if (old) { old.replaced = true; old.task.cancel(); }
-    const entry = { replaced: false, userCancel: false };
-    const ui = taskRow(label, () => { entry.userCancel = true; cancelEntry(entry); });
+    const entry = { replaced: false };
+    const ui = taskRow(label, () => cancelEntry(entry));
     const task = request(op, args, {
       onProgress: ({ loaded, total }) => {
         if (total) { ui.bar.max = total; ui.bar.value = loaded; } else ui.bar.removeAttribute('value');
@@ -268,10 +269,8 @@ export function createWorkerClient({ onFailure, watchdogMs = WATCHDOG_MS, testHo
     const entry = tasks.get(key);
     if (entry) { entry.replaced = true; entry.task.cancel(); }
   }
-  /** The newest task's Cancel (the tests' and the keyboard's shortcut). */
-  const cancelActive = () => { const last = [...tasks.values()].pop(); if (last) { last.userCancel = true; cancelEntry(last); } };
 
   start();
   // For the viewer's tests: the worker, to end it as a crash would.
-  return { request, longTask, cancelActive, cancelTasks, cancelTask, running: () => [...tasks.keys()], ...(testHooks ? { worker: () => worker } : {}) };
+  return { request, longTask, cancelTasks, cancelTask, ...(testHooks ? { worker: () => worker } : {}) };
 }
