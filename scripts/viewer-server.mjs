@@ -6,7 +6,18 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 
+const USAGE = `usage: node scripts/viewer-server.mjs ROOT [PORT] [/prefix=DIR ...]
+  Serves ROOT (default site/) on http://127.0.0.1:PORT/ (default 8080; 0: any free port), with
+  single byte ranges, no directory listings; each /prefix=DIR serves DIR under /prefix/.`;
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const [root = 'site', portArg = '8080', ...mountArgs] = process.argv.slice(2);
+if (!/^\d+$/.test(portArg) || mountArgs.some((m) => !m.includes('='))) {
+  console.error(USAGE);
+  process.exit(2);
+}
 const mounts = mountArgs.map((m) => {
   const i = m.indexOf('=');
   return { prefix: m.slice(0, i).replace(/\/+$/, '') + '/', dir: path.resolve(m.slice(i + 1)) };

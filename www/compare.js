@@ -36,8 +36,11 @@ export function setupCompare(ui) {
   const shapeText = (s) => `[${s.join(', ')}]`;
 
   function showBar(show) {
+    const wasOpen = !$('#compare-form').hidden;
     $('#compare-form').hidden = !show;
+    $('#compare-start').setAttribute('aria-expanded', String(show));
     if (show) $('#compare-url').focus();
+    else if (wasOpen && $('#compare-form').contains(document.activeElement)) $('#compare-start').focus();
   }
 
   /** The first file changed: the comparison is stale. */
@@ -63,8 +66,8 @@ export function setupCompare(ui) {
       $('#compare-tab').hidden = false;
       selectTab('compare');
     } catch (err) {
-      if (err.name === 'AbortError') showError(`opening ${label}`, 'Cancelled');
-      else showError(`could not open ${label} to compare: ${err.message}`);
+      if (err.name === 'AbortError') { if (!err.replaced) showError(`opening ${label}`, 'Cancelled'); }
+      else showError(`${ui.openErrorText(err, label)} (to compare)`);
     }
   }
 
@@ -136,7 +139,8 @@ export function setupCompare(ui) {
   function section(title, id, items, row, empty = 'none') {
     return el('div', { class: 'diff-section', dataset: { diff: id } },
       el('h3', {}, `${title} `, el('span', { class: 'muted small' }, `(${fmt.int(items.length)})`)),
-      items.length ? el('ul', { class: 'diff-list' }, items.map(row)) : el('p', { class: 'muted small' }, empty));
+      // A list that scrolls is a tab stop, so the keyboard can scroll it.
+      items.length ? el('ul', { class: 'diff-list', tabindex: 0, 'aria-label': title }, items.map(row)) : el('p', { class: 'muted small' }, empty));
   }
 
   /** Two long strings may share their previews: say where they part. */
@@ -287,6 +291,7 @@ export function setupCompare(ui) {
 
   $('#compare-start').addEventListener('click', () => { if (ui.model()) showBar($('#compare-form').hidden); });
   $('#compare-dismiss').addEventListener('click', () => showBar(false));
+  $('#compare-pick').addEventListener('click', () => $('#compare-file-input').click());
   $('#compare-file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
   $('#compare-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('#compare-url').value.trim(); if (u) openUrl(u); });
   $('#cmp-all').addEventListener('click', () => { if (b) runTensors(b.diff.tensors.matching.map((t) => t.name)); });
@@ -310,6 +315,8 @@ export function setupCompare(ui) {
     reset,
     /** A drop goes to the comparison while the "Compare with" bar is open. */
     wantsDrop: () => !$('#compare-form').hidden,
+    /** Escape: closes the "Compare with" bar; true when it was open. */
+    closeBar() { if ($('#compare-form').hidden) return false; showBar(false); return true; },
     openFile,
     openUrl,
   };

@@ -13,7 +13,7 @@ export function el(tag, props, ...children) {
       else if (k === 'dataset') Object.assign(e.dataset, v);
       else if (k === 'on') for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
       else if (k === 'title') e.title = String(v);
-      else if (/^(type|colspan|scope|value|disabled|role|rows|download|aria-[a-z]+)$/.test(k)) e.setAttribute(k, String(v));
+      else if (/^(type|colspan|scope|value|disabled|role|rows|download|tabindex|aria-[a-z]+)$/.test(k)) e.setAttribute(k, String(v));
       else if (k === 'href' && /^blob:/.test(String(v))) e.setAttribute(k, String(v)); // only our own object URLs
       else throw new Error(`el: attribute ${k} not allowed`);
     }

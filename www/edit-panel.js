@@ -7,6 +7,8 @@
  * @param {object} ctx the page's helpers: el, clear, request, longTask, showError, model(),
  *   sourceName(), fmtValue, rerender() (re-renders the metadata table)
  */
+import { parseValue } from './messages.js';
+
 export function setupEditing(ctx) {
   const { el, clear, request, longTask, showError } = ctx;
   const $ = (sel) => document.querySelector(sel);
@@ -20,10 +22,20 @@ export function setupEditing(ctx) {
     ctx.rerender();
   }
 
-  function change(c) {
+  /** Shows `message` beside the control that caused it (`where`: an element with role alert),
+   * or clears it; `input` is marked invalid and described by it. */
+  function fieldError(where, input, message) {
+    where.textContent = message ?? '';
+    where.hidden = !message;
+    if (!input) return;
+    if (message) { input.setAttribute('aria-invalid', 'true'); input.setAttribute('aria-describedby', where.id); } else input.removeAttribute('aria-invalid');
+  }
+
+  /** Adds change `c`; a refusal (the core's check) goes to `onError`, by default the page's box. */
+  function change(c, onError = (e) => showError(e.message)) {
     const next = new Map(pending);
     next.set(c.key, c);
-    return apply(next).catch((e) => showError(e.message));
+    return apply(next).then(() => true, (e) => { onError(e); return false; });
   }
 
   function revert(key) {
@@ -31,6 +43,7 @@ export function setupEditing(ctx) {
     next.delete(key);
     return apply(next).catch((e) => showError(e.message));
   }
+  let errorIds = 0;
 
   function text(v) {
     if (v === undefined) return '—';
@@ -53,16 +66,6 @@ export function setupEditing(ctx) {
     }
   }
 
-  /** The value an input's text gives for a key of type `type` (JSON for arrays and numbers). */
-  function parse(textValue, type) {
-    if (type === 'string') return textValue;
-    if (type === 'bool') return textValue === 'true';
-    try {
-      return JSON.parse(textValue);
-    } catch {
-      throw new Error(`not a ${type === 'array' ? 'JSON array' : type}: ${textValue}`);
-    }
-  }
 
   /** The Edit and Remove buttons of a metadata row; `cell` is the value cell they replace. */
   function actionsFor(m, cell) {
@@ -80,18 +83,29 @@ export function setupEditing(ctx) {
       const input = m.type === 'array' || long
         ? el('textarea', { class: 'edit-value', rows: 6 }, m.type === 'array' ? JSON.stringify(current) : current)
         : el('input', { class: 'edit-value', value: typeof current === 'bigint' || typeof current === 'number' ? String(current) : current ?? '' });
+      input.setAttribute('aria-label', `New value of ${m.key}`);
       const save = el('button', { type: 'button', class: 'primary edit-save' }, 'Set');
       const cancel = el('button', { type: 'button' }, 'Cancel');
-      clear(cell).append(input, ' ', save, ' ', cancel);
+      const error = el('p', { class: 'error small field-error', role: 'alert' });
+      error.id = `edit-error-${++errorIds}`;
+      error.hidden = true;
+      clear(cell).append(input, ' ', save, ' ', cancel, error);
       input.focus();
-      cancel.addEventListener('click', () => ctx.rerender());
+      const close = () => { ctx.rerender(); document.querySelector(`#meta-table tr[data-key="${CSS.escape(m.key)}"] .edit-key`)?.focus(); };
+      cancel.addEventListener('click', close);
+      input.addEventListener('keydown', (e) => {
+        if (e.key === 'Escape') { e.preventDefault(); close(); }
+        if (e.key === 'Enter' && input.tagName === 'INPUT') { e.preventDefault(); save.click(); }
+      });
       save.addEventListener('click', () => {
+        let value;
         try {
-          const value = parse(input.value, m.type === 'array' ? 'array' : m.type);
-          change({ key: m.key, value });
+          value = parseValue(input.value, m.type === 'array' ? 'array' : m.type);
         } catch (e) {
-          showError(`${m.key}: ${e.message}`);
+          fieldError(error, input, `${m.key}: ${e.message}`);
+          return;
         }
+        change({ key: m.key, value }, (e) => fieldError(error, input, `${m.key}: ${e.message}`));
       });
     });
     const remove = el('button', { type: 'button', class: 'link remove-key', title: `Remove ${m.key}` }, removed ? 'keep' : 'remove');
@@ -123,21 +137,25 @@ export function setupEditing(ctx) {
     }
   }
 
+  /** Add a key: errors beside the form (the field at fault marked), not at the page's top. */
   function addKey() {
     const key = $('#edit-add-key').value.trim();
     const type = $('#edit-add-type').value;
     const raw = $('#edit-add-value').value;
-    if (!key) { showError('give the new key a name'); return; }
+    const where = $('#edit-add-error');
+    fieldError(where, $('#edit-add-key'));
+    fieldError(where, $('#edit-add-value'));
+    if (!key) { fieldError(where, $('#edit-add-key'), 'give the new key a name (e.g. general.license)'); return; }
     let value;
     try {
-      value = type === 'string' ? raw : JSON.parse(raw);
-    } catch {
-      showError(`${key}: not a ${type}: ${raw}`);
+      value = parseValue(raw, type);
+    } catch (e) {
+      fieldError(where, $('#edit-add-value'), `${key}: ${e.message}`);
       return;
     }
     const c = { key, value };
-    if (type !== 'auto') c.type = type === 'array' ? undefined : type;
-    change(c).then(() => { $('#edit-add-value').value = ''; });
+    if (type !== 'auto') c.type = type;
+    change(c, (e) => fieldError(where, $('#edit-add-value'), `${key}: ${e.message}`)).then((ok) => { if (ok) $('#edit-add-value').value = ''; });
   }
 
   $('#edit-save').addEventListener('click', saveAs);
@@ -149,6 +167,9 @@ export function setupEditing(ctx) {
     actionsFor,
     /** The pending value of a key ({remove: true} when removed), or undefined. */
     pendingOf: (key) => pending.get(key),
+    /** Every pending change, in the order made. */
+    pendingChanges: () => [...pending.values()],
+    pendingCount: () => pending.size,
     /** Drops every pending change (a new file was opened). */
     reset() {
       pending = new Map();

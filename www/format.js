@@ -72,6 +72,19 @@ export function typeColor(type) {
   return TYPE_COLORS[h % TYPE_COLORS.length];
 }
 
+/** WCAG relative luminance of a #rrggbb colour. */
+function luminance(hex) {
+  const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+}
+/** WCAG contrast ratio of two #rrggbb colours. */
+export function contrast(a, b) {
+  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+/** Black or white text on background `bg` (#rrggbb), whichever contrasts more. */
+export const textOn = (bg) => (contrast(bg, '#000000') >= contrast(bg, '#ffffff') ? '#000000' : '#ffffff');
+
 /** A scalar metadata value of the page's model (undefined if absent or an array). */
 export function metaGet(model, key) {
   const m = model.metadata.find((e) => e.key === key);

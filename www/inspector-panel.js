@@ -10,14 +10,17 @@ export function setupInspector(ctx) {
     const sel = clear($('#insp-tensor'));
     for (const t of state.model.tensors) sel.append(el('option', { value: t.name }, `${t.name}  (${t.type} [${t.shape.join('×')}])`));
     for (const k of ['insp-info', 'insp-heat-note']) $(`#${k}`).textContent = '';
+    $('#insp-warning').hidden = true;
     for (const e of $$('[data-stat]')) { e.textContent = ''; delete e.dataset.value; }
     clear($('#insp-hist')); clear($('#insp-values'));
     const c = $('#insp-heat'); c.getContext('2d').clearRect(0, 0, c.width, c.height);
   }
 
-  function inspect(name) {
+  /** `focus`: from the keyboard, focus moves with the user to the Inspector's tensor. */
+  function inspect(name, { focus = false } = {}) {
     ctx.selectTab('inspector');
     $('#insp-tensor').value = name;
+    if (focus) $('#insp-tensor').focus();
     runInspector();
   }
 
@@ -31,32 +34,47 @@ export function setupInspector(ctx) {
       ? `${t.type} layer · [${t.shape[0]} out × ${t.shape[1]} in] dequantized · group ${t.groupSize}${t.actOrder ? ' · act-order' : ''} · ${fmtBytes(t.nBytes)} in its parts`
       : `${t.type} · shape [${t.shape.join(', ')}] · ${fmtInt(t.nElements)} elements · ${fmtBytes(t.nBytes)}`;
     for (const e of $$('[data-stat]')) { e.textContent = '…'; delete e.dataset.value; }
+    $('#insp-warning').hidden = true;
     try {
       // The first rows first (one small read: values and heatmap at once), then the whole tensor.
       const rowLen = t.shape[t.shape.length - 1] || 1, nRows = t.nElements / rowLen; // shapes are outermost first
       const rows = Math.min(nRows, 256, Math.max(1, Math.floor((1 << 22) / rowLen)));
       clear($('#insp-values')); clear($('#insp-hist'));
-      const vals = await ctx.longTask(`Rows 0–${rows - 1} of ${name}`, 'rows', { name, rows: [0, rows] });
+      const vals = await ctx.longTask(`Rows 0–${rows - 1} of ${name}`, 'rows', { name, rows: [0, rows] }, { key: 'inspect' });
       drawValues(vals.subarray(0, Math.min(64, rowLen)));
       drawRowHeatmap(vals, rowLen, rows, nRows);
       const head = $('#insp-scope').value === 'head';
-      const st = await ctx.longTask(`Statistics of ${name}`, 'stats', { name, bins: 64, rows: head ? [0, rows] : undefined });
+      const st = await ctx.longTask(`Statistics of ${name}`, 'stats', { name, bins: 64, rows: head ? [0, rows] : undefined }, { key: 'inspect' });
       $('#insp-stats-scope').textContent = head && rows < nRows ? `(rows 0–${rows - 1} of ${fmtInt(nRows)})` : '(whole tensor)';
       // the package's TensorStats; null min/max/mean/std (no finite value) shown as NaN
       for (const k of ['min', 'max', 'mean', 'std']) { const e = $(`[data-stat="${k}"]`); const v = st[k] ?? NaN; e.textContent = fmtNum(v); e.dataset.value = String(v); }
       for (const [k, f] of [['nan', 'nanCount'], ['inf', 'infCount'], ['zero', 'zeroCount'], ['count', 'count']]) { const e = $(`[data-stat="${k}"]`); e.textContent = fmtInt(st[f]); e.dataset.value = String(st[f]); }
       drawHistogram(st);
+      warnConstant(st);
     } catch (err) {
       for (const e of $$('[data-stat]')) if (e.textContent === '…') e.textContent = '';
-      if (err.name === 'AbortError') ctx.showError(`analysis of ${name}`, 'Cancelled');
+      if (err.name === 'AbortError') { if (!err.replaced) ctx.showError(`analysis of ${name}`, 'Cancelled'); }
       else ctx.showError(`could not analyse ${name}: ${err.message}`);
     }
+  }
+
+  /** All zeros (often a broken conversion's sign) or one constant value: said in words, since
+   * the heatmap is then blank and every cosine 1. */
+  function warnConstant(st) {
+    const w = $('#insp-warning');
+    const finite = st.count - st.nanCount - st.infCount;
+    w.textContent = st.count > 0 && st.zeroCount === st.count
+      ? `All ${fmtInt(st.count)} values are zero: often the sign of a broken conversion (the heatmap is blank, and a zero tensor's quantization error is 0 with cosine 1).`
+      : finite > 1 && st.min === st.max ? `Every finite value is ${fmtNum(st.min)}: a constant tensor.` : '';
+    w.hidden = !w.textContent;
   }
 
   function drawHistogram(st) {
     const root = clear($('#insp-hist'));
     const h = Array.from(st.histogram.counts, Number), edges = st.histogram.edges, lo0 = edges[0] ?? 0, hi0 = edges[edges.length - 1] ?? 0, W = 480, H = 140, max = Math.max(1, ...h);
-    const s = svg('svg', { viewBox: `0 0 ${W} ${H + 18}`, class: 'chart hist', role: 'img', 'aria-label': 'Histogram of values' });
+    const peak = h.indexOf(max);
+    const peakAt = h.length ? lo0 + (hi0 - lo0) * (peak + 0.5) / h.length : 0;
+    const s = svg('svg', { viewBox: `0 0 ${W} ${H + 18}`, class: 'chart hist', role: 'img', 'aria-label': `Histogram of ${fmtInt(st.count)} values in ${h.length} bins from ${fmtNum(lo0)} to ${fmtNum(hi0)}; the fullest bin (${fmtInt(max)} values) is around ${fmtNum(peakAt)}.` });
     const bw = W / h.length;
     h.forEach((c, i) => {
       const bh = c / max * H;
@@ -103,6 +121,9 @@ export function setupInspector(ctx) {
     }
     g2d.putImageData(img, 0, 0);
     $('#insp-heat-note').textContent = `rows 0–${rows - 1} of ${fmtInt(nRows)}, ${cols < rowLen ? `every ${step.toFixed(1)}th of ${fmtInt(rowLen)} columns` : `${fmtInt(rowLen)} columns`}; blue < mean < red, ±3σ`;
+    let below = 0, above = 0, bad = 0;
+    for (const v of vals) { if (!Number.isFinite(v)) bad++; else if (v < mean - 3 * st.std) below++; else if (v > mean + 3 * st.std) above++; }
+    c.setAttribute('aria-label', `Row heatmap of ${$('#insp-heat-note').textContent}. Mean ${fmtNum(mean)}, standard deviation ${fmtNum(st.std)}; ${fmtInt(below)} values below −3σ, ${fmtInt(above)} above +3σ${bad ? `, ${fmtInt(bad)} not finite (magenta)` : ''}.`);
   }
 
   $('#insp-run').addEventListener('click', () => { if (state.model) runInspector(); });

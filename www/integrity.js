@@ -19,7 +19,7 @@ export function setupIntegrity(ctx) {
     };
     const started = performance.now();
     try {
-      const report = await longTask('Hashing', 'hash', { options });
+      const report = await longTask('Hashing', 'hash', { options }, { key: 'hash' });
       const seconds = (performance.now() - started) / 1000;
       lines = report.lines;
       const body = clear($('#hash-model tbody'));
@@ -30,7 +30,7 @@ export function setupIntegrity(ctx) {
       $('#hash-time').textContent = `${report.tensors.length} tensors, ${seconds.toFixed(2)} s`;
       $('#hash-result').hidden = false;
     } catch (e) {
-      if (e.name === 'AbortError') showError('hashing', 'Cancelled');
+      if (e.name === 'AbortError') { if (!e.replaced) showError('hashing', 'Cancelled'); }
       else showError(`could not hash: ${e.message}`);
     }
   }

@@ -25,7 +25,8 @@ export function setupMemory(ctx) {
     const gpuChoice = $('#mem-gpu').value;
     const gib = gpuChoice === 'custom' ? Number($('#mem-gpu-custom').value) : Number(gpuChoice);
     const o = {
-      ctx: Math.max(1, Math.round(Number($('#mem-ctx').value) || 0)),
+      // 0 is the model's own context, as llama.cpp's -c 0 (the planner reads it so too).
+      ctx: Math.max(0, Math.round(Number($('#mem-ctx').value) || 0)),
       parallel: Math.max(1, Math.round(Number($('#mem-np').value) || 1)),
       cacheTypeK: $('#mem-ctk').value,
       cacheTypeV: $('#mem-ctv').value,
@@ -125,7 +126,9 @@ export function setupMemory(ctx) {
     set('compute', p.computeBytes, `${ctx.fmtBytes(p.computeBytes)} (estimate${p.compute.gpuBytes ? `, GPU ${ctx.fmtBytes(p.compute.gpuBytes)}` : ''})`);
     set('total', p.totalBytes, ctx.fmtBytes(p.totalBytes));
     set('max-ctx', p.maxCtx, p.maxCtx === null ? '— (choose a GPU)' : p.maxCtx === 0 ? 'none fits' : ctx.fmtInt(p.maxCtx));
-    $('#mem-command').textContent = p.command;
+    // -c 0 as typed: llama-server then takes the model's context, as planned here.
+    $('#mem-command').textContent = o.ctx === 0 ? p.command.replace(/(^|\s)-c \d+(?=\s|$)/, '$1-c 0') : p.command;
+    $('#mem-ctx-note').textContent = o.ctx === 0 ? `0: the model's context, ${ctx.fmtInt(ctx.model().summary.contextLength ?? 0)}` : '';
     bar(p);
   }
 

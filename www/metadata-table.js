@@ -22,7 +22,13 @@ export function setupMetadataTable(ctx) {
     const body = clear($('#meta-table tbody'));
     const q = $('#meta-filter').value.trim().toLowerCase();
     let n = 0;
-    for (const entry of state.model.metadata) {
+    // Keys added by pending edits are listed too (marked), as they will be saved.
+    const known = new Set(state.model.metadata.map((e) => e.key));
+    const added = ctx.editing().pendingChanges().filter((c) => !c.remove && !known.has(c.key))
+      .map((c) => (Array.isArray(c.value)
+        ? { key: c.key, type: 'array', itemType: c.type ?? typeof c.value[0], length: c.value.length, preview: c.value.slice(0, 8), added: true }
+        : { key: c.key, type: c.type ?? (typeof c.value === 'string' ? 'string' : typeof c.value === 'boolean' ? 'bool' : 'number'), value: c.value, added: true }));
+    for (const entry of [...state.model.metadata, ...added]) {
       // A pending scalar edit shows its new value (arrays keep their summary).
       const pendingValue = ctx.editing().pendingOf(entry.key);
       const m = pendingValue && !pendingValue.remove && entry.type !== 'array' ? { ...entry, value: pendingValue.value } : entry;
@@ -32,7 +38,9 @@ export function setupMetadataTable(ctx) {
       if (q && hit === undefined && !m.key.toLowerCase().includes(q) && !text.toLowerCase().includes(q) && !preview.toLowerCase().includes(q)) continue;
       n++;
       const cell = el('td', { class: 'value' });
-      if (m.type === 'array') {
+      if (m.type === 'array' && m.added) {
+        cell.append(el('span', { class: 'mono' }, text), ' ', el('span', { class: 'muted' }, preview));
+      } else if (m.type === 'array') {
         const box = el('div', { class: 'array-view', hidden: undefined });
         let page = 0;
         const size = 50;
@@ -60,11 +68,18 @@ export function setupMetadataTable(ctx) {
       }
       const change = ctx.editing().pendingOf(m.key);
       const actions = el('td', { class: 'actions' });
-      if (ctx.editing().editable()) actions.append(ctx.editing().actionsFor(m, cell));
-      if (change && !change.remove) cell.prepend(el('span', { class: 'tag op-set' }, 'edited'), ' ');
+      if (ctx.editing().editable() && !m.added) actions.append(ctx.editing().actionsFor(m, cell));
+      if (m.added) cell.prepend(el('span', { class: 'tag op-add' }, 'added'), ' ');
+      else if (change && !change.remove) cell.prepend(el('span', { class: 'tag op-set' }, 'edited'), ' ');
+      else if (change) cell.prepend(el('span', { class: 'tag op-remove' }, 'to be removed'), ' ');
       body.append(el('tr', { dataset: { key: m.key }, class: change ? (change.remove ? 'removed' : 'edited') : undefined }, el('td', { class: 'mono key' }, m.key), el('td', { class: 'muted' }, m.type === 'array' ? `array<${m.itemType}>` : m.type), cell, actions));
     }
-    $('#meta-count').textContent = `${n} of ${state.model.metadata.length} keys`;
+    const changes = ctx.editing().pendingChanges();
+    const removed = changes.filter((c) => c.remove).length;
+    const total = state.model.metadata.length + added.length;
+    const parts = [added.length && `${added.length} added`, changes.length - added.length - removed && `${changes.length - added.length - removed} edited`, removed && `${removed} to be removed`].filter(Boolean);
+    $('#meta-count').textContent = `${n} of ${total} keys${parts.length ? ` (${parts.join(', ')}: not saved yet)` : ''}`;
+    $('#meta-count').dataset.total = String(total);
   }
 
   $('#meta-filter').addEventListener('input', () => { if (state.model) filterMetadata().catch((e) => ctx.showError(e.message)); });

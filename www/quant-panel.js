@@ -5,6 +5,8 @@
 // spaced runs of rows ("sampled"), then every row ("exact"), which replaces the points: at once
 // up to AUTO_EXACT values, beyond that when "then every row" is ticked.
 
+import { skippedText } from './messages.js';
+
 const SAMPLE_VALUES = 2 << 20;
 // Every row of 100M values takes about 2.7 s on 2 cores (docs/benchmarks.md).
 const AUTO_EXACT = 100 << 20;
@@ -27,12 +29,12 @@ export function setupQuantError(ctx) {
     const nRows = t.nElements / rowLen;
     const sampleRows = Math.max(1, Math.ceil(SAMPLE_VALUES / rowLen));
     const sampled = sampleRows < nRows;
-    const skippedNote = (report) => (report.skipped.length ? ` · not possible: ${report.skipped.map((s) => s.type).join(', ')}` : '');
+    const skippedNote = (report) => (report.skipped.length ? ` · ${skippedText(report.skipped)}` : '');
     let pass = sampled ? 'sampled' : 'exact';
     try {
       if (sampled) {
         mark('sample-sent');
-        const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows });
+        const report = await longTask(`Quantizing a sample of ${name}`, 'quantError', { name, sampleRows }, { key: 'quantError' });
         mark('sample-merged');
         if (mine !== generation) return;
         const used = report.results[0]?.nValues ?? 0;
@@ -44,7 +46,7 @@ export function setupQuantError(ctx) {
         pass = 'exact';
       }
       mark('exact-sent');
-      const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name });
+      const report = await longTask(`Quantizing every row of ${name}`, 'quantError', { name }, { key: 'quantError' });
       mark('exact-merged');
       if (mine !== generation) return;
       show(report, t.type, 'exact', `exact, every row (${ctx.fmtInt(report.results[0]?.nValues ?? t.nElements)} values)${skippedNote(report)}`);
@@ -54,7 +56,7 @@ export function setupQuantError(ctx) {
         $('#qerr-note').textContent += ' · exact pass cancelled';
         return;
       }
-      if (err.name === 'AbortError') showError(`quantizing ${name}`, 'Cancelled');
+      if (err.name === 'AbortError') { if (!err.replaced) showError(`quantizing ${name}`, 'Cancelled'); }
       else showError(`could not quantize ${name}: ${err.message}`);
     }
   }
@@ -69,8 +71,9 @@ export function setupQuantError(ctx) {
   function draw(report, ownType) {
     const root = clear($('#qerr-chart'));
     const points = report.results.filter((r) => r.relativeRmse > 0 && Number.isFinite(r.relativeRmse));
-    const W = 480, H = 220, L = 46, B = 24;
-    const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart qerr', role: 'img', 'aria-label': 'Relative RMSE against bits per weight, one point per type' });
+    const W = 480, H = 236, L = 46, B = 36;
+    const best = [...points].sort((a, b) => a.relativeRmse - b.relativeRmse)[0];
+    const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart qerr', role: 'img', 'aria-label': `Relative RMSE against bits per weight, one point per type (${report.results.length} types${best ? `; the smallest error, ${ctx.fmtNum(best.relativeRmse)}, is ${best.type}'s` : ''}). The table below lists every point.` });
     const xMax = Math.max(17, ...report.results.map((r) => r.bitsPerWeight));
     const ys = points.map((r) => Math.log10(r.relativeRmse));
     const yLo = Math.floor(Math.min(-4, ...ys)), yHi = Math.ceil(Math.max(0, ...ys));
@@ -80,14 +83,39 @@ export function setupQuantError(ctx) {
       s.append(svg('line', { x1: L, x2: W - 8, y1: y(10 ** e), y2: y(10 ** e), class: 'grid' }));
       s.append(svg('text', { x: 2, y: y(10 ** e) + 4, class: 'label' }, `1e${e}`));
     }
-    for (let b = 0; b <= xMax; b += 4) s.append(svg('text', { x: x(b) - 4, y: H - 6, class: 'label' }, String(b)));
-    s.append(svg('text', { x: W - 110, y: H - 6, class: 'label' }, 'bits per weight'));
+    // Ticks under the plot, the axis title on its own line below them (never on a tick).
+    for (let b = 0; b <= xMax; b += 4) s.append(svg('text', { x: x(b), y: H - B + 14, class: 'label', 'text-anchor': 'middle' }, String(b)));
+    s.append(svg('text', { x: (L + W - 8) / 2, y: H - 4, class: 'label', 'text-anchor': 'middle' }, 'bits per weight'));
+    // Labels placed left to right, each moved up or down past the ones already placed (with a
+    // leader line to its point when moved), so clustered types never print over each other.
+    const placed = [];
+    const CHAR_W = 5.6, LINE_H = 11;
+    const free = (bx, by, w) => placed.every((p) => bx + w < p.x || bx > p.x + p.w || by + LINE_H <= p.y || by >= p.y + LINE_H);
+    function place(px, py, text) {
+      const w = text.length * CHAR_W;
+      const bx = Math.min(px + 7, W - 2 - w);
+      for (let k = 0; k < 24; k++) {
+        const dy = (k % 2 ? 1 : -1) * Math.ceil(k / 2) * LINE_H;
+        const by = py - 7 + dy;
+        if (by < 0 || by + LINE_H > H - B) continue;
+        if (free(bx, by, w)) { placed.push({ x: bx, y: by, w }); return { x: bx, y: by + 8, moved: dy !== 0 }; }
+      }
+      placed.push({ x: bx, y: py - 7, w });
+      return { x: bx, y: py + 1, moved: false };
+    }
+    const cyOf = (r) => (r.relativeRmse > 0 ? y(r.relativeRmse) : y(10 ** yLo));
+    const textOf = (r) => (r.type === ownType ? `${r.type} (this file${r.relativeRmse === 0 ? ': exact' : ''})` : r.type);
+    const spots = new Map();
+    for (const r of [...report.results].sort((a, b) => a.bitsPerWeight - b.bitsPerWeight)) spots.set(r, place(x(r.bitsPerWeight), cyOf(r), textOf(r)));
     for (const r of report.results) {
       const own = r.type === ownType;
-      const cy = r.relativeRmse > 0 ? y(r.relativeRmse) : y(10 ** yLo);
+      const cy = cyOf(r);
       const g = svg('g', { class: own ? 'point own' : 'point', 'data-type': r.type, 'data-bpw': String(r.bitsPerWeight), 'data-relative-rmse': String(r.relativeRmse) });
       g.append(svg('circle', { cx: x(r.bitsPerWeight), cy, r: own ? 6 : 4 }));
-      g.append(svg('text', { x: x(r.bitsPerWeight) + 7, y: cy + 4, class: 'label' }, own ? `${r.type} (this file${r.relativeRmse === 0 ? ': exact' : ''})` : r.type));
+      const text = textOf(r);
+      const at = spots.get(r);
+      if (at.moved) g.append(svg('line', { x1: x(r.bitsPerWeight), y1: cy, x2: at.x - 1, y2: at.y - 3, class: 'leader' }));
+      g.append(svg('text', { x: at.x, y: at.y, class: 'label' }, text));
       g.append(svg('title', {}, `${r.type}: ${r.bitsPerWeight.toFixed(4)} bits/weight, relative RMSE ${ctx.fmtNum(r.relativeRmse)}, RMSE ${ctx.fmtNum(r.rmse)}, max |err| ${ctx.fmtNum(r.maxAbsError)}, cosine ${r.cosine.toFixed(6)}`));
       s.append(g);
     }
@@ -109,6 +137,7 @@ export function setupQuantError(ctx) {
   return {
     reset() {
       generation++;
+      ctx.cancelTask('quantError'); // its chart was another tensor's
       delete $('#qerr-chart').dataset.pass;
       clear($('#qerr-chart'));
       clear($('#qerr-table tbody'));

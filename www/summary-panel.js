@@ -1,7 +1,7 @@
 // The Summary tab: the model's summary fields, the quant-mix chart and the layer × role heatmap.
 // ctx: {state (app.js's: .model, .sourceLabel), inspect(name)}.
 import { $, $$, el, svg, clear } from './dom.js';
-import { FTYPE_SHORT, ftypeLabel, fmtInt, fmtBytes, fmtCount, pct, typeColor, tokenizerModel, blockOf } from './format.js';
+import { FTYPE_SHORT, ftypeLabel, fmtInt, fmtBytes, fmtCount, pct, typeColor, textOn, tokenizerModel, blockOf } from './format.js';
 
 export function setupSummary(ctx) {
   const { state } = ctx;
@@ -53,7 +53,27 @@ export function setupSummary(ctx) {
     } else {
       $('#file-info').textContent = `GGUF v${info.version}, ${info.endian}-endian, alignment ${info.alignment}, data at byte ${fmtInt(info.dataOffset)}`;
     }
-    document.title = `${s.name || 'model'} — gguf-lens viewer`;
+    showPending();
+    document.title = `${$('[data-field="name"]').textContent || 'model'} — gguf-lens viewer`;
+  }
+
+  /** Fields whose metadata key has a pending edit show the value it will be saved with, marked. */
+  function showPending() {
+    for (const e of $$('[data-field].edited')) e.classList.remove('edited');
+    const editing = ctx.editing?.();
+    if (!editing || state.model.info.format !== 'gguf') return;
+    const arch = state.model.summary.architecture;
+    const keys = { name: 'general.name', architecture: 'general.architecture', 'context-length': `${arch}.context_length`, 'embedding-length': `${arch}.embedding_length`, 'block-count': `${arch}.block_count`, 'head-count': `${arch}.attention.head_count`, 'head-count-kv': `${arch}.attention.head_count_kv`, 'file-type': 'general.file_type' };
+    for (const [field, key] of Object.entries(keys)) {
+      const c = editing.pendingOf(key);
+      if (!c) continue;
+      const v = c.remove ? undefined : c.value;
+      const text = v === undefined ? undefined : field === 'file-type' ? FTYPE_SHORT[Number(v) & ~1024] ?? `type ${v}` : typeof v === 'number' ? fmtInt(v) : String(v);
+      setField(field, text, typeof v === 'number' ? v : undefined);
+      for (const e of $$(`[data-field="${field}"]`)) { e.classList.add('edited'); e.title = `${key}: ${c.remove ? 'removed' : 'edited'}, not saved yet (Metadata tab)`; }
+    }
+    const ft = editing.pendingOf('general.file_type');
+    if (ft) setField('quant-label', ft.remove ? undefined : ftypeLabel(Number(ft.value)));
   }
 
 
@@ -61,7 +81,8 @@ export function setupSummary(ctx) {
     const root = clear($('#mix-chart'));
     const mix = state.model.summary.quantMix;
     const W = 600;
-    const bar = svg('svg', { viewBox: `0 0 ${W} 16`, preserveAspectRatio: 'none', class: 'chart stack', role: 'img', 'aria-label': 'Share of tensor bytes by type' });
+    // The table below says the same in text: the bar's label is its short version.
+    const bar = svg('svg', { viewBox: `0 0 ${W} 16`, preserveAspectRatio: 'none', class: 'chart stack', role: 'img', 'aria-label': `Share of tensor bytes by type: ${mix.map((q) => `${q.type} ${pct(q.share)}`).join(', ')}` });
     let x = 0;
     for (const q of mix) {
       const w = q.share * W;
@@ -116,17 +137,30 @@ export function setupSummary(ctx) {
         if (!t) return;
         const g = svg('g', { class: 'cell' });
         g.append(svg('rect', { x: left + j * cw + 1, y: y + 1, width: cw - 2, height: ch - 2, fill: typeColor(t.type), rx: 2 }));
-        g.append(svg('text', { x: left + j * cw + cw / 2, y: y + 13, 'text-anchor': 'middle', class: 'cell-label' }, t.type));
+        // Black or white, whichever contrasts more with the cell's colour (at least 4.5:1).
+        g.append(svg('text', { x: left + j * cw + cw / 2, y: y + 13, 'text-anchor': 'middle', class: 'cell-label', fill: textOn(typeColor(t.type)) }, t.type));
         g.append(svg('title', {}, `${t.name}: ${t.type}, ${fmtBytes(t.nBytes)}`));
         g.addEventListener('click', () => ctx.inspect(t.name));
         s.append(g);
       });
     });
-    root.append(s);
+    // Text alternatives: a sentence (the picture's label) and the grid as a table for screen readers.
+    const counts = new Map();
+    for (const m of layers.values()) for (const t of m.values()) counts.set(t.type, (counts.get(t.type) ?? 0) + 1);
+    const sentence = `${ids.length} ${ids.length === 1 ? 'layer' : 'layers'} × ${roles.length} tensor ${roles.length === 1 ? 'role' : 'roles'}, by ggml type: ${[...counts].sort((a, b) => b[1] - a[1]).map(([ty, n]) => `${ty} in ${n}`).join(', ')}.`;
+    s.setAttribute('role', 'img');
+    s.setAttribute('aria-label', `Layers × tensors map. ${sentence} The table after it lists every cell.`);
+    const table = el('table', { class: 'visually-hidden', dataset: { alt: 'heatmap' } },
+      el('caption', {}, `Tensor types per layer. ${sentence}`),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Layer'), roles.map((r) => el('th', { scope: 'col' }, r.replace(/\.weight$/, ''))))),
+      el('tbody', {}, ids.map((id) => el('tr', {}, el('th', { scope: 'row' }, `blk.${id}`), roles.map((r) => el('td', {}, layers.get(id).get(r)?.type ?? '—'))))));
+    root.append(s, el('p', { class: 'muted small', dataset: { alt: 'heatmap-summary' } }, sentence), table);
   }
 
 
   return {
     render() { renderSummary(); renderMix(); renderHeatmap(); },
+    /** The summary fields again (pending edits changed). */
+    renderFields: renderSummary,
   };
 }

@@ -53,7 +53,7 @@ export function setupTensorTable(ctx) {
       if (g !== null) body.append(el('tr', { class: 'group' }, el('th', { colspan: 7, scope: 'rowgroup' }, g, el('span', { class: 'muted small' }, `  ${ts.length} tensors · ${fmtCount(els)} elements · ${fmtBytes(bytes)}`))));
       for (const t of ts) {
         shown++;
-        body.append(el('tr', { class: 'clickable', dataset: { tensor: t.name }, on: { click: () => ctx.inspect(t.name) } },
+        body.append(el('tr', { class: 'clickable', tabindex: shown === 1 ? 0 : -1, 'aria-label': `${t.name}, ${t.type}: open in the Inspector`, dataset: { tensor: t.name }, on: { click: () => ctx.inspect(t.name) } },
           el('td', { class: 'mono' }, t.name),
           el('td', {}, el('span', { class: 'tag' }, t.type)),
           el('td', { class: 'mono' }, `[${t.shape.join(', ')}]`),
@@ -66,6 +66,21 @@ export function setupTensorTable(ctx) {
     $('#tensor-count-note').textContent = `${shown} of ${state.model.tensors.length} tensors`;
   }
 
+  // The rows are one tab stop (roving tabindex): arrows, Home / End move, Enter or Space opens.
+  $('#tensor-table tbody').addEventListener('keydown', (e) => {
+    const row = e.target.closest('tr.clickable');
+    if (!row) return;
+    const rows = $$('#tensor-table tbody tr.clickable');
+    const i = rows.indexOf(row);
+    const j = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: rows.length - 1, PageDown: i + 10, PageUp: i - 10 }[e.key];
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); ctx.inspect(row.dataset.tensor, { focus: true }); return; }
+    if (j === undefined) return;
+    e.preventDefault();
+    const next = rows[Math.max(0, Math.min(rows.length - 1, j))];
+    row.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  });
   const guard = (fn) => () => { if (state.model) fn(); };
   $('#tensor-filter').addEventListener('input', guard(renderTensors));
   for (const b of $$('#tensor-table button.sort')) b.addEventListener('click', guard(() => sortTensorsBy(b.dataset.sort)));

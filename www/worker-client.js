@@ -1,15 +1,16 @@
 // The page's side of worker.js's protocol ({id, op, args} → progress*, then result or error).
-// createWorkerClient() starts the worker; its state (pending requests, the one long task driving
-// the progress bar) lives in the returned client, not in this module.
+// createWorkerClient() starts the worker; its state (pending requests, the long tasks shown in
+// the status area) lives in the returned client, not in this module.
 //
-// The worker can always be stopped, and a broken one never freezes the page: the Cancel button
-// terminates the worker and starts a fresh one, which opens the files the old one had open (the
+// The worker can always be stopped, and a broken one never freezes the page: a Cancel (of the
+// only long task; beside others, of one the worker does not stop at once) terminates the worker
+// and starts a fresh one, which opens the files the old one had open (the
 // same File objects or URLs, the same headers) before it gets any other request; the requests
 // the old one had not answered are sent to it again. A worker that fails (its error event), that
 // does not answer a quick request within the watchdog's time, or whose wasm module trapped, is
 // replaced the same way; the request that failed (every request, for an error event) ends with
 // one plain error, which onFailure shows.
-import { $ } from './dom.js';
+import { $, el } from './dom.js';
 import { fmtBytes } from './format.js';
 
 /** Requests that answer at once on a working worker (header data, tokenizer, templates, planner):
@@ -202,31 +203,74 @@ export function createWorkerClient({ onFailure, watchdogMs = WATCHDOG_MS, testHo
     w.postMessage({ id: ackId, op: 'cancel', args: { target: id } });
   }
 
-  // One long action at a time drives the progress bar; Cancel stops it.
-  let activeTask = null;
-  async function longTask(label, op, args) {
-    if (activeTask) activeTask.cancel();
-    const status = $('#status'), bar = $('#progress'), text = $('#progress-text');
+  // Long actions run side by side, each with its own row in the status area (label, progress,
+  // Cancel). A new task with the same `key` (the same panel's work: another tensor to analyse,
+  // another file to open) replaces the older one (whose panel shows the newer work); tasks of
+  // other keys are never stopped by it.
+  const tasks = new Map(); // key -> {task, row, key, replaced}
+  function taskRow(label, onCancel) {
+    const text = el('span', { class: 'progress-text muted' }, `${label}…`);
+    const bar = document.createElement('progress');
+    bar.max = 1;
+    bar.setAttribute('aria-label', label);
+    const cancel = el('button', { type: 'button', class: 'cancel', 'aria-label': `Cancel: ${label}` }, 'Cancel');
+    cancel.addEventListener('click', onCancel);
+    const row = el('li', { class: 'task' }, bar, ' ', text, ' ', cancel);
+    return { row, bar, text };
+  }
+  function showTasks() {
+    const list = $('#tasks');
+    $('#status').hidden = tasks.size === 0;
+    list.dataset.count = String(tasks.size);
+  }
+  /**
+   * Runs `op` as a long task labelled `label`. `key` (default: op) names whose work it is; an
+   * older task of that key is cancelled first and rejects with an AbortError whose
+   * `replaced` is true (its panel moved on, so it is not reported as the user's Cancel).
+   */
+  async function longTask(label, op, args, { key = op } = {}) {
+    const old = tasks.get(key);
+    if (old) { old.replaced = true; old.task.cancel(); }
+    const entry = { replaced: false };
+    const ui = taskRow(label, () => cancelEntry(entry));
     const task = request(op, args, {
       onProgress: ({ loaded, total }) => {
-        if (total) { bar.max = total; bar.value = loaded; } else bar.removeAttribute('value');
-        text.textContent = total ? `${label}: ${fmtBytes(loaded)} of ${fmtBytes(total)}` : `${label}: ${fmtBytes(loaded)}`;
+        if (total) { ui.bar.max = total; ui.bar.value = loaded; } else ui.bar.removeAttribute('value');
+        ui.text.textContent = total ? `${label}: ${fmtBytes(loaded)} of ${fmtBytes(total)}` : `${label}: ${fmtBytes(loaded)}`;
       },
     });
-    activeTask = task;
-    status.hidden = false;
-    bar.removeAttribute('value');
-    text.textContent = `${label}…`;
+    Object.assign(entry, { task, row: ui.row, key });
+    tasks.set(key, entry);
+    $('#tasks').append(ui.row);
+    showTasks();
     try {
       return await task.promise;
+    } catch (err) {
+      if (err.name === 'AbortError') err.replaced = entry.replaced;
+      throw err;
     } finally {
-      if (activeTask === task) { activeTask = null; status.hidden = true; }
+      ui.row.remove();
+      if (tasks.get(key) === entry) tasks.delete(key);
+      showTasks();
     }
   }
-  /** The Cancel button: the long task ends now, and the worker running it is replaced. */
-  const cancelActive = () => { if (activeTask) activeTask.cancel({ restart: true }); };
+  /** The user's Cancel of one task: alone, its worker is replaced at once (it may be stuck in
+   * wasm); beside other tasks, the worker is asked to stop it and replaced only if it does not
+   * answer (the others are then sent again to the fresh worker and still complete). */
+  function cancelEntry(entry) {
+    entry.task.cancel({ restart: tasks.size <= 1 });
+  }
+  /** Cancels every long task but those of `keep` (their results would belong to a file no longer open). */
+  function cancelTasks({ keep = [] } = {}) {
+    for (const [key, entry] of [...tasks]) if (!keep.includes(key)) { entry.replaced = true; entry.task.cancel(); }
+  }
+  /** Cancels the task of `key`, if one runs (its panel was reset: not reported). */
+  function cancelTask(key) {
+    const entry = tasks.get(key);
+    if (entry) { entry.replaced = true; entry.task.cancel(); }
+  }
 
   start();
   // For the viewer's tests: the worker, to end it as a crash would.
-  return { request, longTask, cancelActive, ...(testHooks ? { worker: () => worker } : {}) };
+  return { request, longTask, cancelTasks, cancelTask, ...(testHooks ? { worker: () => worker } : {}) };
 }

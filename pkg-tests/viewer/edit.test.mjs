@@ -88,8 +88,12 @@ test('a new alignment (added key) moves the tensors as gguf-py does', async () =
 test('a value the key\'s type cannot hold is refused with one line, nothing pending', async () => {
   const { page } = await openInput();
   await editValue(page, 'llama.block_count', '"many"');
-  await page.waitForFunction(() => !document.querySelector('#error').hidden);
-  assert.match(await page.textContent('#error-text'), /llama\.block_count/);
+  // Beside the value typed, not at the page's top.
+  const row = '#meta-table tr[data-key="llama.block_count"]';
+  await page.waitForSelector(`${row} .field-error:not([hidden])`);
+  assert.match(await page.textContent(`${row} .field-error`), /^llama\.block_count: a uint32 is a number, not "many"$/);
+  assert.equal(await page.$eval(`${row} input.edit-value`, (e) => e.getAttribute('aria-invalid')), 'true');
+  assert.equal(await page.$eval('#error', (e) => e.hidden), true);
   assert.equal(await page.$eval('#edit-card', (c) => c.hidden), true);
 });
 
@@ -160,8 +164,8 @@ test('Integrity: hashing a big local file shows progress and stops on Cancel', a
     await page.waitForFunction(() => document.querySelector('[data-field="name"]').textContent !== 'gguf-lens tiny sample', null, { timeout: 20000 });
     await page.click('[data-tab="integrity"]');
     await page.click('#hash-run');
-    await page.waitForFunction(() => /Hashing: .* of /.test(document.querySelector('#progress-text').textContent), null, { timeout: 20000 });
-    await page.click('#cancel');
+    await page.waitForFunction(() => /Hashing: .* of /.test(document.querySelector('#status .progress-text')?.textContent), null, { timeout: 20000 });
+    await page.click('#status button.cancel');
     await page.waitForFunction(() => !document.querySelector('#error').hidden);
     assert.equal(await page.textContent('#error-kind'), 'Cancelled:');
     assert.equal(await page.textContent('#error-text'), 'hashing');

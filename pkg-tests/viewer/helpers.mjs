@@ -47,10 +47,11 @@ export async function launch() {
 
 // A page that records dialogs, console errors and page errors; dialogs are dismissed.
 export async function newPage(browser, opts = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: opts.colorScheme || 'light' });
+  // bypassCSP: only for injecting a test tool (axe-core) into the page.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: opts.colorScheme || 'light', bypassCSP: Boolean(opts.bypassCSP) });
   const page = await context.newPage();
   const log = { dialogs: [], errors: [], console: [], requests: [] };
-  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('dialog', (d) => { log.dialogs.push(d.type() === 'beforeunload' ? 'beforeunload' : d.message()); d.dismiss().catch(() => {}); });
   page.on('pageerror', (e) => log.errors.push(String(e)));
   page.on('console', (m) => log.console.push(`${m.type()}: ${m.text()}`));
   page.on('request', (r) => log.requests.push(r.url()));

@@ -111,7 +111,7 @@ test('quantization error: cancelling the exact pass keeps the sampled chart', as
   await page.selectOption('#insp-tensor', 'big');
   await page.click('#qerr-run');
   await page.waitForFunction(() => document.querySelector('#qerr-chart').dataset.pass === 'sampled', null, { timeout: 120000 });
-  await page.click('#cancel');
+  await page.click('#status button.cancel');
   await page.waitForFunction(() => /exact pass cancelled/.test(document.querySelector('#qerr-note').textContent), null, { timeout: 30000 });
   assert.equal(await page.$eval('#qerr-chart', (e) => e.dataset.pass), 'sampled');
   assert.ok(await page.$$eval('#qerr-chart .point', (gs) => gs.length) >= 15);

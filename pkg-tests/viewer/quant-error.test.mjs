@@ -36,6 +36,15 @@ test('quantization error: every type against bits per weight, the tensor\'s own 
   // More bits, less error, across the legacy family (a sanity check on the chart's data).
   const rel = Object.fromEntries(shown.map((p) => [p.type, p.rel]));
   assert.ok(rel.Q8_0 < rel.Q5_0 && rel.Q5_0 < rel.Q4_0, JSON.stringify(rel));
+  // No two point labels overlap, and the axis title is clear of the ticks.
+  const boxes = await page.$$eval('#qerr-chart svg text', (ts) => ts.map((t) => { const b = t.getBBox(); return { text: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height }; }));
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, b] = [boxes[i], boxes[j]];
+      const overlap = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x) > 0.5 && Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y) > 0.5;
+      assert.ok(!overlap, `labels overlap: ${JSON.stringify(a)} ${JSON.stringify(b)}`);
+    }
+  }
   await page.screenshot({ path: path.join(ARTIFACTS, 'quant-error.png'), fullPage: true });
   assert.deepEqual(log.errors, []);
 });

@@ -88,7 +88,7 @@ test('a long read is cancellable, and the model open before stays usable', async
   await page.click('#url-form button[type="submit"]');
   await page.waitForSelector('#status:not([hidden])');
   await page.screenshot({ path: path.join(ARTIFACTS, 'loading.png') });
-  await page.click('#cancel');
+  await page.click('#status button.cancel');
   await page.waitForSelector('#error:not([hidden])');
   // The user's own Cancel is not an error.
   assert.equal(await page.textContent('#error-kind'), 'Cancelled:');
@@ -105,7 +105,7 @@ test('errors are readable messages, never a blank page', async () => {
   const { page, log } = await newPage(browser);
   await page.goto(`${server.url}?url=${encodeURIComponent('/fixtures/missing.gguf')}`);
   await page.waitForSelector('#error:not([hidden])');
-  assert.match(await page.$eval('#error-text', (e) => e.textContent), /could not open .*missing\.gguf: HTTP 404/);
+  assert.match(await page.$eval('#error-text', (e) => e.textContent), /could not open .*missing\.gguf: not found \(HTTP 404\)/);
   await page.screenshot({ path: path.join(ARTIFACTS, 'error-404.png') });
 
   await dropFile(page, Buffer.from('this is not a gguf file at all, just text'), 'notes.txt');

@@ -50,7 +50,7 @@ test('Cancel replaces a worker stuck in a long task at once, and the next action
   });
   await page.waitForSelector('#status:not([hidden])');
   const old = await page.evaluateHandle(() => window.ggufLensTest.worker());
-  await page.click('#cancel');
+  await page.click('#status button.cancel');
   assert.equal(await page.evaluate(() => window.busyOutcome), 'AbortError');
   assert.equal(await page.$eval('#status', (e) => e.hidden), true);
   assert.equal(await page.evaluate((w) => w !== window.ggufLensTest.worker(), old), true, 'the worker was replaced');
@@ -58,21 +58,26 @@ test('Cancel replaces a worker stuck in a long task at once, and the next action
   assert.deepEqual(log.errors, []);
 });
 
-test('the user\'s Cancel of an analysis shows "Cancelled", not "Error:"', async () => {
+test('the user\'s Cancel of an analysis shows "Cancelled", not "Error:"; another task keeps running', async () => {
   const { page } = await openPage(60000);
   await page.evaluate(() => {
-    window.busyOutcome = window.ggufLensTest.longTask('Busy', 'testBusy', { ms: 120000 }).catch(() => {});
+    window.busyOutcome = window.ggufLensTest.longTask('Busy', 'testBusy', { ms: 120000 }).then(() => 'done', (e) => e.name);
   });
   await page.waitForSelector('#status:not([hidden])');
-  // The Inspector's analysis replaces the busy task (which does not answer its cancel: the
-  // worker is replaced after CANCEL_ACK_MS), then the user cancels the analysis.
+  // The Inspector's analysis runs beside the busy task (it does not cancel it): two rows.
   await page.click('[data-tab="tensors"]');
   await page.click(`#tensor-table tr[data-tensor="${TENSOR}"]`);
-  await page.click('#cancel');
+  await page.waitForFunction(() => document.querySelectorAll('#status li.task').length === 2);
+  await page.click(`#status button.cancel[aria-label*="${TENSOR}"]`);
   await page.waitForFunction(() => !document.querySelector('#error').hidden);
   const box = await errorBox(page);
   assert.equal(box.kind, 'Cancelled:');
   assert.equal(box.text, `analysis of ${TENSOR}`);
+  assert.equal(await page.$eval('#error', (e) => e.getAttribute('role')), 'status');
+  // The busy task is still listed (the worker busy in it was replaced and got it again).
+  assert.equal(await page.$$eval('#status li.task', (li) => li.map((l) => l.textContent.includes('Busy')).join()), 'true');
+  await page.click('#status button.cancel[aria-label="Cancel: Busy"]');
+  assert.equal(await page.evaluate(() => window.busyOutcome), 'AbortError');
   await inspectWorks(page);
 });
 
