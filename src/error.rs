@@ -142,6 +142,14 @@ pub enum ErrorKind {
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
     BadSplit { shard: String, message: String },
+    /// A file whose tokenizer metadata cannot be made into a tokenizer (missing, unsupported or
+    /// inconsistent), in plain words.
+    BadTokenizer { message: String },
+    /// An input (not file data) longer than the limit this library takes.
+    InputTooLong { what: String, len: u64, limit: u64 },
+    /// A memory plan that cannot be made: a model the planner cannot read, or a combination
+    /// llama.cpp refuses (its message, as llama.cpp words it).
+    PlanRefused { message: String },
     /// Two tensors compared value by value that do not have the same shape.
     ShapesDiffer {
         name: String,
@@ -277,6 +285,12 @@ impl fmt::Display for ErrorKind {
                 "tensor {name} has {n_bytes} bytes of data, its shape and dtype need {expected}"
             ),
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
+            PlanRefused { message } => f.write_str(message),
+            BadTokenizer { message } => f.write_str(message),
+            InputTooLong { what, len, limit } => write!(
+                f,
+                "{what} of {len} bytes is over the input limit of {limit} bytes"
+            ),
             ShapesDiffer { name, a, b } => write!(
                 f,
                 "tensor {name} has shape {a:?} in A and {b:?} in B: values are compared only for the same shape"

@@ -338,11 +338,11 @@ fn stats_text_has_counts_and_bars() {
     assert!(text.contains('█'), "{text}");
 }
 
-/// Exit 2 with exactly one stderr line starting `error:` that contains every `expect`.
+/// Exit 1 with exactly one stderr line starting `error:` that contains every `expect`.
 fn assert_fails(args: &[&str], expect: &[&str]) {
     let output = run(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
     let first = stderr.lines().next().unwrap_or("");
     assert!(first.starts_with("error: "), "{args:?}: {stderr}");
     for e in expect {
@@ -352,7 +352,7 @@ fn assert_fails(args: &[&str], expect: &[&str]) {
 }
 
 #[test]
-fn bad_input_exits_2_with_a_clear_error() {
+fn bad_input_exits_1_with_a_clear_error() {
     let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
     let b = "fixtures/sample/tiny-llama-Q8_0.gguf";
     let dir = tempfile::tempdir().unwrap();
@@ -430,9 +430,10 @@ fn bad_input_exits_2_with_a_clear_error() {
     );
 }
 
-/// A write error on stdout is an error too: exit 2, not the "files differ" 1.
+/// A write error on stdout is an error: exit 1 with its `error:` line (the "files differ" 1
+/// has nothing on stderr).
 #[test]
-fn output_write_error_exits_2() {
+fn output_write_error_exits_1_with_an_error_line() {
     let Ok(full) = std::fs::File::create("/dev/full") else {
         return; // no /dev/full here
     };
@@ -447,7 +448,7 @@ fn output_write_error_exits_2() {
             .stdout(full.try_clone().unwrap())
             .output()
             .unwrap();
-        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
         assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: standard output"));
     }
 }
@@ -607,7 +608,7 @@ fn stats_on_safetensors_matches_numpy_and_torch() {
 }
 
 #[test]
-fn safetensors_errors_exit_2_with_one_line() {
+fn safetensors_errors_exit_1_with_one_line() {
     let st = "fixtures/diff/arrays-a.safetensors";
     let gptq = "fixtures/gptq/b4_g32_v1/model.safetensors";
     let dir = tempfile::tempdir().unwrap();

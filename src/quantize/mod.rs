@@ -36,7 +36,7 @@ mod round_trip;
 mod tq;
 mod tq_simd128;
 
-pub use error::{QuantError, QuantErrorReport, QuantErrorSet};
+pub use error::{QuantErrorMeter, QuantErrorReport, QuantErrorSet};
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).

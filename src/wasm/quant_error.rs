@@ -1,4 +1,4 @@
-//! Quantization error in wasm: the core's `QuantError` per type, fed a tensor's rows (quantized
+//! Quantization error in wasm: the core's `QuantErrorMeter` per type, fed a tensor's rows (quantized
 //! bytes dequantized here, or f32 values), for `model.quantError` in the npm package.
 
 use serde::Serialize;

@@ -25,7 +25,7 @@ impl TokenizerJs {
     ) -> Result<Vec<i32>, JsError> {
         self.tok
             .try_tokenize(text, add_special, parse_special)
-            .map_err(|e| JsError::new(&e.0))
+            .map_err(super::js_error)
     }
 
     /// The pieces of `ids` concatenated (control tokens only when `special`).

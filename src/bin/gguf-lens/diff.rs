@@ -93,7 +93,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     };
     let mut compared = Vec::new();
     if !names.is_empty() {
-        let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+        let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
         for name in names {
             let (sa, ta) = ma.tensor(name).map_err(fatal(opts.a))?;
             let (sb, tb) = mb.tensor(name).map_err(fatal(opts.b))?;
@@ -114,7 +114,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             .map_err(|e: CompareError| match e.side {
                 Some(Side::A) => fatal(opts.a)(e.error),
                 Some(Side::B) => fatal(opts.b)(e.error),
-                None => Failure::Fatal(format!("{} vs {}: {}", opts.a, opts.b, e.error)),
+                None => Failure::Error(format!("{} vs {}: {}", opts.a, opts.b, e.error)),
             })?;
             compared.push(ValueRow {
                 name: name.to_string(),

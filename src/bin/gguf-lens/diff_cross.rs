@@ -27,9 +27,9 @@ use gguf_lens::safetensors::Dtype;
 use gguf_lens::{Error, ErrorKind, Kernel};
 
 use crate::diff_options::{finish, Options};
-use crate::llama_names::{gguf_name, rows_permuted};
 use crate::model::{Entry, Model};
 use crate::{fatal, Failure, CHUNK_ELEMENTS};
+use gguf_lens::llama_names::{gguf_name, rows_permuted};
 
 /// The name of `name` in the file (another with `--llama-names`).
 fn file_name<'e>(entries: &'e [Entry], name: &'e str) -> &'e str {
@@ -89,7 +89,7 @@ fn compare_values(
             a: shape,
             b: rb.shape(),
         });
-        return Err(Failure::Fatal(format!(
+        return Err(Failure::Error(format!(
             "{} vs {}: {error} (logical row-major shapes)",
             opts.a, opts.b
         )));
@@ -160,7 +160,7 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
         .collect();
     let mut compared = Vec::new();
     if !names.is_empty() {
-        let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+        let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
         for name in names {
             let a = (&mut ma, &ta[..]);
             let b = (&mut mb, &tb[..]);

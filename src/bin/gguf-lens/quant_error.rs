@@ -66,7 +66,7 @@ fn types(args: &Args) -> Result<Vec<GgmlType>, Failure> {
 pub fn run(args: &Args) -> Result<(), Failure> {
     let path = args.file.as_str();
     let types = types(args)?;
-    let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+    let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
     let threads = crate::threads(args.threads);
     let mut model = Model::open(path)?;
     let mut rows = model.rows(&args.tensor, kernel).map_err(fatal(path))?;
@@ -144,7 +144,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             })
         };
         for r in added {
-            r.map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
+            r.map_err(|e| Failure::Error(format!("{path}: {e}")))?;
         }
         for (set, m) in sets.iter().zip(&members) {
             for (j, &i) in m.iter().enumerate() {

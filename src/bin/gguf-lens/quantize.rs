@@ -136,7 +136,7 @@ fn plan<'f>(file: &'f GgufFile, ty: GgmlType, fallback: bool) -> Result<Vec<Plan
 }
 
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let fail = Failure::Fatal;
+    let fail = Failure::Error;
     let ty = parse_type(&args.ty).map_err(Failure::Usage)?;
     let shown_in = args.input.display().to_string();
     let mut input = File::open(&args.input).map_err(|e| fail(format!("{shown_in}: {e}")))?;

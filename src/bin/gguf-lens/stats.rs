@@ -13,7 +13,7 @@ use gguf_lens::{GgufFile, Kernel, TensorInfo};
 use serde_json::{json, Value as Json};
 
 use crate::model::{Model, Rows};
-use crate::{exit_2, fatal, json_line, write_stdout, Failure};
+use crate::{fatal, json_line, write_stdout, Failure};
 
 const DEFAULT_BINS: usize = 32;
 /// Most bins accepted: the histogram is printed whole.
@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         json: args.json,
     };
     let path = opts.path;
-    let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+    let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
     let request = StatsRequest {
         bins: opts.bins,
         percentiles: !args.no_percentiles,
@@ -146,7 +146,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     } else {
         report.text()
     };
-    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))
+    write_stdout(text.as_bytes())
 }
 
 /// A GGUF tensor's rows through one file handle: quantized bytes read a chunk at a time, then

@@ -406,7 +406,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quantize::{QuantError, SUPPORTED};
+    use crate::quantize::{QuantErrorMeter, SUPPORTED};
 
     fn values(n: usize, seed: u32) -> Vec<f32> {
         let mut x = seed;
@@ -479,7 +479,7 @@ mod tests {
         set.add(&x[..row_len * 23]).unwrap();
         set.add(&x[row_len * 23..]).unwrap();
         for (i, &ty) in SUPPORTED.iter().enumerate() {
-            let mut one = QuantError::for_rows(ty, row_len as u64);
+            let mut one = QuantErrorMeter::for_rows(ty, row_len as u64);
             one.add(&x).unwrap();
             assert_eq!(set.report(i), Some(one.report()), "{ty}");
         }
@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(set.failure(0), Some(&want));
         assert!(set.report(0).is_none());
         for (i, &ty) in types.iter().enumerate().skip(1) {
-            let mut one = QuantError::for_rows(ty, 512);
+            let mut one = QuantErrorMeter::for_rows(ty, 512);
             one.add(&x).unwrap();
             assert_eq!(set.report(i), Some(one.report()), "{ty}");
         }
