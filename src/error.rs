@@ -147,6 +147,14 @@ pub enum ErrorKind {
     BadTokenizer { message: String },
     /// An input (not file data) longer than the limit this library takes.
     InputTooLong { what: String, len: u64, limit: u64 },
+    /// A metadata edit the file cannot take: a value that does not parse or fit the key's type,
+    /// a key that is not there, an alignment that is not a power of two (naming the key).
+    BadEdit { message: String },
+    /// A chat template that does not compile or render (raise_exception's text, an undefined
+    /// name, a syntax error, a limit of `chat/limits.rs`), in one line.
+    ChatTemplate { message: String },
+    /// An error of one file among several (a side of a comparison): which one, and the error.
+    InFile { file: String, error: Box<Error> },
     /// A memory plan that cannot be made: a model the planner cannot read, or a combination
     /// llama.cpp refuses (its message, as llama.cpp words it).
     PlanRefused { message: String },
@@ -165,6 +173,14 @@ impl Error {
             kind,
             offset: Some(offset),
         }
+    }
+
+    /// `error`, of the file named `file` among several.
+    pub fn in_file(file: &str, error: Error) -> Error {
+        Error::new(ErrorKind::InFile {
+            file: file.to_string(),
+            error: Box::new(error),
+        })
     }
 
     /// An error that concerns no particular byte of the file.
@@ -286,6 +302,9 @@ impl fmt::Display for ErrorKind {
             ),
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
             PlanRefused { message } => f.write_str(message),
+            BadEdit { message } => f.write_str(message),
+            ChatTemplate { message } => f.write_str(message),
+            InFile { file, error } => write!(f, "{file}: {error}"),
             BadTokenizer { message } => f.write_str(message),
             InputTooLong { what, len, limit } => write!(
                 f,

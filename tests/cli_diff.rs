@@ -340,11 +340,23 @@ fn stats_text_has_counts_and_bars() {
 
 /// Exit 1 with exactly one stderr line starting `error:` that contains every `expect`.
 fn assert_fails(args: &[&str], expect: &[&str]) {
+    assert_exits(1, args, expect);
+}
+
+/// Bad usage: exit 2, the first stderr line `error:` with every `expect` (clap adds its usage).
+fn assert_usage(args: &[&str], expect: &[&str]) {
+    assert_exits(2, args, expect);
+}
+
+fn assert_exits(code: i32, args: &[&str], expect: &[&str]) {
     let output = run(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
     let first = stderr.lines().next().unwrap_or("");
     assert!(first.starts_with("error: "), "{args:?}: {stderr}");
+    if code == 1 {
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
     for e in expect {
         assert!(first.contains(e), "{args:?}: expected {e:?} in {first}");
     }
@@ -380,15 +392,15 @@ fn bad_input_exits_1_with_a_clear_error() {
         &["stats", a, "token_embd.weight", "--rows", "9:3"],
         &["rows 9..3"],
     );
-    assert_fails(
+    assert_usage(
         &["stats", a, "token_embd.weight", "--rows", "x"],
         &["--rows"],
     );
-    assert_fails(
+    assert_usage(
         &["stats", a, "token_embd.weight", "--bins", "0"],
         &["--bins"],
     );
-    assert_fails(&["stats", a], &["required arguments were not provided"]);
+    assert_usage(&["stats", a], &["required arguments were not provided"]);
     assert_fails(
         &["stats", truncated, "token_embd.weight"],
         &[truncated, "extends past end of file", "at byte"],
@@ -423,8 +435,8 @@ fn bad_input_exits_1_with_a_clear_error() {
         ],
         &["tensor s has shape [4, 8] in A and [8, 4] in B"],
     );
-    assert_fails(&["diff", a], &["required arguments were not provided"]);
-    assert_fails(
+    assert_usage(&["diff", a], &["required arguments were not provided"]);
+    assert_usage(
         &["diff", a, b, "--frobnicate"],
         &["unexpected argument '--frobnicate'"],
     );

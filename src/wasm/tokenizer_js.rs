@@ -102,6 +102,6 @@ impl GgufHeader {
             eos_token: token_text_for(&self.file, "tokenizer.ggml.eos_token_id"),
             now: None,
         };
-        render_chat_template(&source, &messages, &chat).map_err(|e| JsError::new(&e))
+        render_chat_template(&source, &messages, &chat).map_err(super::js_error)
     }
 }

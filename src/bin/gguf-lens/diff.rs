@@ -2,7 +2,7 @@
 //! compared here (any pairing with safetensors in `diff_cross.rs`), rendered by the library's
 //! `diff_report`. Exit 0 when identical, 1 when the files differ, 2 on any error.
 
-use gguf_lens::compare::{compare_tensor, CompareError, Side, TensorSource};
+use gguf_lens::compare::{compare_tensor, Side, TensorSource};
 use gguf_lens::diff_report::{DiffReport, Format, Input, Source, ValueRow};
 use gguf_lens::model::GgufModel;
 use gguf_lens::Kernel;
@@ -111,10 +111,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 kernel,
                 CHUNK_ELEMENTS,
             )
-            .map_err(|e: CompareError| match e.side {
-                Some(Side::A) => fatal(opts.a)(e.error),
-                Some(Side::B) => fatal(opts.b)(e.error),
-                None => Failure::Error(format!("{} vs {}: {}", opts.a, opts.b, e.error)),
+            .map_err(|e| match Side::of(&e) {
+                Some((Side::A, error)) => fatal(opts.a)(error.clone()),
+                Some((Side::B, error)) => fatal(opts.b)(error.clone()),
+                None => Failure::Error(format!("{} vs {}: {e}", opts.a, opts.b)),
             })?;
             compared.push(ValueRow {
                 name: name.to_string(),
