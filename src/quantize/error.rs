@@ -10,7 +10,7 @@ mod set;
 
 pub use set::QuantErrorSet;
 
-use super::QuantizeError;
+use crate::error::{Error, ErrorKind};
 use crate::types::GgmlType;
 
 /// Measures what quantizing values to one type loses (a meter, not an error: its `report` gives
@@ -53,14 +53,14 @@ impl QuantErrorMeter {
     }
 
     /// Adds `values` (a whole number of the type's blocks; of rows after `for_rows`).
-    pub fn add(&mut self, values: &[f32]) -> Result<(), QuantizeError> {
+    pub fn add(&mut self, values: &[f32]) -> Result<(), Error> {
         let ty = self.set.types()[0];
         if !self.set.is_present(0) {
-            return Err(QuantizeError::RowLength {
+            return Err(Error::new(ErrorKind::QuantizeRowLength {
                 ty,
                 len: self.row_len as usize,
                 block: ty.block_size() as usize,
-            });
+            }));
         }
         self.set.add(values)?;
         match self.set.failure(0) {

@@ -1,8 +1,9 @@
 //! `gguf-lens quant-error`: how much each quantization type loses on one tensor.
 
 use gguf_lens::quant::Kernel;
-use gguf_lens::quantize::{QuantErrorReport, QuantErrorSet, QuantizeError, SUPPORTED};
+use gguf_lens::quantize::{QuantErrorReport, QuantErrorSet, SUPPORTED};
 use gguf_lens::types::GgmlType;
+use gguf_lens::ErrorKind;
 use serde_json::json;
 
 use crate::model::Model;
@@ -129,7 +130,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         let values = rows.read(chunk).map_err(fatal(path))?;
         let run = |set: &mut QuantErrorSet| set.add(values);
         // One set runs here (WASI has no threads).
-        let added: Vec<Result<(), QuantizeError>> = if sets.len() == 1 {
+        let added: Vec<Result<(), gguf_lens::Error>> = if sets.len() == 1 {
             sets.iter_mut().map(run).collect()
         } else {
             std::thread::scope(|s| {
@@ -153,16 +154,22 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                     continue;
                 }
                 let per_row = (row_len / u64::from(types[i].block_size())).max(1);
-                failed[i] = Some(match e {
-                    QuantizeError::ScaleOverflow { block, scale, .. } => format!(
-                        "row {}: a block scale of {scale:e} overflows f16",
-                        first_row + *block as u64 / per_row
+                failed[i] = Some(match e.kind {
+                    ErrorKind::ScaleOverflow {
+                        block, scale_bits, ..
+                    } => format!(
+                        "row {}: a block scale of {:e} overflows f16",
+                        first_row + block as u64 / per_row,
+                        f32::from_bits(scale_bits)
                     ),
-                    QuantizeError::NotFinite { index, value, .. } => format!(
-                        "row {}: holds {value}",
-                        first_row + *index as u64 / row_len.max(1)
+                    ErrorKind::NotFinite {
+                        index, value_bits, ..
+                    } => format!(
+                        "row {}: holds {}",
+                        first_row + index as u64 / row_len.max(1),
+                        f32::from_bits(value_bits)
                     ),
-                    other => other.to_string(),
+                    _ => e.to_string(),
                 });
             }
         }
