@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let (path, name, output) = (args.file.as_str(), args.tensor.as_str(), &args.output);
     let rows = args.rows.clone();
     if is_safetensors(path) {
-        let checkpoint = Checkpoint::open(path).map_err(crate::fatal(path))?;
+        let checkpoint = Checkpoint::open(path).map_err(crate::named(path))?;
         st_dequant::dequant(
             &checkpoint,
             name,
@@ -93,7 +93,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let step = RowReader::new(file, tensor, kernel).rows_per_chunk(args.chunk_elements.max(1));
     let chunks: Vec<Range<u64>> = row_chunks(rows, step).collect();
     let shard_path = paths[shard].as_str();
-    let open_err = |e: std::io::Error| crate::fatal(shard_path)(Error::from(e));
+    let open_err = |e: std::io::Error| crate::named(shard_path)(Error::from(e));
     let out_path = args.output.as_str();
     let write_err = |e: std::io::Error| Failure::Error(format!("{out_path}: write failed: {e}"));
     if threads <= 1 || chunks.len() <= 1 {

@@ -9,7 +9,7 @@ use gguf_lens::Kernel;
 
 use crate::diff_options::{finish, Options};
 use crate::model::Model;
-use crate::{diff_cross, fatal, Failure, CHUNK_ELEMENTS};
+use crate::{diff_cross, named, Failure, CHUNK_ELEMENTS};
 /// What changed between two models (with --values, in their values too).
 ///
 /// Summary, metadata (arrays in full), tensors and quant mix; with --values, the values of
@@ -95,8 +95,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     if !names.is_empty() {
         let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
         for name in names {
-            let (sa, ta) = ma.tensor(name).map_err(fatal(opts.a))?;
-            let (sb, tb) = mb.tensor(name).map_err(fatal(opts.b))?;
+            let (sa, ta) = ma.tensor(name).map_err(named(opts.a))?;
+            let (sb, tb) = mb.tensor(name).map_err(named(opts.b))?;
             let metrics = compare_tensor(
                 TensorSource {
                     reader: &mut ra[sa],
@@ -112,8 +112,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 CHUNK_ELEMENTS,
             )
             .map_err(|e| match Side::of(&e) {
-                Some((Side::A, error)) => fatal(opts.a)(error.clone()),
-                Some((Side::B, error)) => fatal(opts.b)(error.clone()),
+                Some((Side::A, error)) => named(opts.a)(error.clone()),
+                Some((Side::B, error)) => named(opts.b)(error.clone()),
                 None => Failure::Error(format!("{} vs {}: {e}", opts.a, opts.b)),
             })?;
             compared.push(ValueRow {

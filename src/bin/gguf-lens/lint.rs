@@ -64,9 +64,9 @@ fn report_of(path: &str) -> Result<Report, Failure> {
     let mut shards = Vec::with_capacity(paths.len());
     let mut refused: Vec<Finding> = Vec::new();
     for (i, shard) in paths.iter().enumerate() {
-        let fatal = |e: std::io::Error| Failure::Error(format!("{shard}: {e}"));
-        let mut file = std::fs::File::open(shard).map_err(fatal)?;
-        let size = file.metadata().map_err(fatal)?.len();
+        let named = |e: std::io::Error| Failure::Error(format!("{shard}: {e}"));
+        let mut file = std::fs::File::open(shard).map_err(named)?;
+        let size = file.metadata().map_err(named)?.len();
         match read_header(&mut file, size) {
             Ok(header) => shards.push(header),
             Err(err) if matches!(err.kind, ErrorKind::Io { .. }) => {

@@ -40,6 +40,7 @@ Exit codes:
        diff: the files differ, lint: it found an error (nothing on stderr)
   2    bad usage (unknown option, missing argument, options that conflict)
   130  interrupted while writing (the temporaries are removed)
+  hash --check: llama-gguf-hash's verdict codes
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces the instruction set of every vector loop:
 dequantization, the quantizers' searches and the statistics (scalar turns them all off).";
@@ -102,7 +103,7 @@ enum Failure {
 }
 
 /// An error of the file `path`, as one line naming it.
-fn fatal(path: &str) -> impl Fn(Error) -> Failure + '_ {
+fn named(path: &str) -> impl Fn(Error) -> Failure + '_ {
     move |err| Failure::Error(format!("{path}: {err}"))
 }
 
@@ -176,9 +177,9 @@ fn remove_temporaries_on_signal() {
 
 /// Opens `path` with its size; an error names the file.
 fn open(path: &str) -> Result<(File, u64), Failure> {
-    let named = |e: std::io::Error| fatal(path)(Error::from(e));
-    let file = File::open(path).map_err(named)?;
-    let size = file.metadata().map_err(named)?.len();
+    let io_err = |e: std::io::Error| named(path)(Error::from(e));
+    let file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
     Ok((file, size))
 }
 

@@ -22,7 +22,7 @@ use gguf_lens::{Kernel, Result};
 
 use crate::checkpoint::Checkpoint;
 use crate::st_dequant::StTensor;
-use crate::{fatal, is_safetensors, open, Failure};
+use crate::{is_safetensors, named, open, Failure};
 
 pub enum Model {
     /// One GGUF file, or every shard of a split model (one reader per shard, in order).
@@ -51,7 +51,7 @@ impl Model {
     /// A path named as a shard of a split model (`…-00001-of-00003.gguf`) opens every shard.
     pub fn open(path: &str) -> std::result::Result<Model, Failure> {
         if is_safetensors(path) {
-            let checkpoint = Checkpoint::open(path).map_err(fatal(path))?;
+            let checkpoint = Checkpoint::open(path).map_err(named(path))?;
             return Ok(Model::Safetensors(Box::new(checkpoint)));
         }
         let (readers, model, paths) = open_gguf(path)?;
@@ -207,7 +207,7 @@ pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel, Vec<S
     let mut shards = Vec::with_capacity(paths.len());
     for shard in &paths {
         let (mut reader, size) = open(shard)?;
-        let file = read_header(&mut reader, size).map_err(fatal(shard))?;
+        let file = read_header(&mut reader, size).map_err(named(shard))?;
         readers.push(reader);
         shards.push(file);
     }

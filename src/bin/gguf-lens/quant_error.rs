@@ -7,7 +7,7 @@ use gguf_lens::ErrorKind;
 use serde_json::json;
 
 use crate::model::Model;
-use crate::{fatal, json_line, write_stdout, Failure};
+use crate::{json_line, named, write_stdout, Failure};
 
 /// Quantize one tensor's values (dequantized first if it is quantized) to each TYPE, bit-exact
 /// to ggml without an importance matrix, and report per type: bits per weight, RMSE, max |err|,
@@ -70,7 +70,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
     let threads = crate::threads(args.threads);
     let mut model = Model::open(path)?;
-    let mut rows = model.rows(&args.tensor, kernel).map_err(fatal(path))?;
+    let mut rows = model.rows(&args.tensor, kernel).map_err(named(path))?;
     let (source_type, shape, row_len, n_rows) = (
         rows.type_name(),
         rows.shape(),
@@ -122,12 +122,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         })
         .collect();
     let range = args.rows.clone().unwrap_or(0..n_rows);
-    rows.check_rows(range.clone()).map_err(fatal(path))?;
+    rows.check_rows(range.clone()).map_err(named(path))?;
     let step = rows.rows_per_chunk(CHUNK_ELEMENTS);
     let mut failed: Vec<Option<String>> = vec![None; types.len()];
     for chunk in gguf_lens::gguf::row_chunks(range.clone(), step) {
         let first_row = chunk.start;
-        let values = rows.read(chunk).map_err(fatal(path))?;
+        let values = rows.read(chunk).map_err(named(path))?;
         let run = |set: &mut QuantErrorSet| set.add(values);
         // One set runs here (WASI has no threads).
         let added: Vec<Result<(), gguf_lens::Error>> = if sets.len() == 1 {
