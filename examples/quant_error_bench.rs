@@ -1,7 +1,7 @@
 //! CPU time of the quantization-error path, one thread, in ns per value:
 //! `cargo run --release --example quant_error_bench -- [ROWS] [ROW_LEN]` (default 160 × 24576,
 //! N(0, 0.02)-like values stored as Q4_K, as the viewer's 100M-value benchmark tensor). Prints per
-//! type `quantize` (the quantizer alone) and `add` (one type's `QuantError` fed the whole buffer),
+//! type `quantize` (the quantizer alone) and `add` (one type's `QuantErrorMeter` fed the whole buffer),
 //! then `job`: the chart's work for every value — dequantize the Q4_K rows and measure all 17
 //! types (`QuantErrorSet`, as the wasm job runs it). Best of `GGUF_LENS_BENCH_REPS` (3) runs,
 //! thread CPU time (Linux; under WASI the process's). `GGUF_LENS_BENCH_Q4K=FILE` takes the Q4_K
@@ -11,7 +11,9 @@
 
 use std::time::Instant;
 
-use gguf_lens::quantize::{quantize_row, quantized_size, QuantError, QuantErrorSet, SUPPORTED};
+use gguf_lens::quantize::{
+    quantize_row, quantized_size, QuantErrorMeter, QuantErrorSet, SUPPORTED,
+};
 use gguf_lens::types::GgmlType;
 #[path = "common/cpu_clock.rs"]
 mod cpu_clock;
@@ -62,7 +64,7 @@ fn main() {
         let mut dst = vec![0u8; quantized_size(ty, n).unwrap()];
         let q = best(reps, || quantize_row(ty, &values, &mut dst).unwrap());
         let add = best(reps, || {
-            let mut acc = QuantError::for_rows(ty, row_len as u64);
+            let mut acc = QuantErrorMeter::for_rows(ty, row_len as u64);
             acc.add(&values).unwrap();
             std::hint::black_box(acc.report());
         });

@@ -77,7 +77,7 @@ struct Compiled {
 }
 
 impl Compiled {
-    fn new(source: &str) -> Result<Compiled, String> {
+    fn new(source: &str) -> crate::Result<Compiled> {
         let owned: Box<str> = rewrite(source).into_boxed_str();
         // SAFETY: the text lives on the heap as long as `_source`, which is never changed and
         // is dropped after every field that borrows it; no `'static` borrow leaves this struct
@@ -96,11 +96,11 @@ impl Compiled {
         };
         // Compiled here, not added to the environment: the instructions get the checks first.
         let compiled =
-            CompiledTemplate::new("chat_template", text, &config).map_err(|e| one_line(&e))?;
-        let instructions = limits::bound(&compiled.instructions).map_err(|e| one_line(&e))?;
+            CompiledTemplate::new("chat_template", text, &config).map_err(|e| refused(&e))?;
+        let instructions = limits::bound(&compiled.instructions).map_err(|e| refused(&e))?;
         let mut blocks = BTreeMap::new();
         for (name, block) in &compiled.blocks {
-            blocks.insert(*name, limits::bound(block).map_err(|e| one_line(&e))?);
+            blocks.insert(*name, limits::bound(block).map_err(|e| refused(&e))?);
         }
         Ok(Compiled {
             instructions,
@@ -112,7 +112,7 @@ impl Compiled {
 }
 
 /// A compiled template, or the one-line error compiling it gave.
-type Cached = Rc<Result<Compiled, String>>;
+type Cached = Rc<crate::Result<Compiled>>;
 
 thread_local! {
     /// The last template compiled (source → its compiled form or one-line error): a live
@@ -130,7 +130,7 @@ pub fn render_chat_template(
     source: &str,
     messages: &serde_json::Value,
     opts: &ChatOptions,
-) -> Result<String, String> {
+) -> crate::Result<String> {
     let compiled = COMPILED.with(|c| {
         let mut c = c.borrow_mut();
         match &*c {
@@ -171,7 +171,7 @@ pub fn render_chat_template(
             &mut minijinja::machinery::make_string_output(&mut out),
             AutoEscape::None,
         )
-        .map_err(|e| one_line(&e))?;
+        .map_err(|e| refused(&e))?;
     Ok(out)
 }
 
@@ -245,6 +245,13 @@ fn environment() -> Environment<'static> {
     });
     env.add_function(markup_add::FUNCTION, markup_add::py_add);
     env
+}
+
+/// A template that does not compile or render, as the library's error (its one-line message).
+fn refused(e: &Error) -> crate::Error {
+    crate::Error::new(crate::ErrorKind::ChatTemplate {
+        message: one_line(e),
+    })
 }
 
 fn one_line(e: &Error) -> String {

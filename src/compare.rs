@@ -26,7 +26,6 @@
 //!   and Inf mismatches (an infinity in either and a ≠ b).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt;
 use std::io::{Read, Seek};
 use std::ops::Range;
 
@@ -759,24 +758,26 @@ pub enum Side {
     B,
 }
 
-/// An error of [`compare_tensor`], with the file it concerns when it concerns one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompareError {
-    pub side: Option<Side>,
-    pub error: Error,
-}
+impl Side {
+    /// `"A"` or `"B"`: the file an error of [`compare_tensor`] names
+    /// ([`ErrorKind::InFile`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::A => "A",
+            Side::B => "B",
+        }
+    }
 
-impl fmt::Display for CompareError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.side {
-            Some(Side::A) => write!(f, "A: {}", self.error),
-            Some(Side::B) => write!(f, "B: {}", self.error),
-            None => write!(f, "{}", self.error),
+    /// The side an error of [`compare_tensor`] concerns, if it concerns one: then also the
+    /// error of that file alone.
+    pub fn of(err: &Error) -> Option<(Side, &Error)> {
+        match &err.kind {
+            ErrorKind::InFile { file, error } if file == "A" => Some((Side::A, error)),
+            ErrorKind::InFile { file, error } if file == "B" => Some((Side::B, error)),
+            _ => None,
         }
     }
 }
-
-impl std::error::Error for CompareError {}
 
 /// One side of a tensor comparison: the open file, its header and the tensor in it.
 pub struct TensorSource<'a, R> {
@@ -792,23 +793,16 @@ pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
     b: TensorSource<'_, RB>,
     kernel: Kernel,
     chunk_elements: u64,
-) -> std::result::Result<Metrics, CompareError> {
+) -> Result<Metrics> {
     if a.tensor.dims() != b.tensor.dims() {
-        return Err(CompareError {
-            side: None,
-            error: Error::new(ErrorKind::ShapesDiffer {
-                name: a.tensor.name().to_string(),
-                a: a.tensor.dims().iter().rev().copied().collect(),
-                b: b.tensor.dims().iter().rev().copied().collect(),
-            }),
-        });
+        return Err(Error::new(ErrorKind::ShapesDiffer {
+            name: a.tensor.name().to_string(),
+            a: a.tensor.dims().iter().rev().copied().collect(),
+            b: b.tensor.dims().iter().rev().copied().collect(),
+        }));
     }
-    let tag = |side| {
-        move |error| CompareError {
-            side: Some(side),
-            error,
-        }
-    };
+    // A read error names its side ("A" or "B"; see `Side::of`).
+    let tag = |side: Side| move |error| Error::in_file(side.name(), error);
     let mut ra = RowReader::new(a.file, a.tensor, kernel);
     let mut rb = RowReader::new(b.file, b.tensor, kernel);
     let rows: Range<u64> = 0..a.tensor.n_rows();

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::types::GgmlType;
+
 /// What went wrong and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -142,6 +144,49 @@ pub enum ErrorKind {
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
     BadSplit { shard: String, message: String },
+    /// A file whose tokenizer metadata cannot be made into a tokenizer (missing, unsupported or
+    /// inconsistent), in plain words.
+    BadTokenizer { message: String },
+    /// An input (not file data) longer than the limit this library takes.
+    InputTooLong { what: String, len: u64, limit: u64 },
+    /// A metadata edit the file cannot take: a value that does not parse or fit the key's type,
+    /// a key that is not there, an alignment that is not a power of two (naming the key).
+    BadEdit { message: String },
+    /// A chat template that does not compile or render (raise_exception's text, an undefined
+    /// name, a syntax error, a limit of `chat/limits.rs`), in one line.
+    ChatTemplate { message: String },
+    /// No quantizer for this type (the IQ1/IQ2/IQ3 families need an importance matrix).
+    CannotQuantize { ty: GgmlType },
+    /// Values to quantize that are not a whole number of the type's blocks.
+    QuantizeRowLength {
+        ty: GgmlType,
+        len: usize,
+        block: usize,
+    },
+    /// A quantization destination without exactly the bytes the values quantize to.
+    QuantizeDestinationSize {
+        ty: GgmlType,
+        expected: usize,
+        actual: usize,
+    },
+    /// A NaN or infinite value (value `index`, its bits) given to a block quantizer.
+    NotFinite {
+        ty: GgmlType,
+        index: usize,
+        value_bits: u32,
+    },
+    /// A block whose f16 scale (or min) would be infinite: its values are too large for the
+    /// type (the scale's f32 bits).
+    ScaleOverflow {
+        ty: GgmlType,
+        block: usize,
+        scale_bits: u32,
+    },
+    /// An error of one file among several (a side of a comparison): which one, and the error.
+    InFile { file: String, error: Box<Error> },
+    /// A memory plan that cannot be made: a model the planner cannot read, or a combination
+    /// llama.cpp refuses (its message, as llama.cpp words it).
+    PlanRefused { message: String },
     /// Two tensors compared value by value that do not have the same shape.
     ShapesDiffer {
         name: String,
@@ -157,6 +202,14 @@ impl Error {
             kind,
             offset: Some(offset),
         }
+    }
+
+    /// `error`, of the file named `file` among several.
+    pub fn in_file(file: &str, error: Error) -> Error {
+        Error::new(ErrorKind::InFile {
+            file: file.to_string(),
+            error: Box::new(error),
+        })
     }
 
     /// An error that concerns no particular byte of the file.
@@ -277,6 +330,34 @@ impl fmt::Display for ErrorKind {
                 "tensor {name} has {n_bytes} bytes of data, its shape and dtype need {expected}"
             ),
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
+            PlanRefused { message } => f.write_str(message),
+            BadEdit { message } => f.write_str(message),
+            ChatTemplate { message } => f.write_str(message),
+            InFile { file, error } => write!(f, "{file}: {error}"),
+            CannotQuantize { ty } => write!(f, "cannot quantize to {ty}"),
+            QuantizeRowLength { ty, len, block } => write!(
+                f,
+                "{len} values are not a whole number of {ty} blocks of {block}"
+            ),
+            QuantizeDestinationSize { ty, expected, actual } => write!(
+                f,
+                "{ty} output needs {expected} bytes, the buffer has {actual}"
+            ),
+            NotFinite { ty, index, value_bits } => write!(
+                f,
+                "cannot quantize {} (value {index}) to {ty}",
+                f32::from_bits(*value_bits)
+            ),
+            ScaleOverflow { ty, block, scale_bits } => write!(
+                f,
+                "{ty} block {block}: scale {:e} overflows f16 (values too large for {ty})",
+                f32::from_bits(*scale_bits)
+            ),
+            BadTokenizer { message } => f.write_str(message),
+            InputTooLong { what, len, limit } => write!(
+                f,
+                "{what} of {len} bytes is over the input limit of {limit} bytes"
+            ),
             ShapesDiffer { name, a, b } => write!(
                 f,
                 "tensor {name} has shape {a:?} in A and {b:?} in B: values are compared only for the same shape"

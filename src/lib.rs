@@ -24,6 +24,7 @@ pub mod gguf;
 pub mod gptq;
 pub mod hash;
 pub mod lint;
+pub mod llama_names;
 pub mod model;
 pub mod plan;
 pub mod quant;

@@ -47,15 +47,6 @@ pub enum GgmlType {
     Q2_0 = 42,
 }
 
-/// What an id that is not a live type is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TypeIdError {
-    /// A type ggml once had and removed (the name it had).
-    Removed(&'static str),
-    /// An id ggml never assigned (or assigned after this table).
-    Unknown,
-}
-
 /// One row of the table: (type, name, elements per block, bytes per block).
 const TABLE: [(GgmlType, &str, u32, u32); 35] = [
     (GgmlType::F32, "F32", 1, 4),
@@ -118,15 +109,17 @@ impl GgmlType {
         all
     };
 
-    /// The type with ggml id `id`, or why there is none.
-    pub fn from_id(id: u32) -> Result<GgmlType, TypeIdError> {
-        if let Some(row) = TABLE.iter().find(|row| row.0 as u32 == id) {
-            return Ok(row.0);
-        }
-        match REMOVED.iter().find(|(removed, _)| *removed == id) {
-            Some((_, name)) => Err(TypeIdError::Removed(name)),
-            None => Err(TypeIdError::Unknown),
-        }
+    /// The type with ggml id `id`, if it is a live one (see [`GgmlType::removed_name`]).
+    pub fn from_id(id: u32) -> Option<GgmlType> {
+        TABLE.iter().find(|row| row.0 as u32 == id).map(|row| row.0)
+    }
+
+    /// The name ggml's removed type `id` had; None for a live id or one ggml never assigned.
+    pub fn removed_name(id: u32) -> Option<&'static str> {
+        REMOVED
+            .iter()
+            .find(|(removed, _)| *removed == id)
+            .map(|(_, name)| *name)
     }
 
     /// The type named `name` (ggml's spelling, case-insensitive).
@@ -204,7 +197,8 @@ mod tests {
     #[test]
     fn every_live_id_round_trips() {
         for ty in GgmlType::ALL {
-            assert_eq!(GgmlType::from_id(ty.id()), Ok(ty));
+            assert_eq!(GgmlType::from_id(ty.id()), Some(ty));
+            assert_eq!(GgmlType::removed_name(ty.id()), None);
             assert_eq!(GgmlType::from_name(ty.name()), Some(ty));
             assert!(ty.type_size() > 0 && ty.block_size() > 0);
         }
@@ -215,15 +209,15 @@ mod tests {
 
     #[test]
     fn removed_and_unknown_ids_are_told_apart() {
-        assert_eq!(GgmlType::from_id(4), Err(TypeIdError::Removed("Q4_2")));
-        assert_eq!(
-            GgmlType::from_id(37),
-            Err(TypeIdError::Removed("IQ4_NL_4_8"))
-        );
-        assert_eq!(GgmlType::from_id(43), Err(TypeIdError::Unknown));
-        assert_eq!(GgmlType::from_id(u32::MAX), Err(TypeIdError::Unknown));
+        assert_eq!(GgmlType::from_id(4), None);
+        assert_eq!(GgmlType::removed_name(4), Some("Q4_2"));
+        assert_eq!(GgmlType::removed_name(37), Some("IQ4_NL_4_8"));
+        for id in [43, u32::MAX] {
+            assert_eq!(GgmlType::from_id(id), None);
+            assert_eq!(GgmlType::removed_name(id), None);
+        }
         for id in 0..43 {
-            assert!(GgmlType::from_id(id).is_ok() || REMOVED.iter().any(|r| r.0 == id));
+            assert!(GgmlType::from_id(id).is_some() || REMOVED.iter().any(|r| r.0 == id));
         }
     }
 

@@ -75,7 +75,11 @@ fn malformed_files_exit_1_with_one_error_line() {
 fn missing_file_is_an_error_not_a_panic() {
     let output = run(&["inspect", "/nonexistent/model.gguf"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: read failed"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: /nonexistent/model.gguf: read failed"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -283,13 +283,25 @@ fn stats_text_has_counts_and_bars() {
     assert!(text.contains('█'), "{text}");
 }
 
-/// Exit 2 with exactly one stderr line starting `error:` that contains every `expect`.
+/// Exit 1 with exactly one stderr line starting `error:` that contains every `expect`.
 fn assert_fails(args: &[&str], expect: &[&str]) {
+    assert_exits(1, args, expect);
+}
+
+/// Bad usage: exit 2, the first stderr line `error:` with every `expect` (clap adds its usage).
+fn assert_usage(args: &[&str], expect: &[&str]) {
+    assert_exits(2, args, expect);
+}
+
+fn assert_exits(code: i32, args: &[&str], expect: &[&str]) {
     let output = run(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
     let first = stderr.lines().next().unwrap_or("");
     assert!(first.starts_with("error: "), "{args:?}: {stderr}");
+    if code == 1 {
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
     for e in expect {
         assert!(first.contains(e), "{args:?}: expected {e:?} in {first}");
     }
@@ -297,7 +309,7 @@ fn assert_fails(args: &[&str], expect: &[&str]) {
 }
 
 #[test]
-fn bad_input_exits_2_with_a_clear_error() {
+fn bad_input_exits_1_with_a_clear_error() {
     let a = "fixtures/sample/tiny-llama-Q4_K_M.gguf";
     let b = "fixtures/sample/tiny-llama-Q8_0.gguf";
     let dir = tempfile::tempdir().unwrap();
@@ -325,15 +337,15 @@ fn bad_input_exits_2_with_a_clear_error() {
         &["stats", a, "token_embd.weight", "--rows", "9:3"],
         &["rows 9..3"],
     );
-    assert_fails(
+    assert_usage(
         &["stats", a, "token_embd.weight", "--rows", "x"],
         &["--rows"],
     );
-    assert_fails(
+    assert_usage(
         &["stats", a, "token_embd.weight", "--bins", "0"],
         &["--bins"],
     );
-    assert_fails(&["stats", a], &["required arguments were not provided"]);
+    assert_usage(&["stats", a], &["required arguments were not provided"]);
     assert_fails(
         &["stats", truncated, "token_embd.weight"],
         &[truncated, "extends past end of file", "at byte"],
@@ -368,16 +380,17 @@ fn bad_input_exits_2_with_a_clear_error() {
         ],
         &["tensor s has shape [4, 8] in A and [8, 4] in B"],
     );
-    assert_fails(&["diff", a], &["required arguments were not provided"]);
-    assert_fails(
+    assert_usage(&["diff", a], &["required arguments were not provided"]);
+    assert_usage(
         &["diff", a, b, "--frobnicate"],
         &["unexpected argument '--frobnicate'"],
     );
 }
 
-/// A write error on stdout is an error too: exit 2, not the "files differ" 1.
+/// A write error on stdout is an error: exit 1 with its `error:` line (the "files differ" 1
+/// has nothing on stderr).
 #[test]
-fn output_write_error_exits_2() {
+fn output_write_error_exits_1_with_an_error_line() {
     let Ok(full) = std::fs::File::create("/dev/full") else {
         return; // no /dev/full here
     };
@@ -392,7 +405,7 @@ fn output_write_error_exits_2() {
             .stdout(full.try_clone().unwrap())
             .output()
             .unwrap();
-        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
         assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: standard output"));
     }
 }
@@ -552,7 +565,7 @@ fn stats_on_safetensors_matches_numpy_and_torch() {
 }
 
 #[test]
-fn safetensors_errors_exit_2_with_one_line() {
+fn safetensors_errors_exit_1_with_one_line() {
     let st = "fixtures/diff/arrays-a.safetensors";
     let gptq = "fixtures/gptq/b4_g32_v1/model.safetensors";
     let dir = tempfile::tempdir().unwrap();

@@ -147,7 +147,7 @@ fn an_overflowing_scale_is_an_error_naming_the_row() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("w.weight") && stderr.contains("row 2"),
         "{stderr}"
@@ -191,7 +191,7 @@ fn input_and_output_may_not_be_the_same_file() {
         .arg(&input)
         .output()
         .unwrap();
-    assert_eq!(result.status.code(), Some(2));
+    assert_eq!(result.status.code(), Some(1));
     assert_eq!(sha256(&input), sha256(&fixtures().join("input.gguf")));
 }
 
@@ -316,7 +316,7 @@ fn quant_error_takes_a_row_range() {
     let implied = rmse * (x.len() as f64).sqrt() / x2.sqrt();
     // Σx² is summed in f32 runs (within 6e-7 relative, src/quantize/error/lanes.rs).
     assert!((implied - rel).abs() <= 1e-6 * rel, "{implied} vs {rel}");
-    assert_eq!(run("0:999").0, Some(2));
+    assert_eq!(run("0:999").0, Some(1));
 }
 
 #[test]
@@ -334,7 +334,7 @@ fn a_nan_is_an_error_naming_the_row() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("w.weight: row 41: cannot quantize NaN to Q4_0"),
         "{stderr}"

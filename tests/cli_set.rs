@@ -78,7 +78,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn set_errors_exit_2_with_one_line_and_leave_nothing() {
+fn set_errors_exit_1_with_one_line_and_leave_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.gguf");
     for bad in [
@@ -94,7 +94,7 @@ fn set_errors_exit_2_with_one_line_and_leave_nothing() {
             bad,
         ]);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{bad}: {stderr}");
+        assert_eq!(output.status.code(), Some(1), "{bad}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{bad}: {stderr}");
         assert!(stderr.starts_with("error: "), "{stderr}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{bad}");

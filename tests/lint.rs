@@ -473,7 +473,7 @@ fn cli_lint_exit_codes_and_lines() {
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["findings"][0]["code"], "file-type-mismatch");
     let missing = run_in_root(&["lint", "fixtures/no-such-file.gguf"]);
-    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error: "));
 }
 

@@ -87,7 +87,9 @@ fn failures_leave_no_output_and_name_the_reason() {
     std::fs::copy(input, &copy).unwrap();
     let link = dir.join("link.gguf");
     std::fs::hard_link(&copy, &link).unwrap();
-    let err = edit_file(&copy, &link, &Edits::default()).unwrap_err();
+    let err = edit_file(&copy, &link, &Edits::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("same file"), "{err}");
     // A key that does not exist, and an array whose items disagree with its type.
     let out = dir.join("out.gguf");
@@ -95,7 +97,7 @@ fn failures_leave_no_output_and_name_the_reason() {
         remove: vec!["no.such.key".into()],
         ..Default::default()
     };
-    let err = edit_file(input, &out, &edits).unwrap_err();
+    let err = edit_file(input, &out, &edits).unwrap_err().to_string();
     assert!(err.contains("no.such.key"), "{err}");
     let edits = Edits {
         set: vec![(
@@ -104,7 +106,7 @@ fn failures_leave_no_output_and_name_the_reason() {
         )],
         ..Default::default()
     };
-    let err = edit_file(input, &out, &edits).unwrap_err();
+    let err = edit_file(input, &out, &edits).unwrap_err().to_string();
     assert!(err.starts_with("x.arr:"), "{err}");
     // An alignment that is not a power of two, or not a uint32, as ggml requires.
     for bad in [NewValue::U32(48), NewValue::U32(0), NewValue::U64(64)] {
@@ -112,7 +114,7 @@ fn failures_leave_no_output_and_name_the_reason() {
             set: vec![("general.alignment".into(), bad)],
             ..Default::default()
         };
-        let err = edit_file(input, &out, &edits).unwrap_err();
+        let err = edit_file(input, &out, &edits).unwrap_err().to_string();
         assert!(err.starts_with("general.alignment:"), "{err}");
     }
     assert!(!out.exists());

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 
 use common::quant_rows::{self, N_PER_ROW};
 use gguf_lens::quant::dequantize;
-use gguf_lens::quantize::{quantize_row, quantized_size, QuantizeError};
+use gguf_lens::quantize::{quantize_row, quantized_size};
 use gguf_lens::types::GgmlType;
+use gguf_lens::{Error, ErrorKind};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -219,7 +220,13 @@ fn a_scale_beyond_f16_is_refused() {
             // MXFP4's E8M0 exponent covers the whole f32 range.
             GgmlType::F16 | GgmlType::BF16 | GgmlType::MXFP4 => assert!(result.is_ok(), "{ty}"),
             _ => assert!(
-                matches!(result, Err(QuantizeError::ScaleOverflow { block: 0, .. })),
+                matches!(
+                    result,
+                    Err(Error {
+                        kind: ErrorKind::ScaleOverflow { block: 0, .. },
+                        ..
+                    })
+                ),
                 "{ty}: {result:?}"
             ),
         }

@@ -149,7 +149,7 @@ fn run(model: &GgufModel, opts: &Opts) {
     for budget in [None, gpu_mem] {
         if let Ok(report) = Report::new(model, options.clone(), pick_ngl, budget) {
             let command = report.plan.command("m.gguf");
-            let _ = report.to_json(&command).to_string();
+            let _ = serde_json::to_string(&report.document(&command));
             let _ = report.plan.per_device().total();
             let _ = report.plan.total_bytes();
         }

@@ -174,7 +174,6 @@ pub fn gguf(kvs: &[(String, Meta)], tensors: &[TensorSpec], with_data: bool) -> 
         out.extend_from_slice(&t.type_id.to_le_bytes());
         let n: Option<u64> = t.dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
         let bytes = GgmlType::from_id(t.type_id)
-            .ok()
             .zip(n)
             .and_then(|(ty, n)| ty.bytes_for(n));
         match bytes {

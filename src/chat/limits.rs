@@ -506,6 +506,7 @@ mod tests {
 
     fn render(t: &str) -> Result<String, String> {
         crate::chat::render_chat_template(t, &serde_json::json!([]), &Default::default())
+            .map_err(|e| e.to_string())
     }
 
     /// Fails with `what` in its one-line message, well within `secs`.

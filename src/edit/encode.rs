@@ -1,5 +1,7 @@
 //! Serializing a header per the GGUF v2/v3 spec.
 
+use super::bad_edit;
+use crate::error::Result;
 use crate::gguf::{Endian, GgufFile, Value, ValueType};
 
 use super::Edits;
@@ -99,7 +101,7 @@ impl Out {
         }
     }
     /// The value's payload (no type id), new form.
-    fn new_value(&mut self, v: &NewValue) -> Result<(), String> {
+    fn new_value(&mut self, v: &NewValue) -> Result<()> {
         match v {
             NewValue::U8(x) => self.bytes.push(*x),
             NewValue::I8(x) => self.bytes.push(*x as u8),
@@ -112,11 +114,11 @@ impl Out {
             NewValue::String(s) => self.str(s.as_bytes()),
             NewValue::Array(item_type, items) => {
                 if let Some(bad) = items.iter().find(|i| i.value_type() != *item_type) {
-                    return Err(format!(
+                    return Err(bad_edit(format!(
                         "array of {} holds a {}",
                         item_type.name(),
                         bad.value_type().name()
-                    ));
+                    )));
                 }
                 self.u32(*item_type as u32);
                 self.u64(items.len() as u64);
@@ -134,16 +136,16 @@ impl Out {
 
 /// The alignment `edits` leave: a `general.alignment` set (a uint32 power of two), 32 when it
 /// is removed, else the file's.
-pub fn new_alignment(file: &GgufFile, edits: &Edits) -> Result<u64, String> {
+pub fn new_alignment(file: &GgufFile, edits: &Edits) -> Result<u64> {
     let key = "general.alignment";
     if let Some((_, value)) = edits.set.iter().rev().find(|(k, _)| k == key) {
         return match value {
             NewValue::U32(a) if a.is_power_of_two() => Ok(u64::from(*a)),
-            NewValue::U32(a) => Err(format!("{key}: {a} is not a power of two")),
-            other => Err(format!(
+            NewValue::U32(a) => Err(bad_edit(format!("{key}: {a} is not a power of two"))),
+            other => Err(bad_edit(format!(
                 "{key}: must be a uint32 (ggml reads no other type), not a {}",
                 other.value_type().name()
-            )),
+            ))),
         };
     }
     if edits.remove.iter().any(|k| k == key) {
@@ -165,7 +167,7 @@ pub struct NewTensor {
 /// The new header of `file` with `edits` applied, padded so the data section starts aligned.
 /// Tensor infos are copied verbatim (a new alignment goes through [`super::plan`], which lays
 /// the tensors out anew). Errors are one line naming the key and the reason.
-pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>, String> {
+pub fn build_header(file: &GgufFile, edits: &Edits) -> Result<Vec<u8>> {
     encode_header(file, edits, new_alignment(file, edits)?, None)
 }
 
@@ -175,7 +177,7 @@ pub fn build_header_with_tensors(
     file: &GgufFile,
     edits: &Edits,
     tensors: &[NewTensor],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>> {
     encode_header(file, edits, new_alignment(file, edits)?, Some(tensors))
 }
 
@@ -185,16 +187,16 @@ pub(crate) fn encode_header(
     edits: &Edits,
     alignment: u64,
     tensors: Option<&[NewTensor]>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>> {
     if file.version() < 2 {
-        return Err(format!(
+        return Err(bad_edit(format!(
             "GGUF version {} files cannot be edited (only 2 and 3)",
             file.version()
-        ));
+        )));
     }
     for key in &edits.remove {
         if file.get(key).is_none() {
-            return Err(format!("--remove {key}: no such key"));
+            return Err(bad_edit(format!("--remove {key}: no such key")));
         }
     }
     let mut out = Out {
@@ -223,7 +225,8 @@ pub(crate) fn encode_header(
         match new_value_of(key) {
             Some(v) => {
                 out.u32(v.value_type() as u32);
-                out.new_value(v).map_err(|e| format!("{key}: {e}"))?;
+                out.new_value(v)
+                    .map_err(|e| bad_edit(format!("{key}: {e}")))?;
             }
             None => {
                 out.u32(value.value_type() as u32);
@@ -243,7 +246,8 @@ pub(crate) fn encode_header(
         let v = new_value_of(key).unwrap_or(value);
         out.str(key.as_bytes());
         out.u32(v.value_type() as u32);
-        out.new_value(v).map_err(|e| format!("{key}: {e}"))?;
+        out.new_value(v)
+            .map_err(|e| bad_edit(format!("{key}: {e}")))?;
         count += 1;
     }
     let count_bytes = if out.big {
@@ -255,7 +259,7 @@ pub(crate) fn encode_header(
     if let Some(tensors) = tensors {
         for t in tensors {
             out.str(t.name.as_bytes());
-            out.u32(u32::try_from(t.dims.len()).map_err(|e| e.to_string())?);
+            out.u32(u32::try_from(t.dims.len()).map_err(|e| bad_edit(e.to_string()))?);
             for &d in &t.dims {
                 out.u64(d);
             }
@@ -264,14 +268,14 @@ pub(crate) fn encode_header(
         }
     } else if let Some(first) = file.tensors().first() {
         // Tensor infos verbatim: their offsets are relative to the data section.
-        let start = usize::try_from(first.info_offset()).map_err(|e| e.to_string())?;
+        let start = usize::try_from(first.info_offset()).map_err(|e| bad_edit(e.to_string()))?;
         let infos = file
             .header_bytes()
             .get(start..)
-            .ok_or("tensor infos lie outside the header")?;
+            .ok_or_else(|| bad_edit("tensor infos lie outside the header".to_string()))?;
         out.bytes.extend_from_slice(infos);
     }
-    let align = usize::try_from(alignment).map_err(|e| e.to_string())?;
+    let align = usize::try_from(alignment).map_err(|e| bad_edit(e.to_string()))?;
     let padded = out.bytes.len().div_ceil(align) * align;
     out.bytes.resize(padded, 0);
     Ok(out.bytes)

@@ -18,6 +18,13 @@ pub use values::{from_json, type_name, typed};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use write::edit_file;
 
+use crate::error::{Error, ErrorKind};
+
+/// An edit the file cannot take, in plain words naming the key or tensor.
+pub(crate) fn bad_edit(message: String) -> Error {
+    Error::new(ErrorKind::BadEdit { message })
+}
+
 /// The changes to make, applied in order: removals, then sets (a set of an existing key replaces
 /// its value in place; a new key goes at the end).
 #[derive(Debug, Clone, Default)]

@@ -2,6 +2,8 @@
 //! (or zeros), so each front end can write it its own way — natively a sparse, in-kernel copy,
 //! in the browser a `Blob` of the header and `File.slice`s.
 
+use super::bad_edit;
+use crate::error::Result;
 use serde::Serialize;
 
 use super::encode::{encode_header, new_alignment, NewTensor};
@@ -27,11 +29,11 @@ pub struct EditPlan {
 /// data section is one piece, byte for byte. With a new alignment every tensor moves: they are
 /// laid out in tensor-info order, each at the next multiple of the alignment and padded to one,
 /// as gguf-py and ggml write files.
-pub fn plan(file: &GgufFile, file_size: u64, edits: &Edits) -> Result<EditPlan, String> {
+pub fn plan(file: &GgufFile, file_size: u64, edits: &Edits) -> Result<EditPlan> {
     let alignment = new_alignment(file, edits)?;
     let data_len = file_size
         .checked_sub(file.data_offset())
-        .ok_or("the data section starts past the end of the file")?;
+        .ok_or_else(|| bad_edit("the data section starts past the end of the file".to_string()))?;
     if alignment == file.alignment() {
         let header = encode_header(file, edits, alignment, None)?;
         let len = header.len() as u64 + data_len;
@@ -47,7 +49,7 @@ pub fn plan(file: &GgufFile, file_size: u64, edits: &Edits) -> Result<EditPlan, 
     let mut tensors = Vec::with_capacity(file.tensors().len());
     let mut pieces = Vec::new();
     let mut at = 0u64;
-    let overflow = || "tensor data past 2^64 bytes".to_string();
+    let overflow = || bad_edit("tensor data past 2^64 bytes".to_string());
     for tensor in file.tensors() {
         tensors.push(NewTensor {
             name: tensor.name().to_string(),
@@ -58,11 +60,11 @@ pub fn plan(file: &GgufFile, file_size: u64, edits: &Edits) -> Result<EditPlan, 
         let n = tensor.n_bytes();
         let range = file.tensor_range(tensor);
         if range.end > file_size {
-            return Err(format!(
+            return Err(bad_edit(format!(
                 "tensor {} ends at byte {} past the end of the file ({file_size} bytes)",
                 tensor.name(),
                 range.end
-            ));
+            )));
         }
         pieces.push(Piece {
             from: Some(range.start),

@@ -1,12 +1,14 @@
 //! New metadata values from what users type: `TYPE:TEXT` on the command line, or a JSON value
 //! (from the CLI's `--set-json` or from JavaScript) that takes the existing key's type.
 
+use super::bad_edit;
 use super::NewValue;
+use crate::error::Result;
 use crate::gguf::{GgufFile, Value, ValueType};
 
 /// `text` as a value of the spec type named `ty` (uint8 … float64, bool, string).
-pub fn typed(key: &str, ty: &str, text: &str) -> Result<NewValue, String> {
-    let bad = |e: String| format!("{key}: {text:?} is not a {ty}: {e}");
+pub fn typed(key: &str, ty: &str, text: &str) -> Result<NewValue> {
+    let bad = |e: String| bad_edit(format!("{key}: {text:?} is not a {ty}: {e}"));
     Ok(match ty {
         "uint8" => NewValue::U8(text.parse().map_err(|e| bad(format!("{e}")))?),
         "int8" => NewValue::I8(text.parse().map_err(|e| bad(format!("{e}")))?),
@@ -21,9 +23,9 @@ pub fn typed(key: &str, ty: &str, text: &str) -> Result<NewValue, String> {
         "bool" => NewValue::Bool(text.parse().map_err(|e| bad(format!("{e}")))?),
         "string" => NewValue::String(text.to_string()),
         other => {
-            return Err(format!(
+            return Err(bad_edit(format!(
                 "{key}: unknown type {other:?} (uint8 … float64, bool, string)"
-            ))
+            )))
         }
     })
 }
@@ -59,11 +61,11 @@ fn guessed_type(v: &serde_json::Value) -> &'static str {
     }
 }
 
-fn json_item(key: &str, ty: &str, v: &serde_json::Value) -> Result<NewValue, String> {
+fn json_item(key: &str, ty: &str, v: &serde_json::Value) -> Result<NewValue> {
     let text = match v {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Array(_) | serde_json::Value::Object(_) | serde_json::Value::Null => {
-            return Err(format!("{key}: {v} is not a {ty}"))
+            return Err(bad_edit(format!("{key}: {v} is not a {ty}")))
         }
         other => other.to_string(),
     };
@@ -79,7 +81,7 @@ pub fn from_json(
     key: &str,
     v: &serde_json::Value,
     ty: Option<&str>,
-) -> Result<NewValue, String> {
+) -> Result<NewValue> {
     let existing = file.get(key);
     match (v, &existing) {
         (serde_json::Value::Array(items), existing) => {
@@ -87,17 +89,17 @@ pub fn from_json(
                 (Some(t), _) => t,
                 (None, Some(Value::Array(a))) => type_name(a.item_type()),
                 (None, Some(other)) => {
-                    return Err(format!(
+                    return Err(bad_edit(format!(
                         "{key}: is a {}, not an array",
                         other.value_type().name()
-                    ))
+                    )))
                 }
                 (None, None) => items.first().map(guessed_type).unwrap_or("string"),
             };
             let items = items
                 .iter()
                 .map(|i| json_item(key, item_type, i))
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>>>()?;
             let zero = match item_type {
                 "string" => "",
                 "bool" => "false",
@@ -107,7 +109,9 @@ pub fn from_json(
             Ok(NewValue::Array(t, items))
         }
         (_, _) if ty.is_some() => json_item(key, ty.unwrap_or("string"), v),
-        (_, Some(Value::Array(_))) => Err(format!("{key}: is an array, give a JSON array")),
+        (_, Some(Value::Array(_))) => {
+            Err(bad_edit(format!("{key}: is an array, give a JSON array")))
+        }
         (_, Some(e)) => json_item(key, type_name(e.value_type()), v),
         (_, None) => json_item(key, guessed_type(v), v),
     }

@@ -3,6 +3,8 @@
 //! sparse input stays sparse; through [`AtomicFile`] (a random exclusive temporary, renamed at
 //! the end).
 
+use super::bad_edit;
+use crate::error::Result;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -15,26 +17,28 @@ use crate::gguf::read_header;
 /// Writes `input` with `edits` applied to `output` through [`AtomicFile`] (a temporary file
 /// beside `output`, renamed at the end; a failure leaves no `output` and removes the temporary
 /// file). `output` must not be `input`, also through a link.
-pub fn edit_file(input: &Path, output: &Path, edits: &Edits) -> Result<(), String> {
+pub fn edit_file(input: &Path, output: &Path, edits: &Edits) -> Result<()> {
     let shown = |p: &Path| p.display().to_string();
-    let mut src = File::open(input).map_err(|e| format!("{}: {e}", shown(input)))?;
+    let mut src = File::open(input).map_err(|e| bad_edit(format!("{}: {e}", shown(input))))?;
     let size = src
         .metadata()
-        .map_err(|e| format!("{}: {e}", shown(input)))?
+        .map_err(|e| bad_edit(format!("{}: {e}", shown(input))))?
         .len();
     if same_file(input, output) {
-        return Err(format!(
+        return Err(bad_edit(format!(
             "{}: input and output are the same file",
             shown(output)
-        ));
+        )));
     }
-    let file = read_header(&mut src, size).map_err(|e| format!("{}: {e}", shown(input)))?;
+    let file =
+        read_header(&mut src, size).map_err(|e| bad_edit(format!("{}: {e}", shown(input))))?;
     // Plan errors name the key or tensor, as the user gave them.
     let plan = plan(&file, size, edits)?;
     // The errors of AtomicFile name the output.
-    let mut dst = AtomicFile::create(output, &[input]).map_err(|e| e.to_string())?;
-    write_plan(&mut src, dst.file(), &plan).map_err(|e| format!("{}: {e}", shown(output)))?;
-    dst.commit().map_err(|e| e.to_string())
+    let mut dst = AtomicFile::create(output, &[input]).map_err(|e| bad_edit(e.to_string()))?;
+    write_plan(&mut src, dst.file(), &plan)
+        .map_err(|e| bad_edit(format!("{}: {e}", shown(output))))?;
+    dst.commit().map_err(|e| bad_edit(e.to_string()))
 }
 
 fn write_plan(src: &mut File, dst: &mut File, plan: &EditPlan) -> std::io::Result<()> {

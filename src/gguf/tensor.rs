@@ -7,7 +7,7 @@ use super::value::{read_string_span, Format};
 use super::{Limits, MAX_DIMS, MAX_TENSOR_NAME_LEN};
 use crate::cursor::Cursor;
 use crate::error::{Error, ErrorKind, Result};
-use crate::types::{GgmlType, TypeIdError};
+use crate::types::GgmlType;
 
 /// One tensor of a GGUF file, validated: its sizes never overflow and its bytes lie inside the
 /// data section (inside the file, when the file size was known at parse time).
@@ -147,14 +147,14 @@ pub(crate) fn read_tensor_info(
     }
     let type_at = cur.pos();
     let type_id = cur.u32("tensor type")?;
-    let ggml_type = GgmlType::from_id(type_id).map_err(|e| {
-        let kind = match e {
-            TypeIdError::Removed(type_name) => ErrorKind::RemovedTensorType {
+    let ggml_type = GgmlType::from_id(type_id).ok_or_else(|| {
+        let kind = match GgmlType::removed_name(type_id) {
+            Some(type_name) => ErrorKind::RemovedTensorType {
                 name: name.clone(),
                 type_id,
                 type_name,
             },
-            TypeIdError::Unknown => ErrorKind::UnknownTensorType {
+            None => ErrorKind::UnknownTensorType {
                 name: name.clone(),
                 type_id,
             },

@@ -51,7 +51,6 @@ impl Severity {
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct Finding {
     /// Stable kebab-case code, e.g. `file-type-mismatch`.
     pub code: &'static str,
@@ -138,7 +137,6 @@ impl Finding {
 
 /// The findings of one file, errors first, with counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "camelCase")]
 pub struct Report {
     pub findings: Vec<Finding>,
     pub errors: usize,

@@ -4,7 +4,8 @@
 
 use crate::gguf::{ArrayView, GgufFile, Value};
 
-use super::PlanError;
+use super::refused;
+use crate::error::Error;
 
 /// llama.cpp's `LLAMA_MAX_LAYERS`.
 pub const MAX_LAYERS: u64 = 512;
@@ -76,13 +77,13 @@ fn key<'a>(f: &'a GgufFile, arch: &str, name: &str) -> Option<Value<'a>> {
     f.get(&format!("{arch}.{name}"))
 }
 
-fn uint(f: &GgufFile, arch: &str, name: &str) -> Result<Option<u64>, PlanError> {
+fn uint(f: &GgufFile, arch: &str, name: &str) -> Result<Option<u64>, Error> {
     match key(f, arch, name) {
         None => Ok(None),
         Some(v) => v
             .as_u64()
             .map(Some)
-            .ok_or_else(|| PlanError::new(format!("{arch}.{name} is not a non-negative integer"))),
+            .ok_or_else(|| refused(format!("{arch}.{name} is not a non-negative integer"))),
     }
 }
 
@@ -92,7 +93,7 @@ fn per_layer(
     arch: &str,
     name: &str,
     n_layer: u32,
-) -> Result<Option<Vec<u64>>, PlanError> {
+) -> Result<Option<Vec<u64>>, Error> {
     let Some(v) = key(f, arch, name) else {
         return Ok(None);
     };
@@ -100,13 +101,13 @@ fn per_layer(
         return Ok(Some(vec![n; n_layer as usize]));
     }
     let bad = || {
-        PlanError::new(format!(
+        refused(format!(
             "{arch}.{name} is not a count or one count per layer"
         ))
     };
     let arr = v.as_array().ok_or_else(bad)?;
     if arr.len() != n_layer as usize {
-        return Err(PlanError::new(format!(
+        return Err(refused(format!(
             "{arch}.{name} has {} values for {n_layer} layers",
             arr.len()
         )));
@@ -120,15 +121,15 @@ fn per_layer(
 impl HParams {
     /// Reads the hyper-parameters from the metadata of `first` (the first shard) and the
     /// vocabulary size from `n_vocab` (the token embedding's rows).
-    pub fn read(first: &GgufFile, n_vocab: u64) -> Result<HParams, PlanError> {
+    pub fn read(first: &GgufFile, n_vocab: u64) -> Result<HParams, Error> {
         let arch = first
             .get("general.architecture")
             .and_then(|v| v.as_str())
-            .ok_or_else(|| PlanError::new("no general.architecture".to_string()))?
+            .ok_or_else(|| refused("no general.architecture".to_string()))?
             .into_owned();
         let a = arch.as_str();
-        let need = |name: &str| -> Result<u64, PlanError> {
-            uint(first, a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
+        let need = |name: &str| -> Result<u64, Error> {
+            uint(first, a, name)?.ok_or_else(|| refused(format!("no {a}.{name}")))
         };
         // recurrent state other than Mamba 1/2's, Jamba's, Granite 4 hybrid's, Nemotron-H's,
         // Falcon-H1's, Qwen3-Next's, Qwen 3.5's, LFM2's and RWKV 6/7's (the other hybrids, RWKV variants): not planned yet, rather than
@@ -155,13 +156,13 @@ impl HParams {
                     || k.starts_with("shortconv.")
             })
         }) {
-            return Err(PlanError::new(format!(
+            return Err(refused(format!(
                 "{a} has recurrent layers (ssm/wkv state): not planned yet"
             )));
         }
         let n_layer = need("block_count")?;
         if n_layer == 0 || n_layer > MAX_LAYERS {
-            return Err(PlanError::new(format!(
+            return Err(refused(format!(
                 "{a}.block_count is {n_layer}, llama.cpp takes 1 to {MAX_LAYERS}"
             )));
         }
@@ -212,7 +213,7 @@ impl HParams {
     }
 
     /// What llama.cpp's per-architecture `load_arch_hparams` changes.
-    fn arch_specific(&mut self, f: &GgufFile) -> Result<(), PlanError> {
+    fn arch_specific(&mut self, f: &GgufFile) -> Result<(), Error> {
         let a = self.arch.clone();
         let window = uint(f, &a, "attention.sliding_window")?;
         match a.as_str() {
@@ -247,7 +248,7 @@ impl HParams {
             }
             // indexer caches (DSA, MSA) beside the KV cache: not planned yet
             "deepseek32" | "glm-dsa" | "minimax-m3" | "hy_v4" | "dots3note" | "glm5-next" => {
-                return Err(PlanError::new(format!(
+                return Err(refused(format!(
                     "{a}: its indexer key cache is not planned yet"
                 )));
             }
@@ -262,7 +263,7 @@ impl HParams {
                     || (a == "llama4" && window.is_none())
                     || (a == "exaone4" && self.n_layer == 64) =>
             {
-                return Err(PlanError::new(format!(
+                return Err(refused(format!(
                     "{a}: its sliding-window / shared KV layers are not planned yet"
                 )));
             }
@@ -275,8 +276,8 @@ impl HParams {
             // are Mamba layers); Mamba 2's conv state also covers B and C of every group
             "mamba" | "jamba" | "mamba2" | "granitehybrid" | "nemotron_h" | "falcon-h1"
             | "qwen3next" | "qwen35" => {
-                let need = |name: &str| -> Result<u64, PlanError> {
-                    uint(f, &a, name)?.ok_or_else(|| PlanError::new(format!("no {a}.{name}")))
+                let need = |name: &str| -> Result<u64, Error> {
+                    uint(f, &a, name)?.ok_or_else(|| refused(format!("no {a}.{name}")))
                 };
                 let d_conv = need("ssm.conv_kernel")?;
                 let d_inner = need("ssm.inner_size")?;
@@ -321,7 +322,7 @@ impl HParams {
                     // gated delta-net layers (recurrent) and full attention, by a per-layer
                     // array or every `full_attention_interval`-th layer; MTP layers not planned
                     if uint(f, &a, "nextn_predict_layers")?.unwrap_or(0) > 0 {
-                        return Err(PlanError::new(format!(
+                        return Err(refused(format!(
                             "{a}: its next-token-prediction layers are not planned yet"
                         )));
                     }
@@ -332,9 +333,7 @@ impl HParams {
                     } else {
                         let interval = uint(f, &a, "full_attention_interval")?.unwrap_or(4);
                         if interval == 0 {
-                            return Err(PlanError::new(format!(
-                                "{a}.full_attention_interval is 0"
-                            )));
+                            return Err(refused(format!("{a}.full_attention_interval is 0")));
                         }
                         self.is_recr = (0..u64::from(self.n_layer))
                             .map(|il| (il + 1) % interval != 0)
@@ -352,7 +351,7 @@ impl HParams {
             // WKV state (n_embd · head_size)
             "rwkv6" | "rwkv7" => {
                 let head = uint(f, &a, "wkv.head_size")?
-                    .ok_or_else(|| PlanError::new(format!("no {a}.wkv.head_size")))?;
+                    .ok_or_else(|| refused(format!("no {a}.wkv.head_size")))?;
                 let shift = uint(f, &a, "token_shift_count")?.unwrap_or(2);
                 self.is_recr = vec![true; self.n_layer as usize];
                 self.has_kv = vec![false; self.n_layer as usize];
@@ -374,12 +373,12 @@ impl HParams {
             // l_cache - 1 inputs (llama.cpp's n_embd_r); no SSM state
             "lfm2" => {
                 if window.unwrap_or(0) > 0 {
-                    return Err(PlanError::new(format!(
+                    return Err(refused(format!(
                         "{a}: its sliding-window layers are not planned yet"
                     )));
                 }
                 let l_cache = uint(f, &a, "shortconv.l_cache")?
-                    .ok_or_else(|| PlanError::new(format!("no {a}.shortconv.l_cache")))?;
+                    .ok_or_else(|| refused(format!("no {a}.shortconv.l_cache")))?;
                 self.is_recr = self.n_head_kv.iter().map(|&kv| kv == 0).collect();
                 self.has_kv = self.is_recr.iter().map(|&r| !r).collect();
                 self.recurrent = Some(Recurrent {
@@ -405,9 +404,9 @@ impl HParams {
     }
 
     /// A per-layer flag array (`bool`s or integers, non-zero = set), one value per layer.
-    fn layer_flags(&self, name: &str, arr: &ArrayView<'_>) -> Result<Vec<bool>, PlanError> {
+    fn layer_flags(&self, name: &str, arr: &ArrayView<'_>) -> Result<Vec<bool>, Error> {
         if arr.len() != self.n_layer as usize {
-            return Err(PlanError::new(format!(
+            return Err(refused(format!(
                 "{name} has {} values for {} layers",
                 arr.len(),
                 self.n_layer
@@ -419,7 +418,7 @@ impl HParams {
                 other => other
                     .as_u64()
                     .map(|n| n != 0)
-                    .ok_or_else(|| PlanError::new(format!("{name} is not booleans"))),
+                    .ok_or_else(|| refused(format!("{name} is not booleans"))),
             })
             .collect()
     }
@@ -431,7 +430,7 @@ impl HParams {
         f: &GgufFile,
         n_default: u64,
         dense_first: bool,
-    ) -> Result<(), PlanError> {
+    ) -> Result<(), Error> {
         let name = format!("{}.attention.sliding_window_pattern", self.arch);
         let mut n = n_default;
         if let Some(v) = f.get(&name) {
@@ -441,7 +440,7 @@ impl HParams {
             }
             n = v
                 .as_u64()
-                .ok_or_else(|| PlanError::new(format!("{name} is not a count")))?;
+                .ok_or_else(|| refused(format!("{name} is not a count")))?;
         }
         self.is_swa = (0..u64::from(self.n_layer))
             .map(|il| {

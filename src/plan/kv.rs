@@ -6,7 +6,8 @@
 //! K (the compressed KV plus the rope part). One stream per parallel slot.
 
 use super::hparams::HParams;
-use super::{Options, PlanError};
+use super::{refused, Options};
+use crate::error::Error;
 use crate::types::GgmlType;
 
 /// One cache (llama.cpp logs one `llama_kv_cache: size = …` line for each).
@@ -61,9 +62,9 @@ impl KvPlan {
 
 /// `ggml_row_size`: bytes of `n` elements of `t`; an error when `n` is not whole blocks (ggml
 /// would abort).
-fn row(t: GgmlType, n: u64, what: &str) -> Result<u64, PlanError> {
+fn row(t: GgmlType, n: u64, what: &str) -> Result<u64, Error> {
     t.bytes_for(n).ok_or_else(|| {
-        PlanError::new(format!(
+        refused(format!(
             "{what} cache type {} with block size {} does not divide the row of {n}",
             t.name().to_lowercase(),
             t.block_size()
@@ -78,7 +79,7 @@ pub(super) fn plan(
     n_seq: u64,
     n_ubatch: u64,
     ngl: u32,
-) -> Result<KvPlan, PlanError> {
+) -> Result<KvPlan, Error> {
     let n_swa_cells = if hp.n_swa > 0 {
         super::pad(n_ctx_seq.min(hp.n_swa.saturating_add(n_ubatch)), 256)
     } else {

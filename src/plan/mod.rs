@@ -14,7 +14,7 @@ mod kv;
 mod report;
 mod weights;
 
-use std::fmt;
+use crate::error::{Error, ErrorKind};
 
 use crate::model::GgufModel;
 use crate::types::GgmlType;
@@ -22,29 +22,14 @@ use crate::types::GgmlType;
 pub use hparams::HParams;
 pub use hparams::Recurrent;
 pub use kv::{CachePlan, KvPlan, RecurrentPlan};
-pub use report::Report;
+pub use report::{CacheDoc, DeviceBytes, Document, KvCacheDoc, RecurrentDoc, Report};
 pub use weights::WeightsPlan;
 
 /// A plan that cannot be made: a model the planner cannot read, or a combination llama.cpp
 /// refuses (its message).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanError {
-    pub message: String,
+pub(crate) fn refused(message: String) -> Error {
+    Error::new(ErrorKind::PlanRefused { message })
 }
-
-impl PlanError {
-    pub(crate) fn new(message: String) -> PlanError {
-        PlanError { message }
-    }
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PlanError {}
 
 /// The KV cache types llama.cpp accepts for `--cache-type-k/-v`.
 pub const CACHE_TYPES: [GgmlType; 9] = [
@@ -193,20 +178,18 @@ fn pad(x: u64, n: u64) -> u64 {
 }
 
 /// Plans `model` with `options`.
-pub fn plan(model: &GgufModel, options: &Options) -> Result<Plan, PlanError> {
+pub fn plan(model: &GgufModel, options: &Options) -> Result<Plan, Error> {
     let n_vocab = weights::n_vocab(model)?;
     let hp = HParams::read(model.first(), n_vocab)?;
     plan_with(model, &hp, options)
 }
 
 /// Plans with hyper-parameters already read (the inverse searches call this many times).
-pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<Plan, PlanError> {
+pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<Plan, Error> {
     refusals(hp, options)?;
     let n_seq = u64::from(options.parallel.max(1));
     if n_seq > 256 {
-        return Err(PlanError::new(format!(
-            "n_seq_max must be <= 256, got {n_seq}"
-        )));
+        return Err(refused(format!("n_seq_max must be <= 256, got {n_seq}")));
     }
     // llama_context: n_ctx (0: training), padded to 256; per slot n_ctx / n_seq padded to 256
     let asked = match options.ctx {
@@ -214,14 +197,14 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
         Some(c) => c,
     };
     if asked == 0 || asked > u64::from(u32::MAX) {
-        return Err(PlanError::new(format!("context {asked} is out of range")));
+        return Err(refused(format!("context {asked} is out of range")));
     }
     let n_batch = asked.min(2048);
     let n_ubatch = n_batch.min(512);
     let n_ctx = pad(asked, 256);
     let n_ctx_seq = pad(n_ctx / n_seq, 256);
     if n_ctx_seq == 0 {
-        return Err(PlanError::new("n_ctx_seq == 0".to_string()));
+        return Err(refused("n_ctx_seq == 0".to_string()));
     }
     let n_ctx = n_ctx_seq * n_seq;
     let ngl = options.ngl.min(hp.n_layer + 1);
@@ -248,10 +231,10 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
 }
 
 /// The combinations llama.cpp's `llama_init_from_model` refuses, with its messages.
-fn refusals(hp: &HParams, o: &Options) -> Result<(), PlanError> {
+fn refusals(hp: &HParams, o: &Options) -> Result<(), Error> {
     for t in [o.type_k, o.type_v] {
         if !CACHE_TYPES.contains(&t) {
-            return Err(PlanError::new(format!(
+            return Err(refused(format!(
                 "unsupported cache type {}",
                 t.name().to_lowercase()
             )));
@@ -260,14 +243,14 @@ fn refusals(hp: &HParams, o: &Options) -> Result<(), PlanError> {
     let quantized = |t: GgmlType| !t.is_plain();
     let name = |t: GgmlType| t.name().to_lowercase();
     if hp.mla && o.type_k != o.type_v {
-        return Err(PlanError::new(format!(
+        return Err(refused(format!(
             "model does not support different K ({}) and V ({}) cache types",
             name(o.type_k),
             name(o.type_v)
         )));
     }
     if quantized(o.type_v) && !o.flash_attn {
-        return Err(PlanError::new(
+        return Err(refused(
             "quantized V cache requires flash_attn to be enabled".to_string(),
         ));
     }
@@ -281,7 +264,7 @@ fn refusals(hp: &HParams, o: &Options) -> Result<(), PlanError> {
                 for swa in &hp.is_swa {
                     let head = if *swa { heads[1] } else { heads[0] };
                     if head % block != 0 {
-                        return Err(PlanError::new(format!(
+                        return Err(refused(format!(
                             "{what} cache type {} with block size {block} does not divide n_embd_head_{}={head}",
                             name(t),
                             what.to_lowercase()
@@ -302,11 +285,11 @@ pub fn max_ctx(
     options: &Options,
     budget: u64,
     device: impl Fn(&Plan) -> u64,
-) -> Result<Option<u64>, PlanError> {
+) -> Result<Option<u64>, Error> {
     let n_vocab = weights::n_vocab(model)?;
     let hp = HParams::read(model.first(), n_vocab)?;
     let n_seq = u64::from(options.parallel.max(1));
-    let fits = |cells: u64| -> Result<bool, PlanError> {
+    let fits = |cells: u64| -> Result<bool, Error> {
         let o = Options {
             ctx: Some(cells * n_seq),
             ..options.clone()
@@ -336,7 +319,7 @@ pub fn max_ctx(
 
 /// The most layers to offload (`-ngl`, 0 to n_layer + 1) whose GPU share (weights and KV of
 /// the offloaded layers, the GPU's compute buffer) fits `gpu_budget` bytes.
-pub fn max_ngl(model: &GgufModel, options: &Options, gpu_budget: u64) -> Result<u32, PlanError> {
+pub fn max_ngl(model: &GgufModel, options: &Options, gpu_budget: u64) -> Result<u32, Error> {
     let n_vocab = weights::n_vocab(model)?;
     let hp = HParams::read(model.first(), n_vocab)?;
     let mut best = 0;

@@ -1,9 +1,10 @@
-//! A plan as the front ends show it (the CLI's `memory --json`, the npm `planMemory`): one JSON
-//! definition, with the GPU-budget questions answered.
+//! A plan as the front ends show it (the CLI's `memory --json`, the npm `planMemory`): one typed
+//! document, with the GPU-budget questions answered.
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use super::{max_ctx, max_ngl, plan, Options, Plan, PlanError};
+use super::{max_ctx, max_ngl, plan, Options, Plan};
+use crate::error::Error;
 use crate::model::GgufModel;
 
 /// A plan and, for a GPU budget, the layers and the largest context that fit it.
@@ -24,7 +25,7 @@ impl Report {
         mut options: Options,
         pick_ngl: bool,
         gpu_mem: Option<u64>,
-    ) -> Result<Report, PlanError> {
+    ) -> Result<Report, Error> {
         let mut max_context = None;
         if let Some(budget) = gpu_mem {
             if pick_ngl {
@@ -39,52 +40,144 @@ impl Report {
         })
     }
 
-    /// The JSON document (`gguf-lens memory --json`), with `command` the line to show.
-    pub fn to_json(&self, command: &str) -> Value {
+    /// Every figure the front ends show (`gguf-lens memory --json`, the npm `planMemory`), with
+    /// `command` the line to show. Field names are plain Rust (snake_case); each front end
+    /// names them in its own language.
+    pub fn document(&self, command: &str) -> Document {
         let p = &self.plan;
-        let caches: Vec<Value> =
-            p.kv.caches
-                .iter()
-                .map(|c| {
-                    json!({
-                        "swa": c.swa, "cells": c.cells, "layers": c.layers, "streams": c.streams,
-                        "k_bytes": c.k_bytes, "v_bytes": c.v_bytes,
-                    })
-                })
-                .collect();
         let recurrent = p.kv.recurrent.as_ref();
         let dev = p.per_device();
-        json!({
-            "architecture": p.architecture,
-            "n_layer": p.n_layer,
-            "n_ctx_train": p.n_ctx_train,
-            "n_ctx": p.n_ctx,
-            "n_ctx_seq": p.n_ctx_seq,
-            "n_seq_max": p.n_seq_max,
-            "ngl": p.options.ngl,
-            "cache_type_k": p.options.type_k.name().to_lowercase(),
-            "cache_type_v": p.options.type_v.name().to_lowercase(),
-            "flash_attn": p.options.flash_attn,
-            "weights_bytes": p.weights_bytes(),
-            "weights": {"cpu_bytes": p.weights.cpu, "gpu_bytes": p.weights.gpu},
-            "kv_cache_bytes": p.kv.total(),
-            "kv_cache": {
-                "k_bytes": p.kv.k_bytes, "v_bytes": p.kv.v_bytes, "swa_bytes": p.kv.swa_bytes,
-                "cpu_bytes": p.kv.cpu, "gpu_bytes": p.kv.gpu, "caches": caches,
-                "recurrent_bytes": recurrent.map_or(0, |r| r.r_bytes + r.s_bytes),
-                "recurrent": recurrent.map(|r| json!({
-                    "cells": r.cells, "layers": r.layers, "r_bytes": r.r_bytes, "s_bytes": r.s_bytes,
-                })),
+        Document {
+            architecture: p.architecture.clone(),
+            n_layer: p.n_layer,
+            n_ctx_train: p.n_ctx_train,
+            n_ctx: p.n_ctx,
+            n_ctx_seq: p.n_ctx_seq,
+            n_seq_max: p.n_seq_max,
+            ngl: p.options.ngl,
+            cache_type_k: p.options.type_k.name().to_lowercase(),
+            cache_type_v: p.options.type_v.name().to_lowercase(),
+            flash_attn: p.options.flash_attn,
+            weights_bytes: p.weights_bytes(),
+            weights: DeviceBytes::of(p.weights.cpu, p.weights.gpu),
+            kv_cache_bytes: p.kv.total(),
+            kv_cache: KvCacheDoc {
+                k_bytes: p.kv.k_bytes,
+                v_bytes: p.kv.v_bytes,
+                swa_bytes: p.kv.swa_bytes,
+                cpu_bytes: p.kv.cpu,
+                gpu_bytes: p.kv.gpu,
+                caches: p.kv.caches.iter().map(CacheDoc::of).collect(),
+                recurrent_bytes: recurrent.map_or(0, |r| r.r_bytes + r.s_bytes),
+                recurrent: recurrent.map(|r| RecurrentDoc {
+                    cells: r.cells,
+                    layers: r.layers,
+                    r_bytes: r.r_bytes,
+                    s_bytes: r.s_bytes,
+                }),
             },
-            "compute_bytes": p.compute_bytes,
-            "compute": {"cpu_bytes": p.compute.cpu, "gpu_bytes": p.compute.gpu},
-            "compute_estimated": true,
-            "total_bytes": p.total_bytes(),
-            "cpu_bytes": dev.cpu,
-            "gpu_bytes": dev.gpu,
-            "gpu_mem": self.gpu_mem,
-            "max_ctx": self.max_ctx,
-            "command": command,
-        })
+            compute_bytes: p.compute_bytes,
+            compute: DeviceBytes::of(p.compute.cpu, p.compute.gpu),
+            compute_estimated: true,
+            total_bytes: p.total_bytes(),
+            cpu_bytes: dev.cpu,
+            gpu_bytes: dev.gpu,
+            gpu_mem: self.gpu_mem,
+            max_ctx: self.max_ctx,
+            command: command.to_string(),
+        }
     }
+}
+
+/// A plan's figures as the front ends show them (see [`Report::document`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Document {
+    pub architecture: String,
+    pub n_layer: u32,
+    pub n_ctx_train: u64,
+    pub n_ctx: u64,
+    pub n_ctx_seq: u64,
+    pub n_seq_max: u32,
+    pub ngl: u32,
+    /// Lower case, as llama.cpp's `--cache-type-k` takes it.
+    pub cache_type_k: String,
+    pub cache_type_v: String,
+    pub flash_attn: bool,
+    pub weights_bytes: u64,
+    pub weights: DeviceBytes,
+    pub kv_cache_bytes: u64,
+    pub kv_cache: KvCacheDoc,
+    pub compute_bytes: u64,
+    pub compute: DeviceBytes,
+    /// Always true: the compute buffer is an estimate.
+    pub compute_estimated: bool,
+    pub total_bytes: u64,
+    pub cpu_bytes: u64,
+    pub gpu_bytes: u64,
+    pub gpu_mem: Option<u64>,
+    pub max_ctx: Option<u64>,
+    /// The llama.cpp command line the plan is for.
+    pub command: String,
+}
+
+/// Bytes on the CPU and on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DeviceBytes {
+    pub cpu_bytes: u64,
+    pub gpu_bytes: u64,
+}
+
+impl DeviceBytes {
+    fn of(cpu_bytes: u64, gpu_bytes: u64) -> DeviceBytes {
+        DeviceBytes {
+            cpu_bytes,
+            gpu_bytes,
+        }
+    }
+}
+
+/// The KV cache: its totals, each cache (full and sliding-window) and the recurrent state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KvCacheDoc {
+    pub k_bytes: u64,
+    pub v_bytes: u64,
+    pub swa_bytes: u64,
+    pub cpu_bytes: u64,
+    pub gpu_bytes: u64,
+    pub caches: Vec<CacheDoc>,
+    pub recurrent_bytes: u64,
+    pub recurrent: Option<RecurrentDoc>,
+}
+
+/// One KV cache (llama.cpp keeps one for full attention, one for sliding-window layers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CacheDoc {
+    pub swa: bool,
+    pub cells: u64,
+    pub layers: u32,
+    pub streams: u64,
+    pub k_bytes: u64,
+    pub v_bytes: u64,
+}
+
+impl CacheDoc {
+    fn of(c: &super::CachePlan) -> CacheDoc {
+        CacheDoc {
+            swa: c.swa,
+            cells: c.cells,
+            layers: c.layers,
+            streams: c.streams,
+            k_bytes: c.k_bytes,
+            v_bytes: c.v_bytes,
+        }
+    }
+}
+
+/// The recurrent state (Mamba, RWKV): cells, layers and the R and S bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RecurrentDoc {
+    pub cells: u64,
+    pub layers: u32,
+    pub r_bytes: u64,
+    pub s_bytes: u64,
 }

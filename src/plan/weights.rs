@@ -7,7 +7,8 @@
 //! sum of its tensors.
 
 use super::hparams::HParams;
-use super::PlanError;
+use super::refused;
+use crate::error::Error;
 use crate::gguf::TensorInfo;
 use crate::model::GgufModel;
 
@@ -30,10 +31,10 @@ impl WeightsPlan {
 }
 
 /// The vocabulary size llama.cpp uses for the shapes: the token embedding's rows.
-pub(super) fn n_vocab(model: &GgufModel) -> Result<u64, PlanError> {
+pub(super) fn n_vocab(model: &GgufModel) -> Result<u64, Error> {
     let (_, t) = model
         .tensor("token_embd.weight")
-        .map_err(|_| PlanError::new("no token_embd.weight tensor".to_string()))?;
+        .map_err(|_| refused("no token_embd.weight tensor".to_string()))?;
     Ok(t.dims().get(1).copied().unwrap_or(1))
 }
 
@@ -65,7 +66,7 @@ fn layer_of(t: &TensorInfo, hp: &HParams) -> Option<u64> {
     Some(u64::from(n_layer))
 }
 
-pub(super) fn plan(model: &GgufModel, hp: &HParams, ngl: u32) -> Result<WeightsPlan, PlanError> {
+pub(super) fn plan(model: &GgufModel, hp: &HParams, ngl: u32) -> Result<WeightsPlan, Error> {
     let gpu_start = u64::from(hp.n_layer + 1).saturating_sub(u64::from(ngl));
     let mut w = WeightsPlan::default();
     for shard in model.shards() {

@@ -10,18 +10,19 @@ mod set;
 
 pub use set::QuantErrorSet;
 
-use super::QuantizeError;
+use crate::error::{Error, ErrorKind};
 use crate::types::GgmlType;
 
-/// Running sums of the error of quantizing values to one type: per group in fixed lanes, then exact
-/// across groups (so independent of how the values were split and merged).
+/// Measures what quantizing values to one type loses (a meter, not an error: its `report` gives
+/// the metrics): running sums per group in fixed lanes, then exact across groups (so independent
+/// of how the values were split and merged).
 #[derive(Debug, Clone)]
-pub struct QuantError {
+pub struct QuantErrorMeter {
     row_len: u64,
     set: QuantErrorSet,
 }
 
-/// The metrics of a [`QuantError`].
+/// The metrics of a [`QuantErrorMeter`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuantErrorReport {
     pub ty: GgmlType,
@@ -36,30 +37,30 @@ pub struct QuantErrorReport {
     pub cosine: f64,
 }
 
-impl QuantError {
+impl QuantErrorMeter {
     /// For any whole blocks of `ty`.
-    pub fn new(ty: GgmlType) -> QuantError {
-        QuantError::for_rows(ty, u64::from(ty.block_size()))
+    pub fn new(ty: GgmlType) -> QuantErrorMeter {
+        QuantErrorMeter::for_rows(ty, u64::from(ty.block_size()))
     }
 
     /// For rows of `row_len` values (a multiple of the type's block): sums up to 4096 values in
     /// lanes before each exact add; the parts merged must then be whole rows.
-    pub fn for_rows(ty: GgmlType, row_len: u64) -> QuantError {
-        QuantError {
+    pub fn for_rows(ty: GgmlType, row_len: u64) -> QuantErrorMeter {
+        QuantErrorMeter {
             row_len,
             set: QuantErrorSet::new(&[ty], row_len),
         }
     }
 
     /// Adds `values` (a whole number of the type's blocks; of rows after `for_rows`).
-    pub fn add(&mut self, values: &[f32]) -> Result<(), QuantizeError> {
+    pub fn add(&mut self, values: &[f32]) -> Result<(), Error> {
         let ty = self.set.types()[0];
         if !self.set.is_present(0) {
-            return Err(QuantizeError::RowLength {
+            return Err(Error::new(ErrorKind::QuantizeRowLength {
                 ty,
                 len: self.row_len as usize,
                 block: ty.block_size() as usize,
-            });
+            }));
         }
         self.set.add(values)?;
         match self.set.failure(0) {
@@ -70,7 +71,7 @@ impl QuantError {
 
     /// Merges the sums of another accumulator of the same type (threads, workers): the same
     /// bits as adding its values here, in any order.
-    pub fn merge(&mut self, other: &QuantError) {
+    pub fn merge(&mut self, other: &QuantErrorMeter) {
         self.set.merge(&other.set);
     }
 
@@ -82,10 +83,10 @@ impl QuantError {
     }
 
     /// An accumulator of type `ty` from `state`'s bytes; None when they are not that.
-    pub fn from_state(ty: GgmlType, bytes: &[u8]) -> Option<QuantError> {
+    pub fn from_state(ty: GgmlType, bytes: &[u8]) -> Option<QuantErrorMeter> {
         let row_len = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
         let (set, rest) = QuantErrorSet::from_state(&[ty], row_len, &bytes[8..])?;
-        (rest.is_empty() && set.is_present(0)).then_some(QuantError { row_len, set })
+        (rest.is_empty() && set.is_present(0)).then_some(QuantErrorMeter { row_len, set })
     }
 
     pub fn report(&self) -> QuantErrorReport {
@@ -109,7 +110,7 @@ mod tests {
     #[test]
     fn q8_0_on_a_ramp_has_small_error() {
         let values: Vec<f32> = (0..256).map(|i| (i as f32 - 128.0) / 64.0).collect();
-        let mut acc = QuantError::new(GgmlType::Q8_0);
+        let mut acc = QuantErrorMeter::new(GgmlType::Q8_0);
         acc.add(&values).unwrap();
         let r = acc.report();
         assert_eq!(r.n_values, 256);
@@ -134,28 +135,28 @@ mod tests {
             GgmlType::IQ4_NL,
             GgmlType::F16,
         ] {
-            let mut whole = QuantError::for_rows(ty, 256);
+            let mut whole = QuantErrorMeter::for_rows(ty, 256);
             whole.add(&values).unwrap();
             let want = whole.report();
             for cuts in [&[256][..], &[2560, 5120, 7680], &[256 * 39]] {
-                let mut merged = QuantError::for_rows(ty, 256);
+                let mut merged = QuantErrorMeter::for_rows(ty, 256);
                 let mut start = 0;
                 for &end in cuts.iter().chain([values.len()].iter()) {
-                    let mut part = QuantError::for_rows(ty, 256);
+                    let mut part = QuantErrorMeter::for_rows(ty, 256);
                     part.add(&values[start..end]).unwrap();
-                    let part = QuantError::from_state(ty, &part.state()).unwrap();
+                    let part = QuantErrorMeter::from_state(ty, &part.state()).unwrap();
                     merged.merge(&part);
                     start = end;
                 }
                 assert_eq!(merged.report(), want, "{ty} {cuts:?}");
             }
         }
-        assert!(QuantError::from_state(GgmlType::Q8_0, &[0; 10]).is_none());
+        assert!(QuantErrorMeter::from_state(GgmlType::Q8_0, &[0; 10]).is_none());
     }
 
     #[test]
     fn zeros_are_exact() {
-        let mut acc = QuantError::new(GgmlType::Q4_K);
+        let mut acc = QuantErrorMeter::new(GgmlType::Q4_K);
         acc.add(&[0.0; 256]).unwrap();
         let r = acc.report();
         assert_eq!((r.rmse, r.relative_rmse, r.cosine), (0.0, 0.0, 1.0));

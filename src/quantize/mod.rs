@@ -11,11 +11,10 @@
 //! rows quantize the same way: `quantize_row` takes any whole number of blocks.
 //!
 //! One deliberate difference: ggml stores an f16 block scale that overflows as infinity (which
-//! its own validator then rejects); we return [`QuantizeError::ScaleOverflow`] instead. Inputs
+//! its own validator then rejects); we return [`ErrorKind::ScaleOverflow`] instead. Inputs
 //! that are not finite are refused too (ggml's result for them is unspecified).
 
-use std::fmt;
-
+use crate::error::{Error, ErrorKind};
 use crate::types::GgmlType;
 
 mod error;
@@ -36,7 +35,7 @@ mod round_trip;
 mod tq;
 mod tq_simd128;
 
-pub use error::{QuantError, QuantErrorReport, QuantErrorSet};
+pub use error::{QuantErrorMeter, QuantErrorReport, QuantErrorSet};
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).
@@ -172,65 +171,55 @@ pub fn llama_quantizes(name: &str, n_dims: usize) -> bool {
         && !KEPT.iter().any(|k| name.contains(k))
 }
 
-/// Why a row could not be quantized.
-#[derive(Debug, Clone, PartialEq)]
-pub enum QuantizeError {
-    /// No quantizer for this type (the IQ1/IQ2/IQ3 families need an importance matrix).
-    Unsupported(GgmlType),
-    /// The source is not a whole number of the type's blocks.
-    RowLength {
-        ty: GgmlType,
-        len: usize,
-        block: usize,
-    },
-    /// The destination does not have exactly the bytes the source quantizes to.
-    DestinationSize {
-        ty: GgmlType,
-        expected: usize,
-        actual: usize,
-    },
-    /// A value is NaN or infinite.
-    NotFinite {
-        ty: GgmlType,
-        index: usize,
-        value: f32,
-    },
-    /// A block's f16 scale (or min) would be infinite: its values are too large for the type.
-    ScaleOverflow {
-        ty: GgmlType,
-        block: usize,
-        scale: f32,
-    },
+fn unsupported(ty: GgmlType) -> Error {
+    Error::new(ErrorKind::CannotQuantize { ty })
 }
 
-impl fmt::Display for QuantizeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            QuantizeError::Unsupported(ty) => write!(f, "cannot quantize to {ty}"),
-            QuantizeError::RowLength { ty, len, block } => write!(
-                f,
-                "{len} values are not a whole number of {ty} blocks of {block}"
-            ),
-            QuantizeError::DestinationSize {
-                ty,
-                expected,
-                actual,
-            } => write!(
-                f,
-                "{ty} output needs {expected} bytes, the buffer has {actual}"
-            ),
-            QuantizeError::NotFinite { ty, index, value } => {
-                write!(f, "cannot quantize {value} (value {index}) to {ty}")
-            }
-            QuantizeError::ScaleOverflow { ty, block, scale } => write!(
-                f,
-                "{ty} block {block}: scale {scale:e} overflows f16 (values too large for {ty})"
-            ),
-        }
+fn row_length(ty: GgmlType, len: usize, block: usize) -> Error {
+    Error::new(ErrorKind::QuantizeRowLength { ty, len, block })
+}
+
+fn not_finite(ty: GgmlType, index: usize, value: f32) -> Error {
+    Error::new(ErrorKind::NotFinite {
+        ty,
+        index,
+        value_bits: value.to_bits(),
+    })
+}
+
+fn scale_overflow(ty: GgmlType, block: usize, scale: f32) -> Error {
+    Error::new(ErrorKind::ScaleOverflow {
+        ty,
+        block,
+        scale_bits: scale.to_bits(),
+    })
+}
+
+/// `err` of values quantized from `offset` values in: its value or block index counted from
+/// `offset` values earlier (for a part of a row set quantized apart).
+pub fn shifted(err: Error, offset: usize) -> Error {
+    match err.kind {
+        ErrorKind::NotFinite {
+            ty,
+            index,
+            value_bits,
+        } => Error::new(ErrorKind::NotFinite {
+            ty,
+            index: index + offset,
+            value_bits,
+        }),
+        ErrorKind::ScaleOverflow {
+            ty,
+            block,
+            scale_bits,
+        } => Error::new(ErrorKind::ScaleOverflow {
+            ty,
+            block: block + offset / (ty.block_size().max(1) as usize),
+            scale_bits,
+        }),
+        _ => err,
     }
 }
-
-impl std::error::Error for QuantizeError {}
 
 /// A block's f16 field overflowed: the f32 value that did.
 #[derive(Debug, Clone, Copy)]
@@ -240,52 +229,43 @@ pub(crate) struct Overflow(pub(crate) f32);
 type BlockFn<const N: usize, const B: usize> = fn(&[f32; N], &mut [u8; B]) -> Result<(), Overflow>;
 
 /// Bytes `src.len()` values of `ty` take, or the reason they cannot.
-pub fn quantized_size(ty: GgmlType, len: usize) -> Result<usize, QuantizeError> {
+pub fn quantized_size(ty: GgmlType, len: usize) -> crate::Result<usize> {
     if !is_supported(ty) {
-        return Err(QuantizeError::Unsupported(ty));
+        return Err(unsupported(ty));
     }
     let block = usize::try_from(ty.block_size()).unwrap_or(usize::MAX);
     let size = usize::try_from(ty.type_size()).unwrap_or(usize::MAX);
     if block == 0 || len % block != 0 {
-        return Err(QuantizeError::RowLength { ty, len, block });
+        return Err(row_length(ty, len, block));
     }
     (len / block)
         .checked_mul(size)
-        .ok_or(QuantizeError::RowLength { ty, len, block })
+        .ok_or(row_length(ty, len, block))
 }
 
 /// Quantizes `src` (a whole number of `ty` blocks: one row, or several rows back to back) into
 /// `dst`, which must hold exactly the quantized bytes. Bit-exact to `ggml_quantize_chunk` with
 /// no importance matrix, except that overflowing scales and non-finite values are errors.
-pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), QuantizeError> {
+pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> crate::Result<()> {
     quantize_checked(ty, src, dst, true)
 }
 
 /// [`quantize_row`] for plain values (`round_trip::is_plain`: finite, below 65504), which none
 /// of its refusals of values (non-finite, beyond `MAX_ABS`) can apply to: they are not scanned for.
-pub(crate) fn quantize_row_plain(
-    ty: GgmlType,
-    src: &[f32],
-    dst: &mut [u8],
-) -> Result<(), QuantizeError> {
+pub(crate) fn quantize_row_plain(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> crate::Result<()> {
     debug_assert!(round_trip::is_plain(src));
     quantize_checked(ty, src, dst, false)
 }
 
 /// [`quantize_row`], scanning the values for what it refuses only when `check`.
-fn quantize_checked(
-    ty: GgmlType,
-    src: &[f32],
-    dst: &mut [u8],
-    check: bool,
-) -> Result<(), QuantizeError> {
+fn quantize_checked(ty: GgmlType, src: &[f32], dst: &mut [u8], check: bool) -> crate::Result<()> {
     let expected = quantized_size(ty, src.len())?;
     if dst.len() != expected {
-        return Err(QuantizeError::DestinationSize {
+        return Err(Error::new(ErrorKind::QuantizeDestinationSize {
             ty,
             expected,
             actual: dst.len(),
-        });
+        }));
     }
     match ty {
         GgmlType::F32 => {
@@ -309,11 +289,7 @@ fn quantize_checked(
         }
         _ => {
             if let Some(index) = check.then(|| first_not_finite(src)).flatten() {
-                return Err(QuantizeError::NotFinite {
-                    ty,
-                    index,
-                    value: src[index],
-                });
+                return Err(not_finite(ty, index, src[index]));
             }
             match ty {
                 GgmlType::Q4_0 => blocks(ty, src, dst, check, legacy_fast::q4_0),
@@ -330,15 +306,14 @@ fn quantize_checked(
                     if check {
                         check_magnitudes::<32>(ty, src)?;
                     }
-                    iq4::iq4_nl_row(src, dst).map_err(|(block, Overflow(scale))| {
-                        QuantizeError::ScaleOverflow { ty, block, scale }
-                    })
+                    iq4::iq4_nl_row(src, dst)
+                        .map_err(|(block, Overflow(scale))| scale_overflow(ty, block, scale))
                 }
                 GgmlType::IQ4_XS => blocks(ty, src, dst, check, iq4::iq4_xs),
                 GgmlType::TQ1_0 => blocks(ty, src, dst, check, tq::tq1_0),
                 GgmlType::TQ2_0 => blocks(ty, src, dst, check, tq::tq2_0),
                 GgmlType::MXFP4 => blocks(ty, src, dst, check, fp4::mxfp4),
-                _ => Err(QuantizeError::Unsupported(ty)),
+                _ => Err(unsupported(ty)),
             }
         }
     }
@@ -352,7 +327,7 @@ pub(crate) fn quantize_iq4_pair(
     nl: &mut [u8],
     xs: &mut [u8],
     plain: bool,
-) -> [Result<(), QuantizeError>; 2] {
+) -> [crate::Result<()>; 2] {
     let fits = quantized_size(GgmlType::IQ4_NL, src.len()) == Ok(nl.len())
         && quantized_size(GgmlType::IQ4_XS, src.len()) == Ok(xs.len());
     // Refusals (sizes, non-finite, huge values) as each type alone words them; plain values
@@ -379,19 +354,11 @@ pub(crate) fn quantize_iq4_pair(
         let (a, b) = iq4::iq4_nl_xs(x, r_nl.is_ok().then_some(bn), r_xs.is_ok().then_some(bx));
         if let (Ok(()), Err((block, Overflow(scale)))) = (&r_nl, a) {
             let ty = GgmlType::IQ4_NL;
-            r_nl = Err(QuantizeError::ScaleOverflow {
-                ty,
-                block: 8 * k + block,
-                scale,
-            });
+            r_nl = Err(scale_overflow(ty, 8 * k + block, scale));
         }
         if let (Ok(()), Err(Overflow(scale))) = (&r_xs, b) {
             let ty = GgmlType::IQ4_XS;
-            r_xs = Err(QuantizeError::ScaleOverflow {
-                ty,
-                block: k,
-                scale,
-            });
+            r_xs = Err(scale_overflow(ty, k, scale));
         }
         if r_nl.is_err() && r_xs.is_err() {
             break;
@@ -406,15 +373,11 @@ pub(crate) fn quantize_iq4_pair(
 const MAX_ABS: f32 = 1.0e18;
 
 /// Refuses a block of `N` values holding a magnitude beyond [`MAX_ABS`] (see there).
-fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), QuantizeError> {
+fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> crate::Result<()> {
     for (block, values) in src.chunks_exact(N).enumerate() {
         let amax = abs_max(values);
         if amax > MAX_ABS {
-            return Err(QuantizeError::ScaleOverflow {
-                ty,
-                block,
-                scale: amax,
-            });
+            return Err(scale_overflow(ty, block, amax));
         }
     }
     Ok(())
@@ -422,22 +385,13 @@ fn check_magnitudes<const N: usize>(ty: GgmlType, src: &[f32]) -> Result<(), Qua
 
 /// Refuses one block holding a magnitude beyond [`MAX_ABS`] (unless MXFP4), when `check`.
 #[inline(always)]
-fn check_block(
-    ty: GgmlType,
-    block: usize,
-    values: &[f32],
-    check: bool,
-) -> Result<(), QuantizeError> {
+fn check_block(ty: GgmlType, block: usize, values: &[f32], check: bool) -> crate::Result<()> {
     if !check {
         return Ok(());
     }
     let amax = abs_max(values);
     if amax > MAX_ABS && ty != GgmlType::MXFP4 {
-        return Err(QuantizeError::ScaleOverflow {
-            ty,
-            block,
-            scale: amax,
-        });
+        return Err(scale_overflow(ty, block, amax));
     }
     Ok(())
 }
@@ -455,8 +409,8 @@ fn k_pairs<const B: usize>(
     check: bool,
     fits2: FitsPair,
     finish: FinishFn<B>,
-) -> Result<(), QuantizeError> {
-    let overflow = |block| move |Overflow(scale)| QuantizeError::ScaleOverflow { ty, block, scale };
+) -> crate::Result<()> {
+    let overflow = |block| move |Overflow(scale)| scale_overflow(ty, block, scale);
     let mut pairs = src.chunks(512).zip(dst.chunks_mut(2 * B)).enumerate();
     for (pair, (values, bytes)) in &mut pairs {
         let (va, vb) = values.split_at(256.min(values.len()));
@@ -489,7 +443,7 @@ fn blocks<const N: usize, const B: usize>(
     dst: &mut [u8],
     check: bool,
     quantize: BlockFn<N, B>,
-) -> Result<(), QuantizeError> {
+) -> crate::Result<()> {
     for (block, (values, bytes)) in src.chunks_exact(N).zip(dst.chunks_exact_mut(B)).enumerate() {
         // Always Ok: chunks_exact yields exactly N values and B bytes.
         if let (Ok(values), Ok(bytes)) = (
@@ -497,11 +451,7 @@ fn blocks<const N: usize, const B: usize>(
             <&mut [u8; B]>::try_from(bytes),
         ) {
             check_block(ty, block, values, check)?;
-            quantize(values, bytes).map_err(|Overflow(scale)| QuantizeError::ScaleOverflow {
-                ty,
-                block,
-                scale,
-            })?;
+            quantize(values, bytes).map_err(|Overflow(scale)| scale_overflow(ty, block, scale))?;
         }
     }
     Ok(())
@@ -743,15 +693,24 @@ mod tests {
         let mut dst = [0u8; 18];
         assert!(matches!(
             quantize_row(GgmlType::Q4_0, &[0.0; 31], &mut dst),
-            Err(QuantizeError::RowLength { .. })
+            Err(Error {
+                kind: ErrorKind::QuantizeRowLength { .. },
+                ..
+            })
         ));
         assert!(matches!(
             quantize_row(GgmlType::Q4_0, &[0.0; 64], &mut dst),
-            Err(QuantizeError::DestinationSize { .. })
+            Err(Error {
+                kind: ErrorKind::QuantizeDestinationSize { .. },
+                ..
+            })
         ));
         assert!(matches!(
             quantize_row(GgmlType::IQ2_XXS, &[0.0; 256], &mut dst),
-            Err(QuantizeError::Unsupported(_))
+            Err(Error {
+                kind: ErrorKind::CannotQuantize { .. },
+                ..
+            })
         ));
     }
 
@@ -810,12 +769,18 @@ mod tests {
         let mut dst = [0u8; 34];
         assert!(matches!(
             quantize_row(GgmlType::Q8_0, &src, &mut dst),
-            Err(QuantizeError::ScaleOverflow { block: 0, .. })
+            Err(Error {
+                kind: ErrorKind::ScaleOverflow { block: 0, .. },
+                ..
+            })
         ));
         src[3] = f32::NAN;
         assert!(matches!(
             quantize_row(GgmlType::Q8_0, &src, &mut dst),
-            Err(QuantizeError::NotFinite { index: 3, .. })
+            Err(Error {
+                kind: ErrorKind::NotFinite { index: 3, .. },
+                ..
+            })
         ));
     }
 
@@ -839,12 +804,18 @@ mod tests {
             bad[256 + 5] = 1.0e20; // block 1, the second of the first pair
             assert!(matches!(
                 quantize_row(ty, &bad, &mut all),
-                Err(QuantizeError::ScaleOverflow { block: 1, .. })
+                Err(Error {
+                    kind: ErrorKind::ScaleOverflow { block: 1, .. },
+                    ..
+                })
             ));
             bad[5] = 1.0e20; // now block 0 fails first
             assert!(matches!(
                 quantize_row(ty, &bad, &mut all),
-                Err(QuantizeError::ScaleOverflow { block: 0, .. })
+                Err(Error {
+                    kind: ErrorKind::ScaleOverflow { block: 0, .. },
+                    ..
+                })
             ));
         }
     }

@@ -23,6 +23,7 @@ mod wpm;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::error::{Error, ErrorKind};
 use crate::{GgufFile, Value, ValueType};
 use table::{hash_bytes, IdTable};
 
@@ -58,24 +59,19 @@ pub enum VocabType {
     Plamo2,
 }
 
-/// Why a tokenizer could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenizerError(pub String);
-
 /// The most text `try_tokenize` takes (what the CLI and the npm package tokenize): far beyond
 /// a context window, small enough that the ids and the work stay bounded.
 pub const MAX_TOKENIZE_BYTES: usize = 8 << 20;
 
-impl std::fmt::Display for TokenizerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why a tokenizer cannot be built from a file's metadata, in plain words.
+fn bad(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::BadTokenizer {
+        message: message.into(),
+    })
 }
 
-impl std::error::Error for TokenizerError {}
-
-fn err<T>(msg: impl Into<String>) -> Result<T, TokenizerError> {
-    Err(TokenizerError(msg.into()))
+fn err<T>(msg: impl Into<String>) -> Result<T, Error> {
+    Err(bad(msg))
 }
 
 /// A tokenizer built from a GGUF file's metadata.
@@ -149,11 +145,11 @@ fn string_array(file: &GgufFile, key: &str) -> Option<(Vec<u8>, Vec<usize>)> {
 
 impl Tokenizer {
     /// Builds the tokenizer from `tokenizer.ggml.*` as llama.cpp's `llama_vocab::load` does.
-    pub fn from_gguf(file: &GgufFile) -> Result<Tokenizer, TokenizerError> {
+    pub fn from_gguf(file: &GgufFile) -> Result<Tokenizer, Error> {
         let model = file
             .get("tokenizer.ggml.model")
             .and_then(|v| v.as_str().map(|s| s.into_owned()))
-            .ok_or_else(|| TokenizerError("no tokenizer.ggml.model in the file".into()))?;
+            .ok_or_else(|| bad("no tokenizer.ggml.model in the file"))?;
         let mut pre = file
             .get("tokenizer.ggml.pre")
             .and_then(|v| v.as_str().map(|s| s.into_owned()))
@@ -172,7 +168,7 @@ impl Tokenizer {
             other => return err(format!("tokenizer '{other}' is not supported yet")),
         };
         let (text, mut offsets) = string_array(file, "tokenizer.ggml.tokens")
-            .ok_or_else(|| TokenizerError("no tokenizer.ggml.tokens string array".into()))?;
+            .ok_or_else(|| bad("no tokenizer.ggml.tokens string array"))?;
         let n = offsets.len() - 1;
         // llama.cpp names empty tokens [EMPTY_i]; rebuild the buffer only when there are any.
         let text = if (0..n).any(|i| offsets[i] == offsets[i + 1]) {
@@ -267,9 +263,8 @@ impl Tokenizer {
                 if matches!(pre.as_str(), "chatglm-bpe" | "glm4" | "glm5") {
                     bos = None;
                 }
-                let p = pretokenize::PreTokenizer::new(&pre).ok_or_else(|| {
-                    TokenizerError(format!("pre-tokenizer '{pre}' is not supported"))
-                })?;
+                let p = pretokenize::PreTokenizer::new(&pre)
+                    .ok_or_else(|| bad(format!("pre-tokenizer '{pre}' is not supported")))?;
                 byte_encode = p.byte_encode();
                 pretok = Some(p);
             }
@@ -786,12 +781,13 @@ impl Tokenizer {
         text: &[u8],
         add_special: bool,
         parse_special: bool,
-    ) -> Result<Vec<i32>, TokenizerError> {
+    ) -> Result<Vec<i32>, Error> {
         if text.len() > MAX_TOKENIZE_BYTES {
-            return Err(TokenizerError(format!(
-                "tokenize: text of {} bytes is over the input limit of {MAX_TOKENIZE_BYTES} bytes",
-                text.len()
-            )));
+            return Err(Error::new(ErrorKind::InputTooLong {
+                what: "tokenize: text".to_string(),
+                len: text.len() as u64,
+                limit: MAX_TOKENIZE_BYTES as u64,
+            }));
         }
         Ok(self.tokenize(text, add_special, parse_special))
     }

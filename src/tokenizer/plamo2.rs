@@ -6,7 +6,8 @@
 //! there), tried longest first with ties kept by the first, the unknown code point last.
 
 use super::unicode::cpts_from_utf8;
-use super::{attr, FxMap, Tokenizer, TokenizerError};
+use super::{attr, bad, FxMap, Tokenizer};
+use crate::error::Error;
 
 /// What a code point costs when no token covers it (llama.cpp's UNKNOWN_SCORE, negated).
 const UNKNOWN_COST: i64 = 10_000_000;
@@ -34,7 +35,7 @@ pub(crate) fn hex_byte(t: &[u8]) -> Option<u8> {
 }
 
 impl Plamo2 {
-    pub(crate) fn new(tok: &Tokenizer) -> Result<Plamo2, TokenizerError> {
+    pub(crate) fn new(tok: &Tokenizer) -> Result<Plamo2, Error> {
         let n = tok.len();
         let mut bytes = [0i32; 256];
         // Score by text (the last token with a text sets it) and id by text (the last id,
@@ -54,7 +55,7 @@ impl Plamo2 {
         }
         // llama.cpp refuses the vocabulary unless every byte has a token (id 0 counts as none).
         if let Some(b) = bytes.iter().position(|&id| id == 0) {
-            return Err(TokenizerError(format!(
+            return Err(bad(format!(
                 "PLaMo-2 vocabulary has no byte token for <0x{b:02X}>"
             )));
         }

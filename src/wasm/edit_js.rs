@@ -66,10 +66,10 @@ impl GgufHeader {
         };
         for set in given.set {
             let value = from_json(&self.file, &set.key, &set.value, set.ty.as_deref())
-                .map_err(|e| JsError::new(&e))?;
+                .map_err(super::js_error)?;
             edits.set.push((set.key, value));
         }
-        let plan = plan(&self.file, file_size as u64, &edits).map_err(|e| JsError::new(&e))?;
+        let plan = plan(&self.file, file_size as u64, &edits).map_err(super::js_error)?;
         Ok(EditPlanJs { plan })
     }
 }

@@ -1,14 +1,13 @@
 //! The memory planner for JS (`model.planMemory(options)`): the core's report (the same fields
-//! as `gguf-lens memory --json`, camelCased, every count a JS number).
+//! as `gguf-lens memory --json`, camelCase here, every count a JS number).
 
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use super::{to_js, GgufHeader};
 use crate::gguf::GgufFile;
 use crate::model::GgufModel;
-use crate::plan::{cache_type, Options, Report};
+use crate::plan::{cache_type, DeviceBytes, Document, Options, Report};
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -39,34 +38,136 @@ fn count(name: &str, v: Option<f64>) -> Result<Option<u64>, JsError> {
     }
 }
 
-/// snake_case keys to camelCase, integers to JS numbers.
-fn camel(v: Value) -> Value {
-    match v {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| {
-                    let mut out = String::new();
-                    let mut up = false;
-                    for c in k.chars() {
-                        if c == '_' {
-                            up = true;
-                        } else if up {
-                            out.extend(c.to_uppercase());
-                            up = false;
-                        } else {
-                            out.push(c);
-                        }
-                    }
-                    (out, camel(v))
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(camel).collect()),
-        Value::Number(n) => n
-            .as_f64()
-            .and_then(serde_json::Number::from_f64)
-            .map_or(Value::Null, Value::Number),
-        other => other,
+/// The core's [`Document`] as JS sees it: camelCase names, every count a JS number (a `u64`
+/// above 2^53 would not be one).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DocumentJs {
+    architecture: String,
+    n_layer: u32,
+    n_ctx_train: f64,
+    n_ctx: f64,
+    n_ctx_seq: f64,
+    n_seq_max: u32,
+    ngl: u32,
+    cache_type_k: String,
+    cache_type_v: String,
+    flash_attn: bool,
+    weights_bytes: f64,
+    weights: DeviceBytesJs,
+    kv_cache_bytes: f64,
+    kv_cache: KvCacheJs,
+    compute_bytes: f64,
+    compute: DeviceBytesJs,
+    compute_estimated: bool,
+    total_bytes: f64,
+    cpu_bytes: f64,
+    gpu_bytes: f64,
+    gpu_mem: Option<f64>,
+    max_ctx: Option<f64>,
+    command: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeviceBytesJs {
+    cpu_bytes: f64,
+    gpu_bytes: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KvCacheJs {
+    k_bytes: f64,
+    v_bytes: f64,
+    swa_bytes: f64,
+    cpu_bytes: f64,
+    gpu_bytes: f64,
+    caches: Vec<CacheJs>,
+    recurrent_bytes: f64,
+    recurrent: Option<RecurrentJs>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheJs {
+    swa: bool,
+    cells: f64,
+    layers: u32,
+    streams: f64,
+    k_bytes: f64,
+    v_bytes: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecurrentJs {
+    cells: f64,
+    layers: u32,
+    r_bytes: f64,
+    s_bytes: f64,
+}
+
+fn device(d: &DeviceBytes) -> DeviceBytesJs {
+    DeviceBytesJs {
+        cpu_bytes: d.cpu_bytes as f64,
+        gpu_bytes: d.gpu_bytes as f64,
+    }
+}
+
+impl From<Document> for DocumentJs {
+    fn from(d: Document) -> DocumentJs {
+        let kv = &d.kv_cache;
+        DocumentJs {
+            n_layer: d.n_layer,
+            n_ctx_train: d.n_ctx_train as f64,
+            n_ctx: d.n_ctx as f64,
+            n_ctx_seq: d.n_ctx_seq as f64,
+            n_seq_max: d.n_seq_max,
+            ngl: d.ngl,
+            flash_attn: d.flash_attn,
+            weights_bytes: d.weights_bytes as f64,
+            weights: device(&d.weights),
+            kv_cache_bytes: d.kv_cache_bytes as f64,
+            kv_cache: KvCacheJs {
+                k_bytes: kv.k_bytes as f64,
+                v_bytes: kv.v_bytes as f64,
+                swa_bytes: kv.swa_bytes as f64,
+                cpu_bytes: kv.cpu_bytes as f64,
+                gpu_bytes: kv.gpu_bytes as f64,
+                caches: kv
+                    .caches
+                    .iter()
+                    .map(|c| CacheJs {
+                        swa: c.swa,
+                        cells: c.cells as f64,
+                        layers: c.layers,
+                        streams: c.streams as f64,
+                        k_bytes: c.k_bytes as f64,
+                        v_bytes: c.v_bytes as f64,
+                    })
+                    .collect(),
+                recurrent_bytes: kv.recurrent_bytes as f64,
+                recurrent: kv.recurrent.map(|r| RecurrentJs {
+                    cells: r.cells as f64,
+                    layers: r.layers,
+                    r_bytes: r.r_bytes as f64,
+                    s_bytes: r.s_bytes as f64,
+                }),
+            },
+            compute_bytes: d.compute_bytes as f64,
+            compute: device(&d.compute),
+            compute_estimated: d.compute_estimated,
+            total_bytes: d.total_bytes as f64,
+            cpu_bytes: d.cpu_bytes as f64,
+            gpu_bytes: d.gpu_bytes as f64,
+            gpu_mem: d.gpu_mem.map(|b| b as f64),
+            max_ctx: d.max_ctx.map(|c| c as f64),
+            architecture: d.architecture,
+            cache_type_k: d.cache_type_k,
+            cache_type_v: d.cache_type_v,
+            command: d.command,
+        }
     }
 }
 
@@ -123,6 +224,8 @@ impl MemoryPlanner {
         let report = Report::new(&model, opts, ngl.is_none(), gpu_mem)
             .map_err(|e| JsError::new(&e.to_string()))?;
         let file = given.file.as_deref().unwrap_or("model.gguf");
-        Ok(to_js(&camel(report.to_json(&report.plan.command(file)))))
+        Ok(to_js(&DocumentJs::from(
+            report.document(&report.plan.command(file)),
+        )))
     }
 }

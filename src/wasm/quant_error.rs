@@ -1,11 +1,12 @@
-//! Quantization error in wasm: the core's `QuantError` per type, fed a tensor's rows (quantized
+//! Quantization error in wasm: the core's `QuantErrorMeter` per type, fed a tensor's rows (quantized
 //! bytes dequantized here, or f32 values), for `model.quantError` in the npm package.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, GgufHeader};
-use crate::quantize::{QuantErrorSet, QuantizeError, SUPPORTED};
+use crate::error::ErrorKind;
+use crate::quantize::{QuantErrorSet, SUPPORTED};
 use crate::types::GgmlType;
 
 /// Rows dequantized at a time: about the values the set measures per slice, so the input's
@@ -129,11 +130,12 @@ impl QuantErrorJob {
                 continue;
             }
             if let Some(e) = self.set.failure(i) {
-                *skipped = Some(match e {
-                    QuantizeError::ScaleOverflow { scale, .. } => {
-                        format!("a block scale of {scale:e} overflows f16 ({ty})")
-                    }
-                    other => other.to_string(),
+                *skipped = Some(match e.kind {
+                    ErrorKind::ScaleOverflow { scale_bits, .. } => format!(
+                        "a block scale of {:e} overflows f16 ({ty})",
+                        f32::from_bits(scale_bits)
+                    ),
+                    _ => e.to_string(),
                 });
             }
         }

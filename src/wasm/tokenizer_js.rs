@@ -25,7 +25,7 @@ impl TokenizerJs {
     ) -> Result<Vec<i32>, JsError> {
         self.tok
             .try_tokenize(text, add_special, parse_special)
-            .map_err(|e| JsError::new(&e.0))
+            .map_err(super::js_error)
     }
 
     /// The pieces of `ids` concatenated (control tokens only when `special`).
@@ -102,6 +102,6 @@ impl GgufHeader {
             eos_token: token_text_for(&self.file, "tokenizer.ggml.eos_token_id"),
             now: None,
         };
-        render_chat_template(&source, &messages, &chat).map_err(|e| JsError::new(&e))
+        render_chat_template(&source, &messages, &chat).map_err(super::js_error)
     }
 }

@@ -1,7 +1,5 @@
 //! `gguf-lens chat`: render the file's chat template as transformers' apply_chat_template does.
 
-use std::process::ExitCode;
-
 use gguf_lens::chat::{file_template, render_chat_template, token_text_for, ChatOptions};
 use gguf_lens::gguf::read_header;
 
@@ -40,7 +38,17 @@ fn read_json(path: &str) -> Result<serde_json::Value, String> {
 }
 
 /// Runs `chat`; errors are one line, exit 1.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
+pub fn run(args: &Args) -> Result<(), crate::Failure> {
+    // Options first: bad usage is reported before any file is read.
+    let mut variables = serde_json::Map::new();
+    for var in &args.vars {
+        let (k, v) = var
+            .split_once('=')
+            .ok_or_else(|| crate::Failure::Usage(format!("--var {var}: expected KEY=JSON")))?;
+        let v: serde_json::Value = serde_json::from_str(v)
+            .map_err(|e| crate::Failure::Usage(format!("--var {var}: {e}")))?;
+        variables.insert(k.to_string(), v);
+    }
     let shown = |e: &dyn std::fmt::Display| format!("{}: {e}", args.file);
     let mut file = std::fs::File::open(&args.file).map_err(|e| shown(&e))?;
     let size = file.metadata().map_err(|e| shown(&e))?.len();
@@ -52,18 +60,9 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     };
     let messages = read_json(&args.messages)?;
     if !messages.is_array() {
-        return Err(format!("{}: messages must be a JSON list", args.messages));
+        return Err(format!("{}: messages must be a JSON list", args.messages).into());
     }
     let tools = args.tools.as_deref().map(read_json).transpose()?;
-    let mut variables = serde_json::Map::new();
-    for var in &args.vars {
-        let (k, v) = var
-            .split_once('=')
-            .ok_or_else(|| format!("--var {var}: expected KEY=JSON"))?;
-        let v: serde_json::Value =
-            serde_json::from_str(v).map_err(|e| format!("--var {var}: {e}"))?;
-        variables.insert(k.to_string(), v);
-    }
     let opts = ChatOptions {
         tools,
         add_generation_prompt: args.add_generation_prompt,
@@ -85,5 +84,5 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| format!("stdout: {e}"))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

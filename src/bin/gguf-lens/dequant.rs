@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let (path, name, output) = (args.file.as_str(), args.tensor.as_str(), &args.output);
     let rows = args.rows.clone();
     if is_safetensors(path) {
-        let checkpoint = Checkpoint::open(path)?;
+        let checkpoint = Checkpoint::open(path).map_err(crate::named(path))?;
         st_dequant::dequant(
             &checkpoint,
             name,
@@ -93,16 +93,18 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let step = RowReader::new(file, tensor, kernel).rows_per_chunk(args.chunk_elements.max(1));
     let chunks: Vec<Range<u64>> = row_chunks(rows, step).collect();
     let shard_path = paths[shard].as_str();
-    let io = |e: std::io::Error| Failure::File(Error::from(e));
+    let open_err = |e: std::io::Error| crate::named(shard_path)(Error::from(e));
+    let out_path = args.output.as_str();
+    let write_err = |e: std::io::Error| Failure::Error(format!("{out_path}: write failed: {e}"));
     if threads <= 1 || chunks.len() <= 1 {
-        let mut reader = File::open(shard_path).map_err(io)?;
+        let mut reader = File::open(shard_path).map_err(open_err)?;
         let mut rows_reader = RowReader::new(file, tensor, kernel);
         let mut values = AlignedF32::new();
         for chunk in &chunks {
             rows_reader.read_aligned(&mut reader, chunk.clone(), &mut values)?;
-            write_f32s(out, values.as_slice()).map_err(io)?;
+            write_f32s(out, values.as_slice()).map_err(write_err)?;
         }
-        return output.commit().map_err(io);
+        return output.commit().map_err(write_err);
     }
     // Thread t dequantizes chunks t, t + T, …; this thread writes them in order. Buffers go
     // back to their thread, so memory stays about two chunks per thread.
@@ -114,7 +116,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             let (empty_tx, empty_rx) = mpsc::channel::<AlignedF32>();
             let chunks = &chunks;
             workers.push(scope.spawn(move || -> Result<(), Failure> {
-                let mut reader = File::open(shard_path).map_err(io)?;
+                let mut reader = File::open(shard_path).map_err(open_err)?;
                 let mut rows_reader = RowReader::new(file, tensor, kernel);
                 for chunk in chunks.iter().skip(t).step_by(threads) {
                     let mut values = empty_rx.try_recv().unwrap_or_default();
@@ -143,7 +145,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         }
-        written.map_err(io)
+        written.map_err(write_err)
     })?;
-    output.commit().map_err(io)
+    output.commit().map_err(write_err)
 }

@@ -2,14 +2,14 @@
 //! compared here (any pairing with safetensors in `diff_cross.rs`), rendered by the library's
 //! `diff_report`. Exit 0 when identical, 1 when the files differ, 2 on any error.
 
-use gguf_lens::compare::{compare_tensor, CompareError, Side, TensorSource};
+use gguf_lens::compare::{compare_tensor, Side, TensorSource};
 use gguf_lens::diff_report::{DiffReport, Format, Input, Source, ValueRow};
 use gguf_lens::model::GgufModel;
 use gguf_lens::Kernel;
 
 use crate::diff_options::{finish, Options};
 use crate::model::Model;
-use crate::{diff_cross, fatal, Failure, CHUNK_ELEMENTS};
+use crate::{diff_cross, named, Failure, CHUNK_ELEMENTS};
 /// What changed between two models (with --values, in their values too).
 ///
 /// Summary, metadata (arrays in full), tensors and quant mix; with --values, the values of
@@ -93,10 +93,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     };
     let mut compared = Vec::new();
     if !names.is_empty() {
-        let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+        let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
         for name in names {
-            let (sa, ta) = ma.tensor(name).map_err(fatal(opts.a))?;
-            let (sb, tb) = mb.tensor(name).map_err(fatal(opts.b))?;
+            let (sa, ta) = ma.tensor(name).map_err(named(opts.a))?;
+            let (sb, tb) = mb.tensor(name).map_err(named(opts.b))?;
             let metrics = compare_tensor(
                 TensorSource {
                     reader: &mut ra[sa],
@@ -111,10 +111,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                 kernel,
                 CHUNK_ELEMENTS,
             )
-            .map_err(|e: CompareError| match e.side {
-                Some(Side::A) => fatal(opts.a)(e.error),
-                Some(Side::B) => fatal(opts.b)(e.error),
-                None => Failure::Fatal(format!("{} vs {}: {}", opts.a, opts.b, e.error)),
+            .map_err(|e| match Side::of(&e) {
+                Some((Side::A, error)) => named(opts.a)(error.clone()),
+                Some((Side::B, error)) => named(opts.b)(error.clone()),
+                None => Failure::Error(format!("{} vs {}: {e}", opts.a, opts.b)),
             })?;
             compared.push(ValueRow {
                 name: name.to_string(),

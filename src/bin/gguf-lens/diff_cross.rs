@@ -27,9 +27,9 @@ use gguf_lens::safetensors::Dtype;
 use gguf_lens::{Error, ErrorKind, Kernel};
 
 use crate::diff_options::{finish, Options};
-use crate::llama_names::{gguf_name, rows_permuted};
 use crate::model::{Entry, Model};
-use crate::{fatal, Failure, CHUNK_ELEMENTS};
+use crate::{named, Failure, CHUNK_ELEMENTS};
+use gguf_lens::llama_names::{gguf_name, rows_permuted};
 
 /// The name of `name` in the file (another with `--llama-names`).
 fn file_name<'e>(entries: &'e [Entry], name: &'e str) -> &'e str {
@@ -78,10 +78,10 @@ fn compare_values(
 ) -> Result<ValueRow, Failure> {
     let mut ra = ma
         .rows(file_name(ta, name), kernel)
-        .map_err(fatal(opts.a))?;
+        .map_err(named(opts.a))?;
     let mut rb = mb
         .rows(file_name(tb, name), kernel)
-        .map_err(fatal(opts.b))?;
+        .map_err(named(opts.b))?;
     let shape = ra.shape();
     if shape != rb.shape() {
         let error = Error::new(ErrorKind::ShapesDiffer {
@@ -89,16 +89,16 @@ fn compare_values(
             a: shape,
             b: rb.shape(),
         });
-        return Err(Failure::Fatal(format!(
+        return Err(Failure::Error(format!(
             "{} vs {}: {error} (logical row-major shapes)",
             opts.a, opts.b
         )));
     }
     let mut diff = ValueDiff::new();
     for chunk in row_chunks(0..ra.n_rows(), ra.rows_per_chunk(CHUNK_ELEMENTS)) {
-        let va = ra.read(chunk.clone()).map_err(fatal(opts.a))?;
-        let vb = rb.read(chunk).map_err(fatal(opts.b))?;
-        diff.add(va, vb).map_err(fatal(opts.b))?;
+        let va = ra.read(chunk.clone()).map_err(named(opts.a))?;
+        let vb = rb.read(chunk).map_err(named(opts.b))?;
+        diff.add(va, vb).map_err(named(opts.b))?;
     }
     Ok(ValueRow {
         name: name.to_string(),
@@ -160,7 +160,7 @@ pub fn run(opts: &Options, mut ma: Model, mut mb: Model) -> Result<(), Failure> 
         .collect();
     let mut compared = Vec::new();
     if !names.is_empty() {
-        let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+        let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
         for name in names {
             let a = (&mut ma, &ta[..]);
             let b = (&mut mb, &tb[..]);

@@ -3,7 +3,7 @@
 
 use gguf_lens::diff_report::{DiffReport, Format};
 
-use crate::{exit_2, write_stdout, Failure};
+use crate::{write_stdout, Failure};
 
 /// The options as both pairings read them.
 pub struct Options<'a> {
@@ -29,10 +29,10 @@ pub fn finish(report: &DiffReport, format: Format) -> Result<(), Failure> {
         Format::Json => crate::escape::json(&text).into_owned(),
         _ => text,
     };
-    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))?;
+    write_stdout(text.as_bytes())?;
     if report.identical {
         Ok(())
     } else {
-        Err(Failure::Differ)
+        Err(Failure::Findings(1))
     }
 }

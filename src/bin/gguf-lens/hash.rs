@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::process::ExitCode;
 use std::time::Instant;
 
 use gguf_lens::gguf::read_header;
@@ -58,7 +57,7 @@ pub struct Args {
 }
 
 /// Runs `hash`; errors are one line, exit 1 (the manifest's own codes with `--check`).
-pub fn run(args: &Args) -> Result<ExitCode, String> {
+pub fn run(args: &Args) -> Result<(), crate::Failure> {
     let mut algorithms = Algorithms {
         xxh64: args.xxh64 || args.all,
         sha1: args.sha1 || args.all,
@@ -69,7 +68,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     if let Some(path) = &args.check {
         let Ok(text) = std::fs::read_to_string(path) else {
             println!("ERROR cannot open manifest {}", escape::shown(path));
-            return Ok(ExitCode::from(5));
+            return Err(crate::Failure::Findings(5));
         };
         let entries = Manifest::parse(&text);
         let kinds: Vec<&str> = ["sha256", "sha1", "xxh64", "uuid"]
@@ -81,7 +80,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
                 "ERROR manifest does not have any known hash format in {}",
                 escape::shown(path)
             );
-            return Ok(ExitCode::from(4));
+            return Err(crate::Failure::Findings(4));
         }
         println!("manifest  {}  {}", escape::shown(path), kinds.join("  "));
         if algorithms == Algorithms::default() {
@@ -116,12 +115,12 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     if args.json {
         let text = serde_json::to_string(&report).map_err(|e| e.to_string())?;
         println!("{}", escape::json(&text));
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     match manifest {
         None => {
             print!("{}", escape::lines(&report.to_lines(&args.file)));
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         Some(manifest) => {
             let code = verify(&report, &args.file, &manifest);
@@ -134,7 +133,10 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
                 "\nVerification results for {} - {label}",
                 escape::shown(args.check.as_deref().unwrap_or_default())
             );
-            Ok(ExitCode::from(code))
+            match code {
+                0 => Ok(()),
+                _ => Err(crate::Failure::Findings(code)),
+            }
         }
     }
 }

@@ -7,7 +7,9 @@ use gguf_lens::Error;
 
 use crate::checkpoint::Checkpoint;
 use crate::model::open_gguf;
-use crate::{escape, is_safetensors, json, json_line, st_inspect, text, write_stdout, Failure};
+use crate::{
+    escape, is_safetensors, json, json_line, named, st_inspect, text, write_stdout, Failure,
+};
 
 /// What a model file holds: metadata, tensors, quant mix, bits per weight (header only).
 ///
@@ -30,7 +32,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let path = args.file.as_str();
     let as_json = args.json;
     if is_safetensors(path) {
-        let checkpoint = Checkpoint::open(path)?;
+        let checkpoint = Checkpoint::open(path).map_err(named(path))?;
         let text = if as_json {
             json_line(&st_inspect::inspect_json(&checkpoint))
         } else {
@@ -43,7 +45,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         .iter()
         .map(|r| r.metadata().map(|m| m.len()))
         .collect::<std::io::Result<Vec<u64>>>()
-        .map_err(|e| Failure::File(Error::from(e)))?;
+        .map_err(|e| named(path)(Error::from(e)))?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = if as_json {
@@ -58,5 +60,5 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     };
     written
         .and_then(|()| out.flush())
-        .map_err(|e| Failure::File(Error::from(e)))
+        .map_err(crate::stdout_failed)
 }

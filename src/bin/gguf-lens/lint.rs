@@ -41,36 +41,36 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let report = report_of(path)?;
     let text = if args.json {
         let doc =
-            serde_json::to_value(&report).map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
+            serde_json::to_value(&report).map_err(|e| Failure::Error(format!("{path}: {e}")))?;
         json_line(&doc)
     } else {
         render(&report)
     };
     write_stdout(text.as_bytes())?;
     if report.has_errors() {
-        return Err(Failure::LintErrors);
+        return Err(Failure::Findings(1));
     }
     Ok(())
 }
 
 /// The report of the file or split model at `path`: a header that does not parse (in any shard)
-/// or shards that do not fit together are findings; a file that cannot be read is an exit-2
-/// failure.
+/// or shards that do not fit together are findings; a file that cannot be read is an error
+/// (exit 1 with one `error:` line, as every subcommand).
 fn report_of(path: &str) -> Result<Report, Failure> {
     let paths = split_paths(path)
-        .map_err(|err| Failure::Fatal(format!("{path}: {err}")))?
+        .map_err(|err| Failure::Error(format!("{path}: {err}")))?
         .unwrap_or_else(|| vec![path.to_string()]);
     let split = paths.len() > 1;
     let mut shards = Vec::with_capacity(paths.len());
     let mut refused: Vec<Finding> = Vec::new();
     for (i, shard) in paths.iter().enumerate() {
-        let fatal = |e: std::io::Error| Failure::Fatal(format!("{shard}: {e}"));
-        let mut file = std::fs::File::open(shard).map_err(fatal)?;
-        let size = file.metadata().map_err(fatal)?.len();
+        let named = |e: std::io::Error| Failure::Error(format!("{shard}: {e}"));
+        let mut file = std::fs::File::open(shard).map_err(named)?;
+        let size = file.metadata().map_err(named)?.len();
         match read_header(&mut file, size) {
             Ok(header) => shards.push(header),
             Err(err) if matches!(err.kind, ErrorKind::Io { .. }) => {
-                return Err(Failure::Fatal(format!("{shard}: {err}")))
+                return Err(Failure::Error(format!("{shard}: {err}")))
             }
             Err(err) => {
                 let mut finding = finding_of_error(&err);

@@ -13,7 +13,6 @@ mod hash;
 mod inspect;
 mod json;
 mod lint;
-mod llama_names;
 mod memory;
 mod model;
 mod output;
@@ -36,12 +35,12 @@ use gguf_lens::Error;
 /// Exit codes, shown under every `--help`.
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  success (diff: the files are identical)
-  1  a bad file, tensor or request, with one `error:` line naming what and where
-     (diff: the files differ, nothing on stderr; lint: it found an error)
-  2  bad usage (unknown option, missing argument); stats, diff, set, quantize
-     and quant-error: any error; lint: a file it cannot read
-     (memory: a combination llama.cpp refuses exits 1)
+  0    success (diff: the files are identical)
+  1    a bad file, tensor or request, with one `error:` line naming what and where;
+       diff: the files differ, lint: it found an error (nothing on stderr)
+  2    bad usage (unknown option, missing argument, options that conflict)
+  130  interrupted while writing (the temporaries are removed)
+  hash --check: llama-gguf-hash's verdict codes
 
 GGUF_LENS_KERNEL=scalar|avx2|neon|simd128 forces the instruction set of every vector loop:
 dequantization, the quantizers' searches and the statistics (scalar turns them all off).";
@@ -90,33 +89,34 @@ enum Command {
 /// Values dequantized per step (per file): bounds memory for huge tensors (16 MiB of f32).
 const CHUNK_ELEMENTS: u64 = 4 << 20;
 
+/// How a subcommand ends when it does not succeed: every `run` returns `Result<(), Failure>`,
+/// and `main` maps it to the one exit-code convention (`EXIT_CODES`).
 enum Failure {
+    /// Bad usage caught after parsing (options that conflict, an option whose syntax is wrong):
+    /// one `error:` line, exit 2, as clap's own usage errors.
     Usage(String),
-    File(Error),
-    /// Any error of `stats` and `diff`, already naming its file: exit 2.
-    Fatal(String),
-    /// `diff` found differences: exit 1, nothing on stderr.
-    Differ,
-    /// `lint` found errors (already printed on stdout): exit 1, nothing on stderr.
-    LintErrors,
+    /// A bad file, tensor or request: one `error:` line, exit 1.
+    Error(String),
+    /// A documented findings code with nothing more on stderr: `diff` found differences (1),
+    /// `lint` found errors (1), `hash --check`'s verdicts.
+    Findings(u8),
 }
 
-/// For `stats` and `diff`: an error of `path`, as one line naming the file.
-fn fatal(path: &str) -> impl Fn(Error) -> Failure + '_ {
-    move |err| Failure::Fatal(format!("{path}: {err}"))
+/// An error of the file `path`, as one line naming it.
+fn named(path: &str) -> impl Fn(Error) -> Failure + '_ {
+    move |err| Failure::Error(format!("{path}: {err}"))
 }
 
-/// For `stats` and `diff`: a file error becomes an exit-2 error naming `path`.
-fn exit_2(path: &str) -> impl Fn(Failure) -> Failure + '_ {
-    move |failure| match failure {
-        Failure::File(err) => fatal(path)(err),
-        other => other,
+/// A message already naming what and where: a bad file, tensor or request (exit 1).
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::Error(message)
     }
 }
 
 impl From<Error> for Failure {
     fn from(err: Error) -> Failure {
-        Failure::File(err)
+        Failure::Error(err.to_string())
     }
 }
 
@@ -138,14 +138,14 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Set(args) => set::run(args),
-        Command::Hash(args) => return finish(hash::run(args)),
+        Command::Hash(args) => hash::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Quantize(args) => quantize::run(args),
         Command::QuantError(args) => quant_error::run(args),
-        Command::Memory(args) => return finish(memory::run(args)),
-        Command::Tokenize(args) => return finish(tokenize::run(args)),
-        Command::Detokenize(args) => return finish(tokenize::run_detokenize(args)),
-        Command::Chat(args) => return finish(chat::run(args)),
+        Command::Memory(args) => memory::run(args),
+        Command::Tokenize(args) => tokenize::run(args),
+        Command::Detokenize(args) => tokenize::run_detokenize(args),
+        Command::Chat(args) => chat::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -153,15 +153,11 @@ fn main() -> ExitCode {
             eprintln!("error: {}", escape::shown(&message));
             ExitCode::from(2)
         }
-        Err(Failure::File(err)) => {
-            eprintln!("error: {}", escape::shown(&err.to_string()));
+        Err(Failure::Error(message)) => {
+            eprintln!("error: {}", escape::shown(&message));
             ExitCode::from(1)
         }
-        Err(Failure::Fatal(message)) => {
-            eprintln!("error: {}", escape::shown(&message));
-            ExitCode::from(2)
-        }
-        Err(Failure::Differ | Failure::LintErrors) => ExitCode::from(1),
+        Err(Failure::Findings(code)) => ExitCode::from(code),
     }
 }
 
@@ -179,21 +175,11 @@ fn remove_temporaries_on_signal() {
     }
 }
 
-/// For subcommands whose `run` returns `Result<ExitCode, String>`: an `Err` is one `error:` line
-/// and exit 1.
-fn finish(result: Result<ExitCode, String>) -> ExitCode {
-    result.unwrap_or_else(|message| {
-        eprintln!("error: {}", escape::shown(&message));
-        ExitCode::from(1)
-    })
-}
-
+/// Opens `path` with its size; an error names the file.
 fn open(path: &str) -> Result<(File, u64), Failure> {
-    let file = File::open(path).map_err(|e| Failure::File(Error::from(e)))?;
-    let size = file
-        .metadata()
-        .map_err(|e| Failure::File(Error::from(e)))?
-        .len();
+    let io_err = |e: std::io::Error| named(path)(Error::from(e));
+    let file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
     Ok((file, size))
 }
 
@@ -222,7 +208,12 @@ fn write_stdout(text: &[u8]) -> Result<(), Failure> {
     let mut out = stdout.lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| Failure::File(Error::from(e)))
+        .map_err(stdout_failed)
+}
+
+/// A write to standard output that failed (a full disk, a closed pipe).
+fn stdout_failed(err: std::io::Error) -> Failure {
+    Failure::Error(format!("standard output: write failed: {err}"))
 }
 
 /// `--threads N`, or every core the system lets this process use.

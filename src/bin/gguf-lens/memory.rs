@@ -1,8 +1,6 @@
 //! `gguf-lens memory`: what llama.cpp allocates to run a model (weights, KV cache, compute
 //! buffer) per device, the largest context and the -ngl that fit a GPU, and the command line.
 
-use std::process::ExitCode;
-
 use gguf_lens::plan::{cache_type, Options, Plan, Report};
 use gguf_lens::GgmlType;
 
@@ -91,17 +89,14 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let model = match Model::open(&args.file) {
-        Ok(Model::Gguf { model, .. }) => model,
-        Ok(Model::Safetensors(_)) => {
-            return Err(format!("{}: not a GGUF file", args.file));
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let model = match Model::open(&args.file)? {
+        Model::Gguf { model, .. } => model,
+        Model::Safetensors(_) => {
+            return Err(format!("{}: not a GGUF file", args.file).into());
         }
-        Err(Failure::Fatal(m) | Failure::Usage(m)) => return Err(m),
-        Err(Failure::File(e)) => return Err(format!("{}: {e}", args.file)),
-        Err(Failure::Differ | Failure::LintErrors) => return Err(args.file.clone()),
     };
-    let err = |e: gguf_lens::plan::PlanError| format!("{}: {e}", args.file);
+    let err = |e: gguf_lens::Error| format!("{}: {e}", args.file);
     let options = Options {
         ctx: args.ctx,
         parallel: args.parallel,
@@ -113,12 +108,14 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let report = Report::new(&model, options, args.ngl.is_none(), args.gpu_mem).map_err(err)?;
     let command = report.plan.command(&args.file);
     let out = if args.json {
-        crate::json_line(&report.to_json(&command))
+        crate::json_line(
+            &serde_json::to_value(report.document(&command)).map_err(|e| e.to_string())?,
+        )
     } else {
         text(&report.plan, report.max_ctx, &command, args.gpu_mem)
     };
-    crate::write_stdout(out.as_bytes()).map_err(|_| "cannot write to stdout".to_string())?;
-    Ok(ExitCode::SUCCESS)
+    crate::write_stdout(out.as_bytes())?;
+    Ok(())
 }
 
 fn mib(bytes: u64) -> String {

@@ -22,7 +22,7 @@ use gguf_lens::{Kernel, Result};
 
 use crate::checkpoint::Checkpoint;
 use crate::st_dequant::StTensor;
-use crate::{exit_2, fatal, is_safetensors, open, Failure};
+use crate::{is_safetensors, named, open, Failure};
 
 pub enum Model {
     /// One GGUF file, or every shard of a split model (one reader per shard, in order).
@@ -47,14 +47,14 @@ pub struct Entry {
 }
 
 impl Model {
-    /// Opens `path` as a GGUF file or a safetensors checkpoint; errors name the file (exit 2).
+    /// Opens `path` as a GGUF file or a safetensors checkpoint; errors name the file.
     /// A path named as a shard of a split model (`…-00001-of-00003.gguf`) opens every shard.
     pub fn open(path: &str) -> std::result::Result<Model, Failure> {
         if is_safetensors(path) {
-            let checkpoint = Checkpoint::open(path).map_err(fatal(path))?;
+            let checkpoint = Checkpoint::open(path).map_err(named(path))?;
             return Ok(Model::Safetensors(Box::new(checkpoint)));
         }
-        let (readers, model, paths) = open_gguf(path).map_err(exit_2(path))?;
+        let (readers, model, paths) = open_gguf(path)?;
         Ok(Model::Gguf {
             readers,
             model,
@@ -206,17 +206,8 @@ pub fn open_gguf(path: &str) -> std::result::Result<(Vec<File>, GgufModel, Vec<S
     let mut readers = Vec::with_capacity(paths.len());
     let mut shards = Vec::with_capacity(paths.len());
     for shard in &paths {
-        let (mut reader, size) = open(shard).map_err(|f| match f {
-            Failure::File(err) if paths.len() > 1 => Failure::Fatal(format!("{shard}: {err}")),
-            other => other,
-        })?;
-        let file = read_header(&mut reader, size).map_err(|err| {
-            if paths.len() > 1 {
-                Failure::Fatal(format!("{shard}: {err}"))
-            } else {
-                Failure::File(err)
-            }
-        })?;
+        let (mut reader, size) = open(shard)?;
+        let file = read_header(&mut reader, size).map_err(named(shard))?;
         readers.push(reader);
         shards.push(file);
     }

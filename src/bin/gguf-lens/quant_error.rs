@@ -1,12 +1,13 @@
 //! `gguf-lens quant-error`: how much each quantization type loses on one tensor.
 
 use gguf_lens::quant::Kernel;
-use gguf_lens::quantize::{QuantErrorReport, QuantErrorSet, QuantizeError, SUPPORTED};
+use gguf_lens::quantize::{QuantErrorReport, QuantErrorSet, SUPPORTED};
 use gguf_lens::types::GgmlType;
+use gguf_lens::ErrorKind;
 use serde_json::json;
 
 use crate::model::Model;
-use crate::{fatal, json_line, write_stdout, Failure};
+use crate::{json_line, named, write_stdout, Failure};
 
 /// Quantize one tensor's values (dequantized first if it is quantized) to each TYPE, bit-exact
 /// to ggml without an importance matrix, and report per type: bits per weight, RMSE, max |err|,
@@ -66,10 +67,10 @@ fn types(args: &Args) -> Result<Vec<GgmlType>, Failure> {
 pub fn run(args: &Args) -> Result<(), Failure> {
     let path = args.file.as_str();
     let types = types(args)?;
-    let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+    let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
     let threads = crate::threads(args.threads);
     let mut model = Model::open(path)?;
-    let mut rows = model.rows(&args.tensor, kernel).map_err(fatal(path))?;
+    let mut rows = model.rows(&args.tensor, kernel).map_err(named(path))?;
     let (source_type, shape, row_len, n_rows) = (
         rows.type_name(),
         rows.shape(),
@@ -121,15 +122,15 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         })
         .collect();
     let range = args.rows.clone().unwrap_or(0..n_rows);
-    rows.check_rows(range.clone()).map_err(fatal(path))?;
+    rows.check_rows(range.clone()).map_err(named(path))?;
     let step = rows.rows_per_chunk(CHUNK_ELEMENTS);
     let mut failed: Vec<Option<String>> = vec![None; types.len()];
     for chunk in gguf_lens::gguf::row_chunks(range.clone(), step) {
         let first_row = chunk.start;
-        let values = rows.read(chunk).map_err(fatal(path))?;
+        let values = rows.read(chunk).map_err(named(path))?;
         let run = |set: &mut QuantErrorSet| set.add(values);
         // One set runs here (WASI has no threads).
-        let added: Vec<Result<(), QuantizeError>> = if sets.len() == 1 {
+        let added: Vec<Result<(), gguf_lens::Error>> = if sets.len() == 1 {
             sets.iter_mut().map(run).collect()
         } else {
             std::thread::scope(|s| {
@@ -144,7 +145,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             })
         };
         for r in added {
-            r.map_err(|e| Failure::Fatal(format!("{path}: {e}")))?;
+            r.map_err(|e| Failure::Error(format!("{path}: {e}")))?;
         }
         for (set, m) in sets.iter().zip(&members) {
             for (j, &i) in m.iter().enumerate() {
@@ -153,16 +154,22 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                     continue;
                 }
                 let per_row = (row_len / u64::from(types[i].block_size())).max(1);
-                failed[i] = Some(match e {
-                    QuantizeError::ScaleOverflow { block, scale, .. } => format!(
-                        "row {}: a block scale of {scale:e} overflows f16",
-                        first_row + *block as u64 / per_row
+                failed[i] = Some(match e.kind {
+                    ErrorKind::ScaleOverflow {
+                        block, scale_bits, ..
+                    } => format!(
+                        "row {}: a block scale of {:e} overflows f16",
+                        first_row + block as u64 / per_row,
+                        f32::from_bits(scale_bits)
                     ),
-                    QuantizeError::NotFinite { index, value, .. } => format!(
-                        "row {}: holds {value}",
-                        first_row + *index as u64 / row_len.max(1)
+                    ErrorKind::NotFinite {
+                        index, value_bits, ..
+                    } => format!(
+                        "row {}: holds {}",
+                        first_row + index as u64 / row_len.max(1),
+                        f32::from_bits(value_bits)
                     ),
-                    other => other.to_string(),
+                    _ => e.to_string(),
                 });
             }
         }

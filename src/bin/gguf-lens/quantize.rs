@@ -11,10 +11,11 @@ use gguf_lens::edit::{build_header_with_tensors, Edits, NewTensor, NewValue};
 use gguf_lens::gguf::{read_header, row_chunks, Endian, GgufFile, RowReader, TensorInfo};
 use gguf_lens::quant::Kernel;
 use gguf_lens::quantize::{
-    llama_fallback, llama_file_type, llama_quantizes, quantize_row, quantized_size, QuantizeError,
+    llama_fallback, llama_file_type, llama_quantizes, quantize_row, quantized_size, shifted,
     SUPPORTED,
 };
 use gguf_lens::types::GgmlType;
+use gguf_lens::ErrorKind;
 
 use crate::escape::shown;
 use crate::output::Output;
@@ -136,7 +137,7 @@ fn plan<'f>(file: &'f GgufFile, ty: GgmlType, fallback: bool) -> Result<Vec<Plan
 }
 
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let fail = Failure::Fatal;
+    let fail = Failure::Error;
     let ty = parse_type(&args.ty).map_err(Failure::Usage)?;
     let shown_in = args.input.display().to_string();
     let mut input = File::open(&args.input).map_err(|e| fail(format!("{shown_in}: {e}")))?;
@@ -296,19 +297,25 @@ fn quantize_tensor(
             quantized_size(ty, values.len()).map_err(|e| e.to_string())?,
             0,
         );
-        quantize_parallel(ty, values, row_len, &mut bytes, threads).map_err(|e| match e {
-            QuantizeError::ScaleOverflow { block, scale, .. } => {
+        quantize_parallel(ty, values, row_len, &mut bytes, threads).map_err(|e| match e.kind {
+            ErrorKind::ScaleOverflow {
+                block, scale_bits, ..
+            } => {
                 let per_row = (row_len / ty.block_size() as usize).max(1);
                 format!(
-                    "row {}: a block scale of {scale:e} overflows f16 (values too large for {ty})",
-                    first_row + (block / per_row) as u64
+                    "row {}: a block scale of {:e} overflows f16 (values too large for {ty})",
+                    first_row + (block / per_row) as u64,
+                    f32::from_bits(scale_bits)
                 )
             }
-            QuantizeError::NotFinite { index, value, .. } => format!(
-                "row {}: cannot quantize {value} to {ty}",
-                first_row + (index / row_len.max(1)) as u64
+            ErrorKind::NotFinite {
+                index, value_bits, ..
+            } => format!(
+                "row {}: cannot quantize {} to {ty}",
+                first_row + (index / row_len.max(1)) as u64,
+                f32::from_bits(value_bits)
             ),
-            other => other.to_string(),
+            _ => e.to_string(),
         })?;
         out.write_all(&bytes).map_err(|e| e.to_string())?;
     }
@@ -323,7 +330,7 @@ fn quantize_parallel(
     row_len: usize,
     dst: &mut [u8],
     threads: usize,
-) -> Result<(), QuantizeError> {
+) -> Result<(), gguf_lens::Error> {
     let rows = values.len() / row_len.max(1);
     let threads = threads.clamp(1, rows.max(1));
     if threads == 1 {
@@ -331,7 +338,6 @@ fn quantize_parallel(
     }
     let row_bytes = dst.len() / rows.max(1);
     let rows_per = rows.div_ceil(threads);
-    let blocks_per_row = row_len / ty.block_size() as usize;
     let parts: Vec<(Range<usize>, &[f32], &mut [u8])> = values
         .chunks(rows_per * row_len)
         .zip(dst.chunks_mut(rows_per * row_bytes))
@@ -343,21 +349,7 @@ fn quantize_parallel(
             .into_iter()
             .map(|(rows, v, d)| {
                 s.spawn(move || {
-                    quantize_row(ty, v, d).map_err(|e| match e {
-                        QuantizeError::ScaleOverflow { ty, block, scale } => {
-                            QuantizeError::ScaleOverflow {
-                                ty,
-                                block: block + rows.start * blocks_per_row,
-                                scale,
-                            }
-                        }
-                        QuantizeError::NotFinite { ty, index, value } => QuantizeError::NotFinite {
-                            ty,
-                            index: index + rows.start * row_len,
-                            value,
-                        },
-                        other => other,
-                    })
+                    quantize_row(ty, v, d).map_err(|e| shifted(e, rows.start * row_len))
                 })
             })
             .collect();
@@ -365,7 +357,8 @@ fn quantize_parallel(
             .into_iter()
             .map(|h| {
                 // A panic in a quantizer is never expected; reported as unsupported.
-                h.join().unwrap_or(Err(QuantizeError::Unsupported(ty)))
+                h.join()
+                    .unwrap_or(Err(gguf_lens::Error::new(ErrorKind::CannotQuantize { ty })))
             })
             .collect::<Result<Vec<()>, _>>()
             .map(|_| ())

@@ -37,7 +37,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let fail = Failure::Fatal;
+    let fail = Failure::Error;
     let mut file_in = std::fs::File::open(&args.input)
         .map_err(|e| fail(format!("{}: {e}", args.input.display())))?;
     let size = file_in.metadata().map_err(|e| fail(e.to_string()))?.len();
@@ -50,21 +50,19 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     for spec in &args.set {
         let (key, rest) = spec
             .split_once('=')
-            .ok_or_else(|| fail(format!("--set {spec}: expected KEY=TYPE:VALUE")))?;
+            .ok_or_else(|| Failure::Usage(format!("--set {spec}: expected KEY=TYPE:VALUE")))?;
         let (ty, text) = rest
             .split_once(':')
-            .ok_or_else(|| fail(format!("--set {spec}: expected KEY=TYPE:VALUE")))?;
-        edits
-            .set
-            .push((key.to_string(), typed(key, ty, text).map_err(fail)?));
+            .ok_or_else(|| Failure::Usage(format!("--set {spec}: expected KEY=TYPE:VALUE")))?;
+        edits.set.push((key.to_string(), typed(key, ty, text)?));
     }
     for spec in &args.set_json {
         let (key, json) = spec
             .split_once('=')
-            .ok_or_else(|| fail(format!("--set-json {spec}: expected KEY=JSON")))?;
+            .ok_or_else(|| Failure::Usage(format!("--set-json {spec}: expected KEY=JSON")))?;
         let v: serde_json::Value =
             serde_json::from_str(json).map_err(|e| fail(format!("{key}: bad JSON: {e}")))?;
-        let value = from_json(&header, key, &v, None).map_err(fail)?;
+        let value = from_json(&header, key, &v, None)?;
         edits.set.push((key.to_string(), value));
     }
     if let Some(path) = &args.chat_template {
@@ -80,5 +78,5 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             .set
             .push(("tokenizer.chat_template".into(), NewValue::String(text)));
     }
-    edit_file(&args.input, &args.output, &edits).map_err(fail)
+    Ok(edit_file(&args.input, &args.output, &edits)?)
 }

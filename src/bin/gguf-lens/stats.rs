@@ -13,7 +13,7 @@ use gguf_lens::{GgufFile, Kernel, TensorInfo};
 use serde_json::{json, Value as Json};
 
 use crate::model::{Model, Rows};
-use crate::{exit_2, fatal, json_line, write_stdout, Failure};
+use crate::{json_line, named, write_stdout, Failure};
 
 const DEFAULT_BINS: usize = 32;
 /// Most bins accepted: the histogram is printed whole.
@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         json: args.json,
     };
     let path = opts.path;
-    let kernel = Kernel::auto().map_err(|e| Failure::Fatal(e.to_string()))?;
+    let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
     let request = StatsRequest {
         bins: opts.bins,
         percentiles: !args.no_percentiles,
@@ -98,10 +98,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         Model::Gguf {
             model: gguf, paths, ..
         } => {
-            let (shard, tensor) = gguf.tensor(opts.name).map_err(fatal(path))?;
+            let (shard, tensor) = gguf.tensor(opts.name).map_err(named(path))?;
             let file = &gguf.shards()[shard];
             let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
-            file.rows_range(tensor, rows.clone()).map_err(fatal(path))?;
+            file.rows_range(tensor, rows.clone()).map_err(named(path))?;
             let mut job = StatsJob::new(rows.clone(), tensor.row_len(), request);
             // Every thread reads through its own handle of the tensor's shard.
             run_native(&mut job, threads, args.chunk_elements.max(1), || {
@@ -113,14 +113,14 @@ pub fn run(args: &Args) -> Result<(), Failure> {
                     bytes: Vec::new(),
                 })
             })
-            .map_err(fatal(path))?;
+            .map_err(named(path))?;
             let ty = tensor.ggml_type().name().to_string();
             (job.report(), ty, tensor.shape(), rows)
         }
         Model::Safetensors(_) => {
-            let tensor = model.rows(opts.name, kernel).map_err(fatal(path))?;
+            let tensor = model.rows(opts.name, kernel).map_err(named(path))?;
             let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
-            tensor.check_rows(rows.clone()).map_err(fatal(path))?;
+            tensor.check_rows(rows.clone()).map_err(named(path))?;
             let (type_name, shape, row_len) =
                 (tensor.type_name(), tensor.shape(), tensor.row_len());
             let mut job = StatsJob::new(rows.clone(), row_len, request);
@@ -129,7 +129,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             run_native(&mut job, 1, args.chunk_elements.max(1), || {
                 Ok(Locked(shared.lock().unwrap_or_else(|e| e.into_inner())))
             })
-            .map_err(fatal(path))?;
+            .map_err(named(path))?;
             (job.report(), type_name, shape, rows)
         }
     };
@@ -146,7 +146,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     } else {
         report.text()
     };
-    write_stdout(text.as_bytes()).map_err(exit_2("standard output"))
+    write_stdout(text.as_bytes())
 }
 
 /// A GGUF tensor's rows through one file handle: quantized bytes read a chunk at a time, then

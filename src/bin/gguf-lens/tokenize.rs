@@ -2,7 +2,6 @@
 //! `llama_tokenize` / `llama_token_to_piece` give it.
 
 use std::io::{Read, Write};
-use std::process::ExitCode;
 
 use gguf_lens::gguf::read_header;
 use gguf_lens::tokenizer::Tokenizer;
@@ -76,7 +75,7 @@ fn write(bytes: &[u8]) -> Result<(), String> {
 }
 
 /// Runs `tokenize`; errors are one line, exit 1.
-pub fn run(args: &Args) -> Result<ExitCode, String> {
+pub fn run(args: &Args) -> Result<(), crate::Failure> {
     let tok = load(&args.file)?;
     let text = match &args.text {
         Some(t) => t.as_bytes().to_vec(),
@@ -90,7 +89,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     };
     let ids = tok
         .try_tokenize(&text, !args.no_special, args.parse_special)
-        .map_err(|e| e.0)?;
+        .map_err(|e| e.to_string())?;
     let out = if args.json {
         let pieces: Vec<String> = ids
             .iter()
@@ -107,22 +106,21 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         s
     };
     write(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Runs `detokenize`; an id outside the vocabulary is an error (exit 1).
-pub fn run_detokenize(args: &DetokenizeArgs) -> Result<ExitCode, String> {
+pub fn run_detokenize(args: &DetokenizeArgs) -> Result<(), crate::Failure> {
     let tok = load(&args.file)?;
     let mut ids = Vec::with_capacity(args.ids.len());
     for &id in &args.ids {
         if id < 0 || id >= tok.len() as i64 {
-            return Err(format!(
-                "token id {id} is outside the vocabulary (0..{})",
-                tok.len()
-            ));
+            return Err(
+                format!("token id {id} is outside the vocabulary (0..{})", tok.len()).into(),
+            );
         }
         ids.push(id as i32);
     }
     write(&tok.detokenize(&ids, !args.no_special))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -7,9 +7,10 @@
 use super::exact_sum::ExactSum;
 use super::lanes::{compare, sum_squares, Extremes};
 use super::QuantErrorReport;
+use crate::error::{Error, ErrorKind};
 use crate::quantize::round_trip::{is_plain, round_trip};
 use crate::quantize::{
-    quantize_iq4_pair, quantize_row, quantize_row_plain, quantized_size, QuantizeError,
+    quantize_iq4_pair, quantize_row, quantize_row_plain, quantized_size, shifted,
 };
 use crate::types::GgmlType;
 
@@ -32,7 +33,7 @@ enum Status {
     /// Its block does not divide the row length.
     Absent,
     /// Quantizing failed (offsets from the start of the values of the `add` that failed).
-    Failed(QuantizeError),
+    Failed(Error),
     /// Dropped by a part absorbed from elsewhere (which knows why).
     Dropped,
 }
@@ -93,7 +94,7 @@ impl QuantErrorSet {
     }
 
     /// Why type `i` failed, if it did in an `add` here.
-    pub fn failure(&self, i: usize) -> Option<&QuantizeError> {
+    pub fn failure(&self, i: usize) -> Option<&Error> {
         match &self.status[i] {
             Status::Failed(e) => Some(e),
             _ => None,
@@ -113,13 +114,13 @@ impl QuantErrorSet {
 
     /// Adds `values`, whole rows. A type that fails to quantize them is dropped with its error
     /// (`failure`); the others go on. Err only when `values` is not whole groups.
-    pub fn add(&mut self, values: &[f32]) -> Result<(), QuantizeError> {
+    pub fn add(&mut self, values: &[f32]) -> Result<(), Error> {
         if values.len() % self.group != 0 {
-            return Err(QuantizeError::RowLength {
+            return Err(Error::new(ErrorKind::QuantizeRowLength {
                 ty: self.types.first().copied().unwrap_or(GgmlType::F32),
                 len: values.len(),
                 block: self.group,
-            });
+            }));
         }
         self.n += values.len() as u64;
         if !(0..self.types.len()).any(|i| self.live(i)) {
@@ -189,7 +190,7 @@ impl QuantErrorSet {
             }
             // Cannot fail: the sizes match by construction, and every quantized type dequantizes.
             if crate::quant::dequantize(ty, &self.bytes, &mut self.back).is_err() {
-                self.status[i] = Status::Failed(QuantizeError::Unsupported(ty));
+                self.status[i] = Status::Failed(Error::new(ErrorKind::CannotQuantize { ty }));
                 continue;
             }
             self.compare(i, slice);
@@ -220,7 +221,7 @@ impl QuantErrorSet {
     }
 
     /// `ty`'s bytes of `slice` into `bytes` (`plain`: known finite and below 65504).
-    fn quantize(&mut self, ty: GgmlType, slice: &[f32], plain: bool) -> Result<(), QuantizeError> {
+    fn quantize(&mut self, ty: GgmlType, slice: &[f32], plain: bool) -> Result<(), Error> {
         let size = quantized_size(ty, slice.len())?;
         self.bytes.resize(size, 0);
         if plain {
@@ -236,7 +237,7 @@ impl QuantErrorSet {
         slice: &[f32],
         xs: &mut Vec<u8>,
         plain: bool,
-    ) -> [Result<(), QuantizeError>; 2] {
+    ) -> [Result<(), Error>; 2] {
         let sizes = (
             quantized_size(GgmlType::IQ4_NL, slice.len()),
             quantized_size(GgmlType::IQ4_XS, slice.len()),
@@ -378,23 +379,6 @@ impl QuantErrorSet {
     }
 }
 
-/// `e` with its value or block index counted from `offset` values earlier.
-fn shifted(e: QuantizeError, offset: usize) -> QuantizeError {
-    match e {
-        QuantizeError::NotFinite { ty, index, value } => QuantizeError::NotFinite {
-            ty,
-            index: index + offset,
-            value,
-        },
-        QuantizeError::ScaleOverflow { ty, block, scale } => QuantizeError::ScaleOverflow {
-            ty,
-            block: block + offset / (ty.block_size().max(1) as usize),
-            scale,
-        },
-        other => other,
-    }
-}
-
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
@@ -406,7 +390,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quantize::{QuantError, SUPPORTED};
+    use crate::quantize::{QuantErrorMeter, SUPPORTED};
 
     fn values(n: usize, seed: u32) -> Vec<f32> {
         let mut x = seed;
@@ -479,7 +463,7 @@ mod tests {
         set.add(&x[..row_len * 23]).unwrap();
         set.add(&x[row_len * 23..]).unwrap();
         for (i, &ty) in SUPPORTED.iter().enumerate() {
-            let mut one = QuantError::for_rows(ty, row_len as u64);
+            let mut one = QuantErrorMeter::for_rows(ty, row_len as u64);
             one.add(&x).unwrap();
             assert_eq!(set.report(i), Some(one.report()), "{ty}");
         }
@@ -521,7 +505,7 @@ mod tests {
         assert_eq!(set.failure(0), Some(&want));
         assert!(set.report(0).is_none());
         for (i, &ty) in types.iter().enumerate().skip(1) {
-            let mut one = QuantError::for_rows(ty, 512);
+            let mut one = QuantErrorMeter::for_rows(ty, 512);
             one.add(&x).unwrap();
             assert_eq!(set.report(i), Some(one.report()), "{ty}");
         }

@@ -1,6 +1,7 @@
-//! `diff --llama-names`: Hugging Face llama tensor names as llama.cpp's converter names them in
-//! GGUF (`model.layers.N.self_attn.q_proj.weight` -> `blk.N.attn_q.weight`), the llama subset of
-//! gguf-py's `TensorNameMap` (checked against it in the tests). Other names are kept.
+//! Hugging Face llama tensor names as llama.cpp's converter names them in GGUF
+//! (`model.layers.N.self_attn.q_proj.weight` -> `blk.N.attn_q.weight`, what `diff
+//! --llama-names` compares by), the llama subset of gguf-py's `TensorNameMap` (checked against
+//! it in the tests). Other names are kept.
 //!
 //! llama.cpp permutes the rows of Q and K per attention head when it converts a llama (its
 //! `LlamaModel.permute`), so `attn_q` / `attn_k` values do not line up elementwise with the
