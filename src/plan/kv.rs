@@ -9,9 +9,10 @@ use super::hparams::HParams;
 use super::{refused, Options};
 use crate::error::Error;
 use crate::types::GgmlType;
+use serde::Serialize;
 
 /// One cache (llama.cpp logs one `llama_kv_cache: size = …` line for each).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CachePlan {
     /// The sliding-window cache (else the full-context one).
     pub swa: bool,
@@ -25,7 +26,7 @@ pub struct CachePlan {
 
 /// The recurrent state (llama.cpp's `llama_memory_recurrent`): per recurrent layer an f32 R
 /// (conv) and S (SSM) row per sequence, `max(1, n_seq_max)` cells.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RecurrentPlan {
     pub cells: u64,
     pub layers: u32,

@@ -22,7 +22,7 @@ use crate::types::GgmlType;
 pub use hparams::HParams;
 pub use hparams::Recurrent;
 pub use kv::{CachePlan, KvPlan, RecurrentPlan};
-pub use report::{CacheDoc, DeviceBytes, Document, KvCacheDoc, RecurrentDoc, Report};
+pub use report::{DeviceBytes, Document, KvCacheDoc, Report};
 pub use weights::WeightsPlan;
 
 /// A plan that cannot be made: a model the planner cannot read, or a combination llama.cpp

@@ -67,14 +67,9 @@ impl Report {
                 swa_bytes: p.kv.swa_bytes,
                 cpu_bytes: p.kv.cpu,
                 gpu_bytes: p.kv.gpu,
-                caches: p.kv.caches.iter().map(CacheDoc::of).collect(),
+                caches: p.kv.caches.clone(),
                 recurrent_bytes: recurrent.map_or(0, |r| r.r_bytes + r.s_bytes),
-                recurrent: recurrent.map(|r| RecurrentDoc {
-                    cells: r.cells,
-                    layers: r.layers,
-                    r_bytes: r.r_bytes,
-                    s_bytes: r.s_bytes,
-                }),
+                recurrent: recurrent.copied(),
             },
             compute_bytes: p.compute_bytes,
             compute: DeviceBytes::of(p.compute.cpu, p.compute.gpu),
@@ -144,40 +139,7 @@ pub struct KvCacheDoc {
     pub swa_bytes: u64,
     pub cpu_bytes: u64,
     pub gpu_bytes: u64,
-    pub caches: Vec<CacheDoc>,
+    pub caches: Vec<super::CachePlan>,
     pub recurrent_bytes: u64,
-    pub recurrent: Option<RecurrentDoc>,
-}
-
-/// One KV cache (llama.cpp keeps one for full attention, one for sliding-window layers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct CacheDoc {
-    pub swa: bool,
-    pub cells: u64,
-    pub layers: u32,
-    pub streams: u64,
-    pub k_bytes: u64,
-    pub v_bytes: u64,
-}
-
-impl CacheDoc {
-    fn of(c: &super::CachePlan) -> CacheDoc {
-        CacheDoc {
-            swa: c.swa,
-            cells: c.cells,
-            layers: c.layers,
-            streams: c.streams,
-            k_bytes: c.k_bytes,
-            v_bytes: c.v_bytes,
-        }
-    }
-}
-
-/// The recurrent state (Mamba, RWKV): cells, layers and the R and S bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct RecurrentDoc {
-    pub cells: u64,
-    pub layers: u32,
-    pub r_bytes: u64,
-    pub s_bytes: u64,
+    pub recurrent: Option<super::RecurrentPlan>,
 }
