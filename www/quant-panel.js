@@ -8,7 +8,7 @@
 import { skippedText } from './messages.js';
 
 const SAMPLE_VALUES = 2 << 20;
-// Every row of 100M values takes about 2.7 s on 2 cores (docs/benchmarks.md).
+// Up to this many values every row is quick enough to run at once (docs/benchmarks.md).
 const AUTO_EXACT = 100 << 20;
 // A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag): no marks otherwise.
 const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:main:${name}`); };

@@ -1,12 +1,10 @@
 // Warms the engine up while the page waits for a file: opens a synthetic byte-level BPE
 // vocabulary built here and tokenizes a line, so the wasm functions every real open runs (header
 // parse, token and merge tables, the BPE merge loop) have already been through the browser's
-// optimizing compiler when the user opens a file. Chromium compiles wasm with a fast baseline
-// tier first and optimizes hot functions later: without this, the first open of gemma-4's
-// 262k-token vocabulary took ~115-145 ms to the first token, later opens ~55 ms; after it, the
-// first open takes ~70 ms (benches/tokenize-npm.mjs, "viewer" case).
-// Costs ~120-150 ms of the worker's time once, at page load (30,000 tokens: ~80 ms to build, ~50 ms
-// to open), never on the page's thread.
+// optimizing compiler when the user opens a file: browsers compile wasm with a fast baseline tier
+// first and optimize hot functions later, so the first real open would otherwise run unoptimized
+// (figures: docs/benchmarks.md, tokenizer section). It runs once, in the worker, never on the
+// page's thread.
 
 const GGUF_STRING = 8;
 const GGUF_ARRAY = 9;
