@@ -47,6 +47,6 @@ fuzz_target!(|data: &[u8]| {
         now: Some(0),
     };
     if let Err(e) = render_chat_template(&source, &messages, &opts) {
-        assert!(!e.contains('\n'), "an error is one line: {e:?}");
+        assert!(!e.to_string().contains('\n'), "an error is one line: {e:?}");
     }
 });
