@@ -9,11 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
 
-# The bundler suite builds with tools/' webpack and Vite: an install from before Vite was added
-# gets it here.
-if [ ! -d tools/node_modules/vite ]; then
-  (cd tools && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
 tarball=$(bash scripts/build-npm.sh | tail -n 1)
 project=$(mktemp -d)
 trap 'rm -rf "$project"' EXIT
