@@ -316,6 +316,8 @@ export interface MemoryPlan {
   flashAttn: boolean;
   weightsBytes: number;
   weights: { cpuBytes: number; gpuBytes: number };
+  /** Of weights.gpuBytes: the GPU copy of token_embd a tied output reads once offloaded (else 0). */
+  tiedOutputCopyBytes: number;
   /** K + V + recurrent state. */
   kvCacheBytes: number;
   kvCache: {
@@ -337,7 +339,7 @@ export interface MemoryPlan {
   cpuBytes: number;
   gpuBytes: number;
   gpuMem: number | null;
-  /** The largest context whose GPU share fits gpuMem (null without gpuMem). */
+  /** The largest context whose GPU share fits gpuMem (null without gpuMem; may exceed nCtxTrain). */
   maxCtx: number | null;
   command: string;
 }

@@ -11,6 +11,8 @@
 // says is set as text, never as HTML. Events: `load` (detail: { summary }) and `error`
 // (detail: { message }).
 
+import { typeColour, formatCount, formatBytes, formatBitsPerWeight, formatInt } from './display.js';
+
 const STYLE = `
 :host { display: block; --bg: var(--gguf-preview-bg, #ffffff); --fg: var(--gguf-preview-fg, #1f2328);
   --muted: var(--gguf-preview-muted, #59636e); --border: var(--gguf-preview-border, #d1d9e0);
@@ -60,8 +62,6 @@ button { font: inherit; color: var(--accent); background: none; border: 1px soli
 /** The one style sheet every element shares (created on first use). */
 let sheet = null;
 
-/** Quant mix colours by type family (cycled for the rest). */
-const COLOURS = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2', '#eeca3b', '#b279a2', '#9d755d', '#bab0ac'];
 /** Array items shown inline in the metadata table. */
 const ARRAY_PREVIEW = 6;
 /** Longest string shown inline; longer ones go in a collapsible block. */
@@ -83,21 +83,10 @@ function h(tag, props = {}, ...children) {
   return node;
 }
 
+// The viewer's formats and colours (display.js): the embed and the viewer show the same.
 /** 918784 → "918.8K", 7.24e9 → "7.24B". */
-export function compactCount(n) {
-  for (const [unit, size] of [['T', 1e12], ['B', 1e9], ['M', 1e6], ['K', 1e3]]) {
-    if (n >= size) return `${(n / size).toPrecision(n / size >= 100 ? 4 : 3).replace(/\.0+$/, '')}${unit}`;
-  }
-  return String(n);
-}
-
-/** Bytes with a binary unit. */
-export function formatBytes(n) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
-  return `${i ? n.toFixed(n >= 100 ? 0 : 1) : n} ${units[i]}`;
-}
+export const compactCount = formatCount;
+export { formatBytes };
 
 /** llama.cpp's label without its prefix: "MOSTLY_Q4_K_M" → "Q4_K_M", "ALL_F32" → "F32". */
 export function quantLabel(summary) {
@@ -192,9 +181,9 @@ export class GgufPreview extends Base {
     const title = s.name ?? (typeof get('general.basename') === 'string' ? get('general.basename') : 'GGUF model');
     const facts = [
       ['Architecture', s.architecture ?? '—'],
-      ['Parameters', `${compactCount(s.parameterCount)} (${s.parameterCount.toLocaleString('en-US')})`],
+      ['Parameters', `${compactCount(s.parameterCount)} (${formatInt(s.parameterCount)})`],
       ['Quantization', quantLabel(s)],
-      ['Bits per weight', s.bitsPerWeight.toFixed(2)],
+      ['Bits per weight', formatBitsPerWeight(s.bitsPerWeight)],
       ['Context', s.contextLength == null ? '—' : s.contextLength.toLocaleString('en-US')],
       ['Layers', s.layers ?? '—'],
       ['Embedding', s.embeddingSize ?? '—'],
@@ -216,13 +205,12 @@ export class GgufPreview extends Base {
 
   _mix(s) {
     const mix = [...s.quantMix].sort((a, b) => b.bytes - a.bytes);
-    const colour = (i) => COLOURS[i % COLOURS.length];
     return h('section', { 'aria-labelledby': 'mix-h' },
       h('h3', { id: 'mix-h' }, 'Quant mix'),
       h('div', { class: 'bar', role: 'img', 'aria-label': mix.map((m) => `${m.type} ${(m.share * 100).toFixed(1)}%`).join(', ') },
-        mix.map((m, i) => h('span', { style: { width: `${(m.share * 100).toFixed(3)}%`, background: colour(i) }, title: m.type }))),
-      h('div', { class: 'legend' }, mix.map((m, i) => h('span', { 'data-type': m.type },
-        h('i', { style: { background: colour(i) } }), `${m.type} ${(m.share * 100).toFixed(1)}% · ${m.tensors} tensors`))));
+        mix.map((m) => h('span', { style: { width: `${(m.share * 100).toFixed(3)}%`, background: typeColour(m.type) }, title: m.type }))),
+      h('div', { class: 'legend' }, mix.map((m) => h('span', { 'data-type': m.type },
+        h('i', { style: { background: typeColour(m.type) } }), `${m.type} ${(m.share * 100).toFixed(1)}% · ${m.tensors} tensors`))));
   }
 
   _tokenizer(model) {

@@ -109,9 +109,59 @@ fn gpu_budget_picks_layers_and_the_largest_context() {
         v["gpu_bytes"].as_u64().unwrap() <= 5 << 20
     };
     assert!(fits(max));
-    if max < 4096 {
-        assert!(!fits(max + 256));
-    }
+    assert!(!fits(max + 256));
+}
+
+#[test]
+fn the_largest_context_is_not_capped_at_the_training_context() {
+    // a budget roomy enough for several times the training context of fixtures/plan/llama.gguf
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = memory(args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let base = json(&["fixtures/plan/llama.gguf", "--json"]);
+    let train = base["n_ctx_train"].as_u64().unwrap();
+    let v = json(&["fixtures/plan/llama.gguf", "--gpu-mem", "64MiB", "--json"]);
+    let max = v["max_ctx"].as_u64().unwrap();
+    assert!(max > train, "max_ctx {max}, trained {train}");
+    let gpu = |ctx: u64| {
+        let v = json(&[
+            "fixtures/plan/llama.gguf",
+            "--ngl",
+            &v["ngl"].to_string(),
+            "--ctx",
+            &ctx.to_string(),
+            "--json",
+        ]);
+        v["gpu_bytes"].as_u64().unwrap()
+    };
+    assert!(gpu(max) <= 64 << 20);
+    assert!(gpu(max + 256) > 64 << 20);
+}
+
+#[test]
+fn a_tied_output_offloaded_is_a_gpu_copy_of_the_token_embedding() {
+    let json = |ngl: &str| -> serde_json::Value {
+        let (code, out, err) = memory(&["fixtures/plan/llama-tied.gguf", "--ngl", ngl, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (cpu, gpu) = (json("0"), json("1"));
+    assert_eq!(cpu["tied_output_copy_bytes"], 0);
+    let copy = gpu["tied_output_copy_bytes"].as_u64().unwrap();
+    assert!(copy > 0);
+    // the copy is on top of the CPU's weights: the total grows by exactly it plus the output norm
+    let grown = gpu["weights_bytes"].as_u64().unwrap() - cpu["weights_bytes"].as_u64().unwrap();
+    assert!(
+        grown >= copy && grown - copy < 4096,
+        "grown {grown}, copy {copy}"
+    );
+    let untied = {
+        let (_, out, _) = memory(&["fixtures/plan/llama.gguf", "--ngl", "1", "--json"]);
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    assert_eq!(untied["tied_output_copy_bytes"], 0);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 // with what it needs: the one shared state object below (read, never kept, by the panels) and the
 // handles of the panels it calls.
 import { $, $$, el, svg, clear } from './dom.js';
-import { fmtInt, fmtBytes, fmtCount, fmtNum, pct, fmtValue, ftypeShort, ftypeLabel } from './format.js';
+import { fmtInt, fmtBytes, fmtCount, fmtNum, pct, fmtValue, ftypeShort, ftypeLabel, fileTypeText } from './format.js';
 import { createWorkerClient } from './worker-client.js';
 import { setupSummary } from './summary-panel.js';
 import { setupTensorTable } from './tensor-table.js';
@@ -196,7 +196,7 @@ function init() {
   panels.compare = setupCompare({
     el, clear, request, longTask, showError, hideError, selectTab, openErrorText,
     model, sourceLabel: () => state.sourceLabel, sourceName: () => state.sourceName, sourceIsUrl: () => state.sourceIsUrl,
-    fmt: { int: fmtInt, bytes: fmtBytes, count: fmtCount, num: fmtNum, pct, value: fmtValue, ftypeShort, ftypeLabel },
+    fmt: { int: fmtInt, bytes: fmtBytes, count: fmtCount, num: fmtNum, pct, value: fmtValue, ftypeShort, ftypeLabel, fileTypeText },
   });
   panels.editing = setupEditing({
     el, clear, request, longTask, showError, model, sourceName: () => state.sourceName, fmtValue,

@@ -100,7 +100,7 @@ export function setupCompare(ui) {
     name: ['name', 'Name'],
     parameters: ['parameter-count', 'Parameters', (v) => `${fmt.count(v)} (${fmt.int(v)})`],
     format: ['format', 'Format'],
-    file_type: ['file-type', 'File type', (v) => `${fmt.ftypeShort(v)} (${fmt.ftypeLabel(v)})`],
+    file_type: ['file-type', 'File type', fmt.fileTypeText],
     bits_per_weight: ['bits-per-weight', 'Bits / weight', (v) => v.toFixed(3)],
     file_size: ['file-size', 'File size', (v) => `${fmt.bytes(v)} (${fmt.int(v)} B)`],
     context_length: ['context-length', 'Context', fmt.int],

@@ -21,28 +21,71 @@ export function ftypeLabel(ft) {
   if (ft === undefined || ft === null) return undefined;
   return (FTYPE_LABELS[ft & ~1024] ?? `unknown (${ft})`) + (ft & 1024 ? ' (guessed)' : '');
 }
-const TYPE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+/**
+ * general.file_type in one phrase: llama.cpp's short name ("Q4_K_M"), with its
+ * llama_model_ftype_name() label only for what the name does not already say ("IQ2_XXS
+ * (2.0625 bpw)", "IQ3_M (IQ3_S mix - 3.66 bpw)", "Q4_K_M (guessed)"); undefined when absent.
+ */
+export function fileTypeText(ft) {
+  if (ft === undefined || ft === null) return undefined;
+  const base = ft & ~1024;
+  const short = FTYPE_SHORT[base];
+  const label = FTYPE_LABELS[base];
+  const extras = [];
+  if (short === undefined || label === undefined) extras.push('unknown to llama.cpp');
+  else {
+    // "Q4_K - Medium" is Q4_K_M, "all F32" is F32, "MXFP4 MoE" is MXFP4_MOE: nothing to add.
+    const same = label.replace(/^all /, '').replace(/ - (Small|Medium|Large)$/, (_, w) => `_${w[0]}`).replace(/ /g, '_').toUpperCase();
+    if (same !== short) extras.push(label.startsWith(`${short} - `) ? label.slice(short.length + 3) : label);
+  }
+  if (ft & 1024) extras.push('guessed');
+  return `${short ?? `type ${ft}`}${extras.length ? ` (${extras.join(', ')})` : ''}`;
+}
 /** llama.cpp's short name of general.file_type, or "type N". */
 export const ftypeShort = (ft) => FTYPE_SHORT[ft & ~1024] ?? `type ${ft}`;
 
-export const fmtInt = (n) => (n === undefined || n === null || Number.isNaN(n) ? '—' : Number(n).toLocaleString('en-US'));
-export function fmtBytes(n) {
-  if (n === undefined || n === null) return '—';
-  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0, v = Number(n);
-  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-  return i === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 1 : 2)} ${u[i]}`;
-}
-export function fmtCount(n) {
-  if (n === undefined || n === null) return '—';
-  const v = Number(n);
-  if (v >= 1e12) return `${(v / 1e12).toFixed(2)} T`;
-  if (v >= 1e9) return `${(v / 1e9).toFixed(2)} B`;
-  if (v >= 1e6) return `${(v / 1e6).toFixed(2)} M`;
-  if (v >= 1e3) return `${(v / 1e3).toFixed(1)} K`;
-  return String(v);
-}
+// Type colours and number formats are the package's (js/display.js, served as ./pkg/): the
+// <gguf-preview> embed shows the same.
+import { typeColour as typeColor, contrast, textOn, formatInt as fmtInt, formatCount as fmtCount, formatBytes as fmtBytes, formatBitsPerWeight as fmtBpw } from './pkg/display.js';
+export { typeColor, contrast, textOn, fmtInt, fmtCount, fmtBytes, fmtBpw };
 export const fmtNum = (x) => (typeof x !== 'number' ? String(x) : Number.isNaN(x) ? 'NaN' : !Number.isFinite(x) ? (x > 0 ? '+Inf' : '-Inf') : Math.abs(x) >= 1e5 || (x !== 0 && Math.abs(x) < 1e-4) ? x.toExponential(4) : x.toPrecision(6).replace(/\.?0+$/, ''));
+/**
+ * A token piece's bytes as text: each valid UTF-8 sequence as its character, each byte that is
+ * not part of one (a piece holding half a character, as SPM byte-fallback and BPE byte tokens
+ * do) as llama.cpp's byte-token notation <0xE2>, never as U+FFFD.
+ */
+export function pieceText(bytes) {
+  let out = '';
+  let run = 0; // start of the valid run not yet decoded
+  const decoder = new TextDecoder();
+  const flush = (end) => { if (end > run) out += decoder.decode(bytes.subarray(run, end)); };
+  for (let i = 0; i < bytes.length;) {
+    const n = utf8Length(bytes, i);
+    if (n) { i += n; continue; }
+    flush(i);
+    out += `<0x${bytes[i].toString(16).toUpperCase().padStart(2, '0')}>`;
+    i += 1;
+    run = i;
+  }
+  flush(bytes.length);
+  return out;
+}
+/** The length of the well-formed UTF-8 sequence at bytes[i] (Unicode's table 3-7), or 0. */
+function utf8Length(b, i) {
+  const c = b[i];
+  if (c < 0x80) return 1;
+  const cont = (k, lo = 0x80, hi = 0xbf) => i + k < b.length && b[i + k] >= lo && b[i + k] <= hi;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const [lo, hi] = c === 0xe0 ? [0xa0, 0xbf] : c === 0xed ? [0x80, 0x9f] : [0x80, 0xbf];
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const [lo, hi] = c === 0xf0 ? [0x90, 0xbf] : c === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
 export const pct = (x) => `${(x * 100).toFixed(1)}%`;
 
 export function valueText(m) {
@@ -55,35 +98,6 @@ export function fmtValue(v) {
   if (v && typeof v === 'object' && v.nested) return `[${v.itemType} × ${v.length}]`;
   return String(v);
 }
-
-
-// One colour per ggml type, the same in every file: families share a hue, wider types are lighter.
-const FIXED_COLORS = {
-  F32: '#8c9aab', F16: '#6f8fb8', BF16: '#7a7fc0', F64: '#a0a8b5', Q8_0: '#2f9e8f', Q8_K: '#2f9e8f',
-  Q6_K: '#e8872e', Q5_K: '#d4a72c', Q5_0: '#c9b43a', Q5_1: '#bfae4a', Q4_K: '#4e79a7', Q4_0: '#5b8fd1', Q4_1: '#6d9bd6',
-  Q3_K: '#b07aa1', Q2_K: '#e15759', IQ4_XS: '#3f6f9c', IQ4_NL: '#41729e', IQ3_S: '#9b6a92', IQ3_XXS: '#8f5f87',
-  IQ2_XXS: '#c94b4d', IQ2_XS: '#cf5557', IQ2_S: '#d45f61', IQ1_S: '#a33b3d', IQ1_M: '#ad4547', TQ1_0: '#7b5ea7', TQ2_0: '#8968b5',
-  MXFP4: '#59a14f', NVFP4: '#4c8f43',
-};
-export function typeColor(type) {
-  if (FIXED_COLORS[type]) return FIXED_COLORS[type];
-  let h = 0;
-  for (const c of type) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-  return TYPE_COLORS[h % TYPE_COLORS.length];
-}
-
-/** WCAG relative luminance of a #rrggbb colour. */
-function luminance(hex) {
-  const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
-  return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
-}
-/** WCAG contrast ratio of two #rrggbb colours. */
-export function contrast(a, b) {
-  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
-  return (x + 0.05) / (y + 0.05);
-}
-/** Black or white text on background `bg` (#rrggbb), whichever contrasts more. */
-export const textOn = (bg) => (contrast(bg, '#000000') >= contrast(bg, '#ffffff') ? '#000000' : '#ffffff');
 
 /** A scalar metadata value of the page's model (undefined if absent or an array). */
 export function metaGet(model, key) {

@@ -92,9 +92,49 @@ export function setupMemory(ctx) {
         cap.style.left = `${(p.gpuMem / scale) * 100}%`;
         track.append(cap);
       }
-      root.append(el('div', { class: 'mem-row', dataset: { device } }, el('span', { class: 'muted small' }, device), track,
+      root.append(el('div', { class: 'mem-row', dataset: { device, bytes: String(device === 'CPU' ? p.cpuBytes : p.gpuBytes) } }, el('span', { class: 'muted small' }, device), track,
         el('span', { class: 'small' }, ctx.fmtBytes(device === 'CPU' ? p.cpuBytes : p.gpuBytes))));
     }
+  }
+
+  /**
+   * A short reason beside each figure that jumps when a choice changes: what the GPU holds
+   * (and the tied output's copy of token_embd that makes the weights grow), the sliding-window
+   * cache, the compute buffer, a largest context beyond the trained one.
+   */
+  function notes(p) {
+    const b = ctx.fmtBytes, n = ctx.fmtInt;
+    const out = { weights: '', kv: '', compute: '', 'max-ctx': '' };
+    if (p.weights.gpuBytes) {
+      const layers = Math.max(0, p.ngl - 1);
+      out.weights = `GPU: the output layer${layers ? ` and the last ${n(layers)} of ${n(p.nLayer)} layers` : ''}.`;
+      if (p.tiedOutputCopyBytes) {
+        out.weights += ` The output is tied to token_embd (the file has no output.weight): offloaded, llama.cpp`
+          + ` gives the GPU its own copy (${b(p.tiedOutputCopyBytes)}) while the input embedding stays on the CPU,`
+          + ` so the weights grow by that copy.`;
+      }
+    }
+    const kv = [];
+    const swa = p.kvCache.caches.find((c) => c.swa);
+    const full = p.kvCache.caches.find((c) => !c.swa);
+    if (swa) {
+      kv.push(`${n(swa.layers)} sliding-window layers keep ${n(swa.cells)} cells per slot (at most the window plus one batch, ${b(swa.kBytes + swa.vBytes)})`
+        + (full ? `; the other ${n(full.layers)} the whole ${n(full.cells)}.` : '.'));
+    }
+    if (p.kvCache.recurrent) kv.push(`Recurrent state (${b(p.kvCache.recurrentBytes)}): one cell per slot, the same at any context.`);
+    if (p.kvCache.gpuBytes && p.kvCache.cpuBytes) kv.push(`The offloaded layers' cache is on the GPU (${b(p.kvCache.gpuBytes)}), the rest on the CPU.`);
+    out.kv = kv.join(' ');
+    out.compute = p.compute.gpuBytes
+      ? `Estimated for one batch of 512 tokens: each device holds its own working set; the GPU's (${b(p.compute.gpuBytes)}) includes the logits.`
+      : `Estimated for one batch of 512 tokens: the attention masks and the largest step${p.flashAttn ? '' : ' (with flash attention off, the attention scores)'}.`;
+    if (p.maxCtx !== null && !p.kvCache.gpuBytes) {
+      out['max-ctx'] = 'Offload more layers (-ngl) to put their KV cache on the GPU.';
+    } else if (p.maxCtx !== null && p.maxCtx > p.nCtxTrain * p.nSeqMax) {
+      out['max-ctx'] = `With -ngl ${p.ngl}. Beyond the model's trained context (${n(p.nCtxTrain)}): llama.cpp runs it, with a warning.`;
+    } else if (p.maxCtx !== null) {
+      out['max-ctx'] = `With -ngl ${p.ngl}.`;
+    }
+    return out;
   }
 
   async function render() {
@@ -125,7 +165,16 @@ export function setupMemory(ctx) {
     set('kv', p.kvCacheBytes, `${ctx.fmtBytes(p.kvCacheBytes)} (${kvParts.join(', ')})`);
     set('compute', p.computeBytes, `${ctx.fmtBytes(p.computeBytes)} (estimate${p.compute.gpuBytes ? `, GPU ${ctx.fmtBytes(p.compute.gpuBytes)}` : ''})`);
     set('total', p.totalBytes, ctx.fmtBytes(p.totalBytes));
-    set('max-ctx', p.maxCtx, p.maxCtx === null ? '— (choose a GPU)' : p.maxCtx === 0 ? 'none fits' : ctx.fmtInt(p.maxCtx));
+    // With no layer's cache on the GPU the context does not grow the GPU's share: the planner's
+    // search then ends at llama.cpp's u32 limit, a figure that says nothing about the GPU.
+    const cacheOnGpu = p.kvCache.gpuBytes > 0;
+    if (p.maxCtx !== null && !cacheOnGpu) set('max-ctx', null, `not limited by the GPU (-ngl ${p.ngl} keeps every cache on the CPU)`);
+    else set('max-ctx', p.maxCtx, p.maxCtx === null ? (p.gpuMem ? 'none fits (not even 256 per slot)' : '— (choose a GPU)') : ctx.fmtInt(p.maxCtx));
+    for (const [k, text] of Object.entries(notes(p))) {
+      const e = $(`[data-mem-note="${k}"]`);
+      e.textContent = text;
+      e.hidden = !text;
+    }
     // -c 0 as typed: llama-server then takes the model's context, as planned here.
     $('#mem-command').textContent = o.ctx === 0 ? p.command.replace(/(^|\s)-c \d+(?=\s|$)/, '$1-c 0') : p.command;
     $('#mem-ctx-note').textContent = o.ctx === 0 ? `0: the model's context, ${ctx.fmtInt(ctx.model().summary.contextLength ?? 0)}` : '';

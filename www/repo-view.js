@@ -11,7 +11,8 @@ import { fmtBytes } from './format.js';
 const GIB = 1024 ** 3;
 // The memory card's presets (www/memory-panel.js), so a row opens with the same choice.
 const GPU_PRESETS = [['', 'no GPU (all on CPU)'], ['8', '8 GiB'], ['12', '12 GiB'], ['16', '16 GiB'], ['24', '24 GiB'], ['48', '48 GiB'], ['80', '80 GiB'], ['custom', 'custom…']];
-const DEFAULT_CTX = 4096;
+// 0: each model's own (trained) context, as the planner card and llama.cpp's -c 0 take it.
+const DEFAULT_CTX = 0;
 
 function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
@@ -60,7 +61,7 @@ export async function showRepoView(params, page) {
   const form = el('form', { id: 'repo-form', class: 'toolbar', autocomplete: 'off' }, repoInput, revInput, el('button', { type: 'submit', class: 'primary' }, 'List GGUF files'));
   const gpu = el('select', { id: 'repo-gpu', 'aria-label': 'GPU memory' }, ...GPU_PRESETS.map(([v, label]) => el('option', { value: v }, label)));
   const gpuCustom = el('input', { id: 'repo-gpu-custom', type: 'number', min: '0.1', step: '0.1', 'aria-label': 'GPU memory, GiB', placeholder: 'GiB', hidden: true });
-  const ctxInput = el('input', { id: 'repo-ctx', type: 'number', min: '256', step: '256', 'aria-label': 'Context', value: String(DEFAULT_CTX) });
+  const ctxInput = el('input', { id: 'repo-ctx', type: 'number', min: '0', step: '256', 'aria-label': 'Context (0: each model\'s own)', title: '0: each model\'s own context', value: String(DEFAULT_CTX) });
   const device = el('div', { class: 'toolbar' }, el('label', {}, 'GPU ', gpu), gpuCustom, el('label', {}, ' context ', ctxInput));
   const tokenInput = el('input', { id: 'repo-token', type: 'password', autocomplete: 'off', placeholder: 'hf_…', 'aria-label': 'Access token' });
   const tokenNote = el('span', { class: 'muted small', id: 'repo-token-note' });
@@ -101,8 +102,9 @@ export async function showRepoView(params, page) {
     const choice = gpu.value;
     gpuCustom.hidden = choice !== 'custom';
     const gib = choice === 'custom' ? Number(gpuCustom.value) : Number(choice);
-    const ctx = Math.max(256, Math.round(Number(ctxInput.value) || DEFAULT_CTX));
-    return { gpuMem: gib > 0 ? Math.round(gib * GIB) : null, ctx };
+    const ctx = Math.max(0, Math.round(Number(ctxInput.value) || DEFAULT_CTX));
+    // no ctx: repoVerdict plans each model at its training context
+    return { gpuMem: gib > 0 ? Math.round(gib * GIB) : null, ...(ctx ? { ctx } : {}) };
   }
 
   function syncUrl() {
@@ -114,7 +116,7 @@ export async function showRepoView(params, page) {
     else if (endpoint !== pkg.HUB_ENDPOINT) q.set('endpoint', endpoint);
     const d = deviceOptions();
     if (d.gpuMem) q.set('gpu', String(+(d.gpuMem / GIB).toFixed(3)));
-    if (d.ctx !== DEFAULT_CTX) q.set('mctx', String(d.ctx));
+    if (d.ctx) q.set('mctx', String(d.ctx));
     history.replaceState(null, '', `?${q}`);
   }
 
@@ -151,7 +153,7 @@ export async function showRepoView(params, page) {
     const q = new URLSearchParams({ url: row.files[0].url });
     const d = deviceOptions();
     if (d.gpuMem) q.set('gpu', String(+(d.gpuMem / GIB).toFixed(3)));
-    q.set('mctx', String(d.ctx));
+    if (d.ctx) q.set('mctx', String(d.ctx)); // else the planner card's own default, the trained context
     return `?${q}`;
   }
 

@@ -1,7 +1,7 @@
 // The Summary tab: the model's summary fields, the quant-mix chart and the layer × role heatmap.
 // ctx: {state (app.js's: .model, .sourceLabel), inspect(name)}.
 import { $, $$, el, svg, clear } from './dom.js';
-import { FTYPE_SHORT, ftypeLabel, fmtInt, fmtBytes, fmtCount, pct, typeColor, textOn, tokenizerModel, blockOf } from './format.js';
+import { fileTypeText, fmtInt, fmtBytes, fmtCount, fmtBpw, pct, typeColor, textOn, tokenizerModel, blockOf } from './format.js';
 
 export function setupSummary(ctx) {
   const { state } = ctx;
@@ -19,11 +19,11 @@ export function setupSummary(ctx) {
     $('#model-source').textContent = state.sourceLabel;
     setField('architecture', s.architecture);
     setField('parameter-count', `${fmtCount(s.parameterCount)} (${fmtInt(s.parameterCount)})`, s.parameterCount);
-    setField('file-type', s.fileType === null ? undefined : FTYPE_SHORT[s.fileType & ~1024] ?? `type ${s.fileType}`, s.fileType);
-    // (the package's own fileTypeLabel, when it has one, is in the JSON export)
-    setField('quant-label', ftypeLabel(s.fileType));
+    // One row: the short name and llama.cpp's label say the same except for what fileTypeText
+    // adds (the package's own fileTypeLabel, when it has one, is in the JSON export).
+    setField('file-type', fileTypeText(s.fileType), s.fileType);
     setField('file-size', `${fmtBytes(info.byteLength)} (${fmtInt(info.byteLength)} B)`, info.byteLength);
-    setField('bits-per-weight', s.bitsPerWeight === undefined || s.bitsPerWeight === null ? undefined : s.bitsPerWeight.toFixed(3), s.bitsPerWeight);
+    setField('bits-per-weight', s.bitsPerWeight === undefined || s.bitsPerWeight === null ? undefined : fmtBpw(s.bitsPerWeight), s.bitsPerWeight);
     setField('context-length', fmtInt(s.contextLength), s.contextLength);
     setField('embedding-length', fmtInt(s.embeddingSize), s.embeddingSize);
     setField('block-count', fmtInt(s.layers), s.layers);
@@ -36,8 +36,7 @@ export function setupSummary(ctx) {
     const g = s.gptq;
     for (const e of $$('.gptq-only')) e.hidden = !g;
     if (info.format === 'safetensors') {
-      setField('file-type', g ? `safetensors, GPTQ ${g.bits ?? '?'}-bit` : 'safetensors');
-      setField('quant-label', g ? `GPTQ ${g.bits ?? '?'}-bit, group ${g.groupSize === -1 ? 'none (-1)' : g.groupSize ?? '?'}` : undefined);
+      setField('file-type', g ? `safetensors, GPTQ ${g.bits ?? '?'}-bit, group ${g.groupSize === -1 ? 'none (-1)' : g.groupSize ?? '?'}` : 'safetensors');
       const flag = (v) => (v === null || v === undefined ? undefined : String(v));
       if (g) {
         setField('gptq-bits', g.bits, g.bits);
@@ -68,12 +67,10 @@ export function setupSummary(ctx) {
       const c = editing.pendingOf(key);
       if (!c) continue;
       const v = c.remove ? undefined : c.value;
-      const text = v === undefined ? undefined : field === 'file-type' ? FTYPE_SHORT[Number(v) & ~1024] ?? `type ${v}` : typeof v === 'number' ? fmtInt(v) : String(v);
+      const text = v === undefined ? undefined : field === 'file-type' ? fileTypeText(Number(v)) : typeof v === 'number' ? fmtInt(v) : String(v);
       setField(field, text, typeof v === 'number' ? v : undefined);
       for (const e of $$(`[data-field="${field}"]`)) { e.classList.add('edited'); e.title = `${key}: ${c.remove ? 'removed' : 'edited'}, not saved yet (Metadata tab)`; }
     }
-    const ft = editing.pendingOf('general.file_type');
-    if (ft) setField('quant-label', ft.remove ? undefined : ftypeLabel(Number(ft.value)));
   }
 
 

@@ -8,6 +8,14 @@
 import { diffModels, diffReport, compareTensor } from './compare-worker.js';
 import { statsPool } from './stats-pool.js';
 import { warmUp } from './warm-up.js';
+import { pieceText } from './format.js';
+
+/** The pieces of `ids` as the lab shows them (a split UTF-8 character as <0xNN> bytes) and
+ * whether each is a control token. */
+function pieces(ids) {
+  const { control } = model.tokenPieces(ids);
+  return { pieces: Array.from(ids, (id) => pieceText(model.tokenPiece(id, { special: true }))), control };
+}
 
 let enginePromise = null;
 function engine() {
@@ -221,14 +229,14 @@ const ops = {
   async tokenize({ text, addSpecial, parseSpecial }) {
     if (!model.tokenize) throw new Error('tokenizing needs a GGUF file');
     const ids = model.tokenize(text, { addSpecial, parseSpecial });
-    return { ids: Array.from(ids), ...model.tokenPieces(ids) };
+    return { ids: Array.from(ids), ...pieces(ids) };
   },
   // The rendered text, and its tokens as the model reads the prompt (special text parsed).
   async renderChat({ messages, tools, variables, addGenerationPrompt, template }) {
     if (!model.renderChatTemplate) throw new Error('chat templates are GGUF metadata');
     const text = model.renderChatTemplate(messages, { tools, variables, addGenerationPrompt, template });
     const ids = model.tokenize(text, { addSpecial: false, parseSpecial: true });
-    return { text, ids: Array.from(ids), ...model.tokenPieces(ids) };
+    return { text, ids: Array.from(ids), ...pieces(ids) };
   },
   async lint() {
     if (!model.lint) throw new Error('lint checks GGUF files');

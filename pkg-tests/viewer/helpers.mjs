@@ -22,9 +22,25 @@ export function buildSite() {
   built = true;
 }
 
+/** llama.cpp's models/ folder in the llama-cpp-python sdist (scripts/llama-sdist.sh fetches it
+ * once): its ggml-vocab-*.gguf are GGUF files llama.cpp's own tools wrote. Null when it cannot be
+ * had; a test that needs it then fails on the missing file. */
+let llamaModelsDir;
+export function llamaModels() {
+  if (llamaModelsDir === undefined) {
+    try {
+      llamaModelsDir = path.join(execFileSync('bash', [path.join(ROOT, 'scripts/llama-sdist.sh')], { encoding: 'utf8' }).trim(), 'models');
+    } catch {
+      llamaModelsDir = null;
+    }
+  }
+  return llamaModelsDir;
+}
+
 export async function startServer() {
   buildSite();
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const models = llamaModels();
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

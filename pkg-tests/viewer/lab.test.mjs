@@ -76,3 +76,39 @@ test('chat templates render live as jinja2 renders them (real llama.cpp template
   await page.screenshot({ path: path.join(ARTIFACTS, 'chat-template.png'), fullPage: false });
   assert.deepEqual(log.errors, []);
 });
+
+test('a piece that is half a character shows its bytes as <0xNN>, never as U+FFFD', async () => {
+  // llama.cpp's Phi-3 vocabulary (SentencePiece with byte fallback): a character it has no
+  // token for is spelled in byte tokens, each one byte of its UTF-8, which the vocabulary itself
+  // names <0xF0>, <0x9F>… — the oracle for what each span shows.
+  const { page, log } = await newPage(browser);
+  const file = '/llama-models/ggml-vocab-phi-3.gguf';
+  await page.goto(`${server.url}?url=${encodeURIComponent(file)}`);
+  await page.waitForFunction(() => document.querySelector('#model-source').textContent.includes('ggml-vocab-phi-3.gguf'), null, { timeout: 20000 });
+  await page.click('[data-tab="tokenizer"]');
+  const text = 'llama 🦙 “quoted”';
+  await page.fill('#tok-text', text);
+  const want = await page.evaluate(async ([f, t]) => {
+    const { openGguf } = await import('./pkg/index.js');
+    const m = await openGguf(f);
+    const ids = Array.from(m.tokenize(t, { addSpecial: document.querySelector('#tok-add-special').checked }));
+    const vocab = m.get('tokenizer.ggml.tokens');
+    return ids.map((id) => ({ id, token: String(vocab.items(id, id + 1)[0]), bytes: Array.from(m.tokenPiece(id)) }));
+  }, [file, text]);
+  await page.waitForFunction((n) => document.querySelector('#tok-count').dataset.count !== undefined && document.querySelectorAll('#tok-spans .tok').length === n, want.length);
+  const spans = await page.$$eval('#tok-spans .tok', (ss) => ss.map((s) => ({ id: Number(s.dataset.id), text: s.textContent })));
+  assert.deepEqual(spans.map((s) => s.id), want.map((w) => w.id));
+  const byteTokens = want.filter((w) => /^<0x[0-9A-F]{2}>$/.test(w.token));
+  // 🦙 is four bytes and no token: four byte tokens, none valid UTF-8 alone
+  assert.deepEqual(byteTokens.map((w) => w.token), ['<0xF0>', '<0x9F>', '<0xA6>', '<0x99>']);
+  for (const [i, w] of want.entries()) {
+    if (w.token === '<s>') assert.equal(spans[i].text, '<s>'); // BOS, a control token
+    else if (byteTokens.includes(w)) assert.equal(spans[i].text, w.token, `id ${w.id}`);
+    else assert.equal(spans[i].text, new TextDecoder().decode(new Uint8Array(w.bytes)).replace(/ /g, '·'), `id ${w.id}`);
+  }
+  assert.ok(spans.every((s) => !s.text.includes('\uFFFD')), JSON.stringify(spans));
+  // A piece mixing a whole character and a stray byte keeps the character as text.
+  const mixed = await page.evaluate(async () => (await import('./format.js')).pieceText(new Uint8Array([0x61, 0xe2, 0x80, 0xe2, 0x80, 0x9c, 0xff, 0xed, 0xa0, 0x80])));
+  assert.equal(mixed, 'a<0xE2><0x80>“<0xFF><0xED><0xA0><0x80>');
+  assert.deepEqual(log.errors, []);
+});

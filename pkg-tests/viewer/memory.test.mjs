@@ -79,3 +79,86 @@ test('choices go to the URL, a GPU picks the layers and the largest context, ref
   await page.waitForFunction(() => !document.querySelector('#mem-error').hidden);
   assert.match(await page.textContent('#mem-error'), /flash/i);
 });
+
+const GIB = 1024 ** 3;
+/** Opens `file` (a URL path) with the planner's deep-link `query`, once the plan is shown. */
+async function plannedFile(page, file, query) {
+  await page.goto(`${server.url}?url=${encodeURIComponent(file)}&${query}`);
+  // (the sample's label is "the bundled sample")
+  await page.waitForFunction((f) => [f.split('/').pop(), 'the bundled sample'].some((t) => document.querySelector('#model-source').textContent.includes(t)) && document.querySelector('[data-mem="total"]').dataset.value, file, { timeout: 20000 });
+  await page.waitForFunction(() => /gpu=/.test(location.search) === Boolean(document.querySelector('.mem-row[data-device="GPU"]')));
+}
+const gpuBytes = (page) => page.$eval('.mem-row[data-device="GPU"]', (e) => Number(e.dataset.bytes));
+
+test('the largest context on the GPU is the plan\'s: it fits, 256 more do not, also beyond the trained context', async () => {
+  const { page, log } = await newPage(browser);
+  const file = 'sample/tiny-llama-Q4_K_M.gguf';
+  // The issue's case: a context four times the trained one that fits the GPU must not be
+  // reported as larger than the largest context.
+  await planned(page, '');
+  const train = Number(await page.$eval('#mem-ctx', (e) => e.value));
+  // 0.1 GiB: both layers and the output at 8192 (largest 8,960), 1 GiB: far beyond the trained
+  // context
+  for (const gib of [0.1, 1]) {
+    await plannedFile(page, file, `gpu=${gib}&mctx=${4 * train}`);
+    const budget = Math.round(gib * GIB);
+    const maxCtx = Number(await mem(page, 'max-ctx'));
+    const ngl = Number(await page.$eval('#mem-ngl', (e) => e.value));
+    assert.ok(ngl > 1, `${gib} GiB: -ngl ${ngl}`);
+    assert.ok(maxCtx > 0 && maxCtx % 256 === 0, `${gib} GiB: ${maxCtx}`);
+    assert.ok((await gpuBytes(page)) <= budget, `${gib} GiB: the plan at ${4 * train} fits`);
+    assert.ok(maxCtx >= 4 * train, `${gib} GiB: the plan at ${4 * train} fits, largest ${maxCtx}`);
+    // the shown largest context, planned with the same layers: fits; 256 cells more: does not
+    await plannedFile(page, file, `gpu=${gib}&mctx=${maxCtx}&ngl=${ngl}`);
+    assert.ok((await gpuBytes(page)) <= budget, `${gib} GiB at ${maxCtx}: ${await gpuBytes(page)} > ${budget}`);
+    await plannedFile(page, file, `gpu=${gib}&mctx=${maxCtx + 256}&ngl=${ngl}`);
+    assert.ok((await gpuBytes(page)) > budget, `${gib} GiB at ${maxCtx + 256} still fits`);
+    const note = await page.textContent('[data-mem-note="max-ctx"]');
+    if (maxCtx > train) assert.match(note, /Beyond the model's trained context/);
+    else assert.doesNotMatch(note, /Beyond/);
+  }
+  // only the output layer on a small GPU: no cache there, so no context limit from it
+  await plannedFile(page, file, 'gpu=0.02&mctx=8192');
+  assert.equal(await page.$eval('#mem-ngl', (e) => e.value), '1');
+  assert.equal(await mem(page, 'max-ctx'), '');
+  assert.match(await page.textContent('[data-mem="max-ctx"]'), /not limited by the GPU/);
+  assert.deepEqual(log.errors, []);
+});
+
+test('a note explains each jump: the tied output\'s GPU copy of token_embd, the sliding window, the compute buffer', async () => {
+  const { page, log } = await newPage(browser);
+  const note = (k) => page.$eval(`[data-mem-note="${k}"]`, (e) => (e.hidden ? '' : e.textContent));
+  // fixtures/plan/llama-tied.gguf has no output.weight: offloaded, llama.cpp copies token_embd
+  await plannedFile(page, '/plan-fixtures/llama-tied.gguf', '');
+  assert.equal(await note('weights'), '');
+  const cpuWeights = Number(await mem(page, 'weights'));
+  await plannedFile(page, '/plan-fixtures/llama-tied.gguf', 'gpu=1');
+  const tied = await note('weights');
+  assert.match(tied, /tied to token_embd/);
+  const embd = await page.evaluate(async () => {
+    const { openGguf } = await import('./pkg/index.js');
+    const m = await openGguf('/plan-fixtures/llama-tied.gguf');
+    return { bytes: m.tensor('token_embd.weight').nBytes, copy: m.planMemory({ gpuMem: 2 ** 30 }).tiedOutputCopyBytes };
+  });
+  assert.equal(embd.copy, embd.bytes);
+  assert.ok(tied.includes(await page.evaluate(async (n) => (await import('./format.js')).fmtBytes(n), embd.bytes)), tied);
+  // the weights grew (by the copy, less the CPU's mapped span the offloaded layers left), and
+  // the GPU's share holds the copy
+  const grown = Number(await mem(page, 'weights')) - cpuWeights;
+  assert.ok(grown > 0 && grown <= embd.bytes, `grown ${grown}, copy ${embd.bytes}`);
+  const gpuWeights = await page.evaluate(async () => {
+    const { openGguf } = await import('./pkg/index.js');
+    return (await openGguf('/plan-fixtures/llama-tied.gguf')).planMemory({ gpuMem: 2 ** 30 }).weights.gpuBytes;
+  });
+  assert.ok(gpuWeights >= embd.bytes);
+  assert.match(await page.textContent('[data-mem="weights"]'), /\(GPU /);
+  assert.match(await note('compute'), /logits/);
+  // an output of its own: no copy, no such note
+  await plannedFile(page, '/plan-fixtures/llama.gguf', 'gpu=1');
+  assert.doesNotMatch(await note('weights'), /tied/);
+  assert.match(await note('weights'), /^GPU: the output layer/);
+  // Gemma 3's sliding-window layers keep a small cache of their own
+  await plannedFile(page, '/plan-fixtures/gemma3.gguf', '');
+  assert.match(await note('kv'), /sliding-window layers keep \d[\d,]* cells/);
+  assert.deepEqual(log.errors, []);
+});

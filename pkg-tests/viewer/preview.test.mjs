@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { startServer, launch, newPage, readJson, FIXTURES, ARTIFACTS, ROOT } from './helpers.mjs';
+import { startServer, launch, newPage, readJson, waitLoaded, field, FIXTURES, ARTIFACTS, ROOT } from './helpers.mjs';
 
 const expected = readJson(path.join(FIXTURES, 'expected-sample.json'));
 let server, browser;
@@ -106,4 +106,58 @@ test('hostile metadata is shown as text, and a bad URL is one error in the eleme
   await bad.goto(`${server.url}embed.html?url=${encodeURIComponent('javascript:alert(1)')}`);
   const failed = await shown(bad);
   assert.match(failed.error, /^Could not read this file: /);
+});
+
+test('the embed and the viewer show the same type colours and the same numbers (one copy: the package\'s display.js)', async () => {
+  for (const file of ['sample/tiny-llama-Q4_K_M.gguf', 'sample-fixtures/tiny-llama-Q8_0.gguf']) {
+    const { page: embed } = await newPage(browser);
+    await embed.goto(`${server.url}embed.html?url=${encodeURIComponent(file)}`);
+    await shown(embed);
+    const e = await embed.evaluate(() => {
+      const root = document.querySelector('gguf-preview').shadowRoot;
+      const facts = Object.fromEntries([...root.querySelectorAll('[data-fact]')].map((d) => [d.dataset.fact, d.querySelector('dd').textContent]));
+      const colours = Object.fromEntries([...root.querySelectorAll('.legend [data-type]')].map((s) => [s.dataset.type, getComputedStyle(s.querySelector('i')).backgroundColor]));
+      const bar = [...root.querySelectorAll('.bar span')].map((s) => [s.title, getComputedStyle(s).backgroundColor]);
+      const sizes = Object.fromEntries([...root.querySelectorAll('table.tensors tbody tr')].map((tr) => [tr.dataset.tensor, tr.children[3].textContent]));
+      return { facts, colours, bar, sizes };
+    });
+    const { page: viewer } = await newPage(browser);
+    await viewer.goto(`${server.url}?url=${encodeURIComponent(file)}`);
+    await viewer.waitForFunction((f) => [f.split('/').pop(), 'the bundled sample'].some((t) => document.querySelector('#model-source').textContent.includes(t)) && document.querySelector('#mix-chart tr[data-type]'), file, { timeout: 20000 });
+    const v = await viewer.evaluate(() => ({
+      colours: Object.fromEntries([...document.querySelectorAll('#mix-chart tr[data-type]')].map((tr) => [tr.dataset.type, getComputedStyle(tr.querySelector('.swatch')).backgroundColor])),
+    }));
+    await viewer.click('[data-tab="tensors"]');
+    const vSizes = await viewer.$$eval('#tensor-table tbody tr[data-tensor]', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.tensor, [...tr.children].map((td) => td.textContent)])));
+    // the same colour for every type, in the legend and in the bar
+    assert.deepEqual(v.colours, e.colours, file);
+    for (const [type, colour] of e.bar) assert.equal(colour, v.colours[type], `${file}: bar ${type}`);
+    // the same text for the same number
+    assert.equal((await field(viewer, 'parameter-count')).text, e.facts.Parameters, file);
+    assert.equal((await field(viewer, 'bits-per-weight')).text, e.facts['Bits per weight'], file);
+    assert.equal((await field(viewer, 'file-size')).text.split(' (')[0], e.facts['File size'], file);
+    assert.equal((await field(viewer, 'context-length')).text, e.facts.Context, file);
+    assert.equal((await field(viewer, 'vocab-size')).text, e.facts.Vocabulary, file);
+    // the viewer's table has the exact bytes; the embed shows them as the viewer's byte format does
+    const vFormat = await viewer.evaluate(async (bytes) => { const f = await import('./format.js'); return bytes.map(f.fmtBytes); }, Object.keys(e.sizes).map((n) => Number(vSizes[n][4].replace(/,/g, ''))));
+    assert.deepEqual(Object.values(e.sizes), vFormat, file);
+    // and both are the package's: one copy of the colours and formats
+    const pkg = await viewer.evaluate(async (types) => {
+      const d = await import('./pkg/display.js');
+      const rgb = (hex) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
+      return Object.fromEntries(types.map((t) => [t, rgb(d.typeColour(t))]));
+    }, Object.keys(e.colours));
+    assert.deepEqual(e.colours, pkg, file);
+  }
+  // The formats themselves, on the numbers where the two copies used to differ.
+  const { page } = await newPage(browser);
+  await page.goto(`${server.url}embed.html?url=about:blank`);
+  const f = await page.evaluate(async () => {
+    const d = await import('./pkg/display.js');
+    const p = await import('./pkg/preview.js');
+    return { bytes: [580032, 1023, 1024, 2.5 * 2 ** 30, 150 * 2 ** 20].map(d.formatBytes), count: [918784, 7.24e9, 12345678, 999].map(d.formatCount), same: p.formatBytes === d.formatBytes && p.compactCount === d.formatCount };
+  });
+  assert.deepEqual(f.bytes, ['566.4 KiB', '1023 B', '1.00 KiB', '2.50 GiB', '150.0 MiB']);
+  assert.deepEqual(f.count, ['918.8K', '7.24B', '12.3M', '999']);
+  assert.equal(f.same, true);
 });

@@ -46,5 +46,46 @@ test('quantization error: every type against bits per weight, the tensor\'s own 
     }
   }
   await page.screenshot({ path: path.join(ARTIFACTS, 'quant-error.png'), fullPage: true });
+  await chartGeometry(page, 'wide');
+  // A narrower window: the chart is drawn again to the card's width, still without overlaps.
+  await page.setViewportSize({ width: 760, height: 900 });
+  await page.waitForFunction(() => Math.abs(document.querySelector('#qerr-chart svg').viewBox.baseVal.width - document.querySelector('#qerr-chart').clientWidth) <= 1);
+  await chartGeometry(page, 'narrow');
+  // redrawing to the new width raised nothing the page would show as an error
+  assert.equal(await page.$eval('#error', (e) => e.hidden), true, await page.textContent('#error-text'));
+  await page.screenshot({ path: path.join(ARTIFACTS, 'quant-error-narrow.png'), fullPage: true });
   assert.deepEqual(log.errors, []);
 });
+
+/** The chart fills its card, its text stays inside it, no two texts (point labels, ticks, axis
+ * title) overlap, and every type is either labelled or named under the chart. */
+async function chartGeometry(page, what) {
+  const g = await page.evaluate(() => {
+    const card = document.querySelector('#qerr-card');
+    const svg = document.querySelector('#qerr-chart svg');
+    const cs = getComputedStyle(card);
+    const inner = card.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const box = (e) => { const r = e.getBoundingClientRect(); return { text: e.textContent, cls: e.getAttribute('class'), x: r.x, y: r.y, w: r.width, h: r.height }; };
+    return {
+      inner, width: svg.getBoundingClientRect().width, viewBox: svg.viewBox.baseVal.width, svgBox: box(svg),
+      texts: [...svg.querySelectorAll('text')].map(box),
+      types: [...svg.querySelectorAll('.point')].map((p) => p.dataset.type),
+      labelled: [...svg.querySelectorAll('.point')].filter((p) => p.querySelector('text')).map((p) => p.dataset.type),
+      legend: document.querySelector('.qerr-legend')?.textContent ?? '',
+    };
+  });
+  assert.ok(g.width >= 0.98 * g.inner, `${what}: chart ${g.width}px of the card's ${g.inner}px`);
+  assert.ok(Math.abs(g.viewBox - g.width) <= 1, `${what}: viewBox ${g.viewBox}, drawn ${g.width}`);
+  const s = g.svgBox;
+  for (const t of g.texts) assert.ok(t.x >= s.x - 0.5 && t.x + t.w <= s.x + s.w + 0.5 && t.y >= s.y - 0.5 && t.y + t.h <= s.y + s.h + 0.5, `${what}: outside the chart ${JSON.stringify(t)}`);
+  const title = g.texts.find((t) => t.cls.includes('axis-title'));
+  const ticks = g.texts.filter((t) => t.cls.includes('tick'));
+  assert.ok(title && ticks.length >= 4, `${what}: axis title and ticks`);
+  const meets = (a, b) => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x) > 0.5 && Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y) > 0.5;
+  for (const t of ticks) assert.ok(!meets(title, t), `${what}: the axis title meets tick ${t.text}`);
+  for (let i = 0; i < g.texts.length; i++) {
+    for (let j = i + 1; j < g.texts.length; j++) assert.ok(!meets(g.texts[i], g.texts[j]), `${what}: ${JSON.stringify(g.texts[i])} meets ${JSON.stringify(g.texts[j])}`);
+  }
+  for (const t of g.types) assert.ok(g.labelled.includes(t) || g.legend.includes(t), `${what}: ${t} neither labelled nor named`);
+  assert.ok(g.labelled.length >= g.types.length - 3, `${what}: only ${g.labelled.length} of ${g.types.length} labelled`);
+}

@@ -118,6 +118,37 @@ test('a repo lists every GGUF model with the planner\'s verdict, headers only', 
   assert.deepEqual(log.errors, []);
 });
 
+test('without a context each model is planned at its own trained context, as the planner card does', async () => {
+  hub.reset();
+  const { page, log } = await newPage(browser);
+  const gpu = 16 / 1024;
+  await page.goto(`${server.url}?repo=acme/tiny-GGUF&endpoint=${encodeURIComponent(hub.base)}&gpu=${gpu}`);
+  await done(page);
+  assert.equal(await page.$eval('#repo-ctx', (e) => e.value), '0');
+  const byName = Object.fromEntries((await rowsOf(page)).map((r) => [r.name, r]));
+  const trained = [];
+  for (const [name, files] of Object.entries(LOCAL)) {
+    const { summary, verdict } = await localVerdict(files, { gpuMem: Math.round(gpu * GIB), ctx: 0 });
+    const own = await localVerdict(files, { gpuMem: Math.round(gpu * GIB) });
+    assert.deepEqual(own.verdict, verdict, `${name}: ctx 0 is the default`);
+    trained.push(summary.contextLength);
+    assert.equal(verdict.ctx, summary.contextLength, name);
+    assert.equal(Number(byName[name].ngl), verdict.ngl, name);
+    assert.equal(byName[name].fits, verdict.fits ? 'yes' : 'no', name);
+  }
+  // the fixtures' contexts differ, so one shared 4096 would not be each model's own
+  assert.ok(new Set(trained).size > 1 || !trained.includes(4096), String(trained));
+  assert.ok(!new URL(page.url()).searchParams.has('mctx'));
+  // a row opens the normal view with no mctx: the planner card then shows the trained context
+  const want = await localVerdict(LOCAL['tiny-Q4_K_M.gguf'], {});
+  await page.click('#repo-table tr[data-name="tiny-Q4_K_M.gguf"] td:nth-child(3)');
+  await waitLoaded(page, want.summary.name);
+  assert.equal(new URL(page.url()).searchParams.get('mctx'), null);
+  await page.waitForFunction(() => document.querySelector('[data-mem="total"]').dataset.value);
+  assert.equal(Number(await page.$eval('#mem-ctx', (e) => e.value)), want.summary.contextLength);
+  assert.deepEqual(log.errors, []);
+});
+
 test('?endpoint= is https only (http on loopback): another one is refused and nothing is fetched', async () => {
   for (const bad of ['http://hub.example', 'javascript:alert(1)', 'ftp://127.0.0.1/']) {
     const { page, log } = await newPage(browser);

@@ -21,12 +21,38 @@ test('with no file the page opens the sample; summary fields equal gguf-py', asy
   assert.equal((await field(page, 'file-type')).text, s['file-type']);
   assert.equal(Number((await field(page, 'file-type')).value), s['file-type-id']);
   assert.ok(Math.abs(Number((await field(page, 'bits-per-weight')).value) - s['bits-per-weight']) < 1e-9);
-  assert.equal((await field(page, 'quant-label')).text, 'Q4_K - Medium'); // llama.cpp's llama_model_ftype_name(15)
+  // One row for the file type: llama.cpp's label "Q4_K - Medium" (llama_model_ftype_name(15))
+  // says nothing Q4_K_M does not, so no second row repeats it.
+  assert.equal(await page.$$eval('.facts dt', (dts) => dts.filter((d) => /quant label/i.test(d.textContent)).length), 0);
+  assert.equal(await page.$$eval('[data-field="quant-label"]', (e) => e.length), 0);
   assert.match((await field(page, 'quant-mix')).text, /Q4_K .*Q6_K .*F32/);
   assert.equal(await page.$eval('#error', (e) => e.hidden), true);
   assert.deepEqual(log.dialogs, []);
   assert.deepEqual(log.errors, []);
   await page.screenshot({ path: path.join(ARTIFACTS, 'sample-overview-light.png'), fullPage: true });
+});
+
+test('the file type row adds llama.cpp\'s label only where it says more than the short name', async () => {
+  const { page } = await newPage(browser);
+  await page.goto(server.url);
+  await waitLoaded(page, expected.summary.name);
+  const text = await page.evaluate(async () => {
+    const { fileTypeText } = await import('./format.js');
+    return Object.fromEntries([0, 1, 15, 17, 10, 19, 27, 38, 15 | 1024, 99].map((ft) => [ft, fileTypeText(ft)]));
+  });
+  assert.deepEqual(text, {
+    0: 'F32', // "all F32"
+    1: 'F16',
+    15: 'Q4_K_M', // "Q4_K - Medium"
+    17: 'Q5_K_M',
+    10: 'Q2_K (Medium)', // llama.cpp labels plain Q2_K "Q2_K - Medium"
+    19: 'IQ2_XXS (2.0625 bpw)',
+    27: 'IQ3_M (IQ3_S mix - 3.66 bpw)',
+    38: 'MXFP4_MOE', // "MXFP4 MoE"
+    [15 | 1024]: 'Q4_K_M (guessed)',
+    99: 'type 99 (unknown to llama.cpp)',
+  });
+  assert.equal((await field(page, 'file-type')).text, 'Q4_K_M');
 });
 
 test('tensors, metadata, tokenizer and chat template match gguf-py', async () => {

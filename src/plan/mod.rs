@@ -277,9 +277,11 @@ fn refusals(hp: &HParams, o: &Options) -> Result<(), Error> {
     Ok(())
 }
 
-/// The largest context (a multiple of 256 per slot, at most the training context × slots) whose
-/// plan fits `budget` bytes on the device `device` picks from the plan (e.g. the CPU, the GPU,
-/// the total); None when not even 256 per slot fits.
+/// The largest context (a multiple of 256 per slot, at most what llama.cpp's u32 `n_ctx` holds)
+/// whose plan fits `budget` bytes on the device `device` picks from the plan (e.g. the CPU, the
+/// GPU, the total); None when not even 256 per slot fits. Not capped at the training context:
+/// llama.cpp runs longer ones (with a warning), and a plan the user asks for at such a context
+/// must not fit while the largest context shown is smaller.
 pub fn max_ctx(
     model: &GgufModel,
     options: &Options,
@@ -296,8 +298,8 @@ pub fn max_ctx(
         };
         Ok(device(&plan_with(model, &hp, &o)?) <= budget)
     };
-    // at most the training context per slot, and what llama.cpp's u32 n_ctx can hold
-    let top = (pad(hp.n_ctx_train.max(256), 256) / 256).min(u64::from(u32::MAX) / n_seq / 256);
+    // at most what llama.cpp's u32 n_ctx can hold
+    let top = (u64::from(u32::MAX) / n_seq / 256).max(1);
     if !fits(256)? {
         return Ok(None);
     }

@@ -60,6 +60,7 @@ impl Report {
             flash_attn: p.options.flash_attn,
             weights_bytes: p.weights_bytes(),
             weights: DeviceBytes::of(p.weights.cpu, p.weights.gpu),
+            tied_output_copy_bytes: p.weights.tied_output_copy,
             kv_cache_bytes: p.kv.total(),
             kv_cache: KvCacheDoc {
                 k_bytes: p.kv.k_bytes,
@@ -100,6 +101,9 @@ pub struct Document {
     pub flash_attn: bool,
     pub weights_bytes: u64,
     pub weights: DeviceBytes,
+    /// Of `weights.gpu_bytes`: the GPU copy of `token_embd` a tied output reads when the output
+    /// layer is offloaded (0 when the output has its own tensor or stays on the CPU).
+    pub tied_output_copy_bytes: u64,
     pub kv_cache_bytes: u64,
     pub kv_cache: KvCacheDoc,
     pub compute_bytes: u64,

@@ -22,6 +22,9 @@ pub struct WeightsPlan {
     pub cpu_per_file: Vec<u64>,
     /// Offloaded tensors.
     pub gpu: u64,
+    /// Of `gpu`: the GPU copy of the token embedding a tied output (no `output.weight`) uses
+    /// once the output layer is offloaded (the embedding itself stays on the CPU); else 0.
+    pub tied_output_copy: u64,
 }
 
 impl WeightsPlan {
@@ -93,6 +96,7 @@ pub(super) fn plan(model: &GgufModel, hp: &HParams, ngl: u32) -> Result<WeightsP
     if tied && ngl >= 1 {
         if let Ok((_, t)) = model.tensor("token_embd.weight") {
             w.gpu = w.gpu.saturating_add(t.n_bytes());
+            w.tied_output_copy = t.n_bytes();
         }
     }
     Ok(w)

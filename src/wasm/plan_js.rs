@@ -55,6 +55,7 @@ struct DocumentJs {
     flash_attn: bool,
     weights_bytes: f64,
     weights: DeviceBytesJs,
+    tied_output_copy_bytes: f64,
     kv_cache_bytes: f64,
     kv_cache: KvCacheJs,
     compute_bytes: f64,
@@ -128,6 +129,7 @@ impl From<Document> for DocumentJs {
             flash_attn: d.flash_attn,
             weights_bytes: d.weights_bytes as f64,
             weights: device(&d.weights),
+            tied_output_copy_bytes: d.tied_output_copy_bytes as f64,
             kv_cache_bytes: d.kv_cache_bytes as f64,
             kv_cache: KvCacheJs {
                 k_bytes: kv.k_bytes as f64,
