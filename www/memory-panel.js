@@ -83,7 +83,7 @@ export function setupMemory(ctx) {
       const track = el('div', { class: 'mem-track' });
       for (const [label, bytes] of parts) {
         if (!bytes) continue;
-        const seg = el('div', { class: `mem-seg mem-${label.replace(' ', '-').toLowerCase()}`, title: `${label}: ${ctx.fmtBytes(bytes)}` }, label);
+        const seg = el('div', { class: `mem-seg mem-${label.replace(' ', '-').toLowerCase()}`, title: `${label}: ${ctx.fmtBytes(bytes)}`, dataset: { part: label } }, label);
         seg.style.width = `${(bytes / scale) * 100}%`;
         track.append(seg);
       }
@@ -95,6 +95,10 @@ export function setupMemory(ctx) {
       root.append(el('div', { class: 'mem-row', dataset: { device, bytes: String(device === 'CPU' ? p.cpuBytes : p.gpuBytes) } }, el('span', { class: 'muted small' }, device), track,
         el('span', { class: 'small' }, ctx.fmtBytes(device === 'CPU' ? p.cpuBytes : p.gpuBytes))));
     }
+    // A segment too narrow for its word shows none (never a clipped one); the legend names them all.
+    for (const seg of root.querySelectorAll('.mem-seg')) if (seg.scrollWidth > seg.clientWidth) seg.textContent = '';
+    root.append(el('div', { class: 'mem-legend small muted' }, ...['weights', 'KV cache', 'compute'].map((label) =>
+      el('span', {}, el('i', { class: `mem-seg mem-${label.replace(' ', '-').toLowerCase()}` }), label))));
   }
 
   /**

@@ -122,6 +122,11 @@ test('the largest context on the GPU is the plan\'s: it fits, 256 more do not, a
   assert.equal(await page.$eval('#mem-ngl', (e) => e.value), '1');
   assert.equal(await mem(page, 'max-ctx'), '');
   assert.match(await page.textContent('[data-mem="max-ctx"]'), /not limited by the GPU/);
+  // the bars' words are whole or absent (a segment too narrow for its word), the legend names all
+  const segs = await page.$$eval('.mem-track .mem-seg', (ss) => ss.map((e) => ({ text: e.textContent, part: e.dataset.part, fits: e.scrollWidth <= e.clientWidth })));
+  assert.ok(segs.length >= 4 && segs.some((x) => x.text === ''), JSON.stringify(segs));
+  for (const x of segs) assert.ok(x.fits && (x.text === '' || x.text === x.part), JSON.stringify(x));
+  assert.equal(await page.textContent('.mem-legend'), 'weightsKV cachecompute');
   assert.deepEqual(log.errors, []);
 });
 
