@@ -122,6 +122,7 @@ impl Opts {
             type_v: CACHE_TYPES[usize::from(self.type_v) % CACHE_TYPES.len()],
             flash_attn: self.flash_attn,
             ngl: self.ngl.map_or(0, u32::from),
+            ..Options::default()
         };
         (o, self.ngl.is_none(), self.gpu_mem)
     }

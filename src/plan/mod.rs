@@ -3,7 +3,8 @@
 //! offload).
 //!
 //! Conventions are `llama-server`'s defaults (see docs/cli.md, `gguf-lens memory`): a separate
-//! KV cache per parallel slot (`kv_unified` off), `swa_full` off, `n_batch` 2048, `n_ubatch` 512,
+//! KV cache per parallel slot (`kv_unified` off), `swa_full` off, `n_batch` 2048, `n_ubatch` 512
+//! (an option),
 //! the model memory-mapped, no repacked weight copies. The KV cache and the weights are exact
 //! (checked against llama.cpp's own log, tests/oracle_plan.rs); the compute buffer is an
 //! estimate (see [`compute`]).
@@ -62,6 +63,9 @@ pub struct Options {
     pub flash_attn: bool,
     /// `-ngl`: layers offloaded to the GPU (the output layer counts as one, as llama.cpp).
     pub ngl: u32,
+    /// `-ub`: the micro-batch the compute buffers are sized for (at most the batch, 2048 or the
+    /// context if smaller); 0: the batch.
+    pub n_ubatch: u32,
 }
 
 impl Default for Options {
@@ -73,6 +77,7 @@ impl Default for Options {
             type_v: GgmlType::F16,
             flash_attn: false,
             ngl: 0,
+            n_ubatch: 512,
         }
     }
 }
@@ -200,7 +205,10 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
         return Err(refused(format!("context {asked} is out of range")));
     }
     let n_batch = asked.min(2048);
-    let n_ubatch = n_batch.min(512);
+    let n_ubatch = match options.n_ubatch {
+        0 => n_batch,
+        u => n_batch.min(u64::from(u)),
+    };
     let n_ctx = pad(asked, 256);
     let n_ctx_seq = pad(n_ctx / n_seq, 256);
     if n_ctx_seq == 0 {

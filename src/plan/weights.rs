@@ -53,15 +53,16 @@ fn layer_of(t: &TensorInfo, hp: &HParams) -> Option<u64> {
             }
         }
     }
-    const INPUT: [&str; 4] = [
-        "token_embd.",
-        "token_embd_norm.",
-        "token_types.",
-        "position_embd.",
-    ];
-    // LFM2's output norm carries the name `token_embd_norm` (llama.cpp's OUTPUT_NORM_LFM2)
-    if name.starts_with("token_embd_norm.") && hp.arch == "lfm2" {
-        return Some(u64::from(n_layer));
+    const INPUT: [&str; 3] = ["token_embd.", "token_types.", "position_embd."];
+    if name.starts_with("token_embd_norm.") {
+        // LFM2's output norm carries the name `token_embd_norm` (llama.cpp's OUTPUT_NORM_LFM2);
+        // elsewhere (RWKV, BERT, BLOOM) llama.cpp creates the embedding norm with the first
+        // layer's tensors, on that layer's device
+        return Some(if hp.arch == "lfm2" {
+            u64::from(n_layer)
+        } else {
+            0
+        });
     }
     if INPUT.iter().any(|p| name.starts_with(p)) {
         return None;

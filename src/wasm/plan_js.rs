@@ -221,6 +221,7 @@ impl MemoryPlanner {
             type_v: ty("cacheTypeV", &given.cache_type_v)?,
             flash_attn: given.flash_attn,
             ngl: u32::try_from(ngl.unwrap_or(0)).unwrap_or(u32::MAX),
+            ..Options::default()
         };
         let gpu_mem = count("gpuMem", given.gpu_mem)?;
         let report = Report::new(&model, opts, ngl.is_none(), gpu_mem)

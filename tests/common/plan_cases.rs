@@ -36,6 +36,8 @@ pub fn case_options(case: &Value, ngl: u32) -> Options {
         type_v: cache_type(case["type_v"].as_str().unwrap()).unwrap(),
         flash_attn: case["flash_attn"].as_bool().unwrap(),
         ngl,
+        // (the fixtures without it ran llama-server's default)
+        n_ubatch: case["n_ubatch"].as_u64().unwrap_or(512) as u32,
     }
 }
 

@@ -104,6 +104,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         type_v: args.cache_type_v,
         flash_attn: args.flash_attn,
         ngl: args.ngl.unwrap_or(0),
+        ..Options::default()
     };
     let report = Report::new(&model, options, args.ngl.is_none(), args.gpu_mem).map_err(err)?;
     let command = report.plan.command(&args.file);
