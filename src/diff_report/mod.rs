@@ -17,12 +17,12 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
-use crate::checkpoint::Checkpoint;
 use crate::compare::{
     ArrayChange, FieldValue, HeaderDiff, Layout, MetaValue, Metrics, ModelView, ShapeChange,
     SummaryField,
 };
 use crate::gguf::{GgufFile, Value};
+use crate::model::{Checkpoint, Model};
 use crate::summary::Summary;
 use crate::value_show::{preview, value_json};
 
@@ -194,6 +194,16 @@ pub struct Values {
     /// Tensor name (as compared) and its metrics.
     pub compared: Vec<(String, Metrics)>,
     pub skipped: Vec<(String, String)>,
+}
+
+impl<'a> Source<'a> {
+    /// A model's headers as the report reads them.
+    pub fn of(model: &'a Model) -> Source<'a> {
+        match model {
+            Model::Gguf(m) => Source::Gguf(m.shards().iter().collect()),
+            Model::Safetensors(c) => Source::Checkpoint(c),
+        }
+    }
 }
 
 fn view_of<'a>(source: &Source<'a>, layout: Layout) -> ModelView<'a> {

@@ -390,7 +390,7 @@ fn nested_array_to_js(array: &ArrayView<'_>) -> JsValue {
 #[derive(Default)]
 pub struct CompareSide {
     gguf: Vec<GgufFile>,
-    checkpoint: Option<crate::checkpoint::Checkpoint>,
+    checkpoint: Option<crate::model::Checkpoint>,
 }
 
 #[wasm_bindgen]

@@ -6,7 +6,9 @@ use gguf_lens::types::GgmlType;
 use gguf_lens::ErrorKind;
 use serde_json::json;
 
-use crate::model::Model;
+use gguf_lens::gptq::V1Zeros;
+use gguf_lens::model::{open, Opened};
+
 use crate::{json_line, named, write_stdout, Failure};
 
 /// Quantize one tensor's values (dequantized first if it is quantized) to each TYPE, bit-exact
@@ -69,8 +71,10 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let types = types(args)?;
     let kernel = Kernel::auto().map_err(|e| Failure::Error(e.to_string()))?;
     let threads = crate::threads(args.threads);
-    let mut model = Model::open(path)?;
-    let mut rows = model.rows(&args.tensor, kernel).map_err(named(path))?;
+    let Opened { model, files } = open(path)?;
+    let mut rows = model
+        .rows(&args.tensor, &files, kernel, V1Zeros::default())
+        .map_err(named(path))?;
     let (source_type, shape, row_len, n_rows) = (
         rows.type_name(),
         rows.shape(),
