@@ -144,3 +144,56 @@ fn a_missing_tensor_and_a_missing_file_are_errors_naming_them() {
         "{err}"
     );
 }
+
+#[test]
+fn quant_error_reads_any_storage_and_names_what_it_skips() {
+    use gguf_lens::quantize::{tensor_quant_error, Outcome};
+    use gguf_lens::GgmlType;
+    let opened = open("fixtures/gptq/sharded/model.safetensors.index.json").unwrap();
+    let kernel = Kernel::auto().unwrap();
+    let types = [
+        GgmlType::Q8_0,
+        GgmlType::Q4_K,
+        GgmlType::Q4_0,
+        GgmlType::IQ4_NL,
+    ];
+    let run = |threads| {
+        tensor_quant_error(
+            &opened.model,
+            &opened.files,
+            LAYER,
+            None,
+            &types,
+            threads,
+            kernel,
+        )
+        .unwrap()
+    };
+    let one = run(1);
+    assert_eq!((one.type_name.as_str(), one.row_len), ("GPTQ-4bit", 128));
+    assert_eq!(one.rows, 0..32);
+    let done: Vec<_> = (one.outcomes.iter())
+        .filter_map(|o| match o {
+            Outcome::Done(r) => Some((r.ty, r.rmse.to_bits(), r.cosine.to_bits())),
+            Outcome::Skipped(..) => None,
+        })
+        .collect();
+    let tys: Vec<GgmlType> = done.iter().map(|d| d.0).collect();
+    assert_eq!(tys, [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::IQ4_NL]);
+    // Q4_K's block of 256 does not divide a row of 128: listed last, with the reason.
+    match one.outcomes.last().unwrap() {
+        Outcome::Skipped(GgmlType::Q4_K, why) => {
+            assert_eq!(why, "row length 128 is not a multiple of its block of 256")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Threads split the types, not the values: the same bits.
+    let four = run(4);
+    let done4: Vec<_> = (four.outcomes.iter())
+        .filter_map(|o| match o {
+            Outcome::Done(r) => Some((r.ty, r.rmse.to_bits(), r.cosine.to_bits())),
+            Outcome::Skipped(..) => None,
+        })
+        .collect();
+    assert_eq!(done, done4);
+}
