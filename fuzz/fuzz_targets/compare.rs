@@ -8,7 +8,7 @@
 #![no_main]
 
 use gguf_lens::compare::{compare_rows, HeaderDiff};
-use gguf_lens::diff_report::{DiffReport, Format, Input, Source, ValueRow};
+use gguf_lens::diff_report::{DiffReport, Format, Input, ValueRow};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::model::{Checkpoint, GgufModel, Model};
 use gguf_lens::safetensors::SafetensorsFile;
@@ -31,7 +31,7 @@ fn open(bytes: &[u8]) -> Option<Model> {
 fn input<'a>(path: &'a str, m: &'a Model) -> Input<'a> {
     Input {
         path,
-        source: Source::of(m),
+        model: m,
         renames: Default::default(),
     }
 }

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use gguf_lens::compare::{compare_rows, Side};
-use gguf_lens::diff_report::{DiffReport, Format, Input, Source, ValueRow};
+use gguf_lens::diff_report::{DiffReport, Format, Input, ValueRow};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::llama_names::{gguf_name, rows_permuted};
 use gguf_lens::model::{open, Format as FileFormat, Layout, Model, Opened};
@@ -181,7 +181,7 @@ fn compare_values(
 fn input<'a>(path: &'a str, model: &'a Model, entries: &[Entry]) -> Input<'a> {
     Input {
         path,
-        source: Source::of(model),
+        model,
         renames: entries
             .iter()
             .filter_map(|e| Some((e.file_name.clone()?, e.name.clone())))
