@@ -128,7 +128,7 @@ test('plain tensors, metadata and the summary', async () => {
     assert.equal(s.tensorCount, model.tensors.length);
     const plain = Object.values(c.plain).reduce((sum, p) => sum + p.shape.reduce((x, y) => x * y, 1), 0);
     assert.equal(s.parameterCount, plain + c.in_features * c.out_features);
-    const gptq = s.dtypeMix.find((m) => m.type === 'GPTQ 4-bit');
+    const gptq = s.dtypeMix.find((m) => m.type === 'GPTQ-4bit');
     assert.equal(gptq.tensors, 1);
     assert.ok(Math.abs(s.dtypeMix.reduce((sum, m) => sum + m.share, 0) - 1) < 1e-12);
     await model.close();

@@ -1,6 +1,6 @@
 //! Comparing two models: the summary fields side by side, the metadata and tensor differences
 //! of their headers, and numeric metrics over two dequantized tensors fed chunk by chunk. Plain
-//! Rust (no I/O but [`compare_tensor`]'s generic readers), so the CLI and the wasm binding can
+//! Rust (no I/O but through the row readers it is handed), so the CLI and the wasm binding can
 //! share it.
 //!
 //! A model is described by a [`ModelView`], whatever its format: a GGUF file or split model
@@ -26,16 +26,12 @@
 //!   and Inf mismatches (an infinity in either and a ≠ b).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{Read, Seek};
-use std::ops::Range;
 
-use crate::checkpoint::Checkpoint;
 use crate::error::{Error, ErrorKind, Result};
-use crate::gguf::{row_chunks, ArrayView, GgufFile, RowReader, TensorInfo, Value, ValueType};
-use crate::gptq::GptqLayer;
-use crate::quant::Kernel;
+use crate::gguf::{row_chunks, ArrayView, GgufFile, Value, ValueType};
+use crate::model::{gguf_tensors, Checkpoint, Model, Rows};
+pub use crate::model::{Layout, TensorEntry, TensorType};
 use crate::summary::Summary;
-use crate::types::GgmlType;
 
 /// One summary field of both files.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,23 +129,6 @@ pub struct ShapeChange {
     pub b: Vec<u64>,
 }
 
-/// A tensor's type as compared: a ggml type when both models are GGUF files (ordered by type
-/// id), else a type name (ggml's or a safetensors dtype's, or `GPTQ-<bits>bit`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TensorType {
-    Ggml(GgmlType),
-    Named(String),
-}
-
-impl TensorType {
-    pub fn name(&self) -> &str {
-        match self {
-            TensorType::Ggml(t) => t.name(),
-            TensorType::Named(n) => n,
-        }
-    }
-}
-
 /// A tensor whose type differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeChange {
@@ -221,25 +200,6 @@ impl MetaValue<'_> {
     }
 }
 
-/// A tensor as compared: name, type, shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TensorEntry {
-    pub name: String,
-    pub ty: TensorType,
-    /// Row-major, outermost first (a GGUF tensor's `ne` reversed).
-    pub shape: Vec<u64>,
-}
-
-/// How a [`ModelView`] lists types. Shapes are outermost first either way, so a GGUF
-/// `ne = [4096, 11008]` and a safetensors `[11008, 4096]` are the same shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// ggml types (two GGUF models, as `gguf-lens diff`).
-    Gguf,
-    /// Type names, across formats.
-    Logical,
-}
-
 /// What [`HeaderDiff::between`] compares of a model, whatever its format: summary fields,
 /// metadata entries and tensors.
 #[derive(Debug, Clone)]
@@ -253,15 +213,18 @@ pub struct ModelView<'a> {
     pub tensors: Vec<TensorEntry>,
 }
 
-/// The GPTQ parts listed under their layer's `<layer>.weight` instead.
-const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
-
-/// The type name of a GPTQ layer: `GPTQ-<bits>bit`.
-pub fn gptq_type_name(layer: &GptqLayer) -> String {
-    format!("GPTQ-{}bit", layer.bits)
-}
-
 impl<'a> ModelView<'a> {
+    /// A model of any format (see [`ModelView::gguf`], [`ModelView::checkpoint`]).
+    pub fn of(model: &'a Model, layout: Layout) -> ModelView<'a> {
+        match model {
+            Model::Gguf(m) => {
+                let shards: Vec<&GgufFile> = m.shards().iter().collect();
+                ModelView::gguf(&shards, layout)
+            }
+            Model::Safetensors(c) => ModelView::checkpoint(c),
+        }
+    }
+
     /// A GGUF model: one file, or the shards of a split model in order. Metadata is the first
     /// shard's (as llama.cpp's split convention reads it: `split.*` keys included); tensors
     /// come from every shard; summary fields are the first shard's [`Summary`] but parameters,
@@ -280,19 +243,7 @@ impl<'a> ModelView<'a> {
         let size = shards.iter().skip(1).fold(first.file_size(), |size, f| {
             size.zip(f.file_size()).map(|(x, y)| x.saturating_add(y))
         });
-        let tensors: Vec<TensorEntry> = shards
-            .iter()
-            .flat_map(|f| f.tensors())
-            .map(|t| TensorEntry {
-                name: t.name().to_string(),
-                ty: match layout {
-                    Layout::Gguf => TensorType::Ggml(t.ggml_type()),
-                    Layout::Logical => TensorType::Named(t.ggml_type().name().to_string()),
-                },
-                // Outermost first, as every format's public shape (GGUF stores ne, innermost first).
-                shape: t.dims().iter().rev().copied().collect(),
-            })
-            .collect();
+        let tensors = gguf_tensors(shards, layout);
         let summary = vec![
             ("architecture", s.architecture.into()),
             ("name", s.name.into()),
@@ -319,38 +270,11 @@ impl<'a> ModelView<'a> {
 
     /// A safetensors checkpoint: one file or its shards in order, with the GPTQ layers the core
     /// found in it. Metadata is `__metadata__` (shards in order, a key's first value kept); tensors
-    /// are the plain tensors plus one `<layer>.weight` of logical shape `[out_features,
-    /// in_features]` and type `GPTQ-<bits>bit` per GPTQ layer in place of its parts, sorted by
-    /// name (header order is a JSON object's, and shards split it); summary fields are
-    /// parameters (elements of the listed tensors), file size and tensor count.
+    /// are [`Checkpoint::logical_tensors`]; summary fields are parameters (elements of the listed
+    /// tensors), file size and tensor count.
     pub fn checkpoint(c: &'a Checkpoint) -> ModelView<'a> {
-        let (shards, layers) = (c.shards(), c.layers());
-        let is_part = |name: &str| {
-            name.rsplit_once('.').is_some_and(|(layer, part)| {
-                GPTQ_PARTS.contains(&part) && layers.iter().any(|l| l.name == layer)
-            })
-        };
-        let mut tensors = Vec::new();
-        for t in shards.iter().flat_map(|s| s.tensors()) {
-            if let Some(layer) = t
-                .name()
-                .strip_suffix(".qweight")
-                .and_then(|n| layers.iter().find(|l| l.name == n))
-            {
-                tensors.push(TensorEntry {
-                    name: format!("{}.weight", layer.name),
-                    ty: TensorType::Named(gptq_type_name(layer)),
-                    shape: vec![layer.out_features, layer.in_features],
-                });
-            } else if !is_part(t.name()) {
-                tensors.push(TensorEntry {
-                    name: t.name().to_string(),
-                    ty: TensorType::Named(t.dtype().name().to_string()),
-                    shape: t.shape().to_vec(),
-                });
-            }
-        }
-        tensors.sort_by(|x, y| x.name.cmp(&y.name));
+        let shards = c.shards();
+        let tensors = c.logical_tensors();
         let mut metadata: Vec<(&'a str, MetaValue<'a>)> = Vec::new();
         for (key, value) in shards.iter().flat_map(|s| s.metadata()) {
             if !metadata.iter().any(|(k, _)| k == key) {
@@ -759,7 +683,7 @@ pub enum Side {
 }
 
 impl Side {
-    /// `"A"` or `"B"`: the file an error of [`compare_tensor`] names
+    /// `"A"` or `"B"`: the file an error of [`compare_rows`] names
     /// ([`ErrorKind::InFile`]).
     pub fn name(self) -> &'static str {
         match self {
@@ -768,7 +692,7 @@ impl Side {
         }
     }
 
-    /// The side an error of [`compare_tensor`] concerns, if it concerns one: then also the
+    /// The side an error of [`compare_rows`] concerns, if it concerns one: then also the
     /// error of that file alone.
     pub fn of(err: &Error) -> Option<(Side, &Error)> {
         match &err.kind {
@@ -779,37 +703,27 @@ impl Side {
     }
 }
 
-/// One side of a tensor comparison: the open file, its header and the tensor in it.
-pub struct TensorSource<'a, R> {
-    pub reader: &'a mut R,
-    pub file: &'a GgufFile,
-    pub tensor: &'a TensorInfo,
-}
-
-/// Compares the values of two tensors of the same shape, reading and dequantizing both in row
-/// chunks of at most `chunk_elements` values each (at least one row): memory stays two chunks.
-pub fn compare_tensor<RA: Read + Seek, RB: Read + Seek>(
-    a: TensorSource<'_, RA>,
-    b: TensorSource<'_, RB>,
-    kernel: Kernel,
+/// Compares the values of two tensors of any storage with the same logical shape, reading
+/// both in row chunks of at most `chunk_elements` values each (at least one row): memory stays
+/// two chunks. A read error names its side ([`Side::of`]).
+pub fn compare_rows(
+    name: &str,
+    a: &mut Rows<'_>,
+    b: &mut Rows<'_>,
     chunk_elements: u64,
 ) -> Result<Metrics> {
-    if a.tensor.dims() != b.tensor.dims() {
+    if a.shape() != b.shape() {
         return Err(Error::new(ErrorKind::ShapesDiffer {
-            name: a.tensor.name().to_string(),
-            a: a.tensor.dims().iter().rev().copied().collect(),
-            b: b.tensor.dims().iter().rev().copied().collect(),
+            name: name.to_string(),
+            a: a.shape(),
+            b: b.shape(),
         }));
     }
-    // A read error names its side ("A" or "B"; see `Side::of`).
     let tag = |side: Side| move |error| Error::in_file(side.name(), error);
-    let mut ra = RowReader::new(a.file, a.tensor, kernel);
-    let mut rb = RowReader::new(b.file, b.tensor, kernel);
-    let rows: Range<u64> = 0..a.tensor.n_rows();
     let mut diff = ValueDiff::new();
-    for chunk in row_chunks(rows, ra.rows_per_chunk(chunk_elements)) {
-        let va = ra.read(a.reader, chunk.clone()).map_err(tag(Side::A))?;
-        let vb = rb.read(b.reader, chunk).map_err(tag(Side::B))?;
+    for chunk in row_chunks(0..a.n_rows(), a.rows_per_chunk(chunk_elements)) {
+        let va = a.read(chunk.clone()).map_err(tag(Side::A))?;
+        let vb = b.read(chunk).map_err(tag(Side::B))?;
         diff.add(va, vb).map_err(tag(Side::B))?;
     }
     Ok(diff.metrics())
@@ -848,7 +762,7 @@ mod tests {
             checkpoint_format: crate::gptq::CheckpointFormat::V1,
         };
         let st = Checkpoint::new(vec![st], Some(config));
-        let layer = GptqLayer {
+        let layer = crate::gptq::GptqLayer {
             name: "l".into(),
             bits: 4,
             in_features: 8,

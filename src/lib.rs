@@ -13,7 +13,6 @@
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub mod atomic_write;
 pub mod chat;
-pub mod checkpoint;
 pub mod compare;
 mod cursor;
 pub mod diff_report;

@@ -5,8 +5,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use gguf_lens::checkpoint::Checkpoint;
 use gguf_lens::gptq::QuantConfig;
+use gguf_lens::model::Checkpoint;
 use gguf_lens::model::GgufModel;
 use gguf_lens::safetensors::{SafetensorsFile, ShardIndex};
 
@@ -101,7 +101,7 @@ fn a_gptq_layer_is_one_type_counted_in_times_out() {
     let gptq = s
         .dtype_mix
         .iter()
-        .find(|m| m.type_name == "GPTQ 4-bit")
+        .find(|m| m.type_name == "GPTQ-4bit")
         .unwrap();
     assert_eq!(gptq.tensors, 1);
     assert_eq!(gptq.elements, layer.in_features * layer.out_features);

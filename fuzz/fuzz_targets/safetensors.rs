@@ -9,7 +9,7 @@
 
 use std::io::Cursor;
 
-use gguf_lens::checkpoint::Checkpoint;
+use gguf_lens::model::Checkpoint;
 use gguf_lens::compare::ModelView;
 use gguf_lens::gptq::{dequantize_rows, CheckpointFormat, LayerParts, QuantConfig, V1Zeros};
 use gguf_lens::safetensors::{self, to_f32, SafetensorsFile};

@@ -17,13 +17,12 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
-use crate::checkpoint::Checkpoint;
 use crate::compare::{
     ArrayChange, FieldValue, HeaderDiff, Layout, MetaValue, Metrics, ModelView, ShapeChange,
     SummaryField,
 };
-use crate::gguf::{GgufFile, Value};
-use crate::summary::Summary;
+use crate::gguf::Value;
+use crate::model::{GgufModel, Model};
 use crate::value_show::{preview, value_json};
 
 /// How a report is rendered.
@@ -46,18 +45,11 @@ impl Format {
     }
 }
 
-/// One model as the report reads it.
-pub enum Source<'a> {
-    /// A GGUF file, or the shards of a split model in order.
-    Gguf(Vec<&'a GgufFile>),
-    Checkpoint(&'a Checkpoint),
-}
-
 /// One side of the comparison: where it came from and what it is.
 pub struct Input<'a> {
     /// The path (or label) shown for it.
     pub path: &'a str,
-    pub source: Source<'a>,
+    pub model: &'a Model,
     /// Tensor names read as other names (`diff --llama-names`): file name → name compared.
     pub renames: HashMap<String, String>,
 }
@@ -196,15 +188,9 @@ pub struct Values {
     pub skipped: Vec<(String, String)>,
 }
 
-fn view_of<'a>(source: &Source<'a>, layout: Layout) -> ModelView<'a> {
-    match source {
-        Source::Gguf(shards) => ModelView::gguf(shards, layout),
-        Source::Checkpoint(c) => ModelView::checkpoint(c),
-    }
-}
-
-fn mix_of(shards: &[&GgufFile]) -> Vec<MixRow> {
-    Summary::of_shards(shards)
+fn mix_of(model: &GgufModel) -> Vec<MixRow> {
+    model
+        .summary()
         .quant_mix
         .iter()
         .map(|m| MixRow {
@@ -255,14 +241,14 @@ impl DiffReport {
     /// Compares the headers of `a` and `b` and gathers what the report shows, with the values
     /// already compared (`values.compared`: type and shape are looked up by name).
     pub fn build(a: &Input<'_>, b: &Input<'_>, values: Values) -> DiffReport {
-        let both_gguf = matches!((&a.source, &b.source), (Source::Gguf(_), Source::Gguf(_)));
+        let both_gguf = matches!((a.model, b.model), (Model::Gguf(_), Model::Gguf(_)));
         let layout = if both_gguf {
             Layout::Gguf
         } else {
             Layout::Logical
         };
-        let mut va = view_of(&a.source, layout);
-        let mut vb = view_of(&b.source, layout);
+        let mut va = ModelView::of(a.model, layout);
+        let mut vb = ModelView::of(b.model, layout);
         for (view, input) in [(&mut va, a), (&mut vb, b)] {
             for t in &mut view.tensors {
                 if let Some(name) = input.renames.get(&t.name) {
@@ -436,8 +422,8 @@ impl DiffReport {
         let side = |input: &Input<'_>, view: &ModelView<'_>| Side {
             path: input.path.to_string(),
             format: view.format,
-            quant_mix: match &input.source {
-                Source::Gguf(shards) if both_gguf => Some(mix_of(shards)),
+            quant_mix: match input.model {
+                Model::Gguf(m) if both_gguf => Some(mix_of(m)),
                 _ => None,
             },
         };

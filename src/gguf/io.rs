@@ -74,7 +74,7 @@ pub fn read_range<R: Read + Seek>(reader: &mut R, range: std::ops::Range<u64>) -
 }
 
 /// Reads `range` of the file into `buf` (replacing its contents, reusing its allocation).
-fn read_range_into<R: Read + Seek>(
+pub fn read_range_into<R: Read + Seek>(
     reader: &mut R,
     range: std::ops::Range<u64>,
     buf: &mut Vec<u8>,
@@ -125,6 +125,11 @@ impl<'f> RowReader<'f> {
             bytes: Vec::new(),
             values: AlignedF32::new(),
         }
+    }
+
+    /// The kernel it dequantizes with.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
     /// Rows per chunk so that one chunk holds at most `max_elements` values (at least one row).

@@ -13,7 +13,7 @@ mod value;
 pub use file::{
     parse, parse_owned, Endian, GgufFile, ParseStatus, DEFAULT_ALIGNMENT, MAX_ESTIMATE_GROWTH,
 };
-pub use io::{read_header, read_range, row_chunks, RowReader, FIRST_READ};
+pub use io::{read_header, read_range, read_range_into, row_chunks, RowReader, FIRST_READ};
 pub use tensor::TensorInfo;
 pub use value::{ArrayView, GgufStr, Value, ValueType};
 

@@ -174,6 +174,12 @@ impl GptqLayer {
         })
     }
 
+    /// The layer's type label wherever a type is named (tensor lists, dtype mixes, diffs,
+    /// stats): `GPTQ-<bits>bit`, one word like the dtype names beside it.
+    pub fn type_name(&self) -> String {
+        format!("GPTQ-{}bit", self.bits)
+    }
+
     /// The full name of one part: `"qweight"` → `<name>.qweight`.
     pub fn part(&self, suffix: &str) -> String {
         format!("{}.{suffix}", self.name)

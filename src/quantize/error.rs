@@ -2,13 +2,18 @@
 //! compare. Fed chunk by chunk (whole blocks), so a tensor of any size streams through. Each
 //! group's sums (f32 runs in fixed lanes, then f64: `lanes.rs`) go into exact sums, so parts of a tensor
 //! quantized apart (threads, workers) merge into the same bits as one pass, whatever the split.
-//! [`QuantErrorSet`] measures several types on the same values at once (what the viewer runs).
+//! [`QuantErrorSet`] measures several types on the same values at once (what the viewer runs);
+//! `tensor_quant_error` runs sets on threads over a model's tensor of any storage.
 
 mod exact_sum;
 mod lanes;
 mod set;
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+mod tensor;
 
-pub use set::QuantErrorSet;
+pub use set::{block_mismatch, block_mismatch_message, QuantErrorSet};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use tensor::{tensor_quant_error, Outcome, TensorQuantError};
 
 use crate::error::{Error, ErrorKind};
 use crate::types::GgmlType;

@@ -35,7 +35,11 @@ mod round_trip;
 mod tq;
 mod tq_simd128;
 
-pub use error::{QuantErrorMeter, QuantErrorReport, QuantErrorSet};
+pub use error::{
+    block_mismatch, block_mismatch_message, QuantErrorMeter, QuantErrorReport, QuantErrorSet,
+};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use error::{tensor_quant_error, Outcome, TensorQuantError};
 
 // The 32-value block quants: simd128 where built with it (the scalar code does not vectorise
 // well on wasm), else the portable code (which LLVM vectorises for x86-64 and aarch64).

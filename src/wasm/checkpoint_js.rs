@@ -6,8 +6,8 @@ use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, safetensors_js, set, summary, to_js};
-use crate::checkpoint::Checkpoint;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
+use crate::model::Checkpoint;
 use crate::safetensors::SafetensorsFile;
 
 /// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes

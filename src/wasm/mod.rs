@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::compare::{self, Layout, ModelView};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, ParseStatus, Value};
+use crate::model::{GgufModel, Model};
 use crate::quant::Kernel;
 use crate::summary::Summary;
 
@@ -389,8 +390,7 @@ fn nested_array_to_js(array: &ArrayView<'_>) -> JsValue {
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct CompareSide {
-    gguf: Vec<GgufFile>,
-    checkpoint: Option<crate::checkpoint::Checkpoint>,
+    model: Option<Model>,
 }
 
 #[wasm_bindgen]
@@ -403,10 +403,14 @@ impl CompareSide {
     /// Adds the next shard of a GGUF model (a copy of its header).
     #[wasm_bindgen(js_name = addGguf)]
     pub fn add_gguf(&mut self, header: &GgufHeader) -> Result<(), JsError> {
-        if self.checkpoint.is_some() {
-            return Err(JsError::new("a compare side holds one format"));
+        let file = header.file.clone();
+        match &mut self.model {
+            None => self.model = Some(Model::Gguf(GgufModel::single(file))),
+            Some(Model::Gguf(m)) => m.push_shard(file),
+            Some(Model::Safetensors(_)) => {
+                return Err(JsError::new("a compare side holds one format"))
+            }
         }
-        self.gguf.push(header.file.clone());
         Ok(())
     }
 
@@ -417,23 +421,28 @@ impl CompareSide {
         &mut self,
         header: &checkpoint_js::SafetensorsHeader,
     ) -> Result<(), JsError> {
-        if !self.gguf.is_empty() {
+        if let Some(Model::Gguf(_)) = self.model {
             return Err(JsError::new("a compare side holds one format"));
         }
-        self.checkpoint = Some(header.model().clone());
+        self.model = Some(Model::Safetensors(Box::new(header.model().clone())));
         Ok(())
     }
 }
 
 impl CompareSide {
+    /// What is compared of the side (nothing yet: an empty GGUF model).
     fn view(&self, layout: Layout) -> ModelView<'_> {
-        match &self.checkpoint {
-            Some(c) => ModelView::checkpoint(c),
-            None => {
-                let shards: Vec<_> = self.gguf.iter().collect();
-                ModelView::gguf(&shards, layout)
-            }
+        match &self.model {
+            Some(m) => ModelView::of(m, layout),
+            None => ModelView::gguf(&[], layout),
         }
+    }
+
+    /// The model, once a shard or a checkpoint was given.
+    fn model(&self) -> Result<&Model, JsError> {
+        self.model
+            .as_ref()
+            .ok_or_else(|| JsError::new("a compare side holds no model yet"))
     }
 }
 
@@ -452,7 +461,8 @@ impl CompareSide {
 /// is a counting field's difference; a `format` field comes first when the formats differ.
 #[wasm_bindgen(js_name = compareSides)]
 pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
-    let both_gguf = !a.gguf.is_empty() && !b.gguf.is_empty();
+    let gguf = |side: &CompareSide| matches!(side.model, Some(Model::Gguf(_)));
+    let both_gguf = gguf(a) && gguf(b);
     let layout = if both_gguf {
         Layout::Gguf
     } else {

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{js_error, GgufHeader};
 use crate::error::ErrorKind;
-use crate::quantize::{QuantErrorSet, SUPPORTED};
+use crate::quantize::{block_mismatch_message, QuantErrorSet, SUPPORTED};
 use crate::types::GgmlType;
 
 /// Rows dequantized at a time: about the values the set measures per slice, so the input's
@@ -73,14 +73,7 @@ impl QuantErrorJob {
         let skipped = types
             .iter()
             .enumerate()
-            .map(|(i, ty)| {
-                (!set.is_present(i)).then(|| {
-                    format!(
-                        "row length {row_len} is not a multiple of its block of {}",
-                        ty.block_size()
-                    )
-                })
-            })
+            .map(|(i, &ty)| (!set.is_present(i)).then(|| block_mismatch_message(ty, row_len)))
             .collect();
         Ok(QuantErrorJob {
             set,

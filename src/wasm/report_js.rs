@@ -7,7 +7,7 @@ use wasm_bindgen::JsValue;
 
 use super::compare_js::MetricsJs;
 use super::CompareSide;
-use crate::diff_report::{DiffReport, Format, Input, Source, Values};
+use crate::diff_report::{DiffReport, Format, Input, Values};
 
 /// One compared tensor: its name and `ValueDiff.result()`'s metrics.
 #[derive(Deserialize)]
@@ -26,15 +26,12 @@ struct OptionsJs {
 }
 
 impl CompareSide {
-    fn input<'a>(&'a self, path: &'a str) -> Input<'a> {
-        Input {
+    fn input<'a>(&'a self, path: &'a str) -> Result<Input<'a>, JsError> {
+        Ok(Input {
             path,
-            source: match &self.checkpoint {
-                Some(c) => Source::Checkpoint(c),
-                None => Source::Gguf(self.gguf.iter().collect()),
-            },
+            model: self.model()?,
             renames: Default::default(),
-        }
+        })
     }
 }
 
@@ -70,6 +67,6 @@ pub fn compare_report(
             .collect(),
         skipped: Vec::new(),
     };
-    let report = DiffReport::build(&a.input(&pa), &b.input(&pb), values);
+    let report = DiffReport::build(&a.input(&pa)?, &b.input(&pb)?, values);
     Ok(report.render(format))
 }

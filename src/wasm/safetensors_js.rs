@@ -6,8 +6,8 @@ use wasm_bindgen::JsValue;
 
 use super::to_js;
 
-use crate::checkpoint::Checkpoint;
 use crate::gptq::QuantConfig;
+use crate::model::Checkpoint;
 use crate::safetensors::SafetensorsFile;
 
 #[derive(Serialize)]

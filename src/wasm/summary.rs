@@ -5,7 +5,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::GgufHeader;
-use crate::checkpoint::CheckpointSummary;
+use crate::model::CheckpointSummary;
 use crate::model::SplitCheck;
 use crate::summary::Summary;
 

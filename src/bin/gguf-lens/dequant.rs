@@ -1,19 +1,17 @@
 //! `dequant FILE TENSOR -o OUT [--rows A:B]`: a tensor's values as raw little-endian f32.
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::mpsc;
 
-use gguf_lens::gguf::{row_chunks, RowReader};
+use gguf_lens::gguf::row_chunks;
 use gguf_lens::gptq::V1Zeros;
+use gguf_lens::model::{open, Model, Opened};
 use gguf_lens::quant::AlignedF32;
-use gguf_lens::{Error, Kernel};
+use gguf_lens::Kernel;
 
-use crate::checkpoint::Checkpoint;
-use crate::model::open_gguf;
 use crate::output::write_f32s;
-use crate::{is_safetensors, st_dequant, Failure};
+use crate::Failure;
 
 /// A tensor's values (or a row range's) as raw little-endian f32, bit for bit as ggml does.
 ///
@@ -61,47 +59,32 @@ fn parse_v1_zeros(text: &str) -> Result<V1Zeros, String> {
 }
 
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let (path, name, output) = (args.file.as_str(), args.tensor.as_str(), &args.output);
-    let rows = args.rows.clone();
-    if is_safetensors(path) {
-        let checkpoint = Checkpoint::open(path).map_err(crate::named(path))?;
-        st_dequant::dequant(
-            &checkpoint,
-            name,
-            rows,
-            args.v1_zeros.unwrap_or_default(),
-            output,
-        )?;
-        return Ok(());
-    }
-    if args.v1_zeros.is_some() {
+    let (path, name) = (args.file.as_str(), args.tensor.as_str());
+    let Opened { model, files } = open(path)?;
+    if args.v1_zeros.is_some() && !matches!(model, Model::Safetensors(_)) {
         return Err(Failure::Usage(
             "--v1-zeros is for GPTQ safetensors checkpoints".to_string(),
         ));
     }
     let kernel = Kernel::auto()?;
-    let (_, model, paths) = open_gguf(path)?;
-    let (shard, tensor) = model.tensor(name)?;
-    let file = &model.shards()[shard];
-    let rows = rows.unwrap_or(0..tensor.n_rows());
+    let v1 = args.v1_zeros.unwrap_or_default();
+    let mut first = model.rows(name, &files, kernel, v1)?;
+    let rows = args.rows.clone().unwrap_or(0..first.n_rows());
     // Validates the range before anything is written.
-    file.rows_range(tensor, rows.clone())?;
-    let inputs: Vec<&Path> = paths.iter().map(Path::new).collect();
-    let mut output = crate::output::create(output, &inputs)?;
+    first.check_rows(rows.clone())?;
+    let inputs = files.inputs();
+    let inputs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+    let mut output = crate::output::create(&args.output, &inputs)?;
     let out = output.file();
     let threads = crate::threads(args.threads);
-    let step = RowReader::new(file, tensor, kernel).rows_per_chunk(args.chunk_elements.max(1));
+    let step = first.rows_per_chunk(args.chunk_elements.max(1));
     let chunks: Vec<Range<u64>> = row_chunks(rows, step).collect();
-    let shard_path = paths[shard].as_str();
-    let open_err = |e: std::io::Error| crate::named(shard_path)(Error::from(e));
     let out_path = args.output.as_str();
     let write_err = |e: std::io::Error| Failure::Error(format!("{out_path}: write failed: {e}"));
     if threads <= 1 || chunks.len() <= 1 {
-        let mut reader = File::open(shard_path).map_err(open_err)?;
-        let mut rows_reader = RowReader::new(file, tensor, kernel);
         let mut values = AlignedF32::new();
         for chunk in &chunks {
-            rows_reader.read_aligned(&mut reader, chunk.clone(), &mut values)?;
+            first.read_aligned(chunk.clone(), &mut values)?;
             write_f32s(out, values.as_slice()).map_err(write_err)?;
         }
         return output.commit().map_err(write_err);
@@ -115,12 +98,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             let (full_tx, full_rx) = mpsc::sync_channel::<AlignedF32>(1);
             let (empty_tx, empty_rx) = mpsc::channel::<AlignedF32>();
             let chunks = &chunks;
+            // Each thread reads through its own handle (a GPTQ layer's parts are shared).
+            let mut reader = first.another()?;
             workers.push(scope.spawn(move || -> Result<(), Failure> {
-                let mut reader = File::open(shard_path).map_err(open_err)?;
-                let mut rows_reader = RowReader::new(file, tensor, kernel);
                 for chunk in chunks.iter().skip(t).step_by(threads) {
                     let mut values = empty_rx.try_recv().unwrap_or_default();
-                    rows_reader.read_aligned(&mut reader, chunk.clone(), &mut values)?;
+                    reader.read_aligned(chunk.clone(), &mut values)?;
                     if full_tx.send(values).is_err() {
                         break; // the writer stopped on a write error and reports it
                     }

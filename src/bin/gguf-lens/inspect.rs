@@ -3,13 +3,9 @@
 
 use std::io::{BufWriter, Write};
 
-use gguf_lens::Error;
+use gguf_lens::model::{open, Model, Opened};
 
-use crate::checkpoint::Checkpoint;
-use crate::model::open_gguf;
-use crate::{
-    escape, is_safetensors, json, json_line, named, st_inspect, text, write_stdout, Failure,
-};
+use crate::{escape, json, json_line, text, write_stdout, Failure};
 
 /// What a model file holds: metadata, tensors, quant mix, bits per weight (header only).
 ///
@@ -29,34 +25,30 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let path = args.file.as_str();
-    let as_json = args.json;
-    if is_safetensors(path) {
-        let checkpoint = Checkpoint::open(path).map_err(named(path))?;
-        let text = if as_json {
-            json_line(&st_inspect::inspect_json(&checkpoint))
-        } else {
-            st_inspect::inspect_text(&checkpoint)
-        };
-        return write_stdout(text.as_bytes());
-    }
-    let (readers, model, _) = open_gguf(path)?;
-    let sizes = readers
-        .iter()
-        .map(|r| r.metadata().map(|m| m.len()))
-        .collect::<std::io::Result<Vec<u64>>>()
-        .map_err(|e| named(path)(Error::from(e)))?;
+    let Opened { model, files } = open(&args.file)?;
+    let model = match model {
+        Model::Gguf(model) => model,
+        Model::Safetensors(c) => {
+            let text = if args.json {
+                json_line(&json::checkpoint_json(&c, &files))
+            } else {
+                text::checkpoint_text(&c, &files)
+            };
+            return write_stdout(text.as_bytes());
+        }
+    };
+    let sizes = &files.sizes;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let written = if as_json {
+    let written = if args.json {
         let mut warnings = Vec::new();
-        let written = json::write_inspect_json(&mut out, &model, &sizes, &mut warnings);
+        let written = json::write_inspect_json(&mut out, &model, sizes, &mut warnings);
         for warning in warnings {
             eprintln!("warning: {}", escape::shown(&warning));
         }
         written
     } else {
-        out.write_all(escape::lines(&text::inspect_text(&model, &sizes)).as_bytes())
+        out.write_all(escape::lines(&text::inspect_text(&model, sizes)).as_bytes())
     };
     written
         .and_then(|()| out.flush())

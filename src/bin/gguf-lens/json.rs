@@ -8,10 +8,12 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 
 use gguf_lens::gguf::{ArrayView, Value};
-use gguf_lens::model::GgufModel;
+use gguf_lens::gptq::GptqLayer;
+use gguf_lens::model::{Checkpoint, Files, GgufModel};
+use gguf_lens::safetensors::SafetensorsFile;
 use gguf_lens::value_show::{float_json, value_json};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::json;
+use serde_json::{json, Map, Value as Json};
 
 /// Writes the whole document and a newline. For a split model: the first shard's header fields
 /// and metadata, every shard's tensors (each with its `shard`, counted from 0) and a `shards`
@@ -231,4 +233,96 @@ impl serde_json::ser::Formatter for EscapingFormatter {
     ) -> io::Result<()> {
         writer.write_all(crate::escape::json(fragment).as_bytes())
     }
+}
+
+fn shard_json(name: String, size: u64, file: &SafetensorsFile) -> Json {
+    let metadata: Map<String, Json> = file
+        .metadata()
+        .iter()
+        .map(|(k, v)| (k.clone(), Json::from(v.as_str())))
+        .collect();
+    json!({
+        "file": name,
+        "file_size": size,
+        "header_len": file.header_len(),
+        "data_offset": file.data_offset(),
+        "metadata": metadata,
+    })
+}
+
+fn layer_json(l: &GptqLayer) -> Json {
+    json!({
+        "name": l.name,
+        "bits": l.bits,
+        "in_features": l.in_features,
+        "out_features": l.out_features,
+        "n_groups": l.n_groups,
+        "group_size": if l.has_g_idx { Json::Null } else { Json::from(l.group_size) },
+        "g_idx": l.has_g_idx,
+        "scales_dtype": l.scales_dtype.name(),
+        "shape": [l.out_features, l.in_features],
+    })
+}
+
+/// The document: for one file `{"format": "safetensors", "file", "file_size", "header_len",
+/// "data_offset", "metadata", ...}`; for an index `{"format": "safetensors-index",
+/// "index_metadata", "shards": [...], ...}`; then `"tensors"`, `"quantization_config"`,
+/// `"gptq_layers"` in both.
+pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
+    let shard = |i: usize| shard_json(files.shard_name(i), files.sizes[i], &c.shards()[i]);
+    let mut doc = Map::new();
+    match c.shard_index() {
+        None => {
+            doc.insert("format".into(), "safetensors".into());
+            if let Json::Object(shard) = shard(0) {
+                doc.extend(shard);
+            }
+        }
+        Some(index) => {
+            doc.insert("format".into(), "safetensors-index".into());
+            doc.insert(
+                "index_metadata".into(),
+                Json::Object(index.metadata().clone()),
+            );
+            doc.insert(
+                "shards".into(),
+                (0..c.shards().len()).map(shard).collect::<Vec<_>>().into(),
+            );
+        }
+    }
+    let tensors: Vec<Json> = c
+        .tensors()
+        .map(|(i, t)| {
+            let mut entry = json!({
+                "name": t.name(),
+                "dtype": t.dtype().name(),
+                "shape": t.shape(),
+                "offset": t.offset(),
+                "n_elements": t.n_elements(),
+                "n_bytes": t.n_bytes(),
+            });
+            if c.shard_index().is_some() {
+                entry["shard"] = Json::from(files.shard_name(i));
+            }
+            entry
+        })
+        .collect();
+    doc.insert("tensors".into(), tensors.into());
+    let config = c.config().map_or(Json::Null, |q| {
+        let source = files.config_source.as_deref().unwrap_or_default();
+        json!({
+            "source": source,
+            "bits": q.bits,
+            "group_size": q.group_size,
+            "desc_act": q.desc_act,
+            "sym": q.sym,
+            "checkpoint_format": q.checkpoint_format.name(),
+        })
+    });
+    doc.insert("quantization_config".into(), config);
+    doc.insert(
+        "gptq_layers".into(),
+        c.layers().iter().map(layer_json).collect(),
+    );
+    Json::Object(doc)
 }

@@ -3,30 +3,23 @@
 //! exit codes.
 
 mod chat;
-mod checkpoint;
 mod dequant;
 mod diff;
-mod diff_cross;
-mod diff_options;
 mod escape;
 mod hash;
 mod inspect;
 mod json;
 mod lint;
 mod memory;
-mod model;
 mod output;
 mod quant_error;
 mod quantize;
 mod set;
-mod st_dequant;
-mod st_inspect;
 mod stats;
 mod text;
 mod tokenize;
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -173,23 +166,6 @@ fn remove_temporaries_on_signal() {
             std::process::exit(130);
         });
     }
-}
-
-/// Opens `path` with its size; an error names the file.
-fn open(path: &str) -> Result<(File, u64), Failure> {
-    let io_err = |e: std::io::Error| named(path)(Error::from(e));
-    let file = File::open(path).map_err(io_err)?;
-    let size = file.metadata().map_err(io_err)?.len();
-    Ok((file, size))
-}
-
-/// Whether `path` is a safetensors checkpoint (see `checkpoint::is_safetensors`).
-fn is_safetensors(path: &str) -> bool {
-    let mut head = Vec::new();
-    if let Ok(file) = File::open(path) {
-        let _ = file.take(9).read_to_end(&mut head);
-    }
-    checkpoint::is_safetensors(path, &head)
 }
 
 /// A JSON document as one line of output (control and bidi characters as `\uXXXX`).

@@ -4,8 +4,8 @@
 use gguf_lens::plan::{cache_type, Options, Plan, Report};
 use gguf_lens::GgmlType;
 
-use crate::model::Model;
 use crate::Failure;
+use gguf_lens::model::open;
 
 /// Plan the memory llama.cpp needs for a GGUF model, as `llama-server` runs it by default: a
 /// separate KV cache per parallel slot, swa_full off, n_batch 2048, n_ubatch 512, the model
@@ -90,11 +90,9 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let model = match Model::open(&args.file)? {
-        Model::Gguf { model, .. } => model,
-        Model::Safetensors(_) => {
-            return Err(format!("{}: not a GGUF file", args.file).into());
-        }
+    let opened = open(&args.file)?;
+    let Some(model) = opened.model.gguf() else {
+        return Err(format!("{}: not a GGUF file", args.file).into());
     };
     let err = |e: gguf_lens::Error| format!("{}: {e}", args.file);
     let options = Options {
@@ -106,7 +104,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         ngl: args.ngl.unwrap_or(0),
         ..Options::default()
     };
-    let report = Report::new(&model, options, args.ngl.is_none(), args.gpu_mem).map_err(err)?;
+    let report = Report::new(model, options, args.ngl.is_none(), args.gpu_mem).map_err(err)?;
     let command = report.plan.command(&args.file);
     let out = if args.json {
         crate::json_line(

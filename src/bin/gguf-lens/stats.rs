@@ -6,13 +6,11 @@
 use std::fmt::Write;
 use std::ops::Range;
 
-use std::sync::{Mutex, MutexGuard};
-
-use gguf_lens::stats::{add_gguf_rows, run_native, ReadRows, StatsJob, StatsReport, StatsRequest};
-use gguf_lens::{GgufFile, Kernel, TensorInfo};
+use gguf_lens::model::{open, Opened};
+use gguf_lens::stats::{tensor_stats, Reading, StatsReport, StatsRequest};
+use gguf_lens::Kernel;
 use serde_json::{json, Value as Json};
 
-use crate::model::{Model, Rows};
 use crate::{json_line, named, write_stdout, Failure};
 
 const DEFAULT_BINS: usize = 32;
@@ -91,48 +89,23 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         bins: opts.bins,
         percentiles: !args.no_percentiles,
     };
-    let threads = crate::threads(args.threads);
-    let mut model = Model::open(path)?;
-    let format = model.format();
-    let (report, type_name, shape, rows) = match &model {
-        Model::Gguf {
-            model: gguf, paths, ..
-        } => {
-            let (shard, tensor) = gguf.tensor(opts.name).map_err(named(path))?;
-            let file = &gguf.shards()[shard];
-            let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
-            file.rows_range(tensor, rows.clone()).map_err(named(path))?;
-            let mut job = StatsJob::new(rows.clone(), tensor.row_len(), request);
-            // Every thread reads through its own handle of the tensor's shard.
-            run_native(&mut job, threads, args.chunk_elements.max(1), || {
-                Ok(GgufRows {
-                    handle: std::fs::File::open(&paths[shard]).map_err(gguf_lens::Error::from)?,
-                    file,
-                    tensor,
-                    kernel,
-                    bytes: Vec::new(),
-                })
-            })
-            .map_err(named(path))?;
-            let ty = tensor.ggml_type().name().to_string();
-            (job.report(), ty, tensor.shape(), rows)
-        }
-        Model::Safetensors(_) => {
-            let tensor = model.rows(opts.name, kernel).map_err(named(path))?;
-            let rows = opts.rows.clone().unwrap_or(0..tensor.n_rows());
-            tensor.check_rows(rows.clone()).map_err(named(path))?;
-            let (type_name, shape, row_len) =
-                (tensor.type_name(), tensor.shape(), tensor.row_len());
-            let mut job = StatsJob::new(rows.clone(), row_len, request);
-            // One reader (the checkpoint's own handles): one thread.
-            let shared = Mutex::new(tensor);
-            run_native(&mut job, 1, args.chunk_elements.max(1), || {
-                Ok(Locked(shared.lock().unwrap_or_else(|e| e.into_inner())))
-            })
-            .map_err(named(path))?;
-            (job.report(), type_name, shape, rows)
-        }
+    let reading = Reading {
+        threads: crate::threads(args.threads),
+        chunk_elements: args.chunk_elements.max(1),
+        kernel,
     };
+    let Opened { model, files } = open(path)?;
+    let format = model.format().name();
+    let found = tensor_stats(
+        &model,
+        &files,
+        opts.name,
+        opts.rows.clone(),
+        request,
+        reading,
+    )
+    .map_err(named(path))?;
+    let (report, type_name, shape, rows) = (found.report, found.type_name, found.shape, found.rows);
     let report = Report {
         opts: &opts,
         format,
@@ -147,49 +120,6 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         report.text()
     };
     write_stdout(text.as_bytes())
-}
-
-/// A GGUF tensor's rows through one file handle: quantized bytes read a chunk at a time, then
-/// dequantized piece by piece as the job reads them.
-struct GgufRows<'f> {
-    handle: std::fs::File,
-    file: &'f GgufFile,
-    tensor: &'f TensorInfo,
-    kernel: Kernel,
-    bytes: Vec<u8>,
-}
-
-impl ReadRows for GgufRows<'_> {
-    fn add_to(&mut self, job: &mut StatsJob, rows: Range<u64>) -> gguf_lens::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
-        let range = self.file.rows_range(self.tensor, rows.clone())?;
-        let len = usize::try_from(range.end - range.start).map_err(|_| {
-            gguf_lens::Error::new(gguf_lens::ErrorKind::InvalidRequest {
-                message: "a chunk too big for this machine".to_string(),
-            })
-        })?;
-        self.bytes.resize(len, 0);
-        self.handle.seek(SeekFrom::Start(range.start))?;
-        self.handle.read_exact(&mut self.bytes)?;
-        add_gguf_rows(
-            job,
-            self.file,
-            self.tensor,
-            self.kernel,
-            rows.start,
-            &self.bytes,
-        )
-    }
-}
-
-/// The checkpoint's row reader, held for one thread.
-struct Locked<'a, 'm>(MutexGuard<'a, Rows<'m>>);
-
-impl ReadRows for Locked<'_, '_> {
-    fn add_to(&mut self, job: &mut StatsJob, rows: Range<u64>) -> gguf_lens::Result<()> {
-        let first = rows.start;
-        job.add(first, self.0.read(rows)?)
-    }
 }
 
 struct Report<'a> {

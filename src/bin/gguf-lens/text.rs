@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use gguf_lens::model::GgufModel;
+use gguf_lens::model::{Checkpoint, Files, GgufModel};
 use gguf_lens::summary::file_type_label;
 use gguf_lens::value_show::preview;
 
@@ -95,6 +95,100 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
                 share.elements,
                 share.bytes,
                 100.0 * share.byte_share
+            );
+        }
+    }
+    out
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// `inspect` of a safetensors checkpoint.
+pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
+    let mut out = String::new();
+    if let Some(index) = c.shard_index() {
+        let _ = writeln!(
+            out,
+            "safetensors index: {} tensors in {} shards",
+            index.weight_map().len(),
+            c.shards().len()
+        );
+    }
+    for (i, file) in c.shards().iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "safetensors {}: {} bytes, header {} bytes, data at byte {}",
+            shown(&files.shard_name(i)),
+            files.sizes[i],
+            file.header_len(),
+            file.data_offset()
+        );
+        for (k, v) in file.metadata() {
+            let _ = writeln!(out, "  metadata {} = {}", shown(k), shown(&v.to_string()));
+        }
+    }
+    match c.config() {
+        Some(q) => {
+            let source = files.config_source.as_deref().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "\nquantization (GPTQ, {source}): bits {}, group_size {}, desc_act {}, sym {}, checkpoint_format {}",
+                opt(q.bits),
+                opt(q.group_size),
+                opt(q.desc_act),
+                opt(q.sym),
+                q.checkpoint_format.name()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "\nquantization: no quantize_config.json or GPTQ config.json beside the file"
+            );
+        }
+    }
+    let n = c.tensors().count();
+    let _ = writeln!(out, "\ntensors ({n}):");
+    for (i, file) in c.shards().iter().enumerate() {
+        for t in file.tensors() {
+            let shape: Vec<String> = t.shape().iter().map(u64::to_string).collect();
+            let shard = if c.shard_index().is_some() {
+                format!("  ({})", shown(&files.shard_name(i)))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<48} {:<7} [{}] {} bytes{shard}",
+                shown(t.name()),
+                t.dtype().name(),
+                shape.join(", "),
+                t.n_bytes()
+            );
+        }
+    }
+    if !c.layers().is_empty() {
+        let _ = writeln!(
+            out,
+            "\nGPTQ layers ({}), dequantized to f32 [out, in]:",
+            c.layers().len()
+        );
+        for l in c.layers() {
+            let groups = if l.has_g_idx {
+                format!("{} groups by g_idx", l.n_groups)
+            } else {
+                format!("{} groups of {}", l.n_groups, l.group_size)
+            };
+            let _ = writeln!(
+                out,
+                "  {:<48} {}-bit [{}, {}], {groups}, scales {}",
+                shown(&l.name),
+                l.bits,
+                l.out_features,
+                l.in_features,
+                l.scales_dtype.name()
             );
         }
     }

@@ -53,14 +53,25 @@ pub struct QuantErrorSet {
     back: Vec<f32>,
 }
 
+/// Why type `ty` cannot quantize rows of `row_len` values, when its block does not divide them.
+pub fn block_mismatch(ty: GgmlType, row_len: u64) -> Option<String> {
+    let block = u64::from(ty.block_size());
+    (block == 0 || row_len % block != 0).then(|| block_mismatch_message(ty, row_len))
+}
+
+/// The one wording of a type whose block does not divide the row length.
+pub fn block_mismatch_message(ty: GgmlType, row_len: u64) -> String {
+    let block = ty.block_size();
+    format!("row length {row_len} is not a multiple of its block of {block}")
+}
+
 impl QuantErrorSet {
     /// For rows of `row_len` values; a type whose block does not divide it is absent.
     pub fn new(types: &[GgmlType], row_len: u64) -> QuantErrorSet {
         let status = types
             .iter()
-            .map(|ty| {
-                let block = u64::from(ty.block_size());
-                if block > 0 && row_len % block == 0 && row_len > 0 {
+            .map(|&ty| {
+                if block_mismatch(ty, row_len).is_none() && row_len > 0 {
                     Status::Live(Box::default())
                 } else {
                     Status::Absent

@@ -35,6 +35,12 @@ impl GgufModel {
         GgufModel { shards: vec![file] }
     }
 
+    /// Adds the next shard without [`SplitCheck`]: for a front end that runs the check on
+    /// shards it holds apart (the wasm API).
+    pub fn push_shard(&mut self, file: GgufFile) {
+        self.shards.push(file);
+    }
+
     /// Every shard, in order (one for a single file).
     pub fn shards(&self) -> &[GgufFile] {
         &self.shards

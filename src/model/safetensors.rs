@@ -1,14 +1,17 @@
-//! A safetensors checkpoint as one model: one file or the shards of a sharded one, its GPTQ
-//! quantization config and the GPTQ layers found across every shard. It owns tensor lookup,
-//! layer grouping and the summary (dtype mix with GPTQ layers counted as one type per bit
-//! width); the CLI, the comparison views and (through wasm) the JS package read checkpoints
-//! through it, as they read GGUF models through `model::GgufModel`.
+//! A safetensors checkpoint as one model's storage: one file or the shards of a sharded one
+//! (with its shard index when opened through one), its GPTQ quantization config and the GPTQ
+//! layers found across every shard. It owns tensor lookup, layer grouping, the logical tensor
+//! list and the summary (dtype mix with GPTQ layers counted as one type per bit width).
 
 use std::collections::HashMap;
 
+use super::{TensorEntry, TensorType};
 use crate::error::Error;
 use crate::gptq::{self, CheckpointFormat, GptqLayer, QuantConfig, TensorShape};
-use crate::safetensors::{SafetensorsFile, Tensor};
+use crate::safetensors::{SafetensorsFile, ShardIndex, Tensor};
+
+/// The stored parts of a GPTQ layer, listed under the layer's `<layer>.weight` instead.
+const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
 
 /// One checkpoint over its shards, in order.
 #[derive(Debug, Clone)]
@@ -20,9 +23,11 @@ pub struct Checkpoint {
     layer_errors: Vec<Error>,
     /// Tensor name → shard (the first shard holding it).
     index: HashMap<String, usize>,
+    /// The shard index the checkpoint was opened through, if any.
+    shard_index: Option<ShardIndex>,
 }
 
-/// The tensors of one type: a dtype name (`BF16`) or `GPTQ <bits>-bit` (a layer's parts).
+/// The tensors of one type: a dtype name (`BF16`) or `GPTQ-<bits>bit` (a layer's parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DtypeShare {
     pub type_name: String,
@@ -76,6 +81,7 @@ impl Checkpoint {
             layers: Vec::new(),
             layer_errors: Vec::new(),
             index,
+            shard_index: None,
         };
         checkpoint.set_config(config);
         checkpoint
@@ -122,6 +128,17 @@ impl Checkpoint {
         &self.shards
     }
 
+    /// Sets the shard index whose shards (in its order) are this checkpoint's: a plain tensor
+    /// is then read only from the shard the index names for it ([`Checkpoint::find`]).
+    pub fn set_index(&mut self, index: Option<ShardIndex>) {
+        self.shard_index = index;
+    }
+
+    /// The shard index the checkpoint was opened through.
+    pub fn shard_index(&self) -> Option<&ShardIndex> {
+        self.shard_index.as_ref()
+    }
+
     pub fn config(&self) -> Option<&QuantConfig> {
         self.config.as_ref()
     }
@@ -157,6 +174,16 @@ impl Checkpoint {
         self.shards[shard].get(name).map(|t| (shard, t))
     }
 
+    /// The stored tensor `name` to read and its shard: as [`Checkpoint::tensor`], but None when
+    /// the shard index (whose shards are this checkpoint's, in order) names another shard for it.
+    pub fn find(&self, name: &str) -> Option<(usize, &Tensor)> {
+        let (i, t) = self.tensor(name)?;
+        match &self.shard_index {
+            Some(index) if index.shard_of(name) != index.shards().get(i).copied() => None,
+            _ => Some((i, t)),
+        }
+    }
+
     /// The GPTQ layer `name` reads: by its prefix, or `<prefix>.weight` when no stored tensor
     /// has that name.
     pub fn layer(&self, name: &str) -> Option<&GptqLayer> {
@@ -172,18 +199,52 @@ impl Checkpoint {
 
     /// Bytes of a layer's stored parts.
     pub fn layer_bytes(&self, layer: &GptqLayer) -> u64 {
-        ["qweight", "qzeros", "scales", "g_idx"]
+        GPTQ_PARTS
             .iter()
             .filter_map(|part| self.tensor(&layer.part(part)))
             .map(|(_, t)| t.n_bytes())
             .fold(0, u64::saturating_add)
     }
 
+    /// The plain tensors plus one `<layer>.weight` of logical shape `[out_features,
+    /// in_features]` and type `GPTQ-<bits>bit` per GPTQ layer in place of its parts, sorted by
+    /// name (header order is a JSON object's, and shards split it).
+    pub fn logical_tensors(&self) -> Vec<TensorEntry> {
+        let layers = &self.layers;
+        let is_part = |name: &str| {
+            name.rsplit_once('.').is_some_and(|(layer, part)| {
+                GPTQ_PARTS.contains(&part) && layers.iter().any(|l| l.name == layer)
+            })
+        };
+        let mut tensors = Vec::new();
+        for t in self.shards.iter().flat_map(|s| s.tensors()) {
+            if let Some(layer) = t
+                .name()
+                .strip_suffix(".qweight")
+                .and_then(|n| layers.iter().find(|l| l.name == n))
+            {
+                tensors.push(TensorEntry {
+                    name: format!("{}.weight", layer.name),
+                    ty: TensorType::Named(layer.type_name()),
+                    shape: vec![layer.out_features, layer.in_features],
+                });
+            } else if !is_part(t.name()) {
+                tensors.push(TensorEntry {
+                    name: t.name().to_string(),
+                    ty: TensorType::Named(t.dtype().name().to_string()),
+                    shape: t.shape().to_vec(),
+                });
+            }
+        }
+        tensors.sort_by(|x, y| x.name.cmp(&y.name));
+        tensors
+    }
+
     /// Tensor count, parameters (a GPTQ layer as in × out), bytes, dtype mix, GPTQ config.
     pub fn summary(&self) -> CheckpointSummary {
         let mut parts = std::collections::HashSet::new();
         for l in &self.layers {
-            for part in ["qweight", "qzeros", "scales", "g_idx"] {
+            for part in GPTQ_PARTS {
                 parts.insert(l.part(part));
             }
         }
@@ -209,11 +270,7 @@ impl Checkpoint {
         };
         for l in &self.layers {
             let elements = l.out_features.saturating_mul(l.in_features);
-            add(
-                format!("GPTQ {}-bit", l.bits),
-                elements,
-                self.layer_bytes(l),
-            );
+            add(l.type_name(), elements, self.layer_bytes(l));
         }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());

@@ -1,0 +1,344 @@
+//! A tensor of any storage as f32 rows: a GGUF tensor (dequantized as ggml does), a plain
+//! safetensors tensor (rows: its last dimension) or a GPTQ layer (rows: output features,
+//! `[out_features, in_features]`). The bytes come from a [`Shards`].
+
+use std::io::{Cursor, Read, Seek};
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::{Checkpoint, GgufModel};
+use crate::error::{Error, ErrorKind, Result};
+use crate::gguf::{read_range, read_range_into, GgufFile, RowReader, TensorInfo};
+use crate::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
+use crate::quant::{AlignedF32, Kernel};
+use crate::safetensors::{to_f32, SafetensorsFile, Tensor};
+
+/// A reader of one shard's bytes.
+pub trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+/// Where a model's bytes are: one reader per shard, opened on demand (each reader of a tensor
+/// opens its own, so threads read side by side).
+pub trait Shards: Sync {
+    /// A reader of shard `shard` (0 for a single file), positioned anywhere.
+    fn open(&self, shard: usize) -> Result<Box<dyn ReadSeek + '_>>;
+}
+
+/// Shards held in memory, in order.
+impl<T: AsRef<[u8]> + Sync> Shards for Vec<T> {
+    fn open(&self, shard: usize) -> Result<Box<dyn ReadSeek + '_>> {
+        let bytes = self.get(shard).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidRequest {
+                message: format!("no shard {shard}"),
+            })
+        })?;
+        Ok(Box::new(Cursor::new(bytes.as_ref())))
+    }
+}
+
+/// The parts of a GPTQ layer, read whole (shared by the readers of one layer).
+struct GptqParts {
+    qweight: Vec<u8>,
+    qzeros: Vec<u8>,
+    scales: Vec<u8>,
+    g_idx: Option<Vec<u8>>,
+    format: CheckpointFormat,
+    v1: V1Zeros,
+}
+
+/// A stored tensor's shard and this reader's handle of it.
+struct Input<'m> {
+    shard: usize,
+    reader: Box<dyn ReadSeek + 'm>,
+}
+
+enum Source<'m> {
+    Gguf {
+        file: &'m GgufFile,
+        tensor: &'m TensorInfo,
+        rows: RowReader<'m>,
+        input: Input<'m>,
+    },
+    Plain {
+        file: &'m SafetensorsFile,
+        tensor: &'m Tensor,
+        bytes: Vec<u8>,
+        input: Input<'m>,
+    },
+    Gptq {
+        layer: &'m GptqLayer,
+        parts: Arc<GptqParts>,
+    },
+}
+
+/// One tensor's values, row by row, through its own reader of the shard holding it.
+pub struct Rows<'m> {
+    source: Source<'m>,
+    shards: &'m dyn Shards,
+    values: AlignedF32,
+}
+
+impl<'m> Rows<'m> {
+    pub(super) fn gguf(
+        model: &'m GgufModel,
+        name: &str,
+        shards: &'m dyn Shards,
+        kernel: Kernel,
+    ) -> Result<Rows<'m>> {
+        let (shard, tensor) = model.tensor(name)?;
+        let file = &model.shards()[shard];
+        Ok(Rows {
+            source: Source::Gguf {
+                file,
+                tensor,
+                rows: RowReader::new(file, tensor, kernel),
+                input: open(shards, shard)?,
+            },
+            shards,
+            values: AlignedF32::new(),
+        })
+    }
+
+    /// A plain tensor first, else a GPTQ layer (whose parts are read here).
+    pub(super) fn checkpoint(
+        c: &'m Checkpoint,
+        name: &str,
+        shards: &'m dyn Shards,
+        v1: V1Zeros,
+    ) -> Result<Rows<'m>> {
+        if let Some((shard, tensor)) = c.find(name) {
+            return Ok(Rows {
+                source: Source::Plain {
+                    file: &c.shards()[shard],
+                    tensor,
+                    bytes: Vec::new(),
+                    input: open(shards, shard)?,
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
+        let layer = c.layer(name).ok_or_else(|| {
+            Error::new(ErrorKind::NoSuchTensor {
+                name: name.to_string(),
+            })
+        })?;
+        let read = |part: &str| -> Result<Vec<u8>> {
+            let name = layer.part(part);
+            let Some((i, t)) = c.tensor(&name) else {
+                return Err(Error::new(ErrorKind::NoSuchTensor { name }));
+            };
+            read_range(&mut shards.open(i)?, c.shards()[i].data_range(t))
+        };
+        let parts = GptqParts {
+            qweight: read("qweight")?,
+            qzeros: read("qzeros")?,
+            scales: read("scales")?,
+            g_idx: match layer.has_g_idx {
+                true => Some(read("g_idx")?),
+                false => None,
+            },
+            format: c.checkpoint_format(),
+            v1,
+        };
+        Ok(Rows {
+            source: Source::Gptq {
+                layer,
+                parts: Arc::new(parts),
+            },
+            shards,
+            values: AlignedF32::new(),
+        })
+    }
+
+    /// Another reader of the same tensor, with its own handle of the shard (a GPTQ layer's
+    /// parts are shared, not read again): one per thread.
+    pub fn another(&self) -> Result<Rows<'m>> {
+        let source = match &self.source {
+            Source::Gguf {
+                file,
+                tensor,
+                rows,
+                input,
+            } => Source::Gguf {
+                file,
+                tensor,
+                rows: RowReader::new(file, tensor, rows.kernel()),
+                input: open(self.shards, input.shard)?,
+            },
+            Source::Plain {
+                file,
+                tensor,
+                input,
+                ..
+            } => Source::Plain {
+                file,
+                tensor,
+                bytes: Vec::new(),
+                input: open(self.shards, input.shard)?,
+            },
+            Source::Gptq { layer, parts } => Source::Gptq {
+                layer,
+                parts: Arc::clone(parts),
+            },
+        };
+        Ok(Rows {
+            source,
+            shards: self.shards,
+            values: AlignedF32::new(),
+        })
+    }
+
+    /// The type name: ggml's, the safetensors dtype's or `GPTQ-<bits>bit`.
+    pub fn type_name(&self) -> String {
+        match &self.source {
+            Source::Gguf { tensor, .. } => tensor.ggml_type().name().to_string(),
+            Source::Plain { tensor, .. } => tensor.dtype().name().to_string(),
+            Source::Gptq { layer, .. } => layer.type_name(),
+        }
+    }
+
+    /// The logical (row-major) shape.
+    pub fn shape(&self) -> Vec<u64> {
+        match &self.source {
+            Source::Gguf { tensor, .. } => tensor.shape(),
+            Source::Plain { tensor, .. } => tensor.shape().to_vec(),
+            Source::Gptq { layer, .. } => vec![layer.out_features, layer.in_features],
+        }
+    }
+
+    /// Values per row.
+    pub fn row_len(&self) -> u64 {
+        match &self.source {
+            Source::Gguf { tensor, .. } => tensor.row_len(),
+            Source::Plain { tensor, .. } => tensor.row_len(),
+            Source::Gptq { layer, .. } => layer.in_features,
+        }
+    }
+
+    pub fn n_rows(&self) -> u64 {
+        match &self.source {
+            Source::Gguf { tensor, .. } => tensor.n_rows(),
+            Source::Plain { tensor, .. } => tensor.n_rows(),
+            Source::Gptq { layer, .. } => layer.out_features,
+        }
+    }
+
+    /// Rows per chunk of at most `max_elements` values (at least one row).
+    pub fn rows_per_chunk(&self, max_elements: u64) -> u64 {
+        (max_elements / self.row_len().max(1)).max(1)
+    }
+
+    /// The GGUF tensor and its file, when the rows are one (for readers fed from its bytes).
+    pub fn gguf_tensor(&self) -> Option<(&'m GgufFile, &'m TensorInfo)> {
+        match self.source {
+            Source::Gguf { file, tensor, .. } => Some((file, tensor)),
+            _ => None,
+        }
+    }
+
+    /// Checks that `rows` can be read: in range, and a type that converts to f32.
+    pub fn check_rows(&self, rows: Range<u64>) -> Result<()> {
+        match &self.source {
+            Source::Gguf { file, tensor, .. } => file.rows_range(tensor, rows).map(|_| ()),
+            Source::Plain { file, tensor, .. } => {
+                file.rows_range(tensor, rows)?;
+                if !tensor.dtype().is_plain() {
+                    return Err(Error::new(ErrorKind::UnsupportedDtype {
+                        name: tensor.name().to_string(),
+                        dtype: tensor.dtype().name(),
+                    }));
+                }
+                Ok(())
+            }
+            Source::Gptq { layer, .. } => {
+                if rows.start > rows.end || rows.end > layer.out_features {
+                    return Err(Error::new(ErrorKind::BadRowRange {
+                        name: layer.name.clone(),
+                        start: rows.start,
+                        end: rows.end,
+                        rows: layer.out_features,
+                    }));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The stored bytes of rows `rows` of a GGUF tensor, read into `bytes` (for readers that
+    /// work on the quantized blocks); an error for other storages.
+    pub fn read_gguf_bytes(&mut self, rows: Range<u64>, bytes: &mut Vec<u8>) -> Result<()> {
+        let Source::Gguf {
+            file,
+            tensor,
+            input,
+            ..
+        } = &mut self.source
+        else {
+            return Err(Error::new(ErrorKind::InvalidRequest {
+                message: "not a GGUF tensor".to_string(),
+            }));
+        };
+        read_range_into(&mut input.reader, file.rows_range(tensor, rows)?, bytes)
+    }
+
+    /// The values of rows `rows`.
+    pub fn read(&mut self, rows: Range<u64>) -> Result<&[f32]> {
+        let mut values = std::mem::take(&mut self.values);
+        let read = self.read_aligned(rows, &mut values);
+        self.values = values;
+        read?;
+        Ok(self.values.as_slice())
+    }
+
+    /// Reads rows `rows` into `values` (resized to their count; cache-line aligned): for callers
+    /// that keep or hand over the buffer, e.g. to a writer thread.
+    pub fn read_aligned(&mut self, rows: Range<u64>, values: &mut AlignedF32) -> Result<()> {
+        match &mut self.source {
+            Source::Gguf {
+                rows: reader,
+                input,
+                ..
+            } => reader.read_aligned(&mut input.reader, rows, values),
+            Source::Plain {
+                file,
+                tensor,
+                bytes,
+                input,
+            } => {
+                let out = values.resize(elements(rows.clone(), tensor.row_len())?)?;
+                read_range_into(&mut input.reader, file.rows_range(tensor, rows)?, bytes)?;
+                to_f32(tensor.dtype(), tensor.name(), bytes, out)
+            }
+            Source::Gptq { layer, parts: p } => {
+                let out = values.resize(elements(rows.clone(), layer.in_features)?)?;
+                let parts = LayerParts {
+                    qweight: &p.qweight,
+                    qzeros: &p.qzeros,
+                    scales: &p.scales,
+                    g_idx: p.g_idx.as_deref(),
+                };
+                dequantize_rows(layer, &parts, p.format, p.v1, rows, out)
+            }
+        }
+    }
+}
+
+fn open<'m>(shards: &'m dyn Shards, shard: usize) -> Result<Input<'m>> {
+    Ok(Input {
+        shard,
+        reader: shards.open(shard)?,
+    })
+}
+
+/// The values in `rows` rows of `row_len`, as a buffer length.
+fn elements(rows: Range<u64>, row_len: u64) -> Result<usize> {
+    let n = rows.end.saturating_sub(rows.start).saturating_mul(row_len);
+    usize::try_from(n).map_err(|_| {
+        Error::new(ErrorKind::TooMany {
+            what: "row chunk elements".to_string(),
+            count: n,
+            limit: usize::MAX as u64,
+        })
+    })
+}
