@@ -36,7 +36,7 @@ export function setupSummary(ctx) {
     const g = s.gptq;
     for (const e of $$('.gptq-only')) e.hidden = !g;
     if (info.format === 'safetensors') {
-      setField('file-type', g ? `safetensors, GPTQ ${g.bits ?? '?'}-bit, group ${g.groupSize === -1 ? 'none (-1)' : g.groupSize ?? '?'}` : 'safetensors');
+      setField('file-type', g ? `safetensors, GPTQ-${g.bits ?? '?'}bit, group ${g.groupSize === -1 ? 'none (-1)' : g.groupSize ?? '?'}` : 'safetensors');
       const flag = (v) => (v === null || v === undefined ? undefined : String(v));
       if (g) {
         setField('gptq-bits', g.bits, g.bits);

@@ -47,7 +47,7 @@ function plain(v) {
 
 // The tensor table lists the package's tensor infos as they are, plus a checkpoint's GPTQ layers.
 /** Tensor infos for the table. A checkpoint's GPTQ layers are listed before their qweight as
- * {name: prefix, type: 'GPTQ n-bit', gptq: true, shape [out, in]} (read dequantized); stored
+ * {name: prefix, type: 'GPTQ-<n>bit', gptq: true, shape [out, in]} (read dequantized); stored
  * tensors as the package gives them, `part: true` when they belong to a GPTQ layer. */
 function tensorRows(f) {
   if (f.format === 'gguf') return f.tensors;
@@ -58,7 +58,7 @@ function tensorRows(f) {
     const l = layerOf.get(t.name);
     if (l) {
       rows.push({
-        name: l.name, type: `GPTQ ${l.bits}-bit`, typeId: -1, gptq: true, shape: [l.outFeatures, l.inFeatures],
+        name: l.name, type: `GPTQ-${l.bits}bit`, typeId: -1, gptq: true, shape: [l.outFeatures, l.inFeatures],
         nElements: l.nElements, relativeOffset: t.relativeOffset, nBytes: l.nBytes,
         bits: l.bits, groupSize: l.groupSize, actOrder: l.actOrder, hasGIdx: l.hasGIdx,
       });

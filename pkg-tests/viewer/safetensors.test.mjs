@@ -55,7 +55,7 @@ for (const name of ['b4_actorder_v1', 'b3_actorder_v2', 'b8_g32_v1']) {
     assert.equal((await field(page, 'gptq-format')).text, c.checkpoint_format);
     assert.equal((await field(page, 'gptq-sym')).text === 'true' || (await field(page, 'gptq-sym')).text === 'false', true);
     assert.match((await field(page, 'gptq-layers')).text, /quantize_config\.json|config\.json/);
-    assert.match((await field(page, 'quant-mix')).text, new RegExp(`GPTQ ${c.bits}-bit`));
+    assert.match((await field(page, 'quant-mix')).text, new RegExp(`GPTQ-${c.bits}bit`));
     const groups = await page.$$eval('#tensor-table tr.group th', (ths) => ths.map((t) => t.firstChild.textContent));
     assert.ok(groups.includes('model.layers.0'), groups.join(', '));
     // The viewer reads v1 zeros as llama.cpp does; v2 zeros are read alike by both oracles.
