@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the npm package: the crate for wasm32 with simd128 kernels and a scalar fallback
 # (cargo + wasm-bindgen, --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
-# (js/) beside it in pkg/, and an installable tarball from `npm pack` in target/npm/.
+# (js/) beside it in pkg/ with the glue's types for tsc, and an installable tarball from `npm pack` in target/npm/.
 # Prints the tarball's path on its last line. Run scripts/setup.sh first (test.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ rm -rf pkg
 # itself (wasm-pack passes it no flags) with --experimental-reset-state-function: the glue's
 # __wbg_reset_state, with which js/wasm.js replaces an instance that trapped.
 bindgen() { # target dir, out dir
-  wasm-bindgen --target web --no-typescript --experimental-reset-state-function \
+  wasm-bindgen --target web --experimental-reset-state-function \
     --out-dir "$2" --out-name gguf_lens "$1/wasm32-unknown-unknown/release/gguf_lens.wasm"
 }
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
@@ -34,7 +34,9 @@ if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then
 fi
 mv pkg/wasm-scalar/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm
 rm -rf pkg/wasm-scalar
-rm -f pkg/wasm/.gitignore pkg/wasm/*.d.ts pkg/wasm/package.json pkg/wasm/README.md
+# The glue's types (gguf_lens.d.ts) stay for tsc over the package (pkg/tsconfig.json, below);
+# the tarball leaves them out (package.json's "files").
+rm -f pkg/wasm/.gitignore pkg/wasm/gguf_lens_bg.wasm.d.ts pkg/wasm/package.json pkg/wasm/README.md
 
 for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
   before=$(stat -c %s "$wasm")
@@ -45,6 +47,8 @@ for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
 done
 
 cp js/*.js js/*.d.ts js/package.json pkg/
+# tsc's view of the package (pkg-tests/types.test.mjs runs `tsc -p pkg`): not in the tarball.
+cp js/tsconfig.json js/types-agree.ts pkg/
 cp js/README.md pkg/README.md
 cp LICENSE pkg/LICENSE
 mkdir -p target/npm
