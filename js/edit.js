@@ -85,6 +85,7 @@ export class GgufEditor {
     });
   }
 
+  /** The pending changes as the core's edit request: keys set and keys removed. */
   _edits() {
     /** @type {SetEntry[]} */
     const set = [];

@@ -2,7 +2,7 @@
 // wasm-bindgen glue's handles, the byte source every input becomes, the workers the pools drive
 // and the messages they exchange. Read by tsc only (`@import` in the JSDoc); never loaded.
 import type * as bindings from './wasm/gguf_lens.js';
-import type { OpenOptions, Progress, SafetensorsOptions, TensorInfo } from './index.js';
+import type { GgufInput, OpenOptions, Progress, SafetensorsOptions, TensorInfo } from './index.js';
 
 /** The initialized glue's exports (behind wasm.js's trap guards). */
 export type Wasm = typeof bindings;
@@ -44,8 +44,9 @@ export interface Source {
   close(): void | Promise<void>;
 }
 
-/** An input a worker can open a model from again (a URL or path, a File or Blob, or shards). */
-export type ModelInput = unknown;
+/** What a model was opened from, for a worker to open it again (a URL or path, a File or Blob,
+ * or a split model's shards); model.js checks that it is one a worker can open. */
+export type ModelInput = GgufInput | GgufInput[];
 
 /** The request options a worker can receive with an input. */
 export interface WorkerOpenOptions {
@@ -72,6 +73,8 @@ export interface AnyOpenOptions extends SafetensorsOptions {
  */
 export interface PoolWorker {
   postMessage(message: unknown, transfer?: Transferable[]): void;
+  // `any`: a Web Worker's listeners take a MessageEvent or an ErrorEvent by type, the adapter's
+  // { data } or { message }; each listener here reads what its type gets.
   addEventListener(type: 'message' | 'error', fn: (event: any) => void): void;
   removeEventListener(type: 'message' | 'error', fn: (event: any) => void): void;
   terminate(): unknown;

@@ -143,8 +143,8 @@ export class GgufModel extends ShardedModel {
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
     this.byteLength = knownSize(source);
-    /** @type {MetadataEntry[]} */
-    this.metadata = header.metadata().map((/** @type {any} */ entry) =>
+    /** The header's entries, an array's with its readers. */
+    this.metadata = /** @type {MetadataEntry[]} */ (header.metadata().map((/** @type {{ key: string, type: string, len: number }} */ entry) =>
       entry.type === 'array'
         ? {
           ...entry,
@@ -152,7 +152,7 @@ export class GgufModel extends ShardedModel {
           packed: () => header.arrayPacked(entry.key),
           findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
         }
-        : entry);
+        : entry));
     /** @type {Map<string, MetadataEntry>} */
     this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
     this.tensors = tensorsOf(header);
@@ -198,7 +198,7 @@ export class GgufModel extends ShardedModel {
     first._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
     first._splitSummary = summary;
     // Workers open every shard.
-    first.input = models.map((m) => m.input);
+    first.input = /** @type {import('./index.js').GgufInput[]} */ (models.map((m) => m.input));
     return first;
   }
 
@@ -760,7 +760,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   const ask = async (worker, message) => {
     const id = `${jobId}:${++asked}`;
     const reply = await askWorker(worker, 'gguf-lens-stats', 'gguf-lens-stats-part', id, message, 'a statistics worker');
-    return reply.state;
+    return /** @type {Uint8Array} */ (reply.state);
   };
   const guided = typeof model.shards[t.shard].source?.readToMemory === 'function';
   /** @type {Run[][]} */

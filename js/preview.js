@@ -59,8 +59,7 @@ button { font: inherit; color: var(--accent); background: none; border: 1px soli
 .error { color: #d1242f; }
 `;
 
-/** @import { GgufModel } from './model.js' */
-/** @import { ArrayEntry, Summary, TensorInfo } from './index.js' */
+/** @import { ArrayEntry, GgufInput, GgufModel, Summary, TensorInfo } from './index.js' */
 
 /** The one style sheet every element shares (created on first use).
  * @type {CSSStyleSheet | null} */
@@ -187,7 +186,8 @@ export class GgufPreview extends Base {
     try {
       const { openGguf } = await import('./index.js');
       const previous = this.model;
-      const model = /** @type {GgufModel} */ (/** @type {unknown} */ (await openGguf(/** @type {any} */ (input))));
+      // Whatever the page set: openGguf's error says what it cannot open.
+      const model = await openGguf(/** @type {GgufInput} */ (input));
       if (generation !== this._generation) { await model.close(); return; }
       this.model = model;
       await previous?.close();

@@ -57,6 +57,7 @@ onWasmReset(() => {
   held.clear();
 });
 
+/** Gives the kept runs' buffers back to the spare ones (a new job starts, or it ended). */
 function release() {
   for (const entry of kept.runs.values()) if (!Array.isArray(entry)) spare.push(entry);
   kept = { jobId: null, runs: new Map(), bytes: 0 };

@@ -13,7 +13,7 @@
  * @param {string} id
  * @param {object} payload
  * @param {string} what
- * @returns {Promise<any>}
+ * @returns {Promise<{ type: string, id: string, [field: string]: unknown }>}
  */
 export function askWorker(worker, type, replyType, id, payload, what) {
   return new Promise((resolve, reject) => {
@@ -42,11 +42,11 @@ export function askWorker(worker, type, replyType, id, payload, what) {
  * The input a worker opens a model from: the model's `input`, with a relative URL made absolute
  * against this page (a worker would resolve it against its own script's URL, elsewhere in a
  * bundled app). Node paths, Files, Blobs and absolute URLs are sent as they are.
- * @param {ModelInput} input
- * @returns {ModelInput}
+ * @param {ModelInput | undefined} input
+ * @returns {ModelInput | undefined}
  */
 export function inputForWorkers(input) {
-  if (Array.isArray(input)) return input.map(inputForWorkers);
+  if (Array.isArray(input)) return input.map((shard) => /** @type {import('./index.js').GgufInput} */ (inputForWorkers(shard)));
   const base = globalThis.location?.href;
   const inBrowser = typeof process === 'undefined' || !process.versions?.node;
   return typeof input === 'string' && inBrowser && base ? new URL(input, base).href : input;

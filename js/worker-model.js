@@ -31,6 +31,7 @@ function close(entry) {
   entry.model.then((m) => m.close()).catch(() => {});
 }
 
+/** Closes the idle models but the IDLE_KEPT used last. */
 function closeIdle() {
   const idle = [...models].filter(([, e]) => e.users === 0);
   for (const [key, entry] of idle.slice(0, Math.max(0, idle.length - IDLE_KEPT))) {
@@ -64,7 +65,7 @@ export async function useModel(input, inputId, openOptions) {
   if (entry) {
     models.delete(key); // to the most recently used end
   } else {
-    entry = { model: openGguf(/** @type {any} */ (input), openOptions ?? {}), users: 0, closing: false };
+    entry = { model: openGguf(input, openOptions ?? {}), users: 0, closing: false };
   }
   const used = entry;
   models.set(key, entry);

@@ -16,16 +16,16 @@ rm -rf pkg
 # dirs: other RUSTFLAGS would otherwise rebuild everything on each switch. wasm-bindgen runs
 # itself (wasm-pack passes it no flags) with --experimental-reset-state-function: the glue's
 # __wbg_reset_state, with which js/wasm.js replaces an instance that trapped.
-bindgen() { # target dir, out dir
-  wasm-bindgen --target web --experimental-reset-state-function \
+bindgen() { # target dir, out dir[, --no-typescript]
+  wasm-bindgen --target web ${3:-} --experimental-reset-state-function \
     --out-dir "$2" --out-name gguf_lens "$1/wasm32-unknown-unknown/release/gguf_lens.wasm"
 }
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
-bindgen target/wasm-web pkg/wasm
+bindgen target/wasm-web pkg/wasm --no-typescript
 env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-web-scalar \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
-bindgen target/wasm-web-scalar pkg/wasm-scalar
+bindgen target/wasm-web-scalar pkg/wasm-scalar --no-typescript
 # One JS glue serves both modules (the same exports and imports): checked, then the scalar
 # module moves beside the other.
 if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then
@@ -34,9 +34,13 @@ if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then
 fi
 mv pkg/wasm-scalar/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm
 rm -rf pkg/wasm-scalar
-# The glue's types (gguf_lens.d.ts) stay for tsc over the package (pkg/tsconfig.json, below);
-# the tarball leaves them out (package.json's "files").
-rm -f pkg/wasm/.gitignore pkg/wasm/gguf_lens_bg.wasm.d.ts pkg/wasm/package.json pkg/wasm/README.md
+rm -f pkg/wasm/.gitignore pkg/wasm/*.d.ts pkg/wasm/package.json pkg/wasm/README.md
+# The glue's types, for tsc over the package only (pkg/tsconfig.json, below; not in the tarball),
+# from a second run: the shipped glue stays the one without types (it names no .d.ts).
+types=$(mktemp -d)
+bindgen target/wasm-web "$types"
+mv "$types/gguf_lens.d.ts" pkg/wasm/
+rm -rf "$types"
 
 for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
   before=$(stat -c %s "$wasm")
