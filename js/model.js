@@ -235,7 +235,7 @@ export class GgufModel extends ShardedModel {
    * the workers noted so that close() closes their copies too.
    * @param {PoolWorker[]} workers
    */
-  workerInputId(workers) {
+  _workerInputId(workers) {
     this._statsInputId ??= `${++nextJobId}:${Math.random()}`;
     this._statsWorkers ??= new Set();
     for (const w of workers) this._statsWorkers.add(w);
@@ -266,7 +266,7 @@ export class GgufModel extends ShardedModel {
       const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
       return readOnWorkers(this, t, a, b, out, workers, {
         signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onBytes: progress,
-        inputId: this.workerInputId(workers), wasmModule: wasmModule(),
+        inputId: this._workerInputId(workers), wasmModule: wasmModule(),
       });
     }
     const out = outputArray(options.into, n);
@@ -342,7 +342,7 @@ export class GgufModel extends ShardedModel {
       if (typeof workers === 'object' && workers.length) {
         return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
-          inputId: this.workerInputId(workers), wasmModule: wasmModule(),
+          inputId: this._workerInputId(workers), wasmModule: wasmModule(),
         });
       }
       for (const [first, last] of runs) {
@@ -745,7 +745,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
   checkWorkersCanOpen(model, 'tensorStats');
   const wasm = model.wasm;
-  const inputId = model.workerInputId(workers);
+  const inputId = model._workerInputId(workers);
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   const jobId = ++nextJobId;
   let asked = 0;
