@@ -2,14 +2,24 @@
 // header diff computed in wasm, and the numeric metrics of one tensor read from both in row
 // chunks and accumulated in wasm (f64 sums).
 import { CHUNK_BYTES } from './model.js';
+import { abortError } from './sources.js';
+/** @import { GgufModel } from './model.js' */
+/** @import { SafetensorsModel } from './safetensors.js' */
+/** @import { GptqLayer, ModelDiff, Progress, SafetensorsTensorInfo, TensorInfo, ValueMetrics } from './index.js' */
+/** @typedef {GgufModel | SafetensorsModel} Model */
 
 /** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
 export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
 
 /** The core's CompareSide of a model: every GGUF shard's header, or the checkpoint (its first header holds every shard). */
+/**
+ * @param {Model} m
+ * @param {string} label
+ */
 function sideOf(m, label) {
   if (m?.format !== 'gguf' && m?.format !== 'safetensors') {
-    throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is ${m?.format ?? 'not a model'})`);
+    const format = /** @type {{ format?: unknown } | undefined} */ (m)?.format;
+    throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is ${format ?? 'not a model'})`);
   }
   const side = new m.wasm.CompareSide();
   try {
@@ -30,6 +40,9 @@ function sideOf(m, label) {
  * Across formats `metadata` is null (GGUF key-values and `__metadata__` are not compared;
  * `metadataNotCompared` says so) and a `format` summary field comes first; summary fields
  * `count` (their difference makes `differs`) only between two GGUF models, as `gguf-lens diff`.
+ * @param {Model} a
+ * @param {Model} b
+ * @returns {ModelDiff}
  */
 export function compareModels(a, b) {
   const sa = sideOf(a, 'A');
@@ -48,6 +61,11 @@ export function compareModels(a, b) {
  * `format` 'markdown' (default), 'json' or 'text'; `paths` the names shown for A and B
  * (default 'A', 'B'); `values` the tensors compared so far, as a Map or an array of
  * [name, metrics] pairs (compareTensor's results), listed as `diff --values` lists them.
+ * @param {Model} a
+ * @param {Model} b
+ * @param {{ format?: 'markdown' | 'json' | 'text', paths?: [string, string],
+ *   values?: Map<string, ValueMetrics> | Iterable<[string, ValueMetrics]> }} [options]
+ * @returns {string}
  */
 export function compareReport(a, b, options = {}) {
   const { format = 'markdown', paths, values } = options;
@@ -63,16 +81,21 @@ export function compareReport(a, b, options = {}) {
   }
 }
 
-/** What is read for `name`: a tensor, or the GPTQ layer a `<layer>.weight` name stands for. */
+/**
+ * What is read for `name`: a tensor, or the GPTQ layer a `<layer>.weight` name stands for.
+ * @param {Model} m
+ * @param {string} name
+ * @returns {{ info: TensorInfo | SafetensorsTensorInfo | GptqLayer, read: string, shape: number[] }}
+ */
 function resolve(m, name) {
-  const layer = m._layerNamed?.(name);
-  return layer ? { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] } : { info: m.tensor(name), read: name };
+  const layer = m.format === 'safetensors' ? m._layerNamed(name) : undefined;
+  if (layer) return { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] };
+  const info = m.tensor(name);
+  // The row-major shape every format reports (a GPTQ layer: [out, in]).
+  return { info, read: name, shape: info.shape };
 }
 
-/** The row-major shape every format reports (a GPTQ layer: [out, in]). */
-const logicalShape = (r) => r.shape ?? r.info.shape;
-
-const sameDims = (p, q) => p.length === q.length && p.every((d, i) => Number(d) === Number(q[i]));
+const sameDims = (/** @type {number[]} */ p, /** @type {number[]} */ q) => p.length === q.length && p.every((d, i) => Number(d) === Number(q[i]));
 
 /**
  * Reads tensor `name` from both models in row chunks (reads of A and B in parallel, the next
@@ -80,18 +103,30 @@ const sameDims = (p, q) => p.length === q.length && p.every((d, i) => Number(d) 
  * and Inf mismatches over all (ValueDiff's definitions). Progress is reported in rows. Two GGUF
  * files are read in chunks of at most CHUNK_BYTES per file and dequantized in wasm a slice at a
  * time (no values cross into JS); other models as f32 in chunks of `chunkElements` values.
+ * @param {Model} a
+ * @param {Model} b
+ * @param {string} name
+ * @param {{ signal?: AbortSignal, onProgress?: (progress: Progress) => void, chunkElements?: number }} [options]
+ * @returns {Promise<ValueMetrics>}
  */
 export async function compareTensor(a, b, name, options = {}) {
   const ra = resolve(a, name), rb = resolve(b, name);
   const x = ra.info, y = rb.info;
   const gguf = a.format === 'gguf' && b.format === 'gguf';
-  if (!sameDims(logicalShape(ra), logicalShape(rb))) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
+  if (!sameDims(ra.shape, rb.shape)) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
   const { signal, onProgress } = options;
   const step = Math.max(1, gguf && options.chunkElements === undefined
-    ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes, y.rowBytes))
+    // Two GGUF tensors: rowBytes are numbers.
+    ? Math.floor(CHUNK_BYTES / Math.max(1, /** @type {number} */ (/** @type {TensorInfo} */ (x).rowBytes), /** @type {TensorInfo} */ (y).rowBytes))
     : Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));
+  /**
+   * @param {Model} m
+   * @param {[number, number]} rows
+   * @returns {Promise<Uint8Array | Float32Array>}
+   */
   const read = (m, rows) => (gguf ? m.readTensorBytes(name, { rows, signal }) : m.readTensor((m === a ? ra : rb).read, { rows, signal }));
-  const fetchChunk = (first) => {
+  const fetchChunk = (/** @type {number} */ first) => {
+    /** @type {[number, number]} */
     const rows = [first, Math.min(x.nRows, first + step)];
     return Promise.all([read(a, rows), read(b, rows)]).then(([va, vb]) => ({ rows, va, vb }));
   };
@@ -101,9 +136,15 @@ export async function compareTensor(a, b, name, options = {}) {
     while (pending) {
       const { rows, va, vb } = await pending;
       pending = rows[1] < x.nRows ? fetchChunk(rows[1]) : null;
-      if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
-      if (gguf) acc.addRows(name, a.shards[x.shard].header, va, b.shards[y.shard].header, vb);
-      else acc.add(va, vb);
+      if (signal?.aborted) throw abortError(signal);
+      if (gguf) {
+        // Both GGUF: bytes of GGUF shards.
+        const sa = /** @type {GgufModel} */ (a).shards[/** @type {TensorInfo} */ (x).shard];
+        const sb = /** @type {GgufModel} */ (b).shards[/** @type {TensorInfo} */ (y).shard];
+        acc.addRows(name, sa.header, /** @type {Uint8Array} */ (va), sb.header, /** @type {Uint8Array} */ (vb));
+      } else {
+        acc.add(/** @type {Float32Array} */ (va), /** @type {Float32Array} */ (vb));
+      }
       onProgress?.({ loaded: rows[1], total: x.nRows });
     }
     return acc.result();

@@ -3,9 +3,11 @@
 // a few files at a time, for the quant label, size, bits per weight, parameters and the memory
 // planner's verdict for a device (fits / largest context / layers to offload).
 import { openGguf } from './open.js';
-import { mergeShards } from './model.js';
+import { GgufModel } from './model.js';
 import { loadWasm } from './wasm.js';
-import { SourceError, abortError, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
+import { SourceError, abortError, errorMessage, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
+/** @import { HubOptions, InspectOptions, RepoDevice, RepoGguf, RepoGgufFile, RepoListing, RepoVerdict, Summary, RepoGgufRow } from './index.js' */
+/** @typedef {Omit<RepoGgufRow, 'model'> & { model: GgufModel | null, opened?: (GgufModel | null)[] }} Row a row, with the shards opened so far */
 
 export const HUB_ENDPOINT = 'https://huggingface.co';
 const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i;
@@ -17,9 +19,12 @@ const MAX_ENTRIES = 200_000;
 /**
  * "owner/name", or a Hub address (https://huggingface.co/owner/name[/tree/revision]), as
  * { repo, revision } (revision undefined when the text names none).
+ * @param {string} text
+ * @returns {{ repo: string, revision: string | undefined }}
  */
 export function parseRepo(text) {
   let s = String(text ?? '').trim();
+  /** @type {string | undefined} */
   let revision;
   const url = /^https?:\/\/[^/]+\/(.*)$/i.exec(s);
   if (url) {
@@ -36,9 +41,12 @@ export function parseRepo(text) {
   return { repo: s, revision };
 }
 
-const encodePath = (p) => p.split('/').map(encodeURIComponent).join('/');
+const encodePath = (/** @type {string} */ p) => p.split('/').map(encodeURIComponent).join('/');
 
-/** Whether `hostname` (of a URL) is this machine: 127.0.0.0/8, localhost, [::1]. */
+/**
+ * Whether `hostname` (of a URL) is this machine: 127.0.0.0/8, localhost, [::1].
+ * @param {string} hostname
+ */
 export function isLoopbackHost(hostname) {
   const h = String(hostname).toLowerCase().replace(/\.$/, '');
   if (h === 'localhost' || h.endsWith('.localhost') || h === '[::1]') return true;
@@ -49,12 +57,16 @@ export function isLoopbackHost(hostname) {
  * The endpoint without a trailing slash, checked to be an https origin (plus optional path),
  * or http on this machine only (a local mirror, a test server): a token sent over plain http
  * to another host could be read on the way.
+ * @param {HubOptions} options
  */
 function endpointOf(options) {
   return checkHubEndpoint(options.endpoint ?? HUB_ENDPOINT);
 }
 
-/** A Hub endpoint checked (https, or http on this machine) and without its trailing slash. */
+/**
+ * A Hub endpoint checked (https, or http on this machine) and without its trailing slash.
+ * @param {string} endpoint
+ */
 export function checkHubEndpoint(endpoint) {
   const text = String(endpoint).replace(/\/+$/, '');
   let u;
@@ -67,7 +79,10 @@ export function checkHubEndpoint(endpoint) {
   throw new TypeError(`gguf-lens: endpoint must be https (or http on 127.0.0.1, localhost or [::1]): ${quoteName(text)}`);
 }
 
-/** The next page's address from a Link header, or null. */
+/**
+ * The next page's address from a Link header, or null.
+ * @param {string | null} header
+ */
 function nextLink(header) {
   if (!header) return null;
   for (const part of header.split(',')) {
@@ -77,6 +92,13 @@ function nextLink(header) {
   return null;
 }
 
+/**
+ * A JSON answer and the next page's address, within the stall timeout.
+ * @param {typeof fetch} fetchFn
+ * @param {string} url
+ * @param {HubOptions} options
+ * @param {string} what
+ */
 async function getJson(fetchFn, url, options, what) {
   const stallMs = stallTimeoutOf(options);
   const stalled = () => new SourceError(`${what}: no answer from ${url} for ${stallMs} ms (stallTimeoutMs ${stallMs})`);
@@ -93,6 +115,15 @@ async function getJson(fetchFn, url, options, what) {
   }
 }
 
+/**
+ * @param {typeof fetch} fetchFn
+ * @param {string} url
+ * @param {HubOptions} options
+ * @param {string} what
+ * @param {AbortSignal} signal
+ * @param {<T>(p: Promise<T>) => Promise<T>} bounded
+ * @returns {Promise<{ body: unknown, next: string | null }>}
+ */
 async function getJsonOnce(fetchFn, url, options, what, signal, bounded) {
   let response;
   try {
@@ -100,7 +131,7 @@ async function getJsonOnce(fetchFn, url, options, what, signal, bounded) {
   } catch (err) {
     if (options.signal?.aborted) throw abortError(options.signal);
     if (err instanceof SourceError) throw err;
-    throw new SourceError(`network error listing ${what}: ${err.message} (offline, or blocked by CORS?)`, { cause: err });
+    throw new SourceError(`network error listing ${what}: ${errorMessage(err)} (offline, or blocked by CORS?)`, { cause: err });
   }
   if (response.status === 401 || response.status === 403) {
     throw new SourceError(`${what}: HTTP ${response.status}: gated or private, a token with access is needed`);
@@ -120,8 +151,8 @@ async function getJsonOnce(fetchFn, url, options, what, signal, bounded) {
 /**
  * Lists a repo's GGUF files from the Hub's tree API, split files grouped into one model each.
  * @param {string} repoText "owner/name" or a Hub address
- * @param {object} [options] { revision = 'main', endpoint, fetch, headers, signal }
- * @returns {Promise<{repo, revision, endpoint, requests, models: object[]}>}
+ * @param {HubOptions} [options] { revision = 'main', endpoint, fetch, headers, signal }
+ * @returns {Promise<RepoListing>}
  */
 export async function listRepoGgufs(repoText, options = {}) {
   const parsed = parseRepo(repoText);
@@ -132,7 +163,9 @@ export async function listRepoGgufs(repoText, options = {}) {
   const [owner, name] = parsed.repo.split('/');
   const base = `${endpoint}/api/models/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/tree/${encodeURIComponent(revision)}`;
   const origin = new URL(base).origin;
+  /** @type {unknown[]} */
   const entries = [];
+  /** @type {string | null} */
   let url = `${base}?recursive=true`;
   let requests = 0;
   while (url) {
@@ -148,31 +181,50 @@ export async function listRepoGgufs(repoText, options = {}) {
     url = next ? new URL(next, url).href : null;
     if (url && new URL(url).origin !== origin) throw new SourceError(`${parsed.repo}: next page on another origin (${new URL(url).origin})`);
   }
-  const resolve = (path) => `${endpoint}/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/resolve/${encodeURIComponent(revision)}/${encodePath(path)}`;
+  const resolve = (/** @type {string} */ path) => `${endpoint}/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/resolve/${encodeURIComponent(revision)}/${encodePath(path)}`;
   return { repo: parsed.repo, revision, endpoint, requests, models: groupGguf(entries, resolve) };
 }
 
-/** File size from a tree entry: the LFS object's size when there is one. */
+/**
+ * A tree API entry (the fields read; anything may be missing in a hostile answer).
+ * @typedef {{ type?: unknown, path?: unknown, size?: unknown, lfs?: { size?: unknown } }} TreeEntry
+ */
+
+/**
+ * File size from a tree entry: the LFS object's size when there is one.
+ * @param {TreeEntry} e
+ */
 function sizeOf(e) {
   const n = Number(e?.lfs?.size ?? e?.size);
   return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
-/** *.gguf files as models: single files, and split files grouped by prefix and count. */
+/**
+ * *.gguf files as models: single files, and split files grouped by prefix and count.
+ * @param {unknown[]} entries the tree API's
+ * @param {(path: string) => string} resolve a path's download URL
+ * @returns {RepoGguf[]}
+ */
 function groupGguf(entries, resolve) {
+  /** @typedef {Omit<RepoGguf, 'size' | 'path'> & { size?: number | null, path: string | null }} Group */
+  /** @type {Group[]} */
   const models = [];
+  /** @type {Map<string, Group & { split: { count: number, missing: number[] } }>} */
   const groups = new Map();
-  for (const e of entries) {
+  for (const entry of entries) {
+    const e = /** @type {TreeEntry | null | undefined} */ (entry);
     if (!e || e.type !== 'file' || typeof e.path !== 'string' || !/\.gguf$/i.test(e.path)) continue;
+    const path = e.path;
     // A path from the listing is folders and a file name, each a plain name: no '..', no scheme.
-    for (const part of e.path.split('/')) {
+    for (const part of path.split('/')) {
       const problem = plainNameProblem(part);
-      if (problem) throw new SourceError(`the Hub listing names ${quoteName(e.path)}: refused, ${problem}`);
+      if (problem) throw new SourceError(`the Hub listing names ${quoteName(path)}: refused, ${problem}`);
     }
-    const file = { path: e.path, size: sizeOf(e), url: resolve(e.path) };
-    const m = SPLIT.exec(e.path);
+    /** @type {RepoGgufFile} */
+    const file = { path, size: sizeOf(e), url: resolve(path) };
+    const m = SPLIT.exec(path);
     if (!m || Number(m[3]) < 1) {
-      models.push({ name: e.path, path: e.path, files: [file], split: null });
+      models.push({ name: path, path, files: [file], split: null });
       continue;
     }
     const key = `${m[1]}\0${m[3]}`;
@@ -186,19 +238,27 @@ function groupGguf(entries, resolve) {
     g.files.push(file);
   }
   for (const g of groups.values()) {
-    g.files.sort((a, b) => a.shard - b.shard);
+    g.files.sort((a, b) => /** @type {number} */ (a.shard) - /** @type {number} */ (b.shard));
     const have = new Set(g.files.map((f) => f.shard));
     for (let i = 1; i <= g.split.count && g.split.missing.length < 100; i++) if (!have.has(i)) g.split.missing.push(i);
     g.path = g.files[0].path;
   }
   for (const m of models) {
-    m.size = m.files.every((f) => f.size !== null) ? m.files.reduce((s, f) => s + f.size, 0) : null;
+    m.size = m.files.every((f) => f.size !== null) ? m.files.reduce((s, f) => s + /** @type {number} */ (f.size), 0) : null;
   }
   models.sort((a, b) => a.name.localeCompare(b.name));
-  return models;
+  // Every group has its path and size now.
+  return /** @type {RepoGguf[]} */ (models);
 }
 
-/** Runs `task(item)` over items, at most `limit` at a time. */
+/**
+ * Runs `task(item)` over items, at most `limit` at a time.
+ * @template I
+ * @param {I[]} items
+ * @param {number} limit
+ * @param {(item: I) => Promise<void>} task
+ * @param {AbortSignal} [signal]
+ */
 async function pool(items, limit, task, signal) {
   let next = 0;
   const worker = async () => {
@@ -215,15 +275,18 @@ async function pool(items, limit, task, signal) {
  * `concurrency` files at a time, and reports each: quant label, size, bits per weight,
  * parameters, and the planner's verdict for `device`. Models stay open (row.model) so that
  * verdicts for another device are cheap (repoVerdict); closeRepoModels frees them.
- * @param {object} listing what listRepoGgufs returned
- * @param {object} [options] { concurrency = 3, device, fetch, headers, signal, onProgress,
+ * @param {RepoListing} listing what listRepoGgufs returned
+ * @param {InspectOptions & { maxHeaderBytes?: number }} [options] { concurrency = 3, device, fetch, headers, signal, onProgress,
  *   firstReadBytes, keepOpen = true }
+ * @returns {Promise<Row[]>}
  */
 export async function inspectRepoGgufs(listing, options = {}) {
   const concurrency = Math.max(1, Math.min(16, Math.floor(options.concurrency ?? 3)));
+  /** @type {Row[]} */
   const rows = listing.models.map((m) => ({ ...m, files: m.files.map((f) => ({ ...f })), model: null, summary: null, verdict: null, error: null, requests: 0, bytes: 0 }));
   const openOptions = { fetch: options.fetch, headers: options.headers, signal: options.signal, firstReadBytes: options.firstReadBytes, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs, maxHeaderBytes: options.maxHeaderBytes };
   // Files, not models, are the unit of concurrency: a split model's shards queue like the rest.
+  /** @type {{ row: Row, i: number }[]} */
   const jobs = [];
   for (const row of rows) {
     if (row.split?.missing.length) {
@@ -235,19 +298,21 @@ export async function inspectRepoGgufs(listing, options = {}) {
   }
   const total = rows.length;
   let done = rows.filter((r) => r.error).length;
-  const report = (row) => options.onProgress?.({ done, total, row });
+  const report = (/** @type {Row} */ row) => options.onProgress?.({ done, total, row: /** @type {RepoGgufRow} */ (/** @type {unknown} */ (row)) });
   const wasm = await loadWasm();
   const pending = new Map(rows.map((r) => [r, r.files.length]));
-  const finish = (row) => {
+  const finish = (/** @type {Row} */ row) => {
     try {
-      const shards = row.opened;
-      row.model = shards.length === 1 ? shards[0] : mergeShards(shards, wasm);
-      row.summary = row.model.summary();
-      row.requests = row.model.ioStats.requests;
-      row.bytes = row.model.ioStats.bytes;
-      row.verdict = repoVerdict(row.model, options.device);
+      // Every shard is open here.
+      const shards = /** @type {GgufModel[]} */ (row.opened);
+      const model = shards.length === 1 ? shards[0] : GgufModel.merge(shards, wasm);
+      row.model = model;
+      row.summary = model.summary();
+      row.requests = model.ioStats.requests;
+      row.bytes = model.ioStats.bytes;
+      row.verdict = repoVerdict(model, options.device);
     } catch (err) {
-      row.error = err.message;
+      row.error = /** @type {Error} */ (err).message;
       closeOpened(row);
     }
     delete row.opened;
@@ -269,14 +334,14 @@ export async function inspectRepoGgufs(listing, options = {}) {
       } catch (err) {
         if (options.signal?.aborted) throw abortError(options.signal);
         if (row.error) return;
-        row.error = `${row.files[i].path}: ${err.message}`;
+        row.error = `${row.files[i].path}: ${/** @type {Error} */ (err).message}`;
         closeOpened(row);
         delete row.opened;
         done++;
         report(row);
         return;
       }
-      const left = pending.get(row) - 1;
+      const left = /** @type {number} */ (pending.get(row)) - 1;
       pending.set(row, left);
       if (left === 0) finish(row);
     }, options.signal);
@@ -289,12 +354,16 @@ export async function inspectRepoGgufs(listing, options = {}) {
   return rows;
 }
 
+/** @param {Row} row */
 function closeOpened(row) {
   for (const m of row.opened ?? []) m?.close().catch(() => {});
   if (row.opened) row.opened.fill(null);
 }
 
-/** Frees the models inspectRepoGgufs kept open. */
+/**
+ * Frees the models inspectRepoGgufs kept open.
+ * @param {{ model: { close(): Promise<void> } | null }[]} rows
+ */
 export async function closeRepoModels(rows) {
   await Promise.all(rows.map(async (row) => {
     const m = row.model;
@@ -310,14 +379,15 @@ export async function closeRepoModels(rows) {
  *   them, the output layer included); `fits` when that is every layer; `maxCtx` the largest
  *   context with every layer offloaded (null when not even 256 cells fit).
  * - without: everything on the CPU; `fits` is null (no budget was given).
- * @param {import('./model.js').GgufModel} model
- * @param {object} [device] { gpuMem (bytes), ctx (default: the training context), and any
+ * @param {GgufModel} model
+ * @param {RepoDevice} [device] { gpuMem (bytes), ctx (default: the training context), and any
  *   other planMemory option }
+ * @returns {RepoVerdict}
  */
 export function repoVerdict(model, device = {}) {
   const { gpuMem, ...rest } = device ?? {};
   try {
-    if (!(gpuMem > 0)) {
+    if (!(gpuMem && gpuMem > 0)) {
       const p = model.planMemory({ ...rest, ngl: 0 });
       return { gpuMem: null, ctx: p.nCtx, ngl: 0, nglFull: p.nLayer + 1, fits: null, maxCtx: null, gpuBytes: 0, totalBytes: p.totalBytes, command: p.command };
     }
@@ -327,11 +397,15 @@ export function repoVerdict(model, device = {}) {
     const maxCtx = fits ? p.maxCtx : model.planMemory({ ...rest, ctx: 256 * (rest.parallel ?? 1), gpuMem, ngl: nglFull }).maxCtx;
     return { gpuMem, ctx: p.nCtx, ngl: p.ngl, nglFull, fits, maxCtx, gpuBytes: p.gpuBytes, totalBytes: p.totalBytes, command: p.command };
   } catch (err) {
-    return { error: err.message };
+    return { error: /** @type {Error} */ (err).message };
   }
 }
 
-/** listRepoGgufs then inspectRepoGgufs, with the same options. */
+/**
+ * listRepoGgufs then inspectRepoGgufs, with the same options.
+ * @param {string} repoText
+ * @param {InspectOptions} [options]
+ */
 export async function scanRepo(repoText, options = {}) {
   const listing = await listRepoGgufs(repoText, options);
   return { ...listing, rows: await inspectRepoGgufs(listing, options) };

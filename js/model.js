@@ -9,6 +9,9 @@ import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
 import { ReaderCache, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, inputForWorkers } from './worker-ask.js';
+import { abortError } from './sources.js';
+/** @import { ChatMessage, ChatTemplateOptions, HashOptions, LintReport, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './index.js' */
+/** @import { GgufHeader, ModelOrigin, OnBytes, OnProgress, PoolWorker, QuantErrorJob, ReadableTensor, RowShape, Run, Source, TensorStatsJob, Wasm } from './internal.js' */
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -20,23 +23,80 @@ const readers = new ReaderCache();
 const TENSOR_FIELDS = 13;
 const FIELDS = ['nElements', 'offset', 'relativeOffset', 'nBytes', 'rowLength', 'nRows', 'rowBytes'];
 
-/** Tensor infos `{ name, type, typeId, shape, nElements, offset, relativeOffset, nBytes,
- * rowLength, nRows, rowBytes }` (shape outermost first, ne innermost first) from the header's
- * columns. */
+/**
+ * Tensor infos `{ name, type, typeId, shape, nElements, offset, relativeOffset, nBytes,
+ * rowLength, nRows, rowBytes, shard: 0 }` (shape outermost first, ne innermost first) from the
+ * header's columns.
+ * @param {GgufHeader} header
+ * @returns {TensorInfo[]}
+ */
 function tensorsOf(header) {
-  const [names, types, numbers] = header.tensorColumns();
+  const [names, types, numbers] = /** @type {[string[], string[], Float64Array]} */ (header.tensorColumns());
   return names.map((name, i) => {
     const at = i * TENSOR_FIELDS;
     // ggml's ne (innermost first) as stored; the public shape is outermost first (row-major).
     const ne = Array.from(numbers.subarray(at + 2, at + 2 + numbers[at + 1]));
+    /** @type {Record<string, unknown>} */
     const tensor = { name, type: types[i], typeId: numbers[at], shape: [...ne].reverse(), ne };
     FIELDS.forEach((field, k) => { tensor[field] = numbers[at + 6 + k]; });
-    return tensor;
+    tensor.shard = 0;
+    return /** @type {TensorInfo} */ (/** @type {unknown} */ (tensor));
   });
 }
 
-/** What GGUF and safetensors models share: `shards` (each with a `source`) and `_tensorIndex`. */
+/**
+ * What GGUF and safetensors models share: `shards` (each with a `source` and a header that
+ * knows its tensors' byte ranges), the tensors by name, readTensorBytes.
+ * @template {{ source: Source, header: { rowsRange(name: string, a: number, b: number): Float64Array | number[] } }} S a shard
+ * @template {{ name: string, shard: number, nRows: number }} T a tensor's info
+ */
 export class ShardedModel {
+  constructor() {
+    /** The shards' models (this one alone for a single file).
+     * @type {S[]} */
+    this.shards = [];
+    /** @type {T[]} */
+    this.tensors = [];
+    /** @type {Map<string, T>} */
+    this._tensorIndex = new Map();
+    /** The sum of the shards' sizes. */
+    this.byteLength = 0;
+  }
+
+  /**
+   * Becomes the model of every shard in `models` (this one first): their tensors, each with its
+   * shard's index, and their bytes.
+   * @param {S[]} models
+   * @param {T[][]} tensors each model's tensors
+   * @param {number[]} byteLengths each model's size
+   * @protected
+   */
+  _joinShards(models, tensors, byteLengths) {
+    this.shards = models;
+    this.tensors = tensors.flatMap((list, shard) => list.map((t) => ({ ...t, shard })));
+    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
+    this.byteLength = byteLengths.reduce((sum, n) => sum + n, 0);
+  }
+
+  /** Back to its own shard alone, after joining shards failed (close() then closes only it). */
+  _ownShardOnly() {
+    this.shards = [/** @type {S} */ (/** @type {unknown} */ (this))];
+  }
+
+  /**
+   * The raw bytes of rows [a, b) (default: all rows) of a stored tensor.
+   * @param {string} name
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  async readTensorBytes(name, options = {}) {
+    const t = this.tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const shard = this.shards[t.shard];
+    const [start, end] = shard.header.rowsRange(name, a, b);
+    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
+  }
+
   /** Bytes and requests this model's sources have served so far. */
   get ioStats() {
     const total = { requests: 0, bytes: 0 };
@@ -47,7 +107,11 @@ export class ShardedModel {
     return total;
   }
 
-  /** A tensor's info (throws if absent). */
+  /**
+   * A tensor's info (throws if absent).
+   * @param {string} name
+   * @returns {T}
+   */
   tensor(name) {
     const t = this._tensorIndex.get(name);
     if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
@@ -55,61 +119,127 @@ export class ShardedModel {
   }
 }
 
-/** One GGUF file: header facts, metadata, tensors, and tensor reads. */
+/**
+ * One GGUF file: header facts, metadata, tensors, and tensor reads.
+ * @extends {ShardedModel<GgufModel, TensorInfo>}
+ */
 export class GgufModel extends ShardedModel {
-  constructor(wasm, header, source) {
+  /**
+   * @param {Wasm} wasm
+   * @param {GgufHeader} header
+   * @param {Source} source
+   * @param {ModelOrigin} [origin] what workers open this model from again
+   */
+  constructor(wasm, header, source, origin = {}) {
     super();
     this.wasm = wasm;
     this.header = header;
     this.source = source;
+    /** @type {'gguf'} */
     this.format = 'gguf';
     this.version = header.version;
-    this.endian = header.endian;
+    this.endian = /** @type {'little' | 'big'} */ (header.endian);
     this.alignment = header.alignment;
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
-    this.byteLength = source.byteLength;
-    this.metadata = header.metadata().map((entry) =>
+    this.byteLength = knownSize(source);
+    /** The header's entries, an array's with its readers. */
+    this.metadata = /** @type {MetadataEntry[]} */ (header.metadata().map((/** @type {{ key: string, type: string, len: number }} */ entry) =>
       entry.type === 'array'
         ? {
           ...entry,
           items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end),
           packed: () => header.arrayPacked(entry.key),
-          findText: (needle, { start = 0, limit = Infinity } = {}) => Array.from(header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
+          findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
         }
-        : entry);
+        : entry));
+    /** @type {Map<string, MetadataEntry>} */
     this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
-    /** @type {any[]} */
     this.tensors = tensorsOf(header);
-    for (const t of this.tensors) t.shard = 0;
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
     this.shards = [this];
+    /** What a worker opens to read its part of a tensor (a URL, path, File or Blob, or the
+     * shards'), with the request options a worker can receive. */
+    this.input = origin.input;
+    this.openOptions = origin.openOptions;
+    /** A split model's summary (merged over its shards), else null: the header's.
+     * @type {Summary | null} */
+    this._splitSummary = null;
+    /** The id workers know this model by, once it has been sent to workers.
+     * @type {string | undefined} */
+    this._statsInputId = undefined;
+    /** The workers that opened this model (model.close() closes their copies).
+     * @type {Set<PoolWorker> | undefined} */
+    this._statsWorkers = undefined;
+    /** @type {import('./wasm/gguf_lens.js').TokenizerJs | undefined} */
+    this._tokenizer = undefined;
   }
 
-  /** A scalar's value, or an array's entry ({itemType, len, items(start, end)}); undefined if absent. */
+  /**
+   * One model over the shards of a split file: metadata from the first, every shard's tensors,
+   * the summary merged in wasm (the core's one definition, `SplitSummary`), the shards' inputs
+   * for workers. Checked before
+   * anything changes: on a throw every shard is still its own model, for the caller to close.
+   * @param {GgufModel[]} models the shards, in order
+   * @param {Wasm} wasm the initialized wasm exports
+   * @returns {GgufModel} the first, now the model of them all
+   */
+  static merge(models, wasm) {
+    const split = new wasm.SplitSummary();
+    /** @type {Summary} */
+    let summary;
+    try {
+      for (const m of models) split.add(m.header); // throws when a shard does not belong
+      summary = split.result();
+    } finally {
+      split.free();
+    }
+    const [first] = models;
+    first._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
+    first._splitSummary = summary;
+    // Workers open every shard.
+    first.input = /** @type {import('./index.js').GgufInput[]} */ (models.map((m) => m.input));
+    return first;
+  }
+
+  /**
+   * A scalar's value, or an array's entry ({itemType, len, items(start, end)}); undefined if absent.
+   * @param {string} key
+   * @returns {ScalarEntry['value'] | ArrayEntry | undefined}
+   */
   get(key) {
     const entry = this._metadataIndex.get(key);
-    return entry && (entry.type === 'array' ? entry : entry.value);
+    // ScalarEntry's `type` is any other type name: 'array' is ArrayEntry's alone.
+    return entry && (entry.type === 'array' ? /** @type {ArrayEntry} */ (entry) : /** @type {ScalarEntry} */ (entry).value);
   }
 
-  /** Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters. */
+  /**
+   * Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters.
+   * @returns {Summary}
+   */
   summary() {
-    return this.header.summary();
+    return this._splitSummary ? structuredClone(this._splitSummary) : this.header.summary();
   }
 
-  /** Every special-token id the metadata names (each `tokenizer.ggml.*_token_id` key llama.cpp
-   * reads, and the `sep`/`pad` spellings it does not): [{ name, key, id, recognized }]. */
+  /**
+   * Every special-token id the metadata names (each `tokenizer.ggml.*_token_id` key llama.cpp
+   * reads, and the `sep`/`pad` spellings it does not): [{ name, key, id, recognized }].
+   * @returns {SpecialToken[]}
+   */
   specialTokens() {
     return this.header.specialTokens();
   }
 
-  /** The raw bytes of rows [a, b) (default: all rows) of a tensor. */
-  async readTensorBytes(name, options = {}) {
-    const t = this.tensor(name);
-    const shard = this.shards[t.shard];
-    const [a, b] = rowsOf(t, options.rows);
-    const [start, end] = shard.header.rowsRange(name, a, b);
-    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
+  /**
+   * The id workers know this model by (they get a clone of its input with every request), with
+   * the workers noted so that close() closes their copies too.
+   * @param {PoolWorker[]} workers
+   */
+  _workerInputId(workers) {
+    this._statsInputId ??= `${++nextJobId}:${Math.random()}`;
+    this._statsWorkers ??= new Set();
+    for (const w of workers) this._statsWorkers.add(w);
+    return this._statsInputId;
   }
 
   /**
@@ -122,6 +252,9 @@ export class GgufModel extends ShardedModel {
    * SharedArrayBuffer is filled by workers (by default, as tensorStats picks them). Where memory
    * cannot be shared (an `into` over an ArrayBuffer, a page not cross-origin isolated) this
    * thread reads.
+   * @param {string} name
+   * @param {TensorReadOptions} [options]
+   * @returns {Promise<Float32Array>}
    */
   async readTensor(name, options = {}) {
     const t = this.tensor(name);
@@ -133,7 +266,7 @@ export class GgufModel extends ShardedModel {
       const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
       return readOnWorkers(this, t, a, b, out, workers, {
         signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onBytes: progress,
-        inputId: workerInputId(this, workers), wasmModule: wasmModule(),
+        inputId: this._workerInputId(workers), wasmModule: wasmModule(),
       });
     }
     const out = outputArray(options.into, n);
@@ -150,7 +283,12 @@ export class GgufModel extends ShardedModel {
     return out;
   }
 
-  /** Streaming statistics of rows [a, b) (default: all): min, max, mean, std, counts, histogram. */
+  /**
+   * Streaming statistics of rows [a, b) (default: all): min, max, mean, std, counts, histogram.
+   * @param {string} name
+   * @param {StatsOptions} [options]
+   * @returns {Promise<TensorStats>}
+   */
   async tensorStats(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
@@ -162,7 +300,7 @@ export class GgufModel extends ShardedModel {
       checkWorkersCanOpen(this, 'tensorStats');
       return runStatsOnWorkers(this, t, a, b, { ...options, workers: await ownWorkers(workers) });
     }
-    if (workers?.length) return runStatsOnWorkers(this, t, a, b, options);
+    if (typeof workers === 'object' && workers.length) return runStatsOnWorkers(this, t, a, b, { ...options, workers });
     if (readsToMemory(shard.source, this.wasm)) {
       return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions) =>
         feedRowsFromFile(this.wasm, shard, t, a, b, chunkOptions.rowsPerChunk, job, options.signal,
@@ -172,7 +310,7 @@ export class GgufModel extends ShardedModel {
       this._eachChunk(t, a, b, chunkOptions, (bytes, first) => {
         job.addRows(header, name, first, bytes);
         consume(bytes, first);
-      }), (job, bytes, first) => job.addRows(header, name, first, bytes));
+      }), (job, bytes, first) => job.addRows(header, name, first, /** @type {Uint8Array} */ (bytes)));
   }
 
   /**
@@ -184,6 +322,9 @@ export class GgufModel extends ShardedModel {
    * [a, b) (exact for those rows; `onProgress` counts rows). `options.workers`: as for
    * tensorStats (Workers running `gguf-lens/stats-worker`, or a number in Node): the rows are
    * shared among them, with the same result bit for bit (the sums are exact).
+   * @param {string} name
+   * @param {QuantErrorOptions} [options]
+   * @returns {Promise<QuantErrorReport>}
    */
   async quantError(name, options = {}) {
     const t = this.tensor(name);
@@ -194,18 +335,19 @@ export class GgufModel extends ShardedModel {
       const runs = sampledRuns(a, b, options.sampleRows);
       // Progress in rows quantized (every type per row).
       const progress = progressCounter(options.onProgress, runs.reduce((n, [first, last]) => n + last - first, 0));
+      /** @type {PoolWorker[] | number | undefined} */
       let workers = options.workers;
-      if (workers > 0 || workers?.length) checkWorkersCanOpen(this, 'quantError');
+      if (asksWorkers(workers)) checkWorkersCanOpen(this, 'quantError');
       if (typeof workers === 'number' && workers > 0) workers = await ownWorkers(workers);
-      if (workers?.length) {
+      if (typeof workers === 'object' && workers.length) {
         return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
-          inputId: workerInputId(this, workers), wasmModule: wasmModule(),
+          inputId: this._workerInputId(workers), wasmModule: wasmModule(),
         });
       }
       for (const [first, last] of runs) {
         await this._eachChunk(t, first, last, { ...options, onProgress: undefined }, (bytes) => job.addRows(header, name, bytes));
-        if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+        if (options.signal?.aborted) throw abortError(options.signal);
         progress?.(last - first);
       }
       return job.result();
@@ -214,13 +356,20 @@ export class GgufModel extends ShardedModel {
     }
   }
 
-  /** Reads rows [a, b) chunk by chunk (the next chunk is fetched while one is dequantized). */
+  /**
+   * Reads rows [a, b) chunk by chunk (the next chunk is fetched while one is dequantized).
+   * @param {ReadableTensor} t
+   * @param {number} a
+   * @param {number} b
+   * @param {ChunkOptions} options
+   * @param {(bytes: Uint8Array, first: number, last: number) => void} consume
+   */
   async _eachChunk(t, a, b, options, consume) {
     const shard = this.shards[t.shard];
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(t.rowBytes, chunkBytes, b - a));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
-    const fetchRows = (first) => {
+    const fetchRows = (/** @type {number} */ first) => {
       const last = Math.min(b, first + rowsPerChunk);
       const [start, end] = shard.header.rowsRange(t.name, first, last);
       return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
@@ -228,7 +377,7 @@ export class GgufModel extends ShardedModel {
     let pending = a < b ? fetchRows(a) : null;
     while (pending) {
       const chunk = await pending;
-      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      if (options.signal?.aborted) throw abortError(options.signal);
       pending = chunk.last < b ? fetchRows(chunk.last) : null;
       try {
         consume(chunk.bytes, chunk.first, chunk.last);
@@ -247,7 +396,9 @@ export class GgufModel extends ShardedModel {
 
   /** What is wrong with the file (the core's lint over every shard): `{ findings: [{ code,
    * severity: 'error' | 'warning' | 'info', message, offset?, key?, tensor?, shard? }], errors,
-   * warnings, infos }`, errors first. Header only: nothing is read. */
+   * warnings, infos }`, errors first. Header only: nothing is read.
+   * @returns {LintReport}
+   */
   lint() {
     if (this.shards.length === 1) return this.header.lint();
     const job = new this.wasm.LintShards();
@@ -262,7 +413,10 @@ export class GgufModel extends ShardedModel {
   /** What llama.cpp allocates to run this model (every shard of a split one): weights, KV cache
    * and compute buffer per device, the largest context and -ngl for a GPU budget, the
    * llama-server line; the fields of `gguf-lens memory --json`, camelCased. Throws llama.cpp's
-   * refusals (a quantized V cache without flashAttn, …). */
+   * refusals (a quantized V cache without flashAttn, …).
+   * @param {MemoryPlanOptions} [options]
+   * @returns {MemoryPlan}
+   */
   planMemory(options = {}) {
     const planner = new this.wasm.MemoryPlanner();
     try {
@@ -273,7 +427,10 @@ export class GgufModel extends ShardedModel {
     }
   }
 
-  /** llama-gguf-hash's tensor-data digests (see hashModel in edit.js). */
+  /**
+   * llama-gguf-hash's tensor-data digests (see hashModel in edit.js).
+   * @param {HashOptions} [options]
+   */
   hash(options = {}) {
     return hashModel(this, options);
   }
@@ -288,6 +445,9 @@ export class GgufModel extends ShardedModel {
    * Token ids as llama.cpp's llama_tokenize gives them with this file's vocabulary. `text` is a
    * string or UTF-8 bytes (invalid sequences handled as llama.cpp does). Options: addSpecial
    * (default true: BOS/EOS as the file says), parseSpecial (default false).
+   * @param {string | Uint8Array} text
+   * @param {TokenizeOptions} [options]
+   * @returns {Int32Array}
    */
   tokenize(text, options = {}) {
     const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
@@ -295,25 +455,51 @@ export class GgufModel extends ShardedModel {
   }
 
   /** The text of `ids`: their llama_token_to_piece pieces concatenated (control tokens unless
-   * `special: false`), decoded as UTF-8 (invalid bytes as U+FFFD; `bytes: true` for the bytes). */
+   * `special: false`), decoded as UTF-8 (invalid bytes as U+FFFD; `bytes: true` for the bytes).
+   * @overload
+   * @param {ArrayLike<number>} ids
+   * @param {{ special?: boolean, bytes?: false }} [options]
+   * @returns {string}
+   */
+  /**
+   * @overload
+   * @param {ArrayLike<number>} ids
+   * @param {{ special?: boolean, bytes: true }} options
+   * @returns {Uint8Array}
+   */
+  /**
+   * @param {ArrayLike<number>} ids
+   * @param {{ special?: boolean, bytes?: boolean }} [options]
+   * @returns {string | Uint8Array}
+   */
   detokenize(ids, options = {}) {
     const bytes = this._tok().detokenize(Int32Array.from(ids), options.special ?? true);
     return options.bytes ? bytes : new TextDecoder().decode(bytes);
   }
 
-  /** One token's piece (llama_token_to_piece, special = true unless told) as bytes. */
+  /**
+   * One token's piece (llama_token_to_piece, special = true unless told) as bytes.
+   * @param {number} id
+   * @param {{ special?: boolean }} [options]
+   * @returns {Uint8Array}
+   */
   tokenPiece(id, options = {}) {
     return this._tok().tokenToPiece(id, options.special ?? true);
   }
 
   /** Each id's piece as text (llama_token_to_piece, special = true unless told) and whether it is
-   * a control token (llama.cpp's LLAMA_TOKEN_ATTR_CONTROL): what a viewer colours a token by. */
+   * a control token (llama.cpp's LLAMA_TOKEN_ATTR_CONTROL): what a viewer colours a token by.
+   * @param {ArrayLike<number>} ids
+   * @param {{ special?: boolean }} [options]
+   */
   tokenPieces(ids, options = {}) {
     const tok = this._tok();
     const decoder = new TextDecoder();
+    /** @type {string[]} */
     const pieces = [];
+    /** @type {boolean[]} */
     const control = [];
-    for (const id of ids) {
+    for (const id of Array.from(ids)) {
       pieces.push(decoder.decode(tok.tokenToPiece(id, options.special ?? true)));
       control.push((tok.tokenAttr(id) & 8) !== 0);
     }
@@ -325,6 +511,9 @@ export class GgufModel extends ShardedModel {
    * trim_blocks, lstrip_blocks, raise_exception, tojson, strftime_now; bos_token/eos_token from
    * the file). Options: tools, addGenerationPrompt, variables ({enable_thinking: false, ...}),
    * template (a template text instead of the file's). Throws one line on a template error.
+   * @param {ChatMessage[]} messages
+   * @param {ChatTemplateOptions} [options]
+   * @returns {string}
    */
   renderChatTemplate(messages, options = {}) {
     return this.header.renderChatTemplate(messages, {
@@ -349,13 +538,28 @@ export class GgufModel extends ShardedModel {
   }
 }
 
+/**
+ * A source's size once a header has been read from it: every source knows it by then (a URL
+ * learns it from its first response).
+ * @param {Source} source
+ */
+export function knownSize(source) {
+  return /** @type {number} */ (source.byteLength);
+}
+
 /** Runs of rows covering [a, b): all of it, or with `sample` (a row count) up to 64 evenly
- * spaced runs of about sample / 64 rows each, so a sample sees the whole tensor, not its head. */
+ * spaced runs of about sample / 64 rows each, so a sample sees the whole tensor, not its head.
+ * @param {number} a
+ * @param {number} b
+ * @param {number | undefined} sample
+ * @returns {Run[]}
+ */
 export function sampledRuns(a, b, sample) {
-  if (!(sample > 0) || sample >= b - a) return a < b ? [[a, b]] : [];
+  if (sample === undefined || !(sample > 0) || sample >= b - a) return a < b ? [[a, b]] : [];
   const runs = Math.min(64, sample);
   const per = Math.max(1, Math.floor(sample / runs));
   const stride = (b - a) / runs;
+  /** @type {Run[]} */
   const out = [];
   for (let i = 0; i < runs; i++) {
     const first = a + Math.floor(i * stride);
@@ -364,7 +568,12 @@ export function sampledRuns(a, b, sample) {
   return out;
 }
 
-/** Checks a [a, b) row range of `t` (all rows when absent) and returns it. */
+/**
+ * Checks a [a, b) row range of `t` (all rows when absent) and returns it.
+ * @param {{ name: string, nRows: number }} t
+ * @param {[number, number]} [rows]
+ * @returns {Run}
+ */
 export function rowsOf(t, rows) {
   const [a, b] = rows ?? [0, t.nRows];
   if (!(Number.isInteger(a) && Number.isInteger(b) && a >= 0 && a <= b && b <= t.nRows)) {
@@ -373,7 +582,11 @@ export function rowsOf(t, rows) {
   return [a, b];
 }
 
-/** `into` (checked to hold `n` values, and cut to them) or a new Float32Array of `n`. */
+/**
+ * `into` (checked to hold `n` values, and cut to them) or a new Float32Array of `n`.
+ * @param {unknown} into
+ * @param {number} n
+ */
 export function outputArray(into, n) {
   if (into === undefined) return new Float32Array(n);
   if (!(into instanceof Float32Array)) throw new TypeError('gguf-lens: readTensor `into` must be a Float32Array');
@@ -386,17 +599,29 @@ export function outputArray(into, n) {
  * may be shared (asked for with `workers`, or an `into` over a SharedArrayBuffer) and memory can
  * be shared here. `workers` as for tensorStats (a count, or Workers); an `into` over a
  * SharedArrayBuffer without it gets tensorStats' default.
+ * @param {GgufModel} model
+ * @param {TensorInfo} t
+ * @param {number} n
+ * @param {TensorReadOptions} options
+ * @returns {Promise<PoolWorker[] | null>}
  */
 async function readTensorWorkers(model, t, n, options) {
   const { into } = options;
   if (!canShareMemory()) return null;
-  if (into !== undefined ? !isShared(into) : !(options.workers > 0 || options.workers?.length)) return null;
+  if (into !== undefined ? !isShared(into) : !asksWorkers(options.workers)) return null;
   const canOpen = workersCanOpen(model.input);
-  let workers = options.workers ?? (canOpen ? await autoWorkers(model.shards[t.shard].source, n) : 0);
-  if (!(workers > 0 || workers?.length)) return null;
+  const workers = options.workers ?? (canOpen ? await autoWorkers(model.shards[t.shard].source, n) : 0);
+  if (!asksWorkers(workers)) return null;
   checkWorkersCanOpen(model, 'readTensor');
-  if (typeof workers === 'number') workers = await ownWorkers(workers);
-  return workers;
+  return typeof workers === 'number' ? ownWorkers(workers) : workers;
+}
+
+/**
+ * Whether a `workers` option asks for workers (a count above 0, or a non-empty list).
+ * @param {PoolWorker[] | number | undefined} workers
+ */
+function asksWorkers(workers) {
+  return typeof workers === 'number' ? workers > 0 : !!workers?.length;
 }
 
 /** Bytes of a tensor's chunks kept in memory between the statistics' passes (above: read again). */
@@ -408,22 +633,32 @@ export const STATS_KEEP_BYTES = 256 << 20;
  * chunkOptions, keep)`; when the tensor's bytes fit STATS_KEEP_BYTES and `replay` is given they
  * are kept and the later passes replay them with `replay(job, bytes, firstRow)`, else they are
  * read again.
+ * @template {Uint8Array | Float32Array} C a chunk: bytes (a GGUF tensor's) or values
+ * @param {Wasm} wasm
+ * @param {{ rowLength: number, rowBytes: number }} t
+ * @param {number} a
+ * @param {number} b
+ * @param {StatsOptions} options
+ * @param {(job: TensorStatsJob, chunkOptions: ChunkOptions & { rowsPerChunk: number }, keep: (chunk: C, row: number) => void) => Promise<void>} readPass
+ * @param {(job: TensorStatsJob, chunk: C, row: number) => void} [replay]
+ * @returns {Promise<TensorStats>}
  */
 export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   try {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const rowsPerChunk = job.chunkRows(rowsPerRead(t.rowBytes, chunkBytes, b - a) * t.rowLength);
+    /** @type {[C, number][] | null} */
     const keep = replay && (b - a) * (t.rowBytes ?? 4 * t.rowLength) <= STATS_KEEP_BYTES ? [] : null;
     let first = true;
     while (job.pass() !== 'done') {
-      if (!first && keep) {
+      if (!first && keep && replay) {
         for (const [bytes, row] of keep) replay(job, bytes, row);
       } else {
         const chunkOptions = { ...options, rowsPerChunk, onProgress: first ? options.onProgress : undefined };
         await readPass(job, chunkOptions, (bytes, row) => { if (first && keep) keep.push([bytes, row]); });
       }
-      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      if (options.signal?.aborted) throw abortError(options.signal);
       job.finishPass();
       first = false;
     }
@@ -435,30 +670,32 @@ export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
 
 let nextJobId = 0;
 
-/** Whether a worker can open a model from its `input` (a URL or path, a File or Blob, or a list). */
+/**
+ * Whether a worker can open a model from its `input` (a URL or path, a File or Blob, or a list).
+ * @param {unknown} input
+ */
 function workersCanOpen(input) {
   return input !== undefined && input !== null && (typeof input !== 'object' || input instanceof Blob || Array.isArray(input));
 }
 
-/** Throws the one error of a call asked to run on workers for a model they cannot open. */
+/**
+ * Throws the one error of a call asked to run on workers for a model they cannot open.
+ * @param {GgufModel} model
+ * @param {string} call
+ */
 function checkWorkersCanOpen(model, call) {
   if (!workersCanOpen(model.input)) {
     throw new TypeError(`gguf-lens: ${call} with workers needs a model opened from a URL, path, File or Blob (workers cannot reopen a buffer); pass workers: 0`);
   }
 }
 
-/** `n` of the package's own workers: Node's worker_threads, or module workers in browsers. */
-function ownWorkers(n) {
+/**
+ * `n` of the package's own workers: Node's worker_threads, or module workers in browsers.
+ * @param {number} n
+ * @returns {Promise<PoolWorker[]>}
+ */
+async function ownWorkers(n) {
   return isNode ? nodeStatsWorkers(n) : browserStatsWorkers(n);
-}
-
-/** The id workers know `model` by (they get a clone of its input with every request), with the
- * workers noted so that model.close() closes their copies too. */
-function workerInputId(model, workers) {
-  model._statsInputId ??= `${++nextJobId}:${Math.random()}`;
-  model._statsWorkers ??= new Set();
-  for (const w of workers) model._statsWorkers.add(w);
-  return model._statsInputId;
 }
 
 /** Runs a local file's first pass is cut into (on workers, handed out a few at a time). */
@@ -469,12 +706,18 @@ const FINE_RUNS = 64;
  * (`guided`) runs that shrink as the work left does (a quarter of it at first for two workers,
  * then less, down to 1/64 of the rows), so a worker slowed down by anything takes fewer and the
  * workers end together.
+ * @param {TensorStatsJob} job
+ * @param {number} workers
+ * @param {boolean} guided
+ * @returns {Run[]}
  */
 function firstPassRuns(job, workers, guided) {
   const flat = job.parts(guided ? Math.max(FINE_RUNS, 4 * workers) : workers);
+  /** @type {Run[]} */
   const fine = [];
   for (let i = 0; i * 2 < flat.length; i++) fine.push([flat[2 * i], flat[2 * i + 1]]);
   if (!guided) return fine;
+  /** @type {Run[]} */
   const runs = [];
   for (let i = 0; i < fine.length;) {
     const take = Math.max(1, Math.ceil((fine.length - i) / (2 * workers)));
@@ -491,46 +734,58 @@ function firstPassRuns(job, workers, guided) {
  * model from `model.input` (once), reads and dequantizes its runs and sends its part back; the
  * parts merge here. Each later pass sends every worker the runs it read (their bytes are still in
  * its memory). The same numbers as on one thread, bit for bit.
+ * @param {GgufModel} model
+ * @param {TensorInfo} t
+ * @param {number} a
+ * @param {number} b
+ * @param {Omit<StatsOptions, 'workers'> & { workers: PoolWorker[] }} options
+ * @returns {Promise<TensorStats>}
  */
 async function runStatsOnWorkers(model, t, a, b, options) {
   const { workers, signal } = options;
   checkWorkersCanOpen(model, 'tensorStats');
   const wasm = model.wasm;
-  const inputId = workerInputId(model, workers);
+  const inputId = model._workerInputId(workers);
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
   const jobId = ++nextJobId;
   let asked = 0;
   let over = false;
   let firstPass = true;
   const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
+  /**
+   * @param {PoolWorker} worker
+   * @param {object} message
+   * @returns {Promise<Uint8Array>}
+   */
   const ask = async (worker, message) => {
     const id = `${jobId}:${++asked}`;
     const reply = await askWorker(worker, 'gguf-lens-stats', 'gguf-lens-stats-part', id, message, 'a statistics worker');
-    return reply.state;
+    return /** @type {Uint8Array} */ (reply.state);
   };
   const guided = typeof model.shards[t.shard].source?.readToMemory === 'function';
+  /** @type {Run[][]} */
   const owned = workers.map(() => []);
   // Node's workers keep the process alive only while they work for us.
   for (const w of workers) w.ref?.();
   try {
     while (job.pass() !== 'done') {
       const state = job.forkState();
-      const message = (runs, more) => ({
+      const message = (/** @type {Run[]} */ runs, /** @type {object} */ more = {}) => ({
         jobId, input: inputForWorkers(model.input), inputId, openOptions: model.openOptions, name: t.name,
         runs, state, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, wasmModule: wasmModule(), ...more,
       });
       // Each part is absorbed as it arrives (the merge is a sum, in any order), while the other
       // workers go on.
-      const absorb = (part) => {
+      const absorb = (/** @type {Uint8Array} */ part) => {
         if (!over) job.absorb(wasm.TensorStatsJob.fromState(part));
       };
-      const send = (i, runs) => ask(workers[i], message(runs)).then(absorb);
+      const send = (/** @type {number} */ i, /** @type {Run[]} */ runs) => ask(workers[i], message(runs)).then(absorb);
       if (firstPass) {
         // A run at a time to whichever worker is free; each worker adds its runs to a part it
         // holds and sends it back once at the end (a part can be megabytes: Q8_0's table).
         const runs = firstPassRuns(job, workers.length, guided);
         let next = 0;
-        const serve = async (i) => {
+        const serve = async (/** @type {number} */ i) => {
           while (next < runs.length && !over) {
             const run = runs[next++];
             owned[i].push(run);
@@ -544,7 +799,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
       } else {
         await Promise.all(owned.map((runs, i) => (runs.length ? send(i, runs) : null)));
       }
-      if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      if (signal?.aborted) throw abortError(signal);
       job.finishPass();
       firstPass = false;
     }
@@ -559,7 +814,12 @@ async function runStatsOnWorkers(model, t, a, b, options) {
   }
 }
 
-/** A byte counter reporting {loaded, total} to `onProgress`, or undefined without one. */
+/**
+ * A byte counter reporting {loaded, total} to `onProgress`, or undefined without one.
+ * @param {OnProgress | undefined} onProgress
+ * @param {number} total
+ * @returns {OnBytes | undefined}
+ */
 export function progressCounter(onProgress, total) {
   if (!onProgress) return undefined;
   let loaded = 0;
@@ -570,26 +830,6 @@ export function progressCounter(onProgress, total) {
 }
 
 /**
- * One model over the shards of a split file: metadata from the first, every shard's tensors, the
- * summary merged in wasm (the core's one definition, `SplitSummary`).
- * @param {GgufModel[]} models the shards, in order
- * @param {any} wasm the initialized wasm exports
+ * The options a chunked read takes (a call's options, with the rows per chunk the job chose).
+ * @typedef {{ chunkBytes?: number, rowsPerChunk?: number, signal?: AbortSignal, onProgress?: OnProgress, v1Zeros?: 'llama.cpp' | 'gptqmodel' }} ChunkOptions
  */
-export function mergeShards(models, wasm) {
-  // Checked first: on a throw every shard is still its own model, for the caller to close.
-  const split = new wasm.SplitSummary();
-  let summary;
-  try {
-    for (const m of models) split.add(m.header); // throws when a shard does not belong
-    summary = split.result();
-  } finally {
-    split.free();
-  }
-  const [first] = models;
-  first.shards = models;
-  first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
-  first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
-  first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
-  first.summary = () => structuredClone(summary);
-  return first;
-}

@@ -3,8 +3,12 @@
 import { loadWasm } from './wasm.js';
 import { toSource, deliver, openBounded } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { GgufModel, mergeShards } from './model.js';
+import { GgufModel } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
+
+/** @import { GgufInput } from './index.js' */
+/** @import { SafetensorsModel } from './safetensors.js' */
+/** @import { AnyOpenOptions, Source } from './internal.js' */
 
 /** First read: a header without a vocabulary in one request, and within the 64 KiB allowance when small. */
 export const FIRST_READ_BYTES = 64 * 1024;
@@ -13,9 +17,10 @@ const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
 
 /**
  * Opens a GGUF file (or every shard of a split model) and parses its header.
- * @param {any} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path, {byteLength, slice}, or
- *   an array of those (the shards of a split model, in order)
- * @param {object} [options]
+ * @param {GgufInput | GgufInput[]} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path,
+ *   {byteLength, slice}, or an array of those (the shards of a split model, in order)
+ * @param {AnyOpenOptions} [options]
+ * @returns {Promise<GgufModel>}
  */
 export async function openGguf(input, options = {}) {
   const shards = shardInputs(input);
@@ -24,15 +29,17 @@ export async function openGguf(input, options = {}) {
   const models = await openBounded(shards, (shard, _i, signal) => openOne(shard, { ...options, signal }),
     { signal: options.signal });
   try {
-    const merged = mergeShards(models, await loadWasm());
-    merged.input = models.map((m) => m.input);
-    return merged;
+    return GgufModel.merge(models, await loadWasm());
   } catch (err) {
     await Promise.all(models.map((m) => m.close())); // shards that are not one model
     throw err;
   }
 }
 
+/**
+ * @param {GgufInput | GgufInput[]} input
+ * @returns {GgufInput[]}
+ */
 function shardInputs(input) {
   if (Array.isArray(input)) return input;
   if (typeof input === 'string' || input instanceof URL) {
@@ -48,6 +55,11 @@ function shardInputs(input) {
   return [input];
 }
 
+/**
+ * @param {GgufInput} input
+ * @param {AnyOpenOptions} options
+ * @param {Source} [made] a source already made from `input`
+ */
 async function openOne(input, options, made) {
   // The module compiles while the first bytes are on their way.
   const wasmReady = loadWasm();
@@ -55,33 +67,49 @@ async function openOne(input, options, made) {
   const source = made ?? await toSource(input, options);
   try {
     const header = await readHeader(wasmReady, source, options);
-    const model = new GgufModel(await wasmReady, header, source);
     // What a worker opens to read its part of a tensor (a URL, path, File or Blob; with the
     // request options a worker can receive).
-    model.input = input instanceof URL ? String(input) : input;
-    model.openOptions = { headers: options.headers, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs };
-    return model;
+    return new GgufModel(await wasmReady, header, source, {
+      input: input instanceof URL ? String(input) : input,
+      openOptions: { headers: options.headers, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs },
+    });
   } catch (err) {
     await source.close();
     throw err;
   }
 }
 
+/**
+ * @param {Promise<import('./internal.js').Wasm>} wasmReady
+ * @param {Source} source
+ * @param {AnyOpenOptions} options
+ * @returns {Promise<import('./internal.js').GgufHeader>}
+ */
 function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? FIRST_READ_BYTES;
-  const parse = async (prefix) => (await wasmReady).parseHeader(prefix, source.byteLength);
+  const parse = async (/** @type {Uint8Array} */ prefix) => (await wasmReady).parseHeader(prefix, source.byteLength);
   return readGrowingPrefix(source, options, firstRead, parse, 'header');
 }
 
-/** The name an input carries (URL path, file path, File name), lower-cased, or ''. */
+/**
+ * The name an input carries (URL path, file path, File name), lower-cased, or ''.
+ * @param {unknown} input
+ */
 function nameOf(input) {
   if (typeof input === 'string' || input instanceof URL) return String(input).split(/[?#]/)[0].toLowerCase();
-  if (typeof input?.name === 'string') return input.name.toLowerCase();
+  const name = /** @type {{ name?: unknown } | null | undefined} */ (input)?.name;
+  if (typeof name === 'string') return name.toLowerCase();
   return '';
 }
 
-/** A source whose reads inside `prefix` (already read) are served from memory. */
+/**
+ * A source whose reads inside `prefix` (already read) are served from memory.
+ * @param {Source} source
+ * @param {Uint8Array} prefix
+ * @returns {Source}
+ */
 function primed(source, prefix) {
+  /** @type {Source} */
   const wrapper = Object.create(source);
   wrapper.read = (start, end, signal, onBytes, into) => {
     const stop = source.byteLength === undefined ? end : Math.min(end, source.byteLength);
@@ -98,8 +126,9 @@ function primed(source, prefix) {
  * Opens a GGUF file (or split model) or a safetensors checkpoint: by extension (.gguf,
  * .safetensors) when the input has a name, else by the first bytes (a safetensors header
  * length followed by "{"; anything else goes to the GGUF parser), read once and reused.
- * @param {any} input any input openGguf or openSafetensors takes
- * @param {object} [options] their options
+ * @param {GgufInput | GgufInput[]} input any input openGguf or openSafetensors takes
+ * @param {AnyOpenOptions} [options] their options
+ * @returns {Promise<GgufModel | SafetensorsModel>}
  */
 export async function open(input, options = {}) {
   if (Array.isArray(input)) return openGguf(input, options);

@@ -1,6 +1,10 @@
 // Reading a header from the start of a source, growing the read until the parser has all of it.
 // Shared by GGUF and safetensors: only the parse function differs.
 
+import { errorMessage } from './sources.js';
+/** @import { OnBytes, Source } from './internal.js' */
+/** @import { OpenOptions } from './index.js' */
+
 /** Slack added to the parser's estimate, so a slightly low guess does not cost a request. */
 const SLACK_BYTES = 32 * 1024;
 const SLACK_FRACTION = 0.05;
@@ -24,12 +28,13 @@ const STREAM_MIN_STEP = 128 * 1024;
  * MAX_HEADER_BYTES, or `limit` when lower) nor the file, and an estimate is trusted only a
  * step at a time (STREAM_STEP, REQUEST_STEP), so a crafted header cannot make it fetch more
  * than about one and a half times its own length.
- * @template T
- * @param {{ byteLength?: number, read: Function, release?: Function }} source
- * @param {{ signal?: AbortSignal, onProgress?: Function }} options
+ * @template {object} T
+ * @param {Source} source
+ * @param {Pick<OpenOptions, 'signal' | 'onProgress' | 'maxHeaderBytes'>} options
  * @param {number} firstRead
- * @param {(prefix: Uint8Array) => T | { needMore: number, estimate?: number } | Promise<T | { needMore: number, estimate?: number }>} parse
+ * @param {(prefix: Uint8Array) => T | NeedMore | Promise<T | NeedMore>} parse
  * @param {string} what
+ * @param {number} [limit]
  * @returns {Promise<T>}
  */
 export async function readGrowingPrefix(source, options, firstRead, parse, what, limit = Infinity) {
@@ -37,6 +42,7 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what,
   const maxHeader = Math.min(limit, options.maxHeaderBytes ?? MAX_HEADER_BYTES);
   if (!(maxHeader > 0)) throw new TypeError(`gguf-lens: maxHeaderBytes must be a positive number, not ${options.maxHeaderBytes}`);
   let loaded = 0;
+  /** @type {OnBytes} */
   const progress = (n) => {
     loaded += n;
     onProgress?.({ loaded, total: source.byteLength });
@@ -52,9 +58,9 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what,
     try {
       result = await parse(prefix);
     } catch (err) {
-      throw new Error(`gguf-lens: ${err.message ?? err}`, { cause: err });
+      throw new Error(`gguf-lens: ${errorMessage(err)}`, { cause: err });
     }
-    if (!('needMore' in result)) {
+    if (!isNeedMore(result)) {
       // A Range-ignoring server's stream is not needed past the header.
       source.release?.();
       return result;
@@ -91,4 +97,14 @@ export async function readGrowingPrefix(source, options, firstRead, parse, what,
     if (suffix.buffer !== room.buffer || suffix.byteOffset !== room.byteOffset) room.set(suffix);
     prefix = grown.subarray(0, prefix.length + suffix.length);
   }
+}
+
+/** @typedef {{ needMore: number, estimate?: number }} NeedMore a parser's ask for more bytes */
+
+/**
+ * @param {object} result
+ * @returns {result is NeedMore}
+ */
+function isNeedMore(result) {
+  return 'needMore' in result;
 }

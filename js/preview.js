@@ -59,7 +59,10 @@ button { font: inherit; color: var(--accent); background: none; border: 1px soli
 .error { color: #d1242f; }
 `;
 
-/** The one style sheet every element shares (created on first use). */
+/** @import { ArrayEntry, GgufInput, GgufModel, Summary, TensorInfo } from './index.js' */
+
+/** The one style sheet every element shares (created on first use).
+ * @type {CSSStyleSheet | null} */
 let sheet = null;
 
 /** Array items shown inline in the metadata table. */
@@ -69,7 +72,12 @@ const INLINE_TEXT = 160;
 /** Tensor rows shown before "Show all". */
 const TENSOR_ROWS = 200;
 
-/** A DOM element with properties and children (strings become text nodes: never parsed as HTML). */
+/**
+ * A DOM element with properties and children (strings become text nodes: never parsed as HTML).
+ * @param {string} tag
+ * @param {Record<string, any>} [props]
+ * @param {...unknown} children nodes, text, numbers (shown as text), arrays of them; null: none
+ */
 function h(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
@@ -79,7 +87,8 @@ function h(tag, props = {}, ...children) {
     else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value);
   }
-  for (const child of children.flat()) if (child != null) node.append(child);
+  // append() shows anything but a Node as its text.
+  for (const child of children.flat()) if (child != null) node.append(/** @type {Node | string} */ (child));
   return node;
 }
 
@@ -88,7 +97,10 @@ function h(tag, props = {}, ...children) {
 export const compactCount = formatCount;
 export { formatBytes };
 
-/** llama.cpp's label without its prefix: "MOSTLY_Q4_K_M" → "Q4_K_M", "ALL_F32" → "F32". */
+/**
+ * llama.cpp's label without its prefix: "MOSTLY_Q4_K_M" → "Q4_K_M", "ALL_F32" → "F32".
+ * @param {Summary} summary
+ */
 export function quantLabel(summary) {
   const label = summary.fileTypeLabel;
   if (label) return label.replace(/^(MOSTLY|ALL)_/, '');
@@ -96,18 +108,25 @@ export function quantLabel(summary) {
   return top ? `${top.type} (by tensor mix)` : '—';
 }
 
-/** A metadata value as short text. */
+/**
+ * A metadata value as short text.
+ * @param {unknown} value
+ */
 function valueText(value) {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(7)));
   if (typeof value === 'string') return JSON.stringify(value);
-  if (value && typeof value === 'object' && 'value' in value) return `${value.itemType}[${value.len}]`;
+  if (value && typeof value === 'object' && 'value' in value) {
+    const nested = /** @type {{ itemType: string, len: number }} */ (/** @type {unknown} */ (value));
+    return `${nested.itemType}[${nested.len}]`;
+  }
   return String(value);
 }
 
 // Importing this module outside a browser (SSR, Node) must not throw: the element is only
 // defined where custom elements exist.
-const Base = typeof HTMLElement === 'undefined' ? class {} : HTMLElement;
+// (Typed as HTMLElement: the plain class stands in only where no element is ever made.)
+const Base = /** @type {typeof HTMLElement} */ (typeof HTMLElement === 'undefined' ? class {} : HTMLElement);
 
 export class GgufPreview extends Base {
   static get observedAttributes() { return ['src']; }
@@ -125,23 +144,30 @@ export class GgufPreview extends Base {
     }
     this._body = h('div', { class: 'wrap', role: 'region', 'aria-label': 'GGUF model preview', 'aria-live': 'polite' });
     this._root.append(this._body);
+    /** @type {unknown} what `source` was set to */
     this._source = null;
     this._generation = 0;
-    /** @type {any} the open model (a GgufModel of the package) */
+    /** @type {GgufModel | null} the open model */
     this.model = null;
   }
 
   /** A File or Blob to preview (read with slice(): only the header's bytes). */
   get file() { return this._source instanceof Blob ? this._source : null; }
-  set file(blob) { this.source = blob; }
+  set file(blob) { this.source = /** @type {Blob | null} */ (blob); }
 
   /** Anything `openGguf` takes: URL, File/Blob, ArrayBuffer, Uint8Array, {byteLength, slice}. */
+  /** @returns {unknown} */
   get source() { return this._source ?? this.getAttribute('src'); }
-  set source(input) {
+  set source(/** @type {unknown} */ input) {
     this._source = input;
     this._load(input);
   }
 
+  /**
+   * @param {string} name
+   * @param {string | null} old
+   * @param {string | null} value
+   */
   attributeChangedCallback(name, old, value) {
     if (name === 'src' && value && value !== old && this._source == null) this._load(value);
   }
@@ -152,6 +178,7 @@ export class GgufPreview extends Base {
     }
   }
 
+  /** @param {unknown} input */
   async _load(input) {
     const generation = ++this._generation;
     this._body.replaceChildren(h('p', { class: 'muted', role: 'status' }, 'Reading the header…'));
@@ -159,7 +186,8 @@ export class GgufPreview extends Base {
     try {
       const { openGguf } = await import('./index.js');
       const previous = this.model;
-      const model = await openGguf(input);
+      // Whatever the page set: openGguf's error says what it cannot open.
+      const model = await openGguf(/** @type {GgufInput} */ (input));
       if (generation !== this._generation) { await model.close(); return; }
       this.model = model;
       await previous?.close();
@@ -167,7 +195,8 @@ export class GgufPreview extends Base {
       this.dispatchEvent(new CustomEvent('load', { detail: { summary: model.summary() } }));
     } catch (err) {
       if (generation !== this._generation) return;
-      const message = err && err.message ? err.message : String(err);
+      const error = /** @type {{ message?: string } | null | undefined} */ (err);
+      const message = error && error.message ? error.message : String(err);
       this._body.replaceChildren(h('p', { class: 'error', role: 'alert' }, `Could not read this file: ${message}`));
       this.dispatchEvent(new CustomEvent('error', { detail: { message } }));
     } finally {
@@ -175,9 +204,10 @@ export class GgufPreview extends Base {
     }
   }
 
+  /** @param {GgufModel} model */
   _render(model) {
     const s = model.summary();
-    const get = (key) => model.get(key);
+    const get = (/** @type {string} */ key) => model.get(key);
     const title = s.name ?? (typeof get('general.basename') === 'string' ? get('general.basename') : 'GGUF model');
     const facts = [
       ['Architecture', s.architecture ?? '—'],
@@ -203,6 +233,7 @@ export class GgufPreview extends Base {
     );
   }
 
+  /** @param {Summary} s */
   _mix(s) {
     const mix = [...s.quantMix].sort((a, b) => b.bytes - a.bytes);
     return h('section', { 'aria-labelledby': 'mix-h' },
@@ -213,17 +244,19 @@ export class GgufPreview extends Base {
         h('i', { style: { background: typeColour(m.type) } }), `${m.type} ${(m.share * 100).toFixed(1)}% · ${m.tensors} tensors`))));
   }
 
+  /** @param {GgufModel} model */
   _tokenizer(model) {
-    const tokens = model.get('tokenizer.ggml.tokens');
-    const merges = model.get('tokenizer.ggml.merges');
+    const tokens = /** @type {ArrayEntry | undefined} */ (model.get('tokenizer.ggml.tokens'));
+    const merges = /** @type {ArrayEntry | undefined} */ (model.get('tokenizer.ggml.merges'));
     const kind = model.get('tokenizer.ggml.model');
     const pre = model.get('tokenizer.ggml.pre');
     const template = model.get('tokenizer.chat_template');
-    const tokenText = (id) => {
+    const tokenText = (/** @type {number} */ id) => {
       if (!tokens || typeof tokens !== 'object' || id >= tokens.len) return '(out of vocabulary)';
       return String(tokens.items(id, id + 1)[0]);
     };
     const special = model.specialTokens();
+    /** @type {[string, string][]} */
     const rows = [];
     if (typeof kind === 'string') rows.push(['Model', kind]);
     if (typeof pre === 'string') rows.push(['Pre-tokenizer', pre]);
@@ -239,8 +272,9 @@ export class GgufPreview extends Base {
         : h('p', { class: 'muted' }, 'No chat template in the metadata.'));
   }
 
+  /** @param {GgufModel} model */
   _metadata(model) {
-    const rows = model.metadata.map((entry) => {
+    const rows = model.metadata.map((/** @type {any} */ entry) => {
       let shown;
       if (entry.type === 'array') {
         const n = Math.min(entry.len, ARRAY_PREVIEW);
@@ -262,17 +296,18 @@ export class GgufPreview extends Base {
         h('tbody', {}, rows)));
   }
 
+  /** @param {GgufModel} model */
   _tensors(model) {
     const tbody = h('tbody', {});
-    const row = (t) => h('tr', { 'data-tensor': t.name },
+    const row = (/** @type {TensorInfo} */ t) => h('tr', { 'data-tensor': t.name },
       h('td', { class: 'k' }, t.name), h('td', {}, t.type),
       // The package's shape is outermost first, as numpy/PyTorch print shapes.
       h('td', { class: 'n' }, `[${t.shape.join(', ')}]`),
       h('td', { class: 'n' }, formatBytes(t.nBytes)));
-    const fill = (n) => tbody.replaceChildren(...model.tensors.slice(0, n).map(row));
+    const fill = (/** @type {number} */ n) => tbody.replaceChildren(...model.tensors.slice(0, n).map(row));
     fill(TENSOR_ROWS);
     const more = model.tensors.length > TENSOR_ROWS
-      ? h('button', { type: 'button', onclick: (e) => { fill(model.tensors.length); e.target.remove(); } }, `Show all ${model.tensors.length.toLocaleString('en-US')} tensors`)
+      ? h('button', { type: 'button', onclick: (/** @type {MouseEvent} */ e) => { fill(model.tensors.length); /** @type {Element} */ (e.target).remove(); } }, `Show all ${model.tensors.length.toLocaleString('en-US')} tensors`)
       : null;
     return h('section', { 'aria-labelledby': 'tensors-h' },
       h('h3', { id: 'tensors-h' }, 'Tensors'),

@@ -6,18 +6,37 @@
 // last read it knows, so that piece's reads start meanwhile; a `done` answer ends the request.
 import { loadWasm } from './wasm.js';
 import { useModel } from './worker-model.js';
+import { errorMessage } from './sources.js';
+/** @import { GgufModel } from './model.js' */
+/** @import { ModelInput, QuantErrorJob, Run, Wasm, WorkerOpenOptions, WorkerScope } from './internal.js' */
 
-const scope = globalThis;
-// request id → { pieces: [{ piece, runs }] not yet read, done, wake (a waiting loop's resolve), cancelled }
+/**
+ * A quantization request (quant-error-pool.js), and the messages that follow it.
+ * @typedef {{ type: 'gguf-lens-qerr', id: string, input: ModelInput, inputId?: string,
+ *   openOptions?: WorkerOpenOptions, name: string, types?: string[], piece: number, runs: Run[],
+ *   chunkBytes: number, wasmModule?: WebAssembly.Module | null, timeline?: boolean }} QuantRequest
+ * @typedef {{ type: 'gguf-lens-qerr-more', id: string, piece?: number, runs?: Run[] }
+ *   | { type: 'gguf-lens-qerr-cancel', id: string }} QuantNotice
+ * @typedef {{ pieces: { piece: number, runs: Run[] }[], done: boolean,
+ *   wake: (() => void) | null, cancelled: boolean }} Inbox
+ *   a request's pieces not yet read, whether the pool has no more, a waiting loop's resolve
+ * @typedef {{ piece: number, first: number, last: number, cap: number, runs: Run[], ends?: boolean }} Read
+ *   rows [first, last) read (at most cap), runs quantized
+ */
+
+const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
+/** @type {Map<string, Inbox>} request id → its inbox */
 const requests = new Map();
-// One turn of the event loop, unclamped (a chain of setTimeout(0) waits 4 ms from the fifth).
+/** One turn of the event loop, unclamped (a chain of setTimeout(0) waits 4 ms from the fifth).
+ * @type {() => Promise<void>} */
 const pause = typeof setImmediate === 'function'
   ? () => new Promise((resolve) => setImmediate(resolve))
   : (() => {
     const channel = new MessageChannel();
+    /** @type {(() => void)[]} */
     const waiting = [];
     channel.port1.onmessage = () => waiting.shift()?.();
-    return () => new Promise((resolve) => { waiting.push(resolve); channel.port2.postMessage(0); });
+    return () => new Promise((resolve) => { waiting.push(() => resolve()); channel.port2.postMessage(0); });
   })();
 // Quantized between two pauses while a read or the next piece has not arrived: a browser feeds
 // a Blob's bytes (and the pool's answers) to this thread only while its event loop runs, so a
@@ -28,8 +47,12 @@ const SLICE_BYTES = 128 << 10;
 const AHEAD = 8;
 // A benchmark's timeline (requests carry the flag of benches/viewer-quant-error.mjs --timeline).
 let timeline = false;
-const mark = (name) => { if (timeline) performance.mark(`qerr:part:${name}`); };
+const mark = (/** @type {string} */ name) => { if (timeline) performance.mark(`qerr:part:${name}`); };
 
+/**
+ * @param {QuantRequest} message
+ * @param {Inbox} inbox
+ */
 async function part(message, inbox) {
   // The parent's compiled module when it sent one: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
@@ -48,9 +71,14 @@ async function part(message, inbox) {
  * the few rows between them (a sample's rows, done before: read, not quantized; a gap is read
  * only when it is at most 1/16 of the run after it), so the runs between a sample's take no
  * more reads than one run. `firstRead` caps the first read (the first quantizing waits for it).
+ * @param {number} piece
+ * @param {Run[]} runs
+ * @param {number} perRead
+ * @param {number} firstRead
  */
 function readsOf(piece, runs, perRead, firstRead) {
-  const reads = []; // { piece, first, last, cap, runs: [[a, b]] } rows [first, last) read (at most cap), runs quantized
+  /** @type {Read[]} */
+  const reads = [];
   for (const [first, last] of runs) {
     for (let a = first; a < last;) {
       const prev = reads.at(-1);
@@ -65,11 +93,17 @@ function readsOf(piece, runs, perRead, firstRead) {
       a = b;
     }
   }
-  if (reads.length) reads.at(-1).ends = true;
+  if (reads.length) reads[reads.length - 1].ends = true;
   return reads;
 }
 
-/** The request's pieces of `model`'s tensor quantized to every type, each piece's state sent. */
+/**
+ * The request's pieces of `model`'s tensor quantized to every type, each piece's state sent.
+ * @param {Wasm} wasm
+ * @param {GgufModel} model
+ * @param {QuantRequest} message
+ * @param {Inbox} inbox
+ */
 async function quantizePieces(wasm, model, message, inbox) {
   const t = model.tensor(message.name);
   const header = model.shards[t.shard].header;
@@ -78,6 +112,7 @@ async function quantizePieces(wasm, model, message, inbox) {
   // The first read small (an eighth): quantizing starts sooner, the next read comes meanwhile.
   let firstRead = Math.max(1, Math.floor(perRead / 8));
   const sliceRows = Math.max(1, Math.floor(SLICE_BYTES / Math.max(1, t.rowBytes)));
+  /** @type {Read[]} */
   const reads = [];
   const take = () => {
     for (const { piece, runs } of inbox.pieces.splice(0)) {
@@ -91,13 +126,15 @@ async function quantizePieces(wasm, model, message, inbox) {
     scope.postMessage({ type: 'gguf-lens-qerr-need', id: message.id });
   };
   // Messages are handled between tasks: a wait for the pool's answer lets them in.
-  const answered = () => new Promise((resolve) => { inbox.wake = resolve; });
-  const fetchRead = (i) => {
+  const answered = () => new Promise((resolve) => { inbox.wake = () => resolve(undefined); });
+  const fetchRead = (/** @type {number} */ i) => {
     const [start, end] = header.rowsRange(t.name, reads[i].first, reads[i].last);
     return source.read(start, end);
   };
+  /** @type {QuantErrorJob | null} */
   let job = null;
-  // Reads under way, in order: up to AHEAD of them, at most a chunk's bytes (or one read).
+  /** Reads under way, in order: up to AHEAD of them, at most a chunk's bytes (or one read).
+   * @type {{ bytes: number, read: Promise<Uint8Array>, done: boolean }[]} */
   const ahead = [];
   let next = 0; // the next read to start
   let aheadBytes = 0;
@@ -112,11 +149,12 @@ async function quantizePieces(wasm, model, message, inbox) {
     }
   };
   const arrived = () => {
-    const { bytes, read } = ahead.shift();
+    const { bytes, read } = /** @type {typeof ahead[number]} */ (ahead.shift());
     aheadBytes -= bytes;
     return read;
   };
-  const waited = { reads: 0, answers: 0, long: [] }; // ms, for a benchmark's timeline
+  /** ms, for a benchmark's timeline */
+  const waited = { reads: 0, answers: 0, long: /** @type {string[]} */ ([]) };
   // The pool's answer, when it has come: its reads start at once.
   const taken = () => {
     if (!inbox.pieces.length) return;
@@ -130,14 +168,14 @@ async function quantizePieces(wasm, model, message, inbox) {
     for (let i = 0; ; i++) {
       if (i >= reads.length) {
         if (!asked && !inbox.done) ask();
-        const t0 = timeline && performance.now();
+        const t0 = timeline ? performance.now() : 0;
         while (!inbox.pieces.length && !inbox.done && !inbox.cancelled) await answered();
         if (timeline) waited.answers += performance.now() - t0;
         if (inbox.cancelled) throw new Error('cancelled');
         taken();
         if (i >= reads.length) break; // done
       }
-      const t1 = timeline && performance.now();
+      const t1 = timeline ? performance.now() : 0;
       const bytes = await arrived();
       if (timeline) {
         const ms = performance.now() - t1;
@@ -150,7 +188,7 @@ async function quantizePieces(wasm, model, message, inbox) {
       // At most one read as long as this one left: the next piece is asked for now, to come (and
       // its first read to start) while these are quantized; asking earlier would hold more rows
       // at the end. (A sample's piece is several short reads: one is too short to wait on.)
-      const rowsOf = (k) => reads[k].last - reads[k].first;
+      const rowsOf = (/** @type {number} */ k) => reads[k].last - reads[k].first;
       if (!asked && !inbox.done && (i + 1 >= reads.length || (i + 2 === reads.length && rowsOf(i + 1) <= rowsOf(i)))) ask();
       if (inbox.cancelled) throw new Error('cancelled');
       const read = reads[i];
@@ -186,8 +224,9 @@ async function quantizePieces(wasm, model, message, inbox) {
 }
 
 scope.addEventListener('message', async (event) => {
+  /** @type {QuantRequest | QuantNotice | undefined} */
   const message = event.data;
-  const inbox = requests.get(message?.id);
+  const inbox = message && requests.get(message.id);
   if (message?.type === 'gguf-lens-qerr-cancel') {
     if (inbox) inbox.cancelled = true;
     inbox?.wake?.();
@@ -195,7 +234,7 @@ scope.addEventListener('message', async (event) => {
   }
   if (message?.type === 'gguf-lens-qerr-more') {
     if (!inbox) return;
-    if (message.runs) inbox.pieces.push({ piece: message.piece, runs: message.runs });
+    if (message.runs) inbox.pieces.push({ piece: /** @type {number} */ (message.piece), runs: message.runs });
     else inbox.done = true;
     inbox.wake?.();
     return;
@@ -203,6 +242,7 @@ scope.addEventListener('message', async (event) => {
   if (message?.type !== 'gguf-lens-qerr') return;
   timeline = Boolean(message.timeline);
   mark('received');
+  /** @type {Inbox} */
   const mine = { pieces: [{ piece: message.piece, runs: message.runs }], done: false, wake: null, cancelled: false };
   requests.set(message.id, mine);
   try {
@@ -210,7 +250,7 @@ scope.addEventListener('message', async (event) => {
     scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id });
     mark('sent');
   } catch (err) {
-    scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id, error: String(err?.message ?? err) });
+    scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id, error: errorMessage(err) });
   } finally {
     requests.delete(message.id);
   }

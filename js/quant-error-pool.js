@@ -9,20 +9,30 @@
 // viewer's exact pass after its sample) quantizes only the rows not yet done and adds them.
 
 import { inputForWorkers } from './worker-ask.js';
+import { abortError } from './sources.js';
+/** @import { QuantErrorReport, TensorInfo } from './index.js' */
+/** @import { GgufModel } from './model.js' */
+/** @import { PoolWorker, QuantErrorJob, Run } from './internal.js' */
 
 /**
  * Cuts `runs` ([first, last) row ranges, in order) into pieces in row order for `n` workers
  * taking them as they free up: each piece is 1/(2n) of the rows left, at least `minRows`, so
  * the last ones are small and the workers end close together.
+ * @param {Run[]} runs
+ * @param {number} n
+ * @param {number} minRows
+ * @returns {Run[][]}
  */
 export function cutPieces(runs, n, minRows) {
   let left = runs.reduce((s, [a, b]) => s + b - a, 0);
+  /** @type {Run[][]} */
   const pieces = [];
   let r = 0;
   let at = runs.length ? runs[0][0] : 0;
   while (left > 0) {
     let want = Math.min(left, Math.max(minRows, Math.ceil(left / (2 * n))));
     left -= want;
+    /** @type {Run[]} */
     const piece = [];
     while (want > 0) {
       const end = Math.min(runs[r][1], at + want);
@@ -42,8 +52,12 @@ export function cutPieces(runs, n, minRows) {
 /**
  * `runs` less `done` (both sorted, disjoint [first, last) ranges) when every run of `done` lies
  * inside one of `runs` and something is left; otherwise null.
+ * @param {Run[]} runs
+ * @param {Run[]} done
+ * @returns {Run[] | null}
  */
 export function runsLeft(runs, done) {
+  /** @type {Run[]} */
   const left = [];
   let d = 0;
   for (const [a, b] of runs) {
@@ -60,20 +74,35 @@ export function runsLeft(runs, done) {
   return d === done.length && left.length ? left : null;
 }
 
-// model → { key, runs, state, clean } of its last call on workers (`clean`: no type failed in
-// it, so a later pass's first failure, in row order, is in the rows it adds).
+/** model → { key, runs, state, clean } of its last call on workers (`clean`: no type failed in
+ * it, so a later pass's first failure, in row order, is in the rows it adds).
+ * @type {WeakMap<GgufModel, { key: string, runs: Run[], state: Uint8Array, clean: boolean }>} */
 const lastCall = new WeakMap();
 
 let nextJob = 0;
 
 // A benchmark's timeline (benches/viewer-quant-error.mjs --timeline sets the flag in this worker
 // and the pool's requests carry it): no marks otherwise.
-const mark = (name) => { if (globalThis.GGUF_LENS_TIMELINE) performance.mark(`qerr:pool:${name}`); };
+const mark = (/** @type {string} */ name) => { if (timelineFlag()) performance.mark(`qerr:pool:${name}`); };
+
+/** The benchmark's flag, set on this thread's global object. */
+function timelineFlag() {
+  return /** @type {{ GGUF_LENS_TIMELINE?: boolean }} */ (globalThis).GGUF_LENS_TIMELINE;
+}
 
 /**
  * The quantization error of `runs` of tensor `t` on `workers`; `job` is the page's empty
  * QuantErrorJob (its types and row length), which absorbs the parts in row order.
  * `onRows(n)` is told of every chunk of rows quantized.
+ * @param {GgufModel} model
+ * @param {TensorInfo} t
+ * @param {Run[]} runs
+ * @param {QuantErrorJob} job
+ * @param {string[]} types
+ * @param {PoolWorker[]} workers
+ * @param {{ signal?: AbortSignal, chunkBytes: number, onRows?: (n: number) => void, inputId: string,
+ *   wasmModule: WebAssembly.Module | null }} options
+ * @returns {Promise<QuantErrorReport>}
  */
 export async function quantErrorOnWorkers(model, t, runs, job, types, workers, options) {
   const { signal, chunkBytes, onRows, inputId, wasmModule } = options;
@@ -83,16 +112,20 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   const key = `${t.name}\u0000${types.join(',')}\u0000${t.rowLength}`;
   const absent = job.result().skipped.length; // types whose block does not divide the row
   const last = lastCall.get(model);
-  const left = last?.key === key && last.clean ? runsLeft(runs, last.runs) : null;
+  const left = last && last.key === key && last.clean ? runsLeft(runs, last.runs) : null;
   // The smallest piece: about 1/256 of a read (a few milliseconds of quantizing), so the
   // workers end within about that of each other.
   const minRows = Math.max(1, Math.floor(chunkBytes / 256 / Math.max(1, t.rowBytes)));
   const pieces = cutPieces(left ?? runs, workers.length, minRows);
   const used = workers.slice(0, pieces.length);
+  /** @type {Uint8Array[]} */
   const states = new Array(pieces.length);
   let nextPiece = 0;
+  /** @type {[PoolWorker, (event: MessageEvent) => void, (event: { message?: string } | undefined) => void][]} */
   const listeners = [];
-  let stop;
+  /** @type {(err: unknown) => void} */
+  let stop = () => {};
+  /** @type {Promise<never>} */
   const stopped = new Promise((_, reject) => { stop = reject; });
   stopped.catch(() => {});
   const cancelAll = () => {
@@ -100,16 +133,16 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   };
   const onAbort = () => {
     cancelAll();
-    stop(signal.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
+    stop(abortError(signal));
   };
   for (const w of used) w.ref?.();
   try {
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort);
-    if (left) onRows?.(last.runs.reduce((n, [a, b]) => n + b - a, 0));
+    if (left && last) onRows?.(last.runs.reduce((n, [a, b]) => n + b - a, 0));
     const parts = used.map((worker, i) => new Promise((resolve, reject) => {
       const id = `${jobId}:${i}`;
-      const onMessage = (event) => {
+      const onMessage = (/** @type {MessageEvent} */ event) => {
         const data = event.data;
         if (data?.id !== id) return;
         if (data.type === 'gguf-lens-qerr-progress') {
@@ -124,18 +157,18 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
         } else if (data.type === 'gguf-lens-qerr-part') {
           mark(`part-in:${i}`);
           if (data.error) reject(new Error(`gguf-lens: a quantization worker failed: ${data.error}`));
-          else resolve();
+          else resolve(undefined);
         }
       };
       // A worker that dies (crashes, runs out of memory, exits) fails the call, not hangs it.
-      const onError = (event) => reject(new Error(`gguf-lens: a quantization worker failed: ${event?.message ?? 'an error'}`));
+      const onError = (/** @type {{ message?: string } | undefined} */ event) => reject(new Error(`gguf-lens: a quantization worker failed: ${event?.message ?? 'an error'}`));
       worker.addEventListener('message', onMessage);
       worker.addEventListener('error', onError);
       listeners.push([worker, onMessage, onError]);
       const piece = nextPiece++;
       worker.postMessage({
         type: 'gguf-lens-qerr', id, input, inputId, openOptions: model.openOptions, name: t.name,
-        types, piece, runs: pieces[piece], chunkBytes, wasmModule, timeline: globalThis.GGUF_LENS_TIMELINE,
+        types, piece, runs: pieces[piece], chunkBytes, wasmModule, timeline: timelineFlag(),
       });
       mark(`part-sent:${i}`);
     }));
@@ -146,7 +179,7 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
       throw err;
     }
     // The earlier call's rows had no failure: any reason comes from the parts, in row order.
-    if (left) job.absorbState(last.state);
+    if (left && last) job.absorbState(last.state);
     for (const state of states) job.absorbState(state); // every piece's, in row order
     const result = job.result();
     lastCall.set(model, { key, runs, state: job.toState(), clean: result.skipped.length === absent });

@@ -6,13 +6,30 @@
 import { loadWasm } from './wasm.js';
 import { ReaderCache, readerSize, readRows } from './read-rows.js';
 import { useModel } from './worker-model.js';
+import { errorMessage } from './sources.js';
 
-const scope = globalThis;
+/** @import { GgufModel } from './model.js' */
+/** @import { WorkerScope } from './internal.js' */
+/** @import { ModelInput, Run, Wasm, WorkerOpenOptions } from './internal.js' */
+
+/**
+ * A read request (read-pool.js): rows `run` of tensor `name` into the shared array `out` holds.
+ * @typedef {{ type: 'gguf-lens-read', id: string, input: ModelInput, inputId?: string,
+ *   openOptions?: WorkerOpenOptions, name: string, run: Run, chunkBytes: number,
+ *   wasmModule?: WebAssembly.Module | null,
+ *   out: { buffer: SharedArrayBuffer, byteOffset: number, length: number, firstRow: number } }} ReadRequest
+ */
+
+/** This worker's global scope (a Web Worker's, or Node's behind stats-worker-node.js's adapter). */
+const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
 const readers = new ReaderCache();
 // Requests queued or running, and those the page cancelled.
+/** @type {Set<string>} */
 const known = new Set();
+/** @type {Set<string>} */
 const cancelled = new Set();
 
+/** @param {ReadRequest} message */
 async function part(message) {
   const stop = () => {
     if (cancelled.has(message.id)) throw new Error('cancelled');
@@ -28,7 +45,13 @@ async function part(message) {
   }
 }
 
-/** The request's run of `model`'s tensor read into the shared array. */
+/**
+ * The request's run of `model`'s tensor read into the shared array.
+ * @param {Wasm} wasm
+ * @param {GgufModel} model
+ * @param {ReadRequest} message
+ * @param {() => void} stop
+ */
 async function readRun(wasm, model, message, stop) {
   const t = model.tensor(message.name);
   const { buffer, byteOffset, length, firstRow } = message.out;
@@ -45,6 +68,7 @@ async function readRun(wasm, model, message, stop) {
   }
 }
 
+/** @type {Promise<unknown>} */
 let queue = Promise.resolve();
 
 scope.addEventListener('message', (event) => {
@@ -59,12 +83,13 @@ scope.addEventListener('message', (event) => {
   queue = queue.then(() => handle(message));
 });
 
+/** @param {ReadRequest} message */
 async function handle(message) {
   try {
     await part(message);
     scope.postMessage({ type: 'gguf-lens-read-done', id: message.id });
   } catch (err) {
-    scope.postMessage({ type: 'gguf-lens-read-done', id: message.id, error: String(err?.message ?? err) });
+    scope.postMessage({ type: 'gguf-lens-read-done', id: message.id, error: errorMessage(err) });
   } finally {
     known.delete(message.id);
     cancelled.delete(message.id);

@@ -6,26 +6,40 @@
 // readTensor writes.
 
 import { askWorker, inputForWorkers } from './worker-ask.js';
+import { abortError } from './sources.js';
+/** @import { OnBytes, PoolWorker, ReadableTensor, Run } from './internal.js' */
+/** @import { GgufModel } from './model.js' */
 
 /** Whether this thread can share memory with workers (browsers: only when cross-origin isolated). */
 export function canShareMemory() {
   return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated !== false;
 }
 
-/** Whether `array` (a Float32Array) lies in a SharedArrayBuffer. */
+/**
+ * Whether `array` (a Float32Array) lies in a SharedArrayBuffer.
+ * @param {Float32Array | undefined} array
+ */
 export function isShared(array) {
   return typeof SharedArrayBuffer === 'function' && array?.buffer instanceof SharedArrayBuffer;
 }
 
-/** A new zeroed Float32Array of `n` values over a SharedArrayBuffer. */
+/**
+ * A new zeroed Float32Array of `n` values over a SharedArrayBuffer.
+ * @param {number} n
+ */
 export function sharedFloat32Array(n) {
   return new Float32Array(new SharedArrayBuffer(n * 4));
 }
 
 /** Runs covering rows [a, b) for `workers` workers: each a share of the rows left (half of an
- * even share: a quarter of them at first for two workers), down to 1/64 of the rows. */
+ * even share: a quarter of them at first for two workers), down to 1/64 of the rows.
+ * @param {number} a
+ * @param {number} b
+ * @param {number} workers
+ */
 export function readRuns(a, b, workers) {
   const least = Math.max(1, Math.ceil((b - a) / 64));
+  /** @type {Run[]} */
   const runs = [];
   for (let at = a; at < b;) {
     const take = Math.min(b - at, Math.max(least, Math.ceil((b - at) / (2 * workers))));
@@ -41,22 +55,33 @@ let nextJob = 0;
  * Fills `out` (a Float32Array over a SharedArrayBuffer holding rows [a, b) of tensor `t` of
  * `model`) on `workers`. Settles only once no worker writes into `out` any more (on an error or
  * abort too: the workers are told to stop and are waited for).
+ * @param {GgufModel} model
+ * @param {ReadableTensor} t
+ * @param {number} a
+ * @param {number} b
+ * @param {Float32Array} out
+ * @param {PoolWorker[]} workers
+ * @param {{ signal?: AbortSignal, chunkBytes: number, onBytes?: OnBytes, inputId: string,
+ *   wasmModule: WebAssembly.Module | null }} options
+ * @returns {Promise<Float32Array>}
  */
 export async function readOnWorkers(model, t, a, b, out, workers, options) {
   const { signal, chunkBytes, onBytes, inputId, wasmModule } = options;
   const jobId = `read${++nextJob}`;
   const runs = readRuns(a, b, workers.length);
   const target = { buffer: out.buffer, byteOffset: out.byteOffset, length: out.length, firstRow: a };
-  const busy = new Map(); // request id → worker
+  /** @type {Map<string, PoolWorker>} request id → worker */
+  const busy = new Map();
   let asked = 0;
   let next = 0;
+  /** @type {unknown} */
   let failure = null;
-  const stop = (err) => {
+  const stop = (/** @type {unknown} */ err) => {
     failure ??= err;
     for (const [id, w] of busy) w.postMessage({ type: 'gguf-lens-read-cancel', id });
   };
-  const onAbort = () => stop(signal.reason ?? new DOMException('The operation was aborted.', 'AbortError'));
-  const ask = async (worker, run) => {
+  const onAbort = () => stop(abortError(signal));
+  const ask = async (/** @type {PoolWorker} */ worker, /** @type {Run} */ run) => {
     const id = `${jobId}:${++asked}`;
     busy.set(id, worker);
     try {
@@ -68,7 +93,7 @@ export async function readOnWorkers(model, t, a, b, out, workers, options) {
       busy.delete(id);
     }
   };
-  const serve = async (worker) => {
+  const serve = async (/** @type {PoolWorker} */ worker) => {
     while (next < runs.length && !failure) {
       const run = runs[next++];
       try {

@@ -6,17 +6,28 @@
 // page faults twice).
 import { isLive, wasmMemory } from './wasm.js';
 import { readsToMemory } from './stats-read.js';
+import { abortError } from './sources.js';
+/** @import { GgufShard, OnBytes, ReadableTensor, ReaderEntry, RowShape, Wasm } from './internal.js' */
 
 /** Values per dequantize call: the slice is still in L2 when it is copied out. */
 const SLICE_VALUES = 1 << 16;
 
 /** Rows per read of `chunkBytes`: all `rows` at once when a row has no bytes (a zero-width
- * tensor: 2^62 empty rows must not be 2^39 empty reads). */
+ * tensor: 2^62 empty rows must not be 2^39 empty reads).
+ * @param {number} rowBytes
+ * @param {number} chunkBytes
+ * @param {number} rows
+ */
 export function rowsPerRead(rowBytes, chunkBytes, rows) {
   return rowBytes > 0 ? Math.max(1, Math.floor(chunkBytes / rowBytes)) : Math.max(1, rows);
 }
 
-/** The RowReader sizes `readRows` needs for `chunkBytes` requests of tensor `t` over `rows` rows. */
+/**
+ * The RowReader sizes `readRows` needs for `chunkBytes` requests of tensor `t` over `rows` rows.
+ * @param {RowShape} t
+ * @param {number} rows
+ * @param {number} chunkBytes
+ */
 export function readerSize(t, rows, chunkBytes) {
   const chunkRows = Math.min(rows, rowsPerRead(t.rowBytes, chunkBytes, rows));
   const sliceRows = t.rowLength > 0 ? Math.min(chunkRows, Math.max(1, Math.floor(SLICE_VALUES / t.rowLength))) : chunkRows;
@@ -27,15 +38,29 @@ export function readerSize(t, rows, chunkBytes) {
  * Reads rows [a, b) of tensor `t` of `shard` (a GgufModel) into `out`, row `firstRow` of which
  * is out[0], with `reader` (a RowReader of at least readerSize's sizes). `stop()` is called
  * between chunks (it throws to stop); `progress(n)` is told of each chunk's bytes.
+ * @param {Wasm} wasm
+ * @param {GgufShard} shard
+ * @param {ReadableTensor} t
+ * @param {number} a
+ * @param {number} b
+ * @param {Float32Array} out
+ * @param {number} firstRow
+ * @param {{ reader: import('./internal.js').RowReader, chunkBytes: number, signal?: AbortSignal,
+ *   progress?: OnBytes, stop?: () => void }} options
  */
 export async function readRows(wasm, shard, t, a, b, out, firstRow, { reader, chunkBytes, signal, progress, stop }) {
   if (a >= b) return;
   const header = shard.header;
   const { chunkRows, sliceRows } = readerSize(t, b - a, chunkBytes);
   const half = chunkRows * t.rowBytes;
-  const memory = wasmMemory();
-  const direct = readsToMemory(shard.source, wasm);
-  // Half k of the reader's bytes gets rows [first, first + chunkRows).
+  const memory = /** @type {WebAssembly.Memory} */ (wasmMemory());
+  const source = shard.source;
+  const direct = readsToMemory(source, wasm);
+  /**
+   * Half k of the reader's bytes gets rows [first, first + chunkRows).
+   * @param {number} first
+   * @param {number} k
+   */
   const fill = async (first, k) => {
     const last = Math.min(b, first + chunkRows);
     const [start, end] = header.rowsRange(t.name, first, last);
@@ -43,7 +68,7 @@ export async function readRows(wasm, shard, t, a, b, out, firstRow, { reader, ch
     if (end - start > half) throw new Error(`gguf-lens: ${end - start} bytes read into a ${half}-byte chunk`);
     const at = reader.bytesPtr() + k * half;
     if (direct) {
-      await shard.source.readToMemory(start, end, memory, at);
+      await source.readToMemory(start, end, memory, at);
       progress?.(end - start);
     } else {
       const bytes = await shard.source.read(start, end, signal, progress);
@@ -52,12 +77,13 @@ export async function readRows(wasm, shard, t, a, b, out, firstRow, { reader, ch
     }
     return { first, last, k };
   };
+  /** @type {ReturnType<typeof fill> | null} */
   let pending = fill(a, 0);
   try {
     while (pending) {
       const chunk = await pending;
       pending = null;
-      if (signal?.aborted) throw signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      if (signal?.aborted) throw abortError(signal);
       stop?.();
       if (chunk.last < b) pending = fill(chunk.last, 1 - chunk.k);
       for (let row = chunk.first; row < chunk.last; row += sliceRows) {
@@ -76,10 +102,16 @@ export async function readRows(wasm, shard, t, a, b, out, firstRow, { reader, ch
 /** Keeps one RowReader per thread for later calls (wasm memory never shrinks: reuse it). */
 export class ReaderCache {
   constructor() {
-    this.spare = null; // { reader, bytes, values }
+    /** @type {ReaderEntry | null} */
+    this.spare = null;
   }
 
-  /** A reader of at least these sizes: the spare one if it is big enough and free. */
+  /**
+   * A reader of at least these sizes: the spare one if it is big enough and free.
+   * @param {Wasm} wasm
+   * @param {{ bytes: number, values: number }} size
+   * @returns {ReaderEntry}
+   */
   take(wasm, { bytes, values }) {
     // A reader from before a trap is gone with the instance that made it (wasm.js).
     const spare = isLive(this.spare?.reader) ? this.spare : null;
@@ -90,7 +122,10 @@ export class ReaderCache {
     return { reader: new wasm.RowReader(size.bytes, size.values), ...size };
   }
 
-  /** Gives a reader back (the bigger one is kept). */
+  /**
+   * Gives a reader back (the bigger one is kept).
+   * @param {ReaderEntry} entry
+   */
   give(entry) {
     if (!isLive(entry.reader)) return;
     if (this.spare && this.spare.bytes >= entry.bytes && this.spare.values >= entry.values) {

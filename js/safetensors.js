@@ -5,8 +5,13 @@
 import { loadWasm } from './wasm.js';
 import { toSource, importNodeFs, openBounded, siblingOf, fetchTextBounded, MAX_TEXT_BYTES } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { rowsOf, progressCounter, runStatsJob, outputArray, ShardedModel } from './model.js';
+import { rowsOf, progressCounter, runStatsJob, outputArray, knownSize, ShardedModel } from './model.js';
 import { rowsPerRead } from './read-rows.js';
+import { abortError, errorMessage } from './sources.js';
+/** @import { GgufInput, GptqLayer, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
+/** @import { AnyOpenOptions, SafetensorsHeader, Source, Wasm } from './internal.js' */
+/** @import { ChunkOptions } from './model.js' */
+/** @typedef {ChunkOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} StChunkOptions */
 
 /** First read of a safetensors file: most headers fit. */
 export const SAFETENSORS_FIRST_READ_BYTES = 256 * 1024;
@@ -20,32 +25,42 @@ const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 /**
  * Opens a safetensors file and parses its header; finds GPTQ layers and their config. A URL or
  * Node path naming `….safetensors.index.json` opens every shard beside it as one model.
- * @param {any} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path or {byteLength, slice}
- * @param {object} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
+ * @param {GgufInput} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path or {byteLength, slice}
+ * @param {AnyOpenOptions} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
  *   text is not accepted: pass URLs as strings or URL objects), `v1Zeros` ('llama.cpp' default, or
  *   'gptqmodel') and `findConfig` (default true: look beside a URL or path)
+ * @returns {Promise<SafetensorsModel>}
  */
 export async function openSafetensors(input, options = {}) {
   if (isIndexName(input)) return openIndex(input, options);
   return openSafetensorsSource(input, await toSource(input, options), options);
 }
 
-/** Whether `input` names a shard index (`model.safetensors.index.json`). */
+/**
+ * Whether `input` names a shard index (`model.safetensors.index.json`).
+ * @param {unknown} input
+ * @returns {input is string | URL}
+ */
 export function isIndexName(input) {
   return (typeof input === 'string' || input instanceof URL) && /\.safetensors\.index\.json$/i.test(String(input).split(/[?#]/)[0]);
 }
 
-/** A sharded checkpoint: the index, then every shard's header (in parallel), as one model. */
+/**
+ * A sharded checkpoint: the index, then every shard's header (in parallel), as one model.
+ * @param {string | URL} input
+ * @param {AnyOpenOptions} options
+ */
 async function openIndex(input, options) {
   const wasm = await loadWasm();
+  /** @type {{ shards: string[], weightMap: [string, string][], metadata?: Record<string, unknown> }} */
   let index;
   try {
-    index = wasm.parseShardIndex(new TextEncoder().encode(await fetchText(input, options, { optional: false })));
+    index = wasm.parseShardIndex(new TextEncoder().encode(/** @type {string} */ (await fetchText(input, options, { optional: false }))));
   } catch (err) {
-    throw new Error(`gguf-lens: ${input}: ${err.message ?? err}`, { cause: err });
+    throw new Error(`gguf-lens: ${input}: ${errorMessage(err)}`, { cause: err });
   }
   // Names from the file: plain file names beside the index, on its origin, or refused.
-  const where = index.shards.map((shard) => siblingOf(String(input), shard, 'shard'));
+  const where = index.shards.map((/** @type {string} */ shard) => siblingOf(String(input), shard, 'shard'));
   const models = await openBounded(where,
     // Never an index again (a crafted one naming itself would recurse).
     async (shard, _i, signal) => {
@@ -54,28 +69,23 @@ async function openIndex(input, options) {
     }, { signal: options.signal });
   try {
     const [first] = models;
-    first.shards = models;
-    // The core checkpoint in the first header holds every shard: GPTQ layers may straddle them.
-    for (const m of models.slice(1)) first.header.addShard(m.header);
-    first.tensors = models.flatMap((model, shard) => model.tensors.map((t) => ({ ...t, shard })));
-    first._tensorIndex = new Map(first.tensors.map((t) => [t.name, t]));
-    for (const [tensor, shard] of index.weightMap) {
-      const t = first._tensorIndex.get(tensor);
-      if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
-    }
-    first.byteLength = models.reduce((sum, m) => sum + m.byteLength, 0);
-    first.indexMetadata = index.metadata;
-    first._setLayers();
+    first._joinIndex(models, index, input);
     await first._loadConfig(input, options);
     return first;
   } catch (err) {
-    if (models[0]) models[0].shards = [models[0]];
+    models[0]?._ownShardOnly();
     for (const m of models) await m.close();
     throw err;
   }
 }
 
-/** @internal openSafetensors on an already made source (open() passes one it has read from). */
+/**
+ * openSafetensors on an already made source (open() passes one it has read from).
+ * @param {unknown} input what the source was made from (for a config beside it)
+ * @param {Source} source
+ * @param {AnyOpenOptions} [options]
+ * @returns {Promise<SafetensorsModel>}
+ */
 export async function openSafetensorsSource(input, source, options = {}) {
   const wasmReady = loadWasm();
   wasmReady.catch(() => {}); // a failed load is reported where it is awaited
@@ -95,13 +105,25 @@ export async function openSafetensorsSource(input, source, options = {}) {
   }
 }
 
+/**
+ * @param {Promise<Wasm>} wasmReady
+ * @param {Source} source
+ * @param {AnyOpenOptions} options
+ * @returns {Promise<SafetensorsHeader>}
+ */
 function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? SAFETENSORS_FIRST_READ_BYTES;
-  const parse = async (prefix) => (await wasmReady).parseSafetensors(prefix, source.byteLength);
+  const parse = async (/** @type {Uint8Array} */ prefix) => (await wasmReady).parseSafetensors(prefix, source.byteLength);
   return readGrowingPrefix(source, options, firstRead, parse, 'safetensors header', SAFETENSORS_MAX_HEADER);
 }
 
-/** Text of a config given as a URL (fetched) or a Node path; undefined when it is not there (404, ENOENT). */
+/**
+ * Text of a config given as a URL (fetched) or a Node path; undefined when it is not there (404, ENOENT).
+ * @param {string | URL} where
+ * @param {AnyOpenOptions} options
+ * @param {{ optional: boolean }} how
+ * @returns {Promise<string | undefined>}
+ */
 async function fetchText(where, options, { optional }) {
   const text = String(where);
   if (isNode && !/^(https?|blob|data):/i.test(text)) {
@@ -112,8 +134,8 @@ async function fetchText(where, options, { optional }) {
       if (size > MAX_TEXT_BYTES) throw new Error(`${size} bytes, more than ${MAX_TEXT_BYTES} for a shard index or config`);
       return await readFile(path, 'utf8');
     } catch (err) {
-      if (optional && err.code === 'ENOENT') return undefined;
-      throw new Error(`gguf-lens: cannot read ${text}: ${err.message}`, { cause: err });
+      if (optional && /** @type {{ code?: unknown }} */ (err).code === 'ENOENT') return undefined;
+      throw new Error(`gguf-lens: cannot read ${text}: ${errorMessage(err)}`, { cause: err });
     }
   }
   let answer;
@@ -122,7 +144,7 @@ async function fetchText(where, options, { optional }) {
   } catch (err) {
     if (options.signal?.aborted) throw err;
     if (optional) return undefined;
-    throw new Error(`gguf-lens: cannot fetch ${text}: ${err.message}`, { cause: err });
+    throw new Error(`gguf-lens: cannot fetch ${text}: ${errorMessage(err)}`, { cause: err });
   }
   if (answer.text === undefined) {
     if (optional) return undefined; // 404 (or any refusal): no config there
@@ -131,7 +153,11 @@ async function fetchText(where, options, { optional }) {
   return answer.text;
 }
 
-/** Where a config beside `input` would be, or undefined for inputs that are not a URL or path. */
+/**
+ * Where a config beside `input` would be, or undefined for inputs that are not a URL or path.
+ * @param {unknown} input
+ * @param {string} fileName
+ */
 function besideInput(input, fileName) {
   if (!(typeof input === 'string' || input instanceof URL)) return undefined;
   const text = String(input);
@@ -149,53 +175,107 @@ function besideInput(input, fileName) {
   return text.slice(0, text.search(/[^/\\]*$/)) + fileName;
 }
 
-/** A safetensors file: metadata, tensors, GPTQ layers, and reads of either as f32. */
+/**
+ * A safetensors file: metadata, tensors, GPTQ layers, and reads of either as f32.
+ * @extends {ShardedModel<SafetensorsModel, SafetensorsTensorInfo>}
+ */
 export class SafetensorsModel extends ShardedModel {
+  /**
+   * @param {Wasm} wasm
+   * @param {SafetensorsHeader} header
+   * @param {Source} source
+   * @param {AnyOpenOptions} [options]
+   */
   constructor(wasm, header, source, options = {}) {
     super();
     this.wasm = wasm;
     this.header = header;
     this.source = source;
+    /** @type {'safetensors'} */
     this.format = 'safetensors';
-    this.byteLength = source.byteLength;
+    this.byteLength = knownSize(source);
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
-    /** `__metadata__` as entries, the shape of a GGUF model's (every value a string). */
-    this.metadata = header.metadata().map(({ key, value }) => ({ key, type: 'string', value }));
-    /** @type {any[]} */
+    /** `__metadata__` as entries, the shape of a GGUF model's (every value a string).
+     * @type {(ScalarEntry & { value: string })[]} */
+    this.metadata = header.metadata().map((/** @type {{ key: string, value: string }} */ { key, value }) => ({ key, type: 'string', value }));
+    /** @type {SafetensorsTensorInfo[]} */
     this.tensors = header.tensors();
     for (const t of this.tensors) t.shard = 0;
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    /** The shards' models (this one alone for a single file). */
     this.shards = [this];
+    /** The index's "metadata" (e.g. total_size), for a sharded checkpoint.
+     * @type {Record<string, unknown> | undefined} */
+    this.indexMetadata = undefined;
+    /** @type {QuantConfig | null} */
     this.quantConfig = null;
+    /** @type {string | null} */
     this.quantConfigSource = null;
+    /** Set when a config found beside the file could not be used.
+     * @type {string | undefined} */
+    this.quantConfigError = undefined;
+    /** The last GPTQ layer read, its parts in wasm memory.
+     * @type {{ name: string, data: import('./wasm/gguf_lens.js').GptqLayerData } | undefined} */
+    this._lastLayer = undefined;
+    /** @type {GptqLayer[]} */
+    this.gptqLayers = [];
+    /** @type {Map<string, GptqLayer>} */
+    this._layerIndex = new Map();
+    /** @type {string[]} */
+    this.gptqLayerErrors = [];
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
   }
 
-  /** A `__metadata__` value, or undefined (as GgufModel.get). */
+  /**
+   * Becomes the model of a sharded checkpoint's shards (this one first), checked against the
+   * index's weight map: the core checkpoint in this header holds every shard (GPTQ layers may
+   * straddle them).
+   * @param {SafetensorsModel[]} models
+   * @param {{ shards: string[], weightMap: [string, string][], metadata?: Record<string, unknown> }} index
+   * @param {string | URL} input the index's URL or path, for errors
+   */
+  _joinIndex(models, index, input) {
+    this._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
+    for (const m of models.slice(1)) this.header.addShard(m.header);
+    for (const [tensor, shard] of index.weightMap) {
+      const t = this._tensorIndex.get(tensor);
+      if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
+    }
+    this.indexMetadata = index.metadata;
+    this._setLayers();
+  }
+
+  /**
+   * A `__metadata__` value, or undefined (as GgufModel.get).
+   * @param {string} key
+   * @returns {string | undefined}
+   */
   get(key) {
     return this.metadata.find((e) => e.key === key)?.value;
   }
 
   /** The GPTQ layers the core found (across every shard), with the reasons for misfits. */
   _setLayers() {
-    /** @type {any[]} */
     this.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
     this.gptqLayerErrors = this.header.gptqLayerErrors();
   }
 
-  /** Sets the config from options, else from quantize_config.json then config.json beside the input. */
+  /**
+   * Sets the config from options, else from quantize_config.json then config.json beside the input.
+   * @param {unknown} input
+   * @param {AnyOpenOptions} options
+   */
   async _loadConfig(input, options) {
+    /** @type {['quantizeConfig' | 'config', string][]} */
     const given = [['quantizeConfig', 'quantize_config'], ['config', 'config']];
     for (const [option, kind] of given) {
       const value = options[option];
       if (value === undefined || value === null) continue;
-      const text = typeof value === 'string' || value instanceof URL
+      const text = /** @type {string} */ (typeof value === 'string' || value instanceof URL
         ? await fetchText(value, options, { optional: false })
-        : JSON.stringify(value);
+        : JSON.stringify(value));
       this._setConfig(text, kind, typeof value === 'object' && !(value instanceof URL) ? `options.${option}` : String(value));
       return;
     }
@@ -209,18 +289,23 @@ export class SafetensorsModel extends ShardedModel {
         this._setConfig(text, kind, where);
       } catch (err) {
         // A config found by guessing that is not GPTQ's (or not JSON) is reported, not fatal.
-        this.quantConfigError = err.message;
+        this.quantConfigError = /** @type {Error} */ (err).message;
         continue;
       }
       if (this.quantConfig) return;
     }
   }
 
+  /**
+   * @param {string} text a config's JSON
+   * @param {string} kind 'quantize_config' or 'config'
+   * @param {string} where where it came from, for errors and quantConfigSource
+   */
   _setConfig(text, kind, where) {
     try {
       this.quantConfig = this.header.setQuantConfig(text, kind);
     } catch (err) {
-      throw new Error(`gguf-lens: ${where}: ${err.message ?? err}`, { cause: err });
+      throw new Error(`gguf-lens: ${where}: ${errorMessage(err)}`, { cause: err });
     }
     this.quantConfigSource = this.quantConfig ? where : null;
     this._lastLayer?.data.free();
@@ -228,36 +313,37 @@ export class SafetensorsModel extends ShardedModel {
     this._setLayers();
   }
 
-  /** A GPTQ layer by prefix, or undefined. */
+  /**
+   * A GPTQ layer by prefix, or undefined.
+   * @param {string} name
+   */
   gptqLayer(name) {
     return this._layerIndex.get(name);
   }
 
   /** The GPTQ layer `name` reads: by its prefix, or as `<prefix>.weight` when no stored tensor
-   * has that name (the core's rule, as the CLI resolves it). */
+   * has that name (the core's rule, as the CLI resolves it).
+   * @param {string} name
+   */
   _layerNamed(name) {
     const prefix = this.header.layerNamed(name);
     return prefix === undefined ? undefined : this._layerIndex.get(prefix);
   }
 
   /** The core's summary: GGUF's summary fields (null where a checkpoint has no such thing),
-   * then dtypeMix (= quantMix) and gptq. */
+   * then dtypeMix (= quantMix) and gptq.
+   * @returns {SafetensorsSummary}
+   */
   summary() {
     return this.header.summary(this.quantConfigSource ?? undefined);
-  }
-
-  /** The raw bytes of rows [a, b) (default: all) of a stored tensor. */
-  async readTensorBytes(name, options = {}) {
-    const t = this.tensor(name);
-    const [a, b] = rowsOf(t, options.rows);
-    const shard = this.shards[t.shard];
-    const [start, end] = shard.header.rowsRange(name, a, b);
-    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
   }
 
   /**
    * Rows [a, b) (default: all) as f32: a stored tensor converted as torch does, or a GPTQ layer
    * (by prefix) dequantized to [outFeatures, inFeatures] rows.
+   * @param {string} name
+   * @param {ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
+   * @returns {Promise<Float32Array>}
    */
   async readTensor(name, options = {}) {
     const layer = this._layerNamed(name);
@@ -268,14 +354,20 @@ export class SafetensorsModel extends ShardedModel {
     return out;
   }
 
-  /** Streaming statistics of rows [a, b) (default: all) of a tensor or GPTQ layer. */
+  /**
+   * Streaming statistics of rows [a, b) (default: all) of a tensor or GPTQ layer.
+   * @param {string} name
+   * @param {StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
+   * @returns {Promise<TensorStats>}
+   */
   async tensorStats(name, options = {}) {
-    const t = this._layerNamed(name) ?? this.tensor(name);
+    const layer = this._layerNamed(name);
+    const t = layer ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const rowLength = t.inFeatures ?? t.rowLength;
+    const rowLength = layer ? layer.inFeatures : t.rowLength;
     // Values reach wasm as f32 here (checkpoint dtypes are converted in JS or per layer).
     return runStatsJob(this.wasm, { rowLength, rowBytes: 4 * rowLength }, a, b, options,
-      (job, chunkOptions, keep) => this._eachChunk(name, a, b, chunkOptions, (values, first) => {
+      (job, chunkOptions, /** @type {(values: Float32Array, first: number) => void} */ keep) => this._eachChunk(name, a, b, chunkOptions, (values, first) => {
         job.add(first, values);
         keep(values, first);
       }), (job, values, first) => job.add(first, values));
@@ -284,11 +376,15 @@ export class SafetensorsModel extends ShardedModel {
   /**
    * The error of quantizing rows [a, b) (default: all) of a tensor or GPTQ layer to each ggml
    * type, bit-exact to ggml's quantizers without an importance matrix: as `GgufModel.quantError`.
+   * @param {string} name
+   * @param {QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
+   * @returns {Promise<QuantErrorReport>}
    */
   async quantError(name, options = {}) {
-    const t = this._layerNamed(name) ?? this.tensor(name);
+    const layer = this._layerNamed(name);
+    const t = layer ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const job = new this.wasm.QuantErrorJob(options.types ?? [], t.inFeatures ?? t.rowLength);
+    const job = new this.wasm.QuantErrorJob(options.types ?? [], layer ? layer.inFeatures : t.rowLength);
     try {
       await this._eachChunk(name, a, b, options, (values) => job.add(values));
       return job.result();
@@ -297,7 +393,14 @@ export class SafetensorsModel extends ShardedModel {
     }
   }
 
-  /** Calls consume(values, firstRow) for consecutive row chunks of [a, b). */
+  /**
+   * Calls consume(values, firstRow) for consecutive row chunks of [a, b).
+   * @param {string} name
+   * @param {number} a
+   * @param {number} b
+   * @param {StChunkOptions} options
+   * @param {(values: Float32Array, first: number) => void} consume
+   */
   async _eachChunk(name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const layer = this._layerNamed(name);
@@ -316,11 +419,12 @@ export class SafetensorsModel extends ShardedModel {
       return;
     }
     const t = this.tensor(name);
-    if (!t.plain || t.rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.type}, which is not read as f32`);
+    const rowBytes = t.rowBytes;
+    if (!t.plain || rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.type}, which is not read as f32`);
     const shard = this.shards[t.shard];
-    const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(t.rowBytes, chunkBytes, b - a));
-    const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
-    const fetchRows = (first) => {
+    const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(rowBytes, chunkBytes, b - a));
+    const progress = progressCounter(options.onProgress, (b - a) * rowBytes);
+    const fetchRows = (/** @type {number} */ first) => {
       const last = Math.min(b, first + rowsPerChunk);
       const [start, end] = shard.header.rowsRange(name, first, last);
       return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
@@ -328,7 +432,7 @@ export class SafetensorsModel extends ShardedModel {
     let pending = a < b ? fetchRows(a) : null;
     while (pending) {
       const chunk = await pending;
-      if (options.signal?.aborted) throw options.signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+      if (options.signal?.aborted) throw abortError(options.signal);
       pending = chunk.last < b ? fetchRows(chunk.last) : null;
       try {
         consume(shard.header.toF32(name, chunk.bytes), chunk.first);
@@ -339,7 +443,11 @@ export class SafetensorsModel extends ShardedModel {
     }
   }
 
-  /** The layer's parts in wasm memory; the last layer read is kept (an inspector reads rows, then statistics). */
+  /**
+   * The layer's parts in wasm memory; the last layer read is kept (an inspector reads rows, then statistics).
+   * @param {GptqLayer} layer
+   * @param {StChunkOptions} options
+   */
   async _layerData(layer, options) {
     if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
     const parts = await this._layerParts(layer, options);
@@ -349,9 +457,14 @@ export class SafetensorsModel extends ShardedModel {
     return data;
   }
 
-  /** The whole data of a layer's parts (qweight's columns are the output rows: strided). */
+  /**
+   * The whole data of a layer's parts (qweight's columns are the output rows: strided).
+   * @param {GptqLayer} layer
+   * @param {StChunkOptions} options
+   * @returns {Promise<Record<string, Uint8Array>>}
+   */
   async _layerParts(layer, options) {
-    const names = Object.entries(layer.parts);
+    const names = /** @type {[string, string][]} */ (Object.entries(layer.parts));
     const total = names.reduce((sum, [, part]) => sum + this.tensor(part).nBytes, 0);
     const progress = progressCounter(options.onProgress, total);
     const bytes = await Promise.all(names.map(([, part]) => {

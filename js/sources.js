@@ -6,17 +6,25 @@
 // least that length) it fills and returns `into`'s first bytes instead of allocating, so a
 // growing header is read straight into its final buffer.
 
+/** @import { OnBytes, Source } from './internal.js' */
+/** @import { OpenOptions } from './index.js' */
+
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /** Node's fs/promises, loaded only on Node paths. The specifier is a variable and the import
  * marked ignored so that bundlers (webpack, Vite, esbuild) leave it alone in browser builds. */
 const NODE_FS = 'node:fs/promises';
+/** @returns {Promise<typeof import('node:fs/promises')>} */
 export function importNodeFs() {
   return import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_FS);
 }
 
 /** Thrown for transport problems; `retryable` tells the retry loop whether to try again. */
 export class SourceError extends Error {
+  /**
+   * @param {string} message
+   * @param {{ retryable?: boolean, cause?: unknown }} [options]
+   */
   constructor(message, { retryable = false, cause } = {}) {
     super(message, { cause });
     this.name = 'SourceError';
@@ -24,11 +32,20 @@ export class SourceError extends Error {
   }
 }
 
-/** The error an aborted signal rejects with: its reason, else an AbortError. */
+/**
+ * The error an aborted signal rejects with: its reason, else an AbortError.
+ * @param {AbortSignal | undefined} signal
+ * @returns {unknown}
+ */
 export function abortError(signal) {
   return signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 
+/**
+ * @param {number} ms
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<void>}
+ */
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));
@@ -40,6 +57,7 @@ function sleep(ms, signal) {
   });
 }
 
+/** @returns {import('./internal.js').SourceStats} */
 function countingStats() {
   return { requests: 0, bytes: 0 };
 }
@@ -47,7 +65,8 @@ function countingStats() {
 /**
  * Turns any supported input into a source.
  * @param {unknown} input
- * @param {object} [options]
+ * @param {OpenOptions} [options]
+ * @returns {Promise<Source>}
  */
 export async function toSource(input, options = {}) {
   if (typeof input === 'string' || input instanceof URL) {
@@ -61,11 +80,12 @@ export async function toSource(input, options = {}) {
   if (ArrayBuffer.isView(input)) {
     return bufferSource(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
   }
-  if (input && typeof input.read === 'function' && 'byteLength' in input && input.stats) {
-    return input; // already a source
+  const object = /** @type {Record<string, any> | null | undefined} */ (input);
+  if (object && typeof object.read === 'function' && 'byteLength' in object && object.stats) {
+    return /** @type {Source} */ (object); // already a source
   }
-  if (input && typeof input.slice === 'function' && Number.isFinite(input.byteLength ?? input.size)) {
-    return sliceableSource(input);
+  if (object && typeof object.slice === 'function' && Number.isFinite(object.byteLength ?? object.size)) {
+    return sliceableSource(/** @type {Sliceable} */ (object));
   }
   throw new TypeError(
     'gguf-lens: a source is a URL, File/Blob, ArrayBuffer/Uint8Array, Node file path, ' +
@@ -73,24 +93,42 @@ export async function toSource(input, options = {}) {
   );
 }
 
-/** `into`'s first `length` bytes, or a new array when no destination is given. */
+/**
+ * `into`'s first `length` bytes, or a new array when no destination is given.
+ * @param {Uint8Array | undefined} into
+ * @param {number} length
+ */
 function destination(into, length) {
   return into ? into.subarray(0, length) : new Uint8Array(length);
 }
 
-/** `bytes`, copied into `into` when a destination is given. */
+/**
+ * `bytes`, copied into `into` when a destination is given.
+ * @param {Uint8Array} bytes
+ * @param {Uint8Array} [into]
+ */
 export function deliver(bytes, into) {
   if (!into) return bytes;
   into.set(bytes);
   return into.subarray(0, bytes.byteLength);
 }
 
+/**
+ * @param {{ byteLength: number | undefined }} source
+ * @param {number} start
+ * @param {number} end
+ */
 function clampEnd(source, start, end) {
   if (!(start >= 0) || !(end >= start)) throw new RangeError(`bad byte range ${start}..${end}`);
   return source.byteLength === undefined ? end : Math.min(end, source.byteLength);
 }
 
+/**
+ * @param {Uint8Array} bytes
+ * @returns {Source}
+ */
 function bufferSource(bytes) {
+  /** @type {Source} */
   const source = {
     byteLength: bytes.byteLength,
     stats: countingStats(),
@@ -105,7 +143,12 @@ function bufferSource(bytes) {
   return source;
 }
 
+/**
+ * @param {Blob} blob
+ * @returns {Source}
+ */
 function blobSource(blob) {
+  /** @type {Source} */
   const source = {
     byteLength: blob.size,
     stats: countingStats(),
@@ -122,6 +165,10 @@ function blobSource(blob) {
   return source;
 }
 
+/**
+ * @param {unknown} part
+ * @returns {Promise<Uint8Array>}
+ */
 async function toBytes(part) {
   part = await part;
   if (part instanceof Uint8Array) return part;
@@ -131,7 +178,14 @@ async function toBytes(part) {
   throw new TypeError('gguf-lens: slice() must give bytes (Uint8Array, ArrayBuffer or Blob)');
 }
 
+/** @typedef {{ byteLength?: number, size?: number, slice(start: number, end: number): unknown }} Sliceable */
+
+/**
+ * @param {Sliceable} object
+ * @returns {Source}
+ */
 function sliceableSource(object) {
+  /** @type {Source} */
   const source = {
     byteLength: object.byteLength ?? object.size,
     stats: countingStats(),
@@ -151,10 +205,16 @@ function sliceableSource(object) {
   return source;
 }
 
+/**
+ * @param {string | URL} path
+ * @param {OpenOptions} _options
+ * @returns {Promise<Source>}
+ */
 async function nodeFileSource(path, _options) {
   const fs = await importNodeFs();
   const handle = await fs.open(path, 'r');
   const { size } = await handle.stat();
+  /** @type {Source} */
   const source = {
     byteLength: size,
     stats: countingStats(),
@@ -206,8 +266,17 @@ export const OPEN_CONCURRENCY = 4;
 
 /** Waits for `promise`, failing first if `signal` aborts or `ms` pass with no answer. The
  * promise is always given handlers, so a later rejection of it is never unhandled. */
+/**
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {AbortSignal | undefined} signal
+ * @param {number} ms
+ * @param {() => unknown} stalled the error when `ms` pass
+ * @returns {Promise<T>}
+ */
 export function waitFor(promise, signal, ms, stalled) {
   return new Promise((resolve, reject) => {
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer;
     const finish = () => {
       clearTimeout(timer);
@@ -224,21 +293,29 @@ export function waitFor(promise, signal, ms, stalled) {
   });
 }
 
-/** The stall timeout from options: a positive number of ms, or 0 / Infinity for none. */
+/**
+ * The stall timeout from options: a positive number of ms, or 0 / Infinity for none.
+ * @param {{ stallTimeoutMs?: unknown }} options
+ */
 export function stallTimeoutOf(options) {
   const ms = options.stallTimeoutMs ?? STALL_TIMEOUT_MS;
   if (!(typeof ms === 'number' && ms >= 0)) throw new TypeError(`gguf-lens: stallTimeoutMs must be a number of ms >= 0, not ${ms}`);
   return ms;
 }
 
+/** @param {string} url */
 function originOf(url) {
   return new URL(url, globalThis.location?.href).origin;
 }
 
-/** `headers` (a Headers, an array of pairs or a plain object) as a plain object. */
+/**
+ * `headers` (a Headers, an array of pairs or a plain object) as a plain object.
+ * @param {HeadersInit | undefined} headers
+ */
 function plainHeaders(headers) {
-  if (!headers) return {};
+  /** @type {Record<string, string>} */
   const out = {};
+  if (!headers) return out;
   const entries = typeof headers.entries === 'function' && !Array.isArray(headers) ? headers.entries()
     : Array.isArray(headers) ? headers : Object.entries(headers);
   for (const [name, value] of entries) out[name] = value;
@@ -253,9 +330,10 @@ function plainHeaders(headers) {
  * 'follow'` and only `Authorization`, which the Fetch standard removes on a cross-origin redirect,
  * and `state.follow` remembers it so later requests skip the manual try. `extra` headers (Range,
  * Accept) go on every hop.
- * @param {Function} fetchFn
+ * @param {typeof fetch} fetchFn
  * @param {string} url
- * @param {{ headers?: object, extra?: object, signal?: AbortSignal, state?: { follow?: boolean } }} init
+ * @param {{ headers?: HeadersInit, extra?: Record<string, string>, signal?: AbortSignal, state?: { follow?: boolean } }} init
+ * @returns {Promise<Response>}
  */
 export async function guardedFetch(fetchFn, url, { headers, extra = {}, signal, state = {} }) {
   const own = plainHeaders(headers);
@@ -288,6 +366,7 @@ export async function guardedFetch(fetchFn, url, { headers, extra = {}, signal, 
  * colon (a URL scheme as in `https:host:port`, a drive as in `C:x`), `?` and `#` (a URL's query
  * and fragment), a percent escape (`%2f`, `%2e%2e`: a URL would decode it), control characters.
  */
+/** @param {unknown} name */
 export function plainNameProblem(name) {
   if (typeof name !== 'string' || name === '') return 'it is empty';
   if (name.length > 255) return 'it is longer than 255 characters';
@@ -302,7 +381,10 @@ export function plainNameProblem(name) {
   return null;
 }
 
-/** A name for an error message: quoted, escaped, and cut short. */
+/**
+ * A name for an error message: quoted, escaped, and cut short.
+ * @param {unknown} name
+ */
 export function quoteName(name) {
   const text = JSON.stringify(String(name));
   return text.length > 120 ? `${text.slice(0, 117)}..."` : text;
@@ -325,7 +407,7 @@ export function siblingOf(base, name, what) {
   if (isNode && !/^(https?|blob|data|file):/i.test(text)) return text.slice(0, text.search(/[^/\\]*$/)) + name;
   const from = new URL(text, globalThis.location?.href);
   const url = new URL(encodeURIComponent(name), from);
-  const dir = (u) => u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1);
+  const dir = (/** @type {URL} */ u) => u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1);
   if (url.origin !== from.origin || dir(url) !== dir(from)) {
     throw new Error(`gguf-lens: ${base}: ${what} name ${quoteName(name)} refused: it resolves to ${url.href}, outside ${from.origin}${dir(from)}`);
   }
@@ -336,14 +418,22 @@ export function siblingOf(base, name, what) {
  * Opens `items` with `openItem(item, index, signal)`, at most `limit` at a time, in order. On
  * the first failure no more are started, those under way are aborted, every one opened is
  * closed, and that first error is thrown.
+ * @template I
+ * @template {{ close(): unknown }} M
+ * @param {I[]} items
+ * @param {(item: I, index: number, signal: AbortSignal) => Promise<M>} openItem
+ * @param {{ limit?: number, signal?: AbortSignal }} [options]
+ * @returns {Promise<M[]>}
  */
 export async function openBounded(items, openItem, { limit = OPEN_CONCURRENCY, signal } = {}) {
   const inner = new AbortController();
   const onAbort = () => inner.abort(abortError(signal));
   if (signal?.aborted) throw abortError(signal);
   signal?.addEventListener('abort', onAbort, { once: true });
+  /** @type {(M | null)[]} */
   const opened = new Array(items.length).fill(null);
   let next = 0;
+  /** @type {{ err: unknown } | null} */
   let failure = null;
   const worker = async () => {
     while (!failure && next < items.length) {
@@ -365,9 +455,9 @@ export async function openBounded(items, openItem, { limit = OPEN_CONCURRENCY, s
   }
   if (failure) {
     await Promise.all(opened.map((m) => m && Promise.resolve().then(() => m.close()).catch(() => {})));
-    throw failure.err;
+    throw /** @type {{ err: unknown }} */ (failure).err;
   }
-  return opened;
+  return /** @type {M[]} */ (opened);
 }
 
 /**
@@ -377,6 +467,9 @@ export async function openBounded(items, openItem, { limit = OPEN_CONCURRENCY, s
  * stays open for a following read that continues where the last one stopped, and a read
  * behind it fails (it would download the file again from byte 0). No byte for
  * `stallTimeoutMs` fails a read; `signal` aborts it in any state, a stalled one included.
+ * @param {string} url
+ * @param {OpenOptions} options
+ * @returns {Source}
  */
 function urlSource(url, options) {
   const fetchFn = options.fetch ?? globalThis.fetch;
@@ -384,20 +477,24 @@ function urlSource(url, options) {
   const retries = options.retries ?? 3;
   const retryDelay = options.retryDelayMs ?? 200;
   const stallMs = stallTimeoutOf(options);
+  /** @type {{ follow?: boolean }} */
   const redirects = {};
   /** An open body stream — a Range-ignoring server's whole body, or an open-ended range asked
-   * for by streamNextRead() — read sequentially: reader + position + leftovers. */
+   * for by streamNextRead() — read sequentially: reader + position + leftovers.
+   * @type {{ reader: ReadableStreamDefaultReader<Uint8Array>, position: number, leftover: Uint8Array | null, abort: AbortController } | null} */
   let stream = null;
   /** The next range request asks for everything from its start (`bytes=start-`). */
   let openEnded = false;
   /** Where the last read of a Range-ignoring server ended: reads before it are refused. */
   let forwardFrom = 0;
-  /** Reads that use the stream run one at a time. */
+  /** Reads that use the stream run one at a time.
+   * @type {Promise<unknown>} */
   let queue = Promise.resolve();
 
-  const stalled = (at) => () => new SourceError(`${url}: no bytes for ${stallMs} ms at byte ${at} ` +
+  const stalled = (/** @type {number} */ at) => () => new SourceError(`${url}: no bytes for ${stallMs} ms at byte ${at} ` +
     `(stallTimeoutMs ${stallMs})`);
 
+  /** @type {Source & { streamNextRead(): void, release(): void, rangeIgnored: boolean }} */
   const source = {
     byteLength: undefined,
     rangeIgnored: false,
@@ -429,6 +526,14 @@ function urlSource(url, options) {
     },
   };
 
+  /**
+   * @param {number} start
+   * @param {number} end
+   * @param {AbortSignal} [signal]
+   * @param {OnBytes} [onBytes]
+   * @param {Uint8Array} [into]
+   * @returns {Promise<Uint8Array>}
+   */
   async function readNow(start, end, signal, onBytes, into) {
     end = clampEnd(source, start, end);
     if (signal?.aborted) throw abortError(signal);
@@ -457,9 +562,18 @@ function urlSource(url, options) {
     }
   }
 
+  /**
+   * @param {number} start
+   * @param {number} end
+   * @param {AbortSignal} [signal]
+   * @param {OnBytes} [onBytes]
+   * @param {Uint8Array} [into]
+   * @returns {Promise<Uint8Array>}
+   */
   async function readRange(start, end, signal, onBytes, into) {
     closeStream();
     const abort = new AbortController();
+    /** @type {Response} */
     let response;
     const streamed = openEnded;
     openEnded = false;
@@ -473,14 +587,14 @@ function urlSource(url, options) {
       abort.abort();
       if (signal?.aborted) throw abortError(signal);
       if (err instanceof SourceError) throw err;
-      throw new SourceError(`network error fetching ${url} (bytes ${start}-${end - 1}): ${err.message} ` +
+      throw new SourceError(`network error fetching ${url} (bytes ${start}-${end - 1}): ${errorMessage(err)} ` +
         '(offline, DNS, or blocked by CORS?)', { retryable: true, cause: err });
     }
     try {
       if (response.status === 206) {
         const stop = checkContentRange(response, start, end, streamed);
         if (streamed) {
-          stream = { reader: response.body.getReader(), position: start, leftover: null, abort };
+          stream = { reader: bodyOf(response).getReader(), position: start, leftover: null, abort };
           return await readStream(start, Math.min(end, stop), signal, onBytes, into);
         }
         const expected = stop - start;
@@ -504,8 +618,8 @@ function urlSource(url, options) {
           throw new SourceError(`${url}: HTTP 200 of ${size} bytes for a file of ${source.byteLength} bytes`);
         }
         source.rangeIgnored = true;
-        stream = { reader: response.body.getReader(), position: 0, leftover: null, abort };
-        return await readStream(start, Math.min(end, source.byteLength), signal, onBytes, into);
+        stream = { reader: bodyOf(response).getReader(), position: 0, leftover: null, abort };
+        return await readStream(start, Math.min(end, /** @type {number} */ (source.byteLength)), signal, onBytes, into);
       }
       if (response.status === 416) {
         learnSizeFrom416(response);
@@ -526,6 +640,10 @@ function urlSource(url, options) {
   /**
    * Checks a 206's Content-Range against the range asked ([start, end), or from start on when
    * open-ended) and learns the file size from it; returns where the body ends.
+   * @param {Response} response
+   * @param {number} start
+   * @param {number} end
+   * @param {boolean} openEndedAsk
    */
   function checkContentRange(response, start, end, openEndedAsk) {
     const text = response.headers.get('content-range');
@@ -537,7 +655,7 @@ function urlSource(url, options) {
     const first = Number(m[1]);
     const last = Number(m[2]);
     const total = m[3] === '*' ? undefined : Number(m[3]);
-    const mismatch = (why) => new SourceError(`${url}: HTTP 206 Content-Range ${quoteName(text)} does not match the range asked (${asked}): ${why}`);
+    const mismatch = (/** @type {string} */ why) => new SourceError(`${url}: HTTP 206 Content-Range ${quoteName(text)} does not match the range asked (${asked}): ${why}`);
     if (total !== undefined && source.byteLength !== undefined && total !== source.byteLength) {
       throw mismatch(`the file was ${source.byteLength} bytes`);
     }
@@ -554,13 +672,19 @@ function urlSource(url, options) {
     return stop;
   }
 
+  /** @param {Response} response */
   function learnSizeFrom416(response) {
     const match = /^\s*bytes\s+\*\/(\d+)\s*$/i.exec(response.headers.get('content-range') ?? '');
     if (match && source.byteLength === undefined) source.byteLength = Number(match[1]);
   }
 
   /** The next chunk of `reader`, bounded by the stall timeout and the caller's signal; on
-   * either the request is aborted. */
+   * either the request is aborted.
+   * @param {ReadableStreamDefaultReader<Uint8Array>} reader
+   * @param {AbortSignal | undefined} signal
+   * @param {number} at
+   * @param {AbortController} abort
+   */
   async function nextChunk(reader, signal, at, abort) {
     try {
       return await waitFor(reader.read(), signal, stallMs, stalled(at));
@@ -570,14 +694,23 @@ function urlSource(url, options) {
         abort.abort();
         throw err;
       }
-      throw new SourceError(`connection to ${url} dropped at byte ${at}: ${err.message}`, { retryable: true, cause: err });
+      throw new SourceError(`connection to ${url} dropped at byte ${at}: ${errorMessage(err)}`, { retryable: true, cause: err });
     }
   }
 
+  /**
+   * @param {Response} response
+   * @param {number} start
+   * @param {number} expected
+   * @param {AbortSignal | undefined} signal
+   * @param {OnBytes | undefined} onBytes
+   * @param {Uint8Array | undefined} into
+   * @param {AbortController} abort
+   */
   async function readBody(response, start, expected, signal, onBytes, into, abort) {
     const out = destination(into, expected);
     let filled = 0;
-    const reader = response.body.getReader();
+    const reader = bodyOf(response).getReader();
     try {
       while (filled < expected) {
         const chunk = await nextChunk(reader, signal, start + filled, abort);
@@ -595,12 +728,19 @@ function urlSource(url, options) {
     return out.subarray(0, filled);
   }
 
-  /** Reads [start, end) from the open stream, skipping bytes before start. */
+  /**
+   * Reads [start, end) from the open stream, skipping bytes before start.
+   * @param {number} start
+   * @param {number} end
+   * @param {AbortSignal | undefined} signal
+   * @param {OnBytes | undefined} onBytes
+   * @param {Uint8Array | undefined} into
+   */
   async function readStream(start, end, signal, onBytes, into) {
-    const s = stream;
+    const s = /** @type {NonNullable<typeof stream>} */ (stream);
     const out = destination(into, end - start);
     let filled = 0;
-    const take = (chunk) => {
+    const take = (/** @type {Uint8Array} */ chunk) => {
       // chunk covers [s.position, s.position + chunk.length)
       const from = Math.max(0, start - s.position);
       const to = Math.min(chunk.byteLength, end - s.position);
@@ -648,6 +788,9 @@ export const MAX_TEXT_BYTES = 64 * 1024 * 1024;
  * The text at `url` (a shard index or config): headers only to its origin, at most
  * MAX_TEXT_BYTES, and the stall timeout and signal as for byte reads. Returns
  * { status, text } (text undefined when the status is not 2xx).
+ * @param {string} url
+ * @param {OpenOptions} options
+ * @returns {Promise<{ status: number, text: string | undefined }>}
  */
 export async function fetchTextBounded(url, options) {
   const fetchFn = options.fetch ?? globalThis.fetch;
@@ -655,7 +798,7 @@ export async function fetchTextBounded(url, options) {
   const stallMs = stallTimeoutOf(options);
   const signal = options.signal;
   const abort = new AbortController();
-  const stalled = (at) => () => new SourceError(`${url}: no bytes for ${stallMs} ms at byte ${at} (stallTimeoutMs ${stallMs})`);
+  const stalled = (/** @type {number} */ at) => () => new SourceError(`${url}: no bytes for ${stallMs} ms at byte ${at} (stallTimeoutMs ${stallMs})`);
   try {
     const response = await waitFor(guardedFetch(fetchFn, url, { headers: options.headers, signal: abort.signal }), signal, stallMs, stalled(0));
     if (!response.ok) {
@@ -664,6 +807,7 @@ export async function fetchTextBounded(url, options) {
     }
     if (!response.body?.getReader) return { status: response.status, text: await waitFor(response.text(), signal, stallMs, stalled(0)) };
     const reader = response.body.getReader();
+    /** @type {Uint8Array[]} */
     const parts = [];
     let length = 0;
     for (;;) {
@@ -687,4 +831,23 @@ export async function fetchTextBounded(url, options) {
     abort.abort();
     throw err;
   }
+}
+
+/**
+ * A response's body stream (a fetch that is not the platform's may give none: a TypeError then,
+ * as reading `null` would throw).
+ * @param {Response} response
+ */
+function bodyOf(response) {
+  if (!response.body) throw new TypeError('gguf-lens: the response has no body');
+  return response.body;
+}
+
+/**
+ * The message of a thrown value (an Error's, else the value as text).
+ * @param {unknown} err
+ * @returns {string}
+ */
+export function errorMessage(err) {
+  return String(/** @type {{ message?: unknown } | null | undefined} */ (err)?.message ?? err);
 }

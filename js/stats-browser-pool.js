@@ -4,10 +4,15 @@
 // literal `new Worker(new URL('./stats-worker.js', import.meta.url), { type: 'module' })`, which
 // Vite and webpack recognize: they bundle the worker and emit it beside the app.
 
+/** @type {Worker[]} */
 let pool = [];
 
-/** `n` pooled module workers (at most 256). A worker whose script fails to load or that reports
- * an uncaught error leaves the pool (the call waiting on it fails); the next call starts another. */
+/**
+ * `n` pooled module workers (at most 256). A worker whose script fails to load or that reports
+ * an uncaught error leaves the pool (the call waiting on it fails); the next call starts another.
+ * @param {number} n
+ * @returns {Worker[]}
+ */
 export function browserStatsWorkers(n) {
   if (typeof Worker !== 'function') {
     throw new TypeError('gguf-lens: `workers: N` needs Web Workers (none here); pass workers: 0');

@@ -2,7 +2,11 @@
 // (model.js), running the same code as the browser's stats-worker.js behind a tiny adapter
 // (worker_threads has parentPort.on/postMessage where a Web Worker has addEventListener).
 import { parentPort } from 'node:worker_threads';
+/** @import { WorkerScope } from './internal.js' */
 
-globalThis.postMessage = (message) => parentPort.postMessage(message);
-globalThis.addEventListener = (type, listener) => parentPort.on(type, (data) => listener({ data }));
+// Started by stats-node-pool.js only, as a worker: there is a parent port.
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
+scope.postMessage = (message) => port.postMessage(message);
+scope.addEventListener = (type, listener) => port.on(type, (data) => listener(/** @type {MessageEvent} */ ({ data })));
 await import('./stats-worker.js');

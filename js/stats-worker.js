@@ -17,16 +17,36 @@ import { useModel, closeModel } from './worker-model.js';
 import './quant-error-part.js';
 // And fill shared arrays for readTensor({ workers }).
 import './read-part.js';
+import { errorMessage } from './sources.js';
+/** @import { GgufModel } from './model.js' */
+/** @import { WorkerScope } from './internal.js' */
+/** @import { ByteBuffer, ModelInput, ReadableTensor, Run, TensorStatsJob, Wasm, WorkerOpenOptions } from './internal.js' */
 
-const scope = globalThis;
+/**
+ * A statistics request (model.js's runStatsOnWorkers), or the end of a job, or a model closed.
+ * @typedef {{ type: 'gguf-lens-stats', id: string, jobId: number, input: ModelInput, inputId?: string,
+ *   openOptions?: WorkerOpenOptions, name: string, runs: Run[], state: Uint8Array, chunkBytes: number,
+ *   wasmModule?: WebAssembly.Module | null, hold?: boolean, flush?: boolean }} StatsRequest
+ * @typedef {{ type: 'gguf-lens-stats-done', jobId: number }
+ *   | { type: 'gguf-lens-stats-close', inputId: string }} StatsNotice
+ */
+
+/** A buffer in wasm memory and its size in bytes. @typedef {{ buffer: ByteBuffer, size: number }} Held */
+
+/** This worker's global scope (a Web Worker's, or Node's behind stats-worker-node.js's adapter). */
+const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
+/** @typedef {{ jobId: number | null, runs: Map<string, Held | [Uint8Array, number][]>, bytes: number }} Kept */
 // The rows of one job read in its first pass: run key `a:b` → a ByteBuffer in wasm memory (a
 // local file) or [[bytes, firstRow]] chunks (other sources).
+/** @type {Kept} */
 let kept = { jobId: null, runs: new Map(), bytes: 0 };
 // ByteBuffers no run holds, kept for later jobs (wasm memory never shrinks: reusing them keeps
 // it from growing further).
+/** @type {Held[]} */
 const spare = [];
 
 // The parts being built for `hold` requests, by job (calls on one pool may overlap).
+/** @type {Map<number, TensorStatsJob>} */
 const held = new Map();
 
 // A trap discarded the wasm instance the buffers and parts live in (wasm.js): forget them
@@ -37,17 +57,24 @@ onWasmReset(() => {
   held.clear();
 });
 
+/** Gives the kept runs' buffers back to the spare ones (a new job starts, or it ended). */
 function release() {
   for (const entry of kept.runs.values()) if (!Array.isArray(entry)) spare.push(entry);
   kept = { jobId: null, runs: new Map(), bytes: 0 };
 }
 
+/** @param {number} jobId */
 function dropHeld(jobId) {
   held.get(jobId)?.free();
   held.delete(jobId);
 }
 
-/** A ByteBuffer of at least `bytes` for `jobId`'s rows, or null when it would not fit. */
+/**
+ * A ByteBuffer of at least `bytes` for `jobId`'s rows, or null when it would not fit.
+ * @param {Wasm} wasm
+ * @param {number} bytes
+ * @returns {Held | null}
+ */
 function keepBuffer(wasm, bytes) {
   const spareBytes = spare.reduce((n, b) => n + b.size, 0);
   if (kept.bytes + bytes > STATS_KEEP_BYTES) return null;
@@ -64,6 +91,15 @@ function keepBuffer(wasm, bytes) {
   return { buffer: new wasm.ByteBuffer(bytes), size: bytes };
 }
 
+/**
+ * @param {Wasm} wasm
+ * @param {GgufModel} model
+ * @param {ReadableTensor} t
+ * @param {TensorStatsJob} job
+ * @param {StatsRequest} message
+ * @param {number} a
+ * @param {number} b
+ */
 async function feedRun(wasm, model, t, job, message, a, b) {
   const shard = model.shards[t.shard];
   const header = shard.header;
@@ -97,6 +133,7 @@ async function feedRun(wasm, model, t, job, message, a, b) {
     }
     return;
   }
+  /** @type {[Uint8Array, number][] | null} */
   const keep = kept.bytes + bytes <= STATS_KEEP_BYTES ? [] : null;
   await model._eachChunk(t, a, b, { rowsPerChunk }, (chunk, first) => {
     job.addRows(header, t.name, first, chunk);
@@ -108,6 +145,7 @@ async function feedRun(wasm, model, t, job, message, a, b) {
   }
 }
 
+/** @param {StatsRequest} message */
 async function part(message) {
   // The parent's compiled module: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
@@ -119,7 +157,12 @@ async function part(message) {
   }
 }
 
-/** The request's runs of `model`'s tensor fed to its job: the part's state (null when held). */
+/**
+ * The request's runs of `model`'s tensor fed to its job: the part's state (null when held).
+ * @param {Wasm} wasm
+ * @param {GgufModel} model
+ * @param {StatsRequest} message
+ */
 async function statsPart(wasm, model, message) {
   const t = model.tensor(message.name);
   if (message.flush) {
@@ -132,8 +175,11 @@ async function statsPart(wasm, model, message) {
     }
   }
   if (message.hold) {
-    if (!held.has(message.jobId)) held.set(message.jobId, wasm.TensorStatsJob.fromState(message.state));
-    const job = held.get(message.jobId);
+    let job = held.get(message.jobId);
+    if (!job) {
+      job = wasm.TensorStatsJob.fromState(message.state);
+      held.set(message.jobId, job);
+    }
     for (const [a, b] of message.runs) await feedRun(wasm, model, t, job, message, a, b);
     return null;
   }
@@ -146,6 +192,7 @@ async function statsPart(wasm, model, message) {
   }
 }
 
+/** @type {Promise<unknown>} */
 let queue = Promise.resolve();
 
 scope.addEventListener('message', (event) => {
@@ -155,6 +202,7 @@ scope.addEventListener('message', (event) => {
   queue = queue.then(() => handle(message));
 });
 
+/** @param {StatsRequest | StatsNotice} message */
 async function handle(message) {
   if (message.type === 'gguf-lens-stats-done') {
     dropHeld(message.jobId);
@@ -169,6 +217,6 @@ async function handle(message) {
   try {
     scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, state: await part(message) });
   } catch (err) {
-    scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, error: String(err?.message ?? err) });
+    scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, error: errorMessage(err) });
   }
 }

@@ -12,7 +12,12 @@
 import { importNodeFs } from './sources.js';
 import init, { initSync } from './wasm/gguf_lens.js';
 import * as bindings from './wasm/gguf_lens.js';
+import { errorMessage } from './sources.js';
 
+/** A glue function or method, as the guards wrap it (any arguments, any `this`).
+ * @typedef {(this: unknown, ...args: unknown[]) => unknown} AnyFunction */
+
+/** @type {Promise<typeof bindings> | null} */
 let ready = null;
 let simdWanted = true;
 
@@ -36,10 +41,13 @@ export function setWasmSimd(enabled) {
   simdWanted = Boolean(enabled);
 }
 
-/** The compiled module and the instance's memory, once loaded. */
+/** The compiled module and the instance's memory, once loaded.
+ * @type {WebAssembly.Module | null} */
 let compiled = null;
+/** @type {WebAssembly.Memory | null} */
 let memory = null;
-/** The exports behind guards (guarded()), once loaded. */
+/** The exports behind guards (guarded()), once loaded.
+ * @type {typeof bindings | null} */
 let guardedExports = null;
 
 /**
@@ -49,11 +57,12 @@ let guardedExports = null;
  */
 export function loadWasm(module) {
   ready ??= (async () => {
-    compiled = module ?? await compileWasm();
+    const made = module ?? await compileWasm();
+    compiled = made;
     // Instantiated synchronously where that is allowed (workers, Node: no `document`; a browser
     // page may not for big modules): the async init probes the globals Response and Request,
     // which in Node load its whole fetch implementation, ~15 ms in each thread.
-    const exports = typeof document === 'undefined' ? initSync({ module: compiled }) : await init({ module_or_path: compiled });
+    const exports = typeof document === 'undefined' ? initSync({ module: made }) : await init({ module_or_path: made });
     memory = exports.memory;
     guardedExports ??= guarded();
     return guardedExports;
@@ -61,16 +70,23 @@ export function loadWasm(module) {
   return ready;
 }
 
-/** The compiled WebAssembly.Module (postMessage it to a worker's loadWasm), after loadWasm. */
+/**
+ * The compiled WebAssembly.Module (postMessage it to a worker's loadWasm), after loadWasm.
+ * @returns {WebAssembly.Module | null}
+ */
 export function wasmModule() {
   return compiled;
 }
 
-/** The instance's WebAssembly.Memory (its buffer is replaced whenever the memory grows). */
+/**
+ * The instance's WebAssembly.Memory (its buffer is replaced whenever the memory grows).
+ * @returns {WebAssembly.Memory | null}
+ */
 export function wasmMemory() {
   return memory;
 }
 
+/** @returns {Promise<WebAssembly.Module>} */
 async function compileWasm() {
   // Two literal `new URL(…, import.meta.url)`: bundlers see (and emit) both modules.
   const url = simdSupported()
@@ -98,24 +114,32 @@ async function compileWasm() {
 
 /** Instances discarded after a trap so far: the glue's instance id of the live one. */
 let generation = 0;
-/** What trapped last (`GgufHeader.renderChatTemplate`), for the errors of stale objects. */
+/** What trapped last (`GgufHeader.renderChatTemplate`), for the errors of stale objects.
+ * @type {string | null} */
 let lastTrap = null;
-/** Set when a fresh instance could not be made: every later call fails with it. */
+/** Set when a fresh instance could not be made: every later call fails with it.
+ * @type {Error | null} */
 let broken = null;
+/** @type {Set<() => void>} */
 const resetHooks = new Set();
 
 /**
  * Calls `fn()` (with no argument) after each trap, once the fresh instance is in place: the
  * caches of wasm objects (readers, buffers, a worker's open models) drop what the old one made.
+ * @param {() => void} fn
  */
 export function onWasmReset(fn) {
   resetHooks.add(fn);
 }
 
-/** Whether `obj`, a wasm-bindgen object, was made by the live instance (false once a trap
- * discarded the one that made it). */
+/**
+ * Whether `obj`, a wasm-bindgen object, was made by the live instance (false once a trap
+ * discarded the one that made it).
+ * @param {unknown} obj
+ */
 export function isLive(obj) {
-  return obj?.__wbg_inst === undefined || obj.__wbg_inst === generation;
+  const inst = /** @type {{ __wbg_inst?: number } | null | undefined} */ (obj)?.__wbg_inst;
+  return inst === undefined || inst === generation;
 }
 
 /** How many times a trap replaced the instance (for tests). */
@@ -126,28 +150,39 @@ export function wasmResets() {
 /** Whether `err`, thrown out of a call into wasm, means the instance is no longer sound: a
  * trap (RuntimeError: unreachable, out of bounds, …), a stack overflow, or wasm-bindgen's borrow
  * checks failing, which happens only when an earlier trap left a borrow held. The Rust errors
- * every export returns (Error with the core's message) are not. */
+ * every export returns (Error with the core's message) are not.
+ * @param {unknown} err
+ */
 function isTrap(err) {
   if (err instanceof WebAssembly.RuntimeError) return true;
-  const message = String(err?.message ?? '');
+  const message = String(/** @type {{ message?: unknown } | null | undefined} */ (err)?.message ?? '');
   if (err instanceof RangeError && /call stack/i.test(message)) return true;
   return /attempted to take ownership of Rust value while it was borrowed|recursive use of an object detected/.test(message);
 }
 
+/**
+ * @param {string} what
+ * @param {unknown} err
+ */
 function trapError(what, err) {
-  const cause = String(err?.message ?? err).split('\n')[0];
+  const cause = errorMessage(err).split('\n')[0];
   const error = new Error(`gguf-lens: the wasm module trapped in ${what} (${cause}); it was restarted: models opened before must be reopened`, { cause: err });
   error.name = 'WasmTrapError';
   return error;
 }
 
+/** @param {string} what */
 function staleError(what) {
   const error = new Error(`gguf-lens: ${what}: the wasm module trapped in ${lastTrap ?? 'an earlier call'}; reopen the model`);
   error.name = 'WasmTrapError';
   return error;
 }
 
-/** Discards the instance after a trap in `what` and makes a fresh one from the compiled module. */
+/**
+ * Discards the instance after a trap in `what` and makes a fresh one from the compiled module.
+ * @param {string} what
+ * @param {unknown} err
+ */
 function restart(what, err) {
   lastTrap = what;
   try {
@@ -155,11 +190,12 @@ function restart(what, err) {
     generation++;
     // The glue's initSync returns the instance it now holds (the fresh one), without
     // instantiating again.
-    memory = initSync({ module: compiled }).memory;
+    memory = initSync({ module: /** @type {WebAssembly.Module} */ (compiled) }).memory;
   } catch (resetErr) {
-    broken = new Error(`gguf-lens: the wasm module trapped in ${what} and could not be restarted (${resetErr?.message ?? resetErr}); reload the page or process`);
-    broken.name = 'WasmTrapError';
-    throw broken;
+    const error = new Error(`gguf-lens: the wasm module trapped in ${what} and could not be restarted (${errorMessage(resetErr)}); reload the page or process`);
+    error.name = 'WasmTrapError';
+    broken = error;
+    throw error;
   }
   for (const fn of resetHooks) {
     try {
@@ -171,7 +207,12 @@ function restart(what, err) {
   return trapError(what, err);
 }
 
-/** `fn` (a glue function or method named `what`) behind the guard. */
+/**
+ * `fn` (a glue function or method named `what`) behind the guard.
+ * @param {string} what
+ * @param {AnyFunction} fn
+ * @returns {AnyFunction}
+ */
 function guard(what, fn) {
   return function guardedCall(...args) {
     if (broken) throw broken;
@@ -182,7 +223,7 @@ function guard(what, fn) {
     } catch (err) {
       if (isTrap(err)) throw restart(what, err);
       // The glue's own check, for an object inside an argument (an array of headers).
-      if (/stale object from previous Wasm instance/.test(String(err?.message))) throw staleError(what);
+      if (/stale object from previous Wasm instance/.test(String(/** @type {{ message?: unknown } | null | undefined} */ (err)?.message))) throw staleError(what);
       throw err;
     }
   };
@@ -192,17 +233,21 @@ function guard(what, fn) {
 const SKIP = new Set(['constructor', 'length', 'name', 'prototype']);
 
 /** Guards every method, accessor and static of a glue class, in place (objects the glue makes
- * itself get the class's prototype), and its constructor through a Proxy. */
+ * itself get the class's prototype), and its constructor through a Proxy.
+ * @param {new (...args: any[]) => object} cls
+ */
 function guardClass(cls) {
   const name = cls.name;
-  const patch = (target, label) => {
+  const patch = (/** @type {object} */ target, /** @type {string} */ label) => {
     for (const key of Reflect.ownKeys(target)) {
       if (typeof key === 'string' && (SKIP.has(key) || key.startsWith('__'))) continue;
       const d = Object.getOwnPropertyDescriptor(target, key);
+      if (!d) continue;
       const what = `${name}${label}${String(typeof key === 'symbol' ? key.description : key)}`;
       if (key === 'free' || key === Symbol.dispose) {
         // Freeing an object of a discarded instance would free that pointer in the live one.
         const free = d.value;
+        /** @this {{ __wbg_ptr: number }} */
         d.value = function guardedFree() {
           if (isLive(this)) return free.call(this);
           this.__wbg_ptr = 0;
@@ -222,22 +267,26 @@ function guardClass(cls) {
   patch(cls, '.');
   return new Proxy(cls, {
     construct(target, args, newTarget) {
-      return guard(`new ${name}`, (...a) => Reflect.construct(target, a, newTarget))(...args);
+      return /** @type {object} */ (guard(`new ${name}`, (...a) => Reflect.construct(target, a, newTarget))(...args));
     },
   });
 }
 
-/** The glue's exports with every function and class behind the guard. */
+/**
+ * The glue's exports with every function and class behind the guard.
+ * @returns {typeof bindings}
+ */
 function guarded() {
+  /** @type {Record<string, unknown>} */
   const out = {};
   for (const [key, value] of Object.entries(bindings)) {
     if (typeof value !== 'function' || key === 'default' || key === 'initSync' || key.startsWith('__wbg')) {
       out[key] = value;
     } else if (/^class\b/.test(Function.prototype.toString.call(value))) {
-      out[key] = guardClass(value);
+      out[key] = guardClass(/** @type {new (...args: any[]) => object} */ (value));
     } else {
-      out[key] = guard(key, value);
+      out[key] = guard(key, /** @type {AnyFunction} */ (value));
     }
   }
-  return Object.freeze(out);
+  return /** @type {typeof bindings} */ (Object.freeze(out));
 }

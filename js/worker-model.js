@@ -7,19 +7,31 @@
 import { openGguf } from './open.js';
 import { onWasmReset } from './wasm.js';
 
+/** @import { ModelInput, WorkerOpenOptions } from './internal.js' */
+/** @import { GgufModel } from './model.js' */
+
+/** @typedef {{ model: Promise<GgufModel>, users: number, closing: boolean }} Entry */
+
 const IDLE_KEPT = 2;
-// key → { model: Promise<Model>, users, closing }, least recently used first
+/** key → entry, least recently used first
+ * @type {Map<unknown, Entry>} */
 const models = new Map();
 
+/**
+ * @param {ModelInput} input
+ * @returns {unknown}
+ */
 function keyOf(input) {
   if (Array.isArray(input)) return input.map(keyOf).join('|');
   return input; // a URL or path, or the same File/Blob object for the same file
 }
 
+/** @param {Entry} entry */
 function close(entry) {
   entry.model.then((m) => m.close()).catch(() => {});
 }
 
+/** Closes the idle models but the IDLE_KEPT used last. */
 function closeIdle() {
   const idle = [...models].filter(([, e]) => e.users === 0);
   for (const [key, entry] of idle.slice(0, Math.max(0, idle.length - IDLE_KEPT))) {
@@ -42,6 +54,10 @@ onWasmReset(() => {
  * The model for `input` (`inputId`, the sender's id for its model, wins over the input itself,
  * since each message clones a File anew), as `{ model, release }`: call `release()` when the
  * request is done with it.
+ * @param {ModelInput} input
+ * @param {string | undefined} inputId
+ * @param {WorkerOpenOptions | undefined} openOptions
+ * @returns {Promise<{ model: GgufModel, release: () => void }>}
  */
 export async function useModel(input, inputId, openOptions) {
   const key = inputId ?? keyOf(input);
@@ -51,14 +67,15 @@ export async function useModel(input, inputId, openOptions) {
   } else {
     entry = { model: openGguf(input, openOptions ?? {}), users: 0, closing: false };
   }
+  const used = entry;
   models.set(key, entry);
   entry.users++;
   let released = false;
   const release = () => {
     if (released) return;
     released = true;
-    entry.users--;
-    if (entry.closing && entry.users === 0) close(entry);
+    used.users--;
+    if (used.closing && used.users === 0) close(used);
     else closeIdle();
   };
   try {
@@ -70,7 +87,10 @@ export async function useModel(input, inputId, openOptions) {
   }
 }
 
-/** Closes `inputId`'s model (its file handle too) once no request uses it; true when it was open. */
+/**
+ * Closes `inputId`'s model (its file handle too) once no request uses it; true when it was open.
+ * @param {string} inputId
+ */
 export async function closeModel(inputId) {
   const entry = models.get(inputId);
   if (!entry) return false;

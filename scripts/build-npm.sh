@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the npm package: the crate for wasm32 with simd128 kernels and a scalar fallback
 # (cargo + wasm-bindgen, --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
-# (js/) beside it in pkg/, and an installable tarball from `npm pack` in target/npm/.
+# (js/) beside it in pkg/ with the glue's types for tsc, and an installable tarball from `npm pack` in target/npm/.
 # Prints the tarball's path on its last line. Run scripts/setup.sh first (test.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,16 +16,16 @@ rm -rf pkg
 # dirs: other RUSTFLAGS would otherwise rebuild everything on each switch. wasm-bindgen runs
 # itself (wasm-pack passes it no flags) with --experimental-reset-state-function: the glue's
 # __wbg_reset_state, with which js/wasm.js replaces an instance that trapped.
-bindgen() { # target dir, out dir
-  wasm-bindgen --target web --no-typescript --experimental-reset-state-function \
+bindgen() { # target dir, out dir[, --no-typescript]
+  wasm-bindgen --target web ${3:-} --experimental-reset-state-function \
     --out-dir "$2" --out-name gguf_lens "$1/wasm32-unknown-unknown/release/gguf_lens.wasm"
 }
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
-bindgen target/wasm-web pkg/wasm
+bindgen target/wasm-web pkg/wasm --no-typescript
 env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-web-scalar \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
-bindgen target/wasm-web-scalar pkg/wasm-scalar
+bindgen target/wasm-web-scalar pkg/wasm-scalar --no-typescript
 # One JS glue serves both modules (the same exports and imports): checked, then the scalar
 # module moves beside the other.
 if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then
@@ -35,6 +35,12 @@ fi
 mv pkg/wasm-scalar/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm
 rm -rf pkg/wasm-scalar
 rm -f pkg/wasm/.gitignore pkg/wasm/*.d.ts pkg/wasm/package.json pkg/wasm/README.md
+# The glue's types, for tsc over the package only (pkg/tsconfig.json, below; not in the tarball),
+# from a second run: the shipped glue stays the one without types (it names no .d.ts).
+types=$(mktemp -d)
+bindgen target/wasm-web "$types"
+mv "$types/gguf_lens.d.ts" pkg/wasm/
+rm -rf "$types"
 
 for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
   before=$(stat -c %s "$wasm")
@@ -45,6 +51,8 @@ for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
 done
 
 cp js/*.js js/*.d.ts js/package.json pkg/
+# tsc's view of the package (pkg-tests/types.test.mjs runs `tsc -p pkg`): not in the tarball.
+cp js/tsconfig.json js/types-agree.ts pkg/
 cp js/README.md pkg/README.md
 cp LICENSE pkg/LICENSE
 mkdir -p target/npm

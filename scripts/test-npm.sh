@@ -20,9 +20,10 @@ cd "$project"
 # The Chromium, bundler and types suites drive browsers and tools (their Node is not what users run).
 node_suites=$(ls ./*.test.mjs | grep -v -e browser -e bundler -e types)
 if [ "${GGUF_LENS_NPM_SUITES:-all}" = node ]; then
-  # The quick tier: the Node suites once, under this machine's Node.
+  # The quick tier: the Node suites once, under this machine's Node, and tsc over the package
+  # and a typed consumer (the types suite: no browser).
   # shellcheck disable=SC2086
-  GGUF_LENS_REPO="$repo" node --test --test-concurrency=1 "$@" $node_suites
+  GGUF_LENS_REPO="$repo" node --test --test-concurrency=1 "$@" $node_suites ./types.test.mjs
   exit 0
 fi
 GGUF_LENS_REPO="$repo" node --test --test-concurrency=1 "$@" ./*.test.mjs
