@@ -689,7 +689,7 @@ export interface GptqLayer {
 }
 
 export interface DtypeShare {
-  /** A dtype ("BF16"), or "GPTQ 4-bit" for GPTQ layers (their parts counted there). */
+  /** A dtype ("BF16"), or "GPTQ-4bit" for GPTQ layers (their parts counted there). */
   type: string;
   tensors: number;
   elements: number;
