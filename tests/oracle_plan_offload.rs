@@ -10,25 +10,9 @@
 
 mod common;
 
-use common::plan_cases::{case_options, load_model, planned};
+use common::plan_cases::{case_options, close_sum, load_model, logged, planned, MIB};
 use gguf_lens::plan::plan;
 use serde_json::Value;
-
-const MIB: f64 = 1024.0 * 1024.0;
-
-/// The MiB values the log printed for `device` (each rounded to 0.01).
-fn logged(v: &Value, device: &str) -> Vec<f64> {
-    v.get(device)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|x| x.as_f64().unwrap()).collect())
-        .unwrap_or_default()
-}
-
-/// `ours` bytes against the sum of `n` buffers each printed to 0.01 MiB.
-fn close_sum(ours: u64, logged: &[f64]) -> bool {
-    let slack = 0.0051 * logged.len().max(1) as f64;
-    (ours as f64 / MIB - logged.iter().sum::<f64>()).abs() <= slack
-}
 
 #[test]
 fn offload_matches_llama_cpp_per_device() {

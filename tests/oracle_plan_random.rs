@@ -13,11 +13,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::plan_cases::{case_options, load_model, planned};
+use common::plan_cases::{case_options, close_sum, load_model, logged, planned, MIB};
 use gguf_lens::plan::plan;
 use serde_json::Value;
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// The relative compute-buffer miss each family is held to: the measured worst on these draws
 /// rounded up to 5 % (docs/benchmarks.md has the figures). Above issue #30's 10 % for all but
@@ -38,18 +36,6 @@ fn tolerance(family: &str) -> f64 {
         "openelm" => 1.60,
         _ => 0.10,
     }
-}
-
-fn logged(v: &Value, device: &str) -> Vec<f64> {
-    v.get(device)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|x| x.as_f64().unwrap()).collect())
-        .unwrap_or_default()
-}
-
-fn close_sum(ours: u64, logged: &[f64]) -> bool {
-    let slack = 0.0051 * logged.len().max(1) as f64;
-    (ours as f64 / MIB - logged.iter().sum::<f64>()).abs() <= slack
 }
 
 #[derive(Default)]
