@@ -32,6 +32,7 @@ pub mod safetensors;
 pub mod special_tokens;
 pub mod stats;
 pub mod summary;
+mod threads;
 pub mod tokenizer;
 pub mod types;
 pub mod value_show;

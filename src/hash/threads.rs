@@ -101,8 +101,6 @@ pub fn hash_file<R: Read + Seek + Send>(
         .map(|t| t.name().to_string())
         .collect();
     let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-    // WASI has no threads: every lane on this one.
-    let threads = if cfg!(target_os = "wasi") { 1 } else { threads };
     let mut groups = groups(lanes(algorithms, per_tensor), threads);
     let mut cursor = Cursor {
         ranges,
@@ -119,12 +117,13 @@ pub fn hash_file<R: Read + Seek + Send>(
             more = cursor.fill(reader, &mut next)?;
         } else {
             let current = &batch;
-            more = std::thread::scope(|scope| {
-                for group in groups.iter_mut() {
-                    scope.spawn(move || process(group, current));
-                }
-                cursor.fill(reader, &mut next)
-            })?;
+            let fill = || cursor.fill(reader, &mut next);
+            more = crate::threads::run_each(
+                groups.iter_mut().collect(),
+                |group| process(group, current),
+                fill,
+            )
+            .1?;
         }
         done += batch.bytes.len() as u64;
         progress(done, total);

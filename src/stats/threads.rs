@@ -38,30 +38,12 @@ where
                 .collect()
         } else {
             let template = &*job;
-            let new_reader = &new_reader;
-            std::thread::scope(|scope| {
-                // A part whose thread cannot start (WASI has no threads) runs here, in order.
-                let handles: Vec<_> = parts
-                    .into_iter()
-                    .map(|rows| {
-                        let part = rows.clone();
-                        std::thread::Builder::new()
-                            .spawn_scoped(scope, move || {
-                                feed(template.fork(), part, step, new_reader)
-                            })
-                            .map_err(|_| rows)
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| match h {
-                        Ok(h) => h
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                        Err(rows) => feed(template.fork(), rows, step, new_reader),
-                    })
-                    .collect()
-            })
+            crate::threads::run_each(
+                parts,
+                |rows| feed(template.fork(), rows, step, &new_reader),
+                || (),
+            )
+            .0
         };
         for part in forks {
             job.absorb(part?);

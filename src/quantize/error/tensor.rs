@@ -2,7 +2,6 @@
 //! at once: one [`QuantErrorSet`] per thread, each fed every chunk of the values.
 
 use std::ops::Range;
-use std::sync::Mutex;
 
 use super::set::{block_mismatch, QuantErrorSet};
 use super::QuantErrorReport;
@@ -102,29 +101,7 @@ pub fn tensor_quant_error(
         let added: Vec<Result<()>> = if sets.len() == 1 {
             sets.iter_mut().map(run).collect()
         } else {
-            // A set whose thread cannot start (WASI has no threads) runs here, in order: each
-            // set sits behind a lock so the failed spawn does not take it away.
-            let cells: Vec<Mutex<&mut QuantErrorSet>> = sets.iter_mut().map(Mutex::new).collect();
-            let run_in = move |cell: &Mutex<&mut QuantErrorSet>| {
-                run(&mut cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
-            };
-            std::thread::scope(|s| {
-                let handles: Vec<_> = cells
-                    .iter()
-                    .map(|cell| {
-                        std::thread::Builder::new()
-                            .spawn_scoped(s, move || run_in(cell))
-                            .map_err(|_| cell)
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| match h {
-                        Ok(h) => h.join().unwrap_or(Ok(())),
-                        Err(cell) => run_in(cell),
-                    })
-                    .collect()
-            })
+            crate::threads::run_each(sets.iter_mut().collect(), run, || ()).0
         };
         for r in added {
             r?;
