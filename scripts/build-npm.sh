@@ -50,6 +50,10 @@ for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
   echo "build-npm: wasm-opt $wasm $before -> $(stat -c %s "$wasm") bytes" >&2
 done
 
+# Precompressed copies beside each module (node:zlib; nothing at run time): what a static server
+# sends with Content-Encoding (docs/js-api.md, "Serving the wasm").
+node scripts/precompress.mjs pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm >&2
+
 cp js/*.js js/*.d.ts js/package.json pkg/
 # tsc's view of the package (pkg-tests/types.test.mjs runs `tsc -p pkg`): not in the tarball.
 cp js/tsconfig.json js/types-agree.ts pkg/

@@ -140,6 +140,8 @@ pub enum ErrorKind {
     },
     /// GPTQ tensors whose shapes, dtypes or group indices do not fit together.
     GptqLayout { layer: String, message: String },
+    /// An MLX quantized layer (uint32 weight, scales, biases) whose parts or config do not fit.
+    MlxLayout { layer: String, message: String },
     /// A call that does not fit what it works on (e.g. statistics fed rows out of their range).
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
@@ -330,6 +332,7 @@ impl fmt::Display for ErrorKind {
                 "tensor {name} has {n_bytes} bytes of data, its shape and dtype need {expected}"
             ),
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
+            MlxLayout { layer, message } => write!(f, "MLX layer {layer}: {message}"),
             PlanRefused { message } => f.write_str(message),
             BadEdit { message } => f.write_str(message),
             ChatTemplate { message } => f.write_str(message),

@@ -24,6 +24,7 @@ pub mod gptq;
 pub mod hash;
 pub mod lint;
 pub mod llama_names;
+pub mod mlx;
 pub mod model;
 pub mod plan;
 pub mod quant;

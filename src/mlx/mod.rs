@@ -1,0 +1,250 @@
+//! MLX affine-quantized layers (mlx-lm checkpoints): `<name>.weight` uint32 `[.., out, in *
+//! bits / 32]`, `<name>.scales` and `<name>.biases` `[.., out, in / group_size]` (f16, bf16 or
+//! f32), bits and group size from config.json's `quantization` object.
+//!
+//! Each row of the weight is a little-endian bit stream of its `in` quants, `bits` each, low
+//! bits first (3, 5 and 6-bit values cross word boundaries); `w[o][i] = scale[o][g] * q[o][i] +
+//! bias[o][g]` with `g = i / group_size`, as `mx.dequantize` (mode `affine`) computes it.
+
+use serde_json::Value as Json;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::safetensors::{to_f32, Dtype};
+
+/// The bit widths and group sizes mlx quantizes to.
+pub const BITS: [u32; 6] = [2, 3, 4, 5, 6, 8];
+pub const GROUP_SIZES: [u64; 3] = [32, 64, 128];
+
+fn layout(layer: &str, message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::MlxLayout {
+        layer: layer.to_string(),
+        message: message.into(),
+    })
+}
+
+/// config.json's `quantization` object, mode affine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MlxConfig {
+    pub bits: u32,
+    pub group_size: u64,
+}
+
+impl MlxConfig {
+    /// From a parsed config.json: None without a `quantization` object; an error for a mode
+    /// other than `affine`, or bits / group size mlx does not make.
+    pub fn from_config(config: &Json) -> Result<Option<MlxConfig>> {
+        let Some(q) = config.get("quantization") else {
+            return Ok(None);
+        };
+        let bad = |m: String| {
+            Error::new(ErrorKind::BadJson {
+                what: "config.json quantization".to_string(),
+                message: m,
+            })
+        };
+        let mode = q.get("mode").and_then(Json::as_str).unwrap_or("affine");
+        if mode != "affine" {
+            return Err(bad(format!("mode {mode:?} is not supported (affine only)")));
+        }
+        let bits = q.get("bits").and_then(Json::as_u64).unwrap_or(0);
+        let group_size = q.get("group_size").and_then(Json::as_u64).unwrap_or(0);
+        if bits > 8 || !BITS.contains(&(bits as u32)) {
+            return Err(bad(format!("bits {bits} is not one of {BITS:?}")));
+        }
+        if !GROUP_SIZES.contains(&group_size) {
+            return Err(bad(format!(
+                "group_size {group_size} is not one of {GROUP_SIZES:?}"
+            )));
+        }
+        Ok(Some(MlxConfig {
+            bits: bits as u32,
+            group_size,
+        }))
+    }
+}
+
+/// An MLX quantized layer whose parts fit together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MlxLayer {
+    /// The prefix (`model.layers.0.mlp.up_proj`); the weight is `<name>.weight`.
+    pub name: String,
+    pub bits: u32,
+    pub group_size: u64,
+    /// Logical shape, outermost first (the stored one with the last dimension unpacked).
+    pub shape: Vec<u64>,
+    pub scales_dtype: Dtype,
+}
+
+impl MlxLayer {
+    /// Checks the layer's three parts (dtype, shape) against `config`.
+    pub fn new(
+        name: &str,
+        weight: (Dtype, &[u64]),
+        scales: (Dtype, &[u64]),
+        biases: (Dtype, &[u64]),
+        config: MlxConfig,
+    ) -> Result<MlxLayer> {
+        let MlxConfig { bits, group_size } = config;
+        if !BITS.contains(&bits) || !GROUP_SIZES.contains(&group_size) {
+            return Err(layout(
+                name,
+                format!("{bits}-bit, group {group_size} is not a width x group mlx makes"),
+            ));
+        }
+        if weight.0 != Dtype::U32 || weight.1.len() < 2 {
+            return Err(layout(
+                name,
+                format!(
+                    "weight is {} {:?}, expected U32 with 2 or more dimensions",
+                    weight.0.name(),
+                    weight.1
+                ),
+            ));
+        }
+        let (lead, words) = weight.1.split_at(weight.1.len() - 1);
+        let bits_in_row = words[0].saturating_mul(32);
+        if bits_in_row % u64::from(bits) != 0 {
+            return Err(layout(
+                name,
+                format!(
+                    "a row of {} words is not a whole number of {bits}-bit values",
+                    words[0]
+                ),
+            ));
+        }
+        let inputs = bits_in_row / u64::from(bits);
+        if inputs % group_size != 0 {
+            return Err(layout(
+                name,
+                format!("{inputs} inputs do not divide into groups of {group_size}"),
+            ));
+        }
+        let mut want = lead.to_vec();
+        want.push(inputs / group_size);
+        for (part, (dtype, shape)) in [("scales", scales), ("biases", biases)] {
+            if !matches!(dtype, Dtype::F16 | Dtype::BF16 | Dtype::F32) || dtype != scales.0 {
+                return Err(layout(
+                    name,
+                    format!(
+                        "{part} is {}, expected F16, BF16 or F32 (as scales)",
+                        dtype.name()
+                    ),
+                ));
+            }
+            if shape != want.as_slice() {
+                return Err(layout(
+                    name,
+                    format!(
+                        "{part} shape {shape:?} is not {want:?} (one per group of {group_size})"
+                    ),
+                ));
+            }
+        }
+        let mut shape = lead.to_vec();
+        shape.push(inputs);
+        Ok(MlxLayer {
+            name: name.to_string(),
+            bits,
+            group_size,
+            shape,
+            scales_dtype: scales.0,
+        })
+    }
+
+    /// `MLX-<bits>bit-g<group>`, one word like the dtype names beside it.
+    pub fn type_name(&self) -> String {
+        format!("MLX-{}bit-g{}", self.bits, self.group_size)
+    }
+
+    /// Inputs per row (the last logical dimension).
+    pub fn row_len(&self) -> u64 {
+        self.shape.last().copied().unwrap_or(0)
+    }
+
+    /// Rows: every logical dimension but the last.
+    pub fn n_rows(&self) -> u64 {
+        let lead = &self.shape[..self.shape.len() - 1];
+        lead.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+    }
+
+    /// Bytes of one packed row.
+    pub fn row_bytes(&self) -> u64 {
+        self.row_len() * u64::from(self.bits) / 8
+    }
+
+    /// Scales (or biases) per row.
+    pub fn groups_per_row(&self) -> u64 {
+        self.row_len() / self.group_size
+    }
+}
+
+/// Dequantizes whole rows, starting at `first_row`, into `out` (`n * row_len` values):
+/// `weight` the packed bytes of those rows, `scales` / `biases` their groups' bytes as stored.
+/// A NaN or infinite scale or bias is an error naming its row and group.
+pub fn dequantize_rows(
+    layer: &MlxLayer,
+    first_row: u64,
+    weight: &[u8],
+    scales: &[u8],
+    biases: &[u8],
+    out: &mut [f32],
+) -> Result<()> {
+    let row_len = layer.row_len() as usize;
+    let groups = layer.groups_per_row() as usize;
+    let row_bytes = layer.row_bytes() as usize;
+    let n = out.len().checked_div(row_len).unwrap_or(0);
+    let size = (layer.scales_dtype.bits() / 8) as usize;
+    if out.len() != n * row_len
+        || weight.len() != n * row_bytes
+        || scales.len() != n * groups * size
+        || biases.len() != n * groups * size
+    {
+        return Err(Error::new(ErrorKind::InvalidRequest {
+            message: format!(
+                "MLX layer {}: {} weight, {} scale, {} bias bytes for {n} rows",
+                layer.name,
+                weight.len(),
+                scales.len(),
+                biases.len()
+            ),
+        }));
+    }
+    let mut s = vec![0f32; n * groups];
+    let mut b = vec![0f32; n * groups];
+    to_f32(layer.scales_dtype, &layer.name, scales, &mut s)?;
+    to_f32(layer.scales_dtype, &layer.name, biases, &mut b)?;
+    if let Some(i) = s
+        .iter()
+        .zip(&b)
+        .position(|(s, b)| !s.is_finite() || !b.is_finite())
+    {
+        return Err(layout(
+            &layer.name,
+            format!(
+                "scale {} / bias {} of row {}, group {} is not finite",
+                s[i],
+                b[i],
+                first_row + (i / groups) as u64,
+                i % groups
+            ),
+        ));
+    }
+    let bits = layer.bits as usize;
+    let mask = (1u32 << bits) - 1;
+    let group = layer.group_size as usize;
+    for r in 0..n {
+        let packed = &weight[r * row_bytes..(r + 1) * row_bytes];
+        let row = &mut out[r * row_len..(r + 1) * row_len];
+        for (i, w) in row.iter_mut().enumerate() {
+            let bit = i * bits;
+            let (byte, shift) = (bit / 8, bit % 8);
+            // Two bytes hold any value of 8 bits or fewer from any bit offset.
+            let lo = u32::from(packed[byte]);
+            let hi = packed.get(byte + 1).map_or(0, |&x| u32::from(x));
+            let q = ((lo | (hi << 8)) >> shift) & mask;
+            let g = r * groups + i / group;
+            *w = s[g] * q as f32 + b[g];
+        }
+    }
+    Ok(())
+}
