@@ -10,6 +10,7 @@
 //! estimate (see [`compute`]).
 
 mod compute;
+mod fit;
 mod hparams;
 mod kv;
 mod report;
@@ -20,6 +21,7 @@ use crate::error::{Error, ErrorKind};
 use crate::model::GgufModel;
 use crate::types::GgmlType;
 
+pub use fit::{fit, DeviceUse, Fit, FitOptions, Fraction, GpuLayers};
 pub use hparams::HParams;
 pub use hparams::Recurrent;
 pub use kv::{CachePlan, KvPlan, RecurrentPlan};

@@ -43,7 +43,7 @@ pub(super) fn n_vocab(model: &GgufModel) -> Result<u64, Error> {
 
 /// The layer a tensor belongs to: Some(il) for `blk.il.*`, None for the input layer, Some(n)
 /// (the output layer) for the rest.
-fn layer_of(t: &TensorInfo, hp: &HParams) -> Option<u64> {
+pub(super) fn layer_of(t: &TensorInfo, hp: &HParams) -> Option<u64> {
     let n_layer = hp.n_layer;
     let name = t.name();
     if let Some(rest) = name.strip_prefix("blk.") {

@@ -6,6 +6,7 @@ mod chat;
 mod dequant;
 mod diff;
 mod escape;
+mod fit;
 mod hash;
 mod inspect;
 mod json;
@@ -72,6 +73,8 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Memory(memory::Args),
     #[command(after_help = EXIT_CODES)]
+    Fit(fit::Args),
+    #[command(after_help = EXIT_CODES)]
     Tokenize(tokenize::Args),
     #[command(after_help = EXIT_CODES)]
     Detokenize(tokenize::DetokenizeArgs),
@@ -136,6 +139,7 @@ fn main() -> ExitCode {
         Command::Quantize(args) => quantize::run(args),
         Command::QuantError(args) => quant_error::run(args),
         Command::Memory(args) => memory::run(args),
+        Command::Fit(args) => fit::run(args),
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => tokenize::run_detokenize(args),
         Command::Chat(args) => chat::run(args),
