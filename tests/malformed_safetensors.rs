@@ -130,11 +130,22 @@ fn non_json_headers() {
     assert_eq!(err.offset, Some(10));
 }
 
+/// mlx's `save_safetensors` writes `"__metadata__": null` when there is none; safetensors reads
+/// that as no metadata.
+#[test]
+fn null_metadata_is_none() {
+    let json = r#"{"__metadata__":null,"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
+    let f = SafetensorsFile::from_bytes(&file(json, 4)).unwrap();
+    assert!(f.metadata().is_empty());
+    assert_eq!(f.tensors().len(), 1);
+}
+
 #[test]
 fn bad_entries_are_bad_json() {
     for json in [
         r#"{"__metadata__":{"format":1}}"#,
         r#"{"__metadata__":[]}"#,
+        r#"{"__metadata__":"none"}"#,
         r#"{"a":{"shape":[1],"data_offsets":[0,4]}}"#,
         r#"{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}"#,
         r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}}"#,

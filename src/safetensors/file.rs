@@ -162,8 +162,12 @@ fn read_metadata(entry: &Json) -> Result<Vec<(String, String)>> {
             8,
         )
     };
-    let Json::Object(map) = entry else {
-        return Err(bad());
+    // `null` is what mlx's `save_safetensors` writes without metadata, and the safetensors
+    // library reads it as none.
+    let map = match entry {
+        Json::Object(map) => map,
+        Json::Null => return Ok(Vec::new()),
+        _ => return Err(bad()),
     };
     map.iter()
         .map(|(k, v)| Ok((k.clone(), v.as_str().ok_or_else(bad)?.to_string())))
