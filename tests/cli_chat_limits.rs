@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 #[test]
 fn runaway_templates_exit_1_naming_the_limit() {
@@ -27,7 +26,6 @@ fn runaway_templates_exit_1_naming_the_limit() {
     ] {
         let t = tmp.path().join("t.jinja");
         std::fs::write(&t, template).unwrap();
-        let start = Instant::now();
         let out = common::gguf_lens_command()
             .arg("chat")
             .arg(&gguf)
@@ -37,13 +35,11 @@ fn runaway_templates_exit_1_naming_the_limit() {
             .arg(&t)
             .output()
             .unwrap();
-        let took = start.elapsed();
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(1), "{template}: {err}");
         assert!(err.starts_with("error: chat template: "), "{err}");
         assert!(err.trim_end().ends_with(limit), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(out.stdout.is_empty());
-        assert!(took < Duration::from_secs(20), "{template}: took {took:?}");
     }
 }

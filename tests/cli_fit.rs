@@ -44,7 +44,9 @@ fn a_large_gpu_takes_every_layer_at_the_training_context() {
         let f = json("fit", &[m, "--gpu", "100000"]);
         assert_eq!(f["ngl"].as_u64(), Some(n_layer + 1), "{m}");
         assert_eq!(f["n_ctx"].as_u64(), Some(ctx), "{m}");
-        assert_eq!(f["flags"], format!("-c {ctx} -ngl {}", n_layer + 1), "{m}");
+        // Everything fits with llama.cpp's defaults: it keeps `-ngl -1`.
+        assert_eq!(f["flags"], format!("-c {ctx} -ngl -1"), "{m}");
+        assert_eq!(f["default_layers"], true, "{m}");
         assert_eq!(f["fits"], true, "{m}");
         // every weight is on the GPU but the token embedding (llama.cpp keeps the input layer)
         let gpu_w = f["gpus"][0]["weights_bytes"].as_u64().unwrap();

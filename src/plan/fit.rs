@@ -159,11 +159,17 @@ pub struct Fit {
     /// Whether every GPU keeps its margin (llama.cpp also succeeds when it cannot, keeping the
     /// best it found).
     pub fits: bool,
+    /// llama.cpp kept its default layers (all of them, split by free memory): it prints
+    /// `-ngl -1` and no `-ts`.
+    pub default_layers: bool,
 }
 
 impl Fit {
     /// The line `llama-fit-params` prints.
     pub fn flags(&self) -> String {
+        if self.default_layers {
+            return format!("-c {} -ngl -1", self.n_ctx);
+        }
         let mut s = format!("-c {} -ngl {}", self.n_ctx, self.ngl);
         // llama-fit-params drops trailing zeros, and prints a split of more than one GPU only
         let mut split = self.tensor_split.as_slice();
@@ -371,8 +377,14 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
     let done = |o: &Options, layers: Vec<GpuLayers>| -> Result<Fit, Error> {
         finish(&costs, o, layers, &free, &margins, &opts.buffer_names)
     };
+    let kept = |fit: Result<Fit, Error>| {
+        fit.map(|f| Fit {
+            default_layers: true,
+            ..f
+        })
+    };
     if projected_free.iter().zip(&margins).all(|(p, m)| p >= m) {
-        return done(&o, default_split);
+        return kept(done(&o, default_split));
     }
 
     // step 2: a smaller context
@@ -397,7 +409,7 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
             n_ctx = (n_ctx - n_ctx % align).max(n_ctx_min_total);
             o.ctx = Some(n_ctx);
             if nd == 1 {
-                return done(&o, default_split);
+                return kept(done(&o, default_split));
             }
         }
     }
@@ -641,5 +653,6 @@ fn finish(
         gpus,
         cpu,
         fits,
+        default_layers: false,
     })
 }

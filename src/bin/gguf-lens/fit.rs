@@ -135,6 +135,7 @@ fn document(f: &Fit) -> serde_json::Value {
         }).collect::<Vec<_>>(),
         "cpu": device(&f.cpu),
         "fits": f.fits,
+        "default_layers": f.default_layers,
         "flags": f.flags(),
     })
 }
