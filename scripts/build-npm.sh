@@ -10,7 +10,6 @@ if [ ! -x tools/node_modules/.bin/wasm-opt ]; then
   (cd tools && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-rm -rf pkg
 # Two builds of the same crate: with simd128 (what engines with SIMD load) and without (the
 # fallback js/wasm.js picks where WebAssembly.validate refuses a SIMD instruction). Own target
 # dirs: other RUSTFLAGS would otherwise rebuild everything on each switch. wasm-bindgen runs
@@ -22,9 +21,22 @@ bindgen() { # target dir, out dir[, --no-typescript]
 }
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
-bindgen target/wasm-web pkg/wasm --no-typescript
 env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-web-scalar \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
+# Unchanged inputs (both modules as cargo left them, the wrapper, this script): the last
+# package stands, without another wasm-opt and compression (the tests and the site build
+# each ask for the package).
+stamp=$(cat target/wasm-web/wasm32-unknown-unknown/release/gguf_lens.wasm \
+  target/wasm-web-scalar/wasm32-unknown-unknown/release/gguf_lens.wasm \
+  js/* LICENSE "$0" scripts/precompress.mjs <(wasm-bindgen --version) | sha256sum | cut -d' ' -f1)
+tarball=$(ls "$PWD"/target/npm/gguf-lens-*.tgz 2>/dev/null | head -n 1 || true)
+if [ -n "$tarball" ] && [ -d pkg/wasm ] && [ "$(cat target/npm/stamp 2>/dev/null)" = "$stamp" ]; then
+  echo "build-npm: up to date" >&2
+  echo "$tarball"
+  exit 0
+fi
+rm -rf pkg target/npm/stamp
+bindgen target/wasm-web pkg/wasm --no-typescript
 bindgen target/wasm-web-scalar pkg/wasm-scalar --no-typescript
 # One JS glue serves both modules (the same exports and imports): checked, then the scalar
 # module moves beside the other.
@@ -62,4 +74,5 @@ cp LICENSE pkg/LICENSE
 mkdir -p target/npm
 rm -f target/npm/gguf-lens-*.tgz
 (cd pkg && npm pack --silent --pack-destination ../target/npm >/dev/null)
+echo "$stamp" >target/npm/stamp
 ls "$PWD"/target/npm/gguf-lens-*.tgz

@@ -14,24 +14,48 @@ case "$tier" in
   quick | full) ;;
   *) echo "usage: bash scripts/test.sh [quick]" >&2; exit 2 ;;
 esac
+# Each stage's time, printed with its heading and summed up at the end (the budget is 45 minutes
+# on 2 cores, setup included).
+stage_names=()
+stage_secs=()
+stage_start=$SECONDS
+stage() {
+  stage_end
+  stage_names+=("$1")
+  stage_start=$SECONDS
+  echo "== $1"
+}
+stage_end() {
+  [ "${#stage_names[@]}" -gt 0 ] && stage_secs+=($((SECONDS - stage_start)))
+  return 0
+}
+stage_report() {
+  stage_end
+  local i
+  for i in "${!stage_names[@]}"; do
+    printf 'time: %5d s  %s\n' "${stage_secs[$i]}" "${stage_names[$i]}"
+  done
+  printf 'time: %5d s  in all\n' "$SECONDS"
+}
+stage "set-up (scripts/setup.sh)"
 bash scripts/setup.sh
 # A full run builds every target once: incremental caches would only take disk (CI's is small).
 if [ "$tier" = full ]; then
   export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 fi
 
-echo "== module graph: no Rust or JS module imports one that imports it back"
+stage "module graph: no Rust or JS module imports one that imports it back"
 python3 scripts/check-cycles.py
-echo "== cargo fmt --check"
+stage "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy"
+stage "cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
 # llama.cpp's vocabularies and chat templates (llama-cpp-python's sdist, sha256-checked, cached):
 # the Rust, npm and viewer tests read them as real inputs.
-echo "== llama.cpp sdist (tokenizer vectors; tests fail without it under CI)"
+stage "llama.cpp sdist (tokenizer vectors; tests fail without it under CI)"
 bash scripts/llama-sdist.sh >/dev/null
-echo "== cargo test"
+stage "cargo test"
 log=$(mktemp)
 cargo test --quiet 2>&1 | tee "$log"
 if [ "$tier" = quick ]; then
@@ -39,19 +63,21 @@ if [ "$tier" = quick ]; then
   GGUF_LENS_NPM_SUITES=node bash scripts/test-npm.sh 2>&1 | tee -a "$log"
   awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
        END { printf "quick: %d passed, %d failed\n", p, f }' "$log"
+  stage_report
   exit 0
 fi
-echo "== NEON kernels: aarch64 build under qemu"
+stage "NEON kernels: aarch64 build under qemu"
 bash scripts/test-neon.sh --quiet 2>&1 | tee -a "$log"
-echo "== wasm: scalar and simd128 builds under Node"
+stage "wasm: scalar and simd128 builds under Node"
 bash scripts/test-wasm.sh 2>&1 | tee -a "$log"
-echo "== npm package: packed tarball under Node and headless Chromium"
+stage "npm package: packed tarball under Node and headless Chromium"
 bash scripts/test-npm.sh 2>&1 | tee -a "$log"
-echo "== viewer: headless Chromium (pkg-tests/viewer)"
+stage "viewer: headless Chromium (pkg-tests/viewer)"
 bash pkg-tests/viewer/run.sh
-echo "== fuzz smoke run (${FUZZ_SECONDS:-30} s)"
+stage "fuzz smoke run (${FUZZ_SECONDS:-30} s)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 # One closing line for the whole run (cargo prints one per test binary).
 # node --test ends with "# pass N" / "# fail N".
 awk '/^test result:/ { p += $4; f += $6 } /^# pass / { p += $3 } /^# fail / { f += $3 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+stage_report

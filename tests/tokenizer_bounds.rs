@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::Builder;
 use gguf_lens::tokenizer::{Tokenizer, MAX_TOKENIZE_BYTES};
 use gguf_lens::GgufFile;
@@ -33,13 +31,11 @@ fn a_long_token_does_not_make_tokenizing_quadratic() {
     let tok = bert_with_a_long_token();
     // One 20,000-letter word: every position looked up every length up to the long token's.
     let text = vec![b'b'; 20_000];
-    let start = Instant::now();
+    // (The work per position is counted in tokenizer::trie's unit tests.)
     let ids = tok.tokenize(&text, false, false);
-    let took = start.elapsed();
     assert_eq!(ids.len(), 20_000);
     assert_eq!(ids[0], 103);
     assert!(ids[1..].iter().all(|&id| id == 104));
-    assert!(took < Duration::from_secs(5), "took {took:?}");
     // A word no token starts gives the unknown token, walking only what matches.
     assert_eq!(tok.tokenize(&vec![b'a'; 100_000], false, false), [100]);
 }

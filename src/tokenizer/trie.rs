@@ -42,6 +42,8 @@ impl ByteTrie {
         let mut bytes = text.iter().enumerate();
         std::iter::from_fn(move || loop {
             let (i, &b) = bytes.next()?;
+            #[cfg(test)]
+            tests::STEPS.with(|s| s.set(s.get() + 1));
             node = *self.edges.get(&(node, b))?;
             let id = self.values[node as usize];
             if id >= 0 {
@@ -59,6 +61,33 @@ impl ByteTrie {
 #[cfg(test)]
 mod tests {
     use super::ByteTrie;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Bytes looked at by `prefixes` on this thread: the work a walk does.
+        pub(super) static STEPS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn a_long_token_costs_a_walk_only_as_deep_as_the_match() {
+        // WPM's hostile case: one 100,000-byte token; every position of a 20,000-byte word
+        // of another letter is looked up with a window as long as that token.
+        let mut t = ByteTrie::new();
+        t.insert("\u{2581}b".as_bytes(), 0);
+        t.insert(b"b", 1);
+        t.insert(&vec![b'a'; 100_000], 2);
+        let word = vec![b'b'; 20_000];
+        STEPS.with(|s| s.set(0));
+        for i in 0..word.len() {
+            let end = word.len().min(i + 100_001);
+            assert_eq!(t.longest(&word[i..end]), Some((1, 1)));
+        }
+        // One byte matched and one refused per position, not the window's length.
+        assert_eq!(STEPS.with(Cell::get), 2 * word.len() - 1);
+        STEPS.with(|s| s.set(0));
+        assert_eq!(t.longest(&vec![b'a'; 100_000]), Some((100_000, 2)));
+        assert_eq!(STEPS.with(Cell::get), 100_000);
+    }
 
     #[test]
     fn finds_every_prefix_token_in_order() {
