@@ -16,7 +16,8 @@
 //! llama.cpp measures each candidate by building the model without allocating; here each is
 //! this planner's plan (weights and KV exact, the compute buffers the estimate of
 //! [`super::compute`], the buffer of the device running the layers from the first of its own
-//! to the output).
+//! to the output; on several GPUs with every layer offloaded and no override, llama.cpp's
+//! pipelining keeps four copies of each input a GPU takes from another device).
 
 use super::hparams::HParams;
 use super::weights::{layer_of, n_vocab};
@@ -309,10 +310,19 @@ impl Costs<'_> {
         }
         cpu.kv = cpu.kv.saturating_add(base.kv.total().saturating_sub(prev));
         // compute: each GPU's buffer as if it ran from its first layer to the output
+        // llama.cpp pipelines several devices when every layer is offloaded and no tensor is
+        // overridden (llama_context: split mode layer, KV offloaded, devices with async compute
+        // and events, as CUDA's and RPC's): the scheduler then keeps GGML_SCHED_MAX_COPIES (4)
+        // copies of each input a device takes from another, never freed, instead of one
+        let pipelined = self.n_gpu > 1 && ngl > hp.n_layer && parts.is_empty();
         for (id, &(a, b)) in ranges.iter().enumerate() {
             if b > a {
                 let c = compute::estimate(hp, o, &base.kv, n_ubatch, hp.n_layer + 1 - a);
                 gpus[id].compute = c.gpu;
+                if pipelined {
+                    let copies = 3 * 4 * n_ubatch * cross_device_inputs(hp, o, &base.kv, a, b);
+                    gpus[id].compute = gpus[id].compute.saturating_add(copies);
+                }
             }
         }
         cpu.compute = compute::estimate(hp, o, &base.kv, n_ubatch, ngl).cpu;
@@ -323,6 +333,25 @@ impl Costs<'_> {
         let (gpus, _) = self.measure(o, layers)?;
         Ok(gpus.iter().map(|d| d.total() as i64).collect())
     }
+}
+
+/// What a GPU running layers `a..b` (b = n_layer + 1: with the output) takes from other
+/// devices per token of the ubatch, in f32 values: the residual stream entering its first layer
+/// (the token embeddings, from the CPU, for the first), and the masks of the caches its
+/// attention layers use (f16 with flash attention).
+fn cross_device_inputs(hp: &HParams, o: &Options, kv: &kv::KvPlan, a: u32, b: u32) -> u64 {
+    let layers = a as usize..(b.min(hp.n_layer)) as usize;
+    let mut masks = 0u64;
+    for c in &kv.caches {
+        let used = layers
+            .clone()
+            .any(|il| hp.has_kv.get(il) == Some(&true) && hp.is_swa.get(il) == Some(&c.swa));
+        if used {
+            masks = masks.saturating_add(c.cells);
+        }
+    }
+    let masks = if o.flash_attn { masks / 2 } else { masks };
+    hp.n_embd.saturating_add(masks)
 }
 
 /// Chooses the flags `llama-fit-params` would for `model` on GPUs `opts.gpu_free`.
