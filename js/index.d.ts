@@ -238,6 +238,9 @@ export declare class GgufModel {
   /** What llama.cpp allocates to run this model (llama-server's defaults; see MemoryPlanOptions).
    * Throws llama.cpp's refusals (a quantized V cache without flashAttn, mixed K/V types on MLA). */
   planMemory(options?: MemoryPlanOptions): MemoryPlan;
+  /** The flags llama.cpp's llama-fit-params chooses for these GPUs (`gguf-lens fit --json`,
+   * camelCased), from the header alone: `-c`, `-ngl`, `-ts`, `-ot` and the per-device plan. */
+  fit(options: FitOptions): FitResult;
   /** Token ids as llama.cpp's llama_tokenize gives them (SPM, BPE, WPM and UGM vocabularies). */
   tokenize(text: string | Uint8Array, options?: TokenizeOptions): Int32Array;
   /** The ids' pieces concatenated, as a string (or bytes with `bytes: true`). */
@@ -342,6 +345,51 @@ export interface MemoryPlan {
   /** The largest context whose GPU share fits gpuMem (null without gpuMem; may exceed nCtxTrain). */
   maxCtx: number | null;
   command: string;
+}
+
+/** llama-fit-params' inputs, in bytes (as planMemory's gpuMem). */
+export interface FitOptions {
+  /** Each GPU's free memory (at least one GPU, at most 16). */
+  gpus: number[];
+  /** Memory left free on each GPU (llama.cpp's -fitt): one for all, or one per GPU (default 1 GiB). */
+  margin?: number | number[];
+  /** -c set by the user: never reduced (default: the training context, reduced to fit). */
+  ctx?: number;
+  /** -fitc: the smallest context the fit reduces to (default 4096). */
+  nCtxMin?: number;
+  parallel?: number;
+  cacheTypeK?: KvCacheType;
+  cacheTypeV?: KvCacheType;
+  flashAttn?: boolean;
+  /** Each GPU's buffer name in `-ot` (default CUDA0, CUDA1, …). */
+  gpuNames?: string[];
+}
+
+/** One device's bytes in a fit (weights and KV exact, compute an estimate). */
+export interface FitDevice {
+  weightsBytes: number;
+  kvCacheBytes: number;
+  computeBytes: number;
+  totalBytes: number;
+}
+
+/** `gguf-lens fit --json`, camelCased. */
+export interface FitResult {
+  nCtx: number;
+  ngl: number;
+  /** -ts: layers per GPU (empty with one GPU; trailing zeros are not printed in flags). */
+  tensorSplit: number[];
+  /** -ot, in llama.cpp's order: buffer 'CPU' or a GPU's name. */
+  overrides: Array<{ pattern: string; buffer: string }>;
+  /** Each GPU: its layers, of them partial (experts or part of the FFN elsewhere), and bytes. */
+  gpus: Array<FitDevice & { layers: number; partialLayers: number }>;
+  cpu: FitDevice;
+  /** Whether every GPU keeps its margin (else the closest llama.cpp finds). */
+  fits: boolean;
+  /** llama.cpp keeps its default layers (`-ngl -1`, no -ts). */
+  defaultLayers: boolean;
+  /** The line llama-fit-params prints: `-c N -ngl N [-ts a,b] [-ot "..."]`. */
+  flags: string;
 }
 
 export interface TokenizeOptions {

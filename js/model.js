@@ -10,7 +10,7 @@ import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './r
 import { ReaderCache, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, inputForWorkers } from './worker-ask.js';
 import { abortError } from './sources.js';
-/** @import { ChatMessage, ChatTemplateOptions, HashOptions, LintReport, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './index.js' */
+/** @import { ChatMessage, ChatTemplateOptions, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './index.js' */
 /** @import { GgufHeader, ModelOrigin, OnBytes, OnProgress, PoolWorker, QuantErrorJob, ReadableTensor, RowShape, Run, Source, TensorStatsJob, Wasm } from './internal.js' */
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
@@ -422,6 +422,22 @@ export class GgufModel extends ShardedModel {
     try {
       for (const shard of this.shards) planner.add(shard.header);
       return planner.plan(options);
+    } finally {
+      planner.free();
+    }
+  }
+
+  /** The flags llama.cpp's llama-fit-params chooses for GPUs with `gpus` bytes free (each
+   * keeping `margin`, default 1 GiB): `-c`, `-ngl`, `-ts`, `-ot`, and the per-device plan they
+   * give; the fields of `gguf-lens fit --json`, camelCased.
+   * @param {FitOptions} options
+   * @returns {FitResult}
+   */
+  fit(options) {
+    const planner = new this.wasm.MemoryPlanner();
+    try {
+      for (const shard of this.shards) planner.add(shard.header);
+      return planner.fit(options);
     } finally {
       planner.free();
     }

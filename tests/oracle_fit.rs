@@ -13,19 +13,18 @@ const MIB: u64 = 1024 * 1024;
 const HELD_OUT: [&str; 1] = ["qwen3moe"];
 
 /// The cases where our flags differ from llama-fit-params' today (model, GPU budgets in MiB,
-/// context asked), kept apart so that every other case is held exactly. Two kinds:
-/// - a context chosen 1.5–15 % larger than llama.cpp's (our compute and KV estimate at the
-///   interpolated context is lower than what llama.cpp measures), and the split that follows;
-/// - with two GPUs, llama.cpp keeps every layer on the first and moves one tensor to the second
-///   (`-ot …=RPC0[…]`, no `-ts`) where we split the layers (`-ts 16,1`), or the reverse.
+/// context asked), kept apart so that every other case is held exactly: each is a context
+/// chosen 1.5–4 % larger than llama.cpp's when it interpolates one (our compute estimate at the
+/// contexts measured is not the buffer llama.cpp measures), and in two the split that follows
+/// (`-ngl -1` where llama.cpp needs `-ts 9,8`). 77 of the 90 cases match, 26 of the held-out
+/// model's 30. (The two-GPU cases where llama.cpp keeps
+/// every layer on the first GPU — `-ot …=RPC0[…]`, no `-ts` — follow from its `uint32_t`
+/// arithmetic in common/fit.cpp, which `plan::fit` mirrors; no constant is tuned to the grid.)
 const KNOWN_MISSES: &[(&str, &[u64], Option<u64>)] = &[
     ("qwen3moe", &[8192], None),
     ("qwen3moe", &[2048, 8192], None),
     ("qwen3moe", &[6144, 2048], None),
     ("qwen3moe", &[6144, 4096], None),
-    ("qwen3moe", &[12288, 2048], None),
-    ("qwen3moe", &[12288, 2048], Some(8192)),
-    ("qwen3moe", &[12288, 4096], None),
     ("dense", &[4096], None),
     ("dense", &[2048, 2048], None),
     ("dense", &[2048, 4096], None),
@@ -35,8 +34,6 @@ const KNOWN_MISSES: &[(&str, &[u64], Option<u64>)] = &[
     ("mixtral", &[12288], None),
     ("mixtral", &[6144, 8192], None),
     ("mixtral", &[12288, 2048], None),
-    ("mixtral", &[12288, 2048], Some(8192)),
-    ("mixtral", &[12288, 4096], Some(8192)),
 ];
 
 fn known_miss(case: &Value) -> bool {
@@ -111,6 +108,42 @@ fn check(held_out: bool) {
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+/// The known misses whose flags past `-c` differ too (the rest hold llama.cpp's `-ngl`, `-ts`
+/// and `-ot` at our context: on two GPUs that needs llama.cpp's pipelined compute buffers).
+const SPLIT_MISSES: &[(&str, &[u64], Option<u64>)] = &[
+    ("dense", &[6144, 4096], None),
+    ("dense", &[12288, 4096], None),
+];
+
+#[test]
+fn known_misses_are_the_context_and_still_miss() {
+    let past_ctx = |flags: &str| {
+        flags
+            .split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut n = 0;
+    for case in cases() {
+        if !known_miss(&case) {
+            continue;
+        }
+        n += 1;
+        let (got, want) = (ours(&case), case["flags"].as_str().unwrap().to_string());
+        assert_ne!(got, want, "{case} now matches: take it off KNOWN_MISSES");
+        let split_miss = SPLIT_MISSES.iter().any(|(m, b, c)| {
+            case["model"] == *m
+                && case["gpu_mib"] == serde_json::json!(b)
+                && case["ctx"].as_u64() == *c
+        });
+        if !split_miss {
+            assert_eq!(past_ctx(&got), past_ctx(&want), "{case}");
+        }
+    }
+    assert_eq!(n, KNOWN_MISSES.len());
 }
 
 #[test]

@@ -24,6 +24,7 @@ import {
   type HashReport,
   type LintReport,
   type MemoryPlan,
+  type FitResult,
   type KvCachePlan,
   type ChatMessage,
   type ChatTemplateOptions,
@@ -131,6 +132,11 @@ export function planMemory(model: GgufModel): [number, string, number | null] {
   const plan: MemoryPlan = model.planMemory({ ctx: 8192, cacheTypeK: 'q8_0', cacheTypeV: 'q8_0', flashAttn: true, gpuMem: 8 * 2 ** 30 });
   const swa: number = plan.kvCache.swaBytes + plan.kvCache.caches.filter((c: KvCachePlan) => c.swa).length;
   return [plan.totalBytes + swa, plan.command, plan.maxCtx];
+}
+
+export function fitGpus(model: GgufModel): [string, number, string[]] {
+  const f: FitResult = model.fit({ gpus: [24 * 2 ** 30, 12 * 2 ** 30], margin: [2 ** 30, 2 ** 29], ctx: 8192, gpuNames: ['CUDA0', 'CUDA1'] });
+  return [f.flags, f.gpus[0].partialLayers + f.cpu.kvCacheBytes, f.overrides.map((o) => `${o.pattern}=${o.buffer}`)];
 }
 
 export async function hubRepo(token: string, signal: AbortSignal): Promise<string[]> {

@@ -16,7 +16,8 @@
 //! llama.cpp measures each candidate by building the model without allocating; here each is
 //! this planner's plan (weights and KV exact, the compute buffers the estimate of
 //! [`super::compute`], the buffer of the device running the layers from the first of its own
-//! to the output).
+//! to the output; on several GPUs with every layer offloaded and no override, llama.cpp's
+//! pipelining keeps four copies of each input a GPU takes from another device).
 
 use super::hparams::HParams;
 use super::weights::{layer_of, n_vocab};
@@ -123,9 +124,37 @@ impl Default for GpuLayers {
 }
 
 impl GpuLayers {
+    /// llama.cpp's `uint32_t` arithmetic: `n_part` wraps past 0 when its fit moves the output
+    /// layer off the last GPU (see [`overrides`]).
     fn n_full(&self) -> u32 {
-        self.n_layer - self.n_part
+        self.n_layer.wrapping_sub(self.n_part)
     }
+}
+
+/// The partial layers as llama.cpp's `set_ngl_tensor_split_tbo` lays them out: (layer, what
+/// leaves, to which GPU (None: the CPU)), in its order. Its sums are `uint32_t` and wrap: when
+/// step 4 takes the last GPU's one (output) layer while that GPU has no partial layer left,
+/// its `n_part` wraps to 2^32 - 1, that GPU then emits no override, and the layer it gave away
+/// becomes the first partial layer of the GPU that took it (for the output layer, a pattern
+/// that matches no tensor: every layer then sits on that GPU, `-ts` ends in a 0 that is not
+/// printed, and the `-ot` names the next GPU).
+fn overrides(hp: &HParams, layers: &[GpuLayers]) -> Vec<(u32, Fraction, Option<usize>)> {
+    let ngl = layers.iter().fold(0u32, |a, l| a.wrapping_add(l.n_layer));
+    let mut il0 = (hp.n_layer + 1).wrapping_sub(ngl);
+    let mut out = Vec::new();
+    for l in layers {
+        il0 = il0.wrapping_add(l.n_full());
+        let end = il0.wrapping_add(l.n_part);
+        for il in il0..end {
+            if il == il0 {
+                out.push((il, l.overflow, l.overflow_to));
+            } else {
+                out.push((il, Fraction::Moe, None));
+            }
+        }
+        il0 = end;
+    }
+    out
 }
 
 /// One device's bytes.
@@ -201,13 +230,13 @@ struct Costs<'a> {
 
 /// The layers of GPU `id`: `from..to` over `0..=n_layer` (n_layer: the output layer).
 fn ranges(hp: &HParams, layers: &[GpuLayers]) -> Vec<(u32, u32)> {
-    let total: u32 = layers.iter().map(|l| l.n_layer).sum();
+    let total = layers.iter().fold(0u32, |a, l| a.wrapping_add(l.n_layer));
     let mut il0 = (hp.n_layer + 1).saturating_sub(total);
     layers
         .iter()
         .map(|l| {
-            let r = (il0, il0 + l.n_layer);
-            il0 += l.n_layer;
+            let r = (il0, il0.saturating_add(l.n_layer));
+            il0 = r.1;
             r
         })
         .collect()
@@ -222,7 +251,8 @@ impl Costs<'_> {
     ) -> Result<(Vec<DeviceUse>, DeviceUse), Error> {
         let hp = &self.hp;
         let ranges = ranges(hp, layers);
-        let ngl: u32 = layers.iter().map(|l| l.n_layer).sum();
+        let parts = overrides(hp, layers);
+        let ngl = layers.iter().fold(0u32, |a, l| a.wrapping_add(l.n_layer));
         let mut gpus = vec![DeviceUse::default(); self.n_gpu];
         let mut cpu = DeviceUse::default();
         let device_of = |il: u32| ranges.iter().position(|&(a, b)| il >= a && il < b);
@@ -233,23 +263,12 @@ impl Costs<'_> {
             };
             let il = il.min(u64::from(hp.n_layer)) as u32;
             let mut dev = device_of(il);
-            if let Some(id) = dev {
-                let l = &layers[id];
-                let (_, end) = ranges[id];
-                let first_part = end - l.n_part;
-                if il >= first_part && il < hp.n_layer {
-                    let rest = t
-                        .name()
-                        .strip_prefix(&format!("blk.{il}."))
-                        .unwrap_or_default();
-                    let (fraction, to) = if il == first_part {
-                        (l.overflow, l.overflow_to)
-                    } else {
-                        (Fraction::Moe, None)
-                    };
-                    if fraction.matches(rest) {
-                        dev = to;
-                    }
+            // the first override whose pattern the name matches (each names one `blk.N.`)
+            if let Some(rest) = t.name().strip_prefix(&format!("blk.{il}.")) {
+                if let Some(&(_, _, to)) =
+                    parts.iter().find(|(l, f, _)| *l == il && f.matches(rest))
+                {
+                    dev = to;
                 }
             }
             match dev {
@@ -291,10 +310,19 @@ impl Costs<'_> {
         }
         cpu.kv = cpu.kv.saturating_add(base.kv.total().saturating_sub(prev));
         // compute: each GPU's buffer as if it ran from its first layer to the output
+        // llama.cpp pipelines several devices when every layer is offloaded and no tensor is
+        // overridden (llama_context: split mode layer, KV offloaded, devices with async compute
+        // and events, as CUDA's and RPC's): the scheduler then keeps GGML_SCHED_MAX_COPIES (4)
+        // copies of each input a device takes from another, never freed, instead of one
+        let pipelined = self.n_gpu > 1 && ngl > hp.n_layer && parts.is_empty();
         for (id, &(a, b)) in ranges.iter().enumerate() {
             if b > a {
                 let c = compute::estimate(hp, o, &base.kv, n_ubatch, hp.n_layer + 1 - a);
                 gpus[id].compute = c.gpu;
+                if pipelined {
+                    let copies = 3 * 4 * n_ubatch * cross_device_inputs(hp, o, &base.kv, a, b);
+                    gpus[id].compute = gpus[id].compute.saturating_add(copies);
+                }
             }
         }
         cpu.compute = compute::estimate(hp, o, &base.kv, n_ubatch, ngl).cpu;
@@ -305,6 +333,25 @@ impl Costs<'_> {
         let (gpus, _) = self.measure(o, layers)?;
         Ok(gpus.iter().map(|d| d.total() as i64).collect())
     }
+}
+
+/// What a GPU running layers `a..b` (b = n_layer + 1: with the output) takes from other
+/// devices per token of the ubatch, in f32 values: the residual stream entering its first layer
+/// (the token embeddings, from the CPU, for the first), and the masks of the caches its
+/// attention layers use (f16 with flash attention).
+fn cross_device_inputs(hp: &HParams, o: &Options, kv: &kv::KvPlan, a: u32, b: u32) -> u64 {
+    let layers = a as usize..(b.min(hp.n_layer)) as usize;
+    let mut masks = 0u64;
+    for c in &kv.caches {
+        let used = layers
+            .clone()
+            .any(|il| hp.has_kv.get(il) == Some(&true) && hp.is_swa.get(il) == Some(&c.swa));
+        if used {
+            masks = masks.saturating_add(c.cells);
+        }
+    }
+    let masks = if o.flash_attn { masks / 2 } else { masks };
+    hp.n_embd.saturating_add(masks)
 }
 
 /// Chooses the flags `llama-fit-params` would for `model` on GPUs `opts.gpu_free`.
@@ -374,17 +421,20 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
     }
     let full = costs.totals(&o, &default_split)?;
     let projected_free: Vec<i64> = full.iter().zip(&free).map(|(u, f)| f - u).collect();
-    let done = |o: &Options, layers: Vec<GpuLayers>| -> Result<Fit, Error> {
-        finish(&costs, o, layers, &free, &margins, &opts.buffer_names)
+    let finish = |o: &Options, layers: Vec<GpuLayers>, default_layers: bool| {
+        finish(
+            &costs,
+            o,
+            layers,
+            &free,
+            &margins,
+            &opts.buffer_names,
+            default_layers,
+        )
     };
-    let kept = |fit: Result<Fit, Error>| {
-        fit.map(|f| Fit {
-            default_layers: true,
-            ..f
-        })
-    };
+    let done = |o: &Options, layers: Vec<GpuLayers>| finish(o, layers, false);
     if projected_free.iter().zip(&margins).all(|(p, m)| p >= m) {
-        return kept(done(&o, default_split));
+        return finish(&o, default_split, true);
     }
 
     // step 2: a smaller context
@@ -409,7 +459,7 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
             n_ctx = (n_ctx - n_ctx % align).max(n_ctx_min_total);
             o.ctx = Some(n_ctx);
             if nd == 1 {
-                return kept(done(&o, default_split));
+                return finish(&o, default_split, true);
             }
         }
     }
@@ -503,10 +553,10 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
             let moved = if jd < nd - 1 {
                 high[jd].n_layer
             } else {
-                high[jd].n_layer.saturating_sub(1)
+                high[jd].n_layer.wrapping_sub(1)
             };
-            high[id].n_layer += moved;
-            high[jd].n_layer -= moved;
+            high[id].n_layer = high[id].n_layer.wrapping_add(moved);
+            high[jd].n_layer = high[jd].n_layer.wrapping_sub(moved);
             high[jd].n_part = 0;
         }
         let dense_start_high = nd - 1;
@@ -520,9 +570,9 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
                 let mut converted = 0;
                 while ds < nd {
                     let n = (step - converted).min(test[ds].n_part);
-                    test[ds].n_layer -= n;
+                    test[ds].n_layer = test[ds].n_layer.wrapping_sub(n);
                     test[ds].n_part -= n;
-                    test[id].n_layer += n;
+                    test[id].n_layer = test[id].n_layer.wrapping_add(n);
                     converted += n;
                     if test[ds].n_part > 0 {
                         break;
@@ -549,17 +599,15 @@ pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
             mem = mem_high;
             dense_start = dense_start_high;
         }
-        // part of one more layer
-        if dense_start < nd
-            && ngl[dense_start].n_layer > u32::from(id == nd - 1)
-            && ngl[dense_start].n_part > 0
-        {
+        // part of one more layer (with llama.cpp's wrapping: a GPU left with no partial layer
+        // gives its last one all the same, see `overrides`)
+        if dense_start < nd && ngl[dense_start].n_layer > u32::from(id == nd - 1) {
             let mut test = ngl.clone();
             let mut ds = dense_start;
             test[ds].n_layer -= 1;
-            test[ds].n_part -= 1;
+            test[ds].n_part = test[ds].n_part.wrapping_sub(1);
             test[id].n_layer += 1;
-            test[id].n_part += 1;
+            test[id].n_part = test[id].n_part.wrapping_add(1);
             if test[ds].n_part == 0 {
                 ds += 1;
             }
@@ -615,27 +663,17 @@ fn finish(
     free: &[i64],
     margins: &[i64],
     names: &[String],
+    default_layers: bool,
 ) -> Result<Fit, Error> {
     let hp = &costs.hp;
     let nd = layers.len();
     let (gpus, cpu) = costs.measure(o, &layers)?;
     let name = |d: usize| names.get(d).cloned().unwrap_or_else(|| format!("CUDA{d}"));
-    let ngl: u32 = layers.iter().map(|l| l.n_layer).sum();
-    let mut overrides = Vec::new();
-    let mut il0 = hp.n_layer + 1 - ngl;
-    for l in &layers {
-        il0 += l.n_full();
-        for il in il0..il0 + l.n_part {
-            let first = il == il0;
-            let fraction = if first { l.overflow } else { Fraction::Moe };
-            let buffer = match (first, l.overflow_to) {
-                (true, Some(d)) => name(d),
-                _ => "CPU".to_string(),
-            };
-            overrides.push((fraction.pattern(il), buffer));
-        }
-        il0 += l.n_part;
-    }
+    let ngl = layers.iter().fold(0u32, |a, l| a.wrapping_add(l.n_layer));
+    let overrides = overrides(hp, &layers)
+        .into_iter()
+        .map(|(il, f, to)| (f.pattern(il), to.map_or_else(|| "CPU".to_string(), name)))
+        .collect();
     let fits = gpus
         .iter()
         .zip(free.iter().zip(margins))
@@ -653,6 +691,6 @@ fn finish(
         gpus,
         cpu,
         fits,
-        default_layers: false,
+        default_layers,
     })
 }

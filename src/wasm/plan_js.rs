@@ -1,5 +1,6 @@
 //! The memory planner for JS (`model.planMemory(options)`): the core's report (the same fields
-//! as `gguf-lens memory --json`, camelCase here, every count a JS number).
+//! as `gguf-lens memory --json`, camelCase here, every count a JS number); and the fit
+//! (`model.fit(options)`, the fields of `gguf-lens fit --json`, camelCase).
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -7,7 +8,10 @@ use wasm_bindgen::prelude::*;
 use super::{to_js, GgufHeader};
 use crate::gguf::GgufFile;
 use crate::model::GgufModel;
-use crate::plan::{cache_type, DeviceBytes, Document, Options, Report};
+use crate::plan::{
+    cache_type, fit, DeviceBytes, DeviceUse, Document, Fit, FitOptions, Options, Report,
+};
+use crate::GgmlType;
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -21,6 +25,49 @@ struct OptionsJs {
     gpu_mem: Option<f64>,
     /// The model path shown in the command (default `model.gguf`).
     file: Option<String>,
+}
+
+/// The fit's options (bytes, as `gpuMem`): each GPU's free memory, the margin (`-fitt`, one for
+/// every GPU or one each; default 1 GiB), the cache options of `planMemory`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct FitOptionsJs {
+    gpus: Vec<f64>,
+    margin: Option<MarginJs>,
+    ctx: Option<f64>,
+    n_ctx_min: Option<f64>,
+    parallel: Option<f64>,
+    cache_type_k: Option<String>,
+    cache_type_v: Option<String>,
+    flash_attn: bool,
+    gpu_names: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MarginJs {
+    One(f64),
+    Each(Vec<f64>),
+}
+
+/// A KV cache type from JS (default f16).
+fn cache(name: &str, v: &Option<String>) -> Result<GgmlType, JsError> {
+    match v {
+        None => Ok(GgmlType::F16),
+        Some(t) => cache_type(t).ok_or_else(|| {
+            JsError::new(&format!(
+                "{name}: {t:?} is not a KV cache type (f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1)"
+            ))
+        }),
+    }
+}
+
+/// `options` as `T`; undefined or null: the defaults.
+fn options<T: serde::de::DeserializeOwned + Default>(options: JsValue) -> Result<T, JsError> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(options).map_err(|e| JsError::new(&format!("options: {e}")))
 }
 
 /// A count from JS: a finite non-negative whole number.
@@ -195,30 +242,15 @@ impl MemoryPlanner {
     /// `options`: `{ctx, parallel, cacheTypeK, cacheTypeV, flashAttn, ngl, gpuMem, file}`, all
     /// optional. Throws llama.cpp's refusal (or why the model cannot be planned) as one line.
     pub fn plan(&self, options: JsValue) -> Result<JsValue, JsError> {
-        let given: OptionsJs = if options.is_undefined() || options.is_null() {
-            OptionsJs::default()
-        } else {
-            serde_wasm_bindgen::from_value(options)
-                .map_err(|e| JsError::new(&format!("options: {e}")))?
-        };
+        let given: OptionsJs = self::options(options)?;
         let model = GgufModel::from_shards(self.shards.clone()).map_err(super::js_error)?;
-        let ty = |name: &str, v: &Option<String>| {
-            match v {
-            None => Ok(crate::GgmlType::F16),
-            Some(t) => cache_type(t).ok_or_else(|| {
-                JsError::new(&format!(
-                    "{name}: {t:?} is not a KV cache type (f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1)"
-                ))
-            }),
-        }
-        };
         let parallel = count("parallel", given.parallel)?.unwrap_or(1);
         let ngl = count("ngl", given.ngl)?;
         let opts = Options {
             ctx: count("ctx", given.ctx)?,
             parallel: u32::try_from(parallel).map_err(|_| JsError::new("parallel is too large"))?,
-            type_k: ty("cacheTypeK", &given.cache_type_k)?,
-            type_v: ty("cacheTypeV", &given.cache_type_v)?,
+            type_k: cache("cacheTypeK", &given.cache_type_k)?,
+            type_v: cache("cacheTypeV", &given.cache_type_v)?,
             flash_attn: given.flash_attn,
             ngl: u32::try_from(ngl.unwrap_or(0)).unwrap_or(u32::MAX),
             ..Options::default()
@@ -230,5 +262,123 @@ impl MemoryPlanner {
         Ok(to_js(&DocumentJs::from(
             report.document(&report.plan.command(file)),
         )))
+    }
+}
+
+/// One device of the fit: `gguf-lens fit --json`'s `gpus[i]` / `cpu`, camelCase.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeviceUseJs {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layers: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial_layers: Option<u32>,
+    weights_bytes: f64,
+    kv_cache_bytes: f64,
+    compute_bytes: f64,
+    total_bytes: f64,
+}
+
+#[derive(Serialize)]
+struct OverrideJs {
+    pattern: String,
+    buffer: String,
+}
+
+/// `gguf-lens fit --json`, camelCase.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FitJs {
+    n_ctx: f64,
+    ngl: u32,
+    tensor_split: Vec<u32>,
+    overrides: Vec<OverrideJs>,
+    gpus: Vec<DeviceUseJs>,
+    cpu: DeviceUseJs,
+    fits: bool,
+    default_layers: bool,
+    flags: String,
+}
+
+fn device_use(d: &DeviceUse, layers: Option<(u32, u32)>) -> DeviceUseJs {
+    DeviceUseJs {
+        layers: layers.map(|l| l.0),
+        partial_layers: layers.map(|l| l.1),
+        weights_bytes: d.weights as f64,
+        kv_cache_bytes: d.kv as f64,
+        compute_bytes: d.compute as f64,
+        total_bytes: d.total() as f64,
+    }
+}
+
+impl From<&Fit> for FitJs {
+    fn from(f: &Fit) -> FitJs {
+        FitJs {
+            n_ctx: f.n_ctx as f64,
+            ngl: f.ngl,
+            tensor_split: f.tensor_split.clone(),
+            overrides: f
+                .overrides
+                .iter()
+                .map(|(p, b)| OverrideJs {
+                    pattern: p.clone(),
+                    buffer: b.clone(),
+                })
+                .collect(),
+            gpus: f
+                .gpus
+                .iter()
+                .zip(&f.layers)
+                .map(|(d, l)| device_use(d, Some((l.n_layer, l.n_part))))
+                .collect(),
+            cpu: device_use(&f.cpu, None),
+            fits: f.fits,
+            default_layers: f.default_layers,
+            flags: f.flags(),
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl MemoryPlanner {
+    /// `options`: `{gpus, margin, ctx, nCtxMin, parallel, cacheTypeK, cacheTypeV, flashAttn,
+    /// gpuNames}` (bytes); what llama-fit-params chooses, as `gguf-lens fit --json`.
+    pub fn fit(&self, options: JsValue) -> Result<JsValue, JsError> {
+        let given: FitOptionsJs = self::options(options)?;
+        let bytes =
+            |name: &str, v: f64| -> Result<u64, JsError> { Ok(count(name, Some(v))?.unwrap_or(0)) };
+        let gpu_free = given
+            .gpus
+            .iter()
+            .map(|&g| bytes("gpus[i]", g))
+            .collect::<Result<Vec<u64>, JsError>>()?;
+        let defaults = FitOptions::default();
+        let margins = match &given.margin {
+            None => defaults.margins.clone(),
+            Some(MarginJs::One(m)) => vec![bytes("margin", *m)?],
+            Some(MarginJs::Each(ms)) => ms
+                .iter()
+                .map(|&m| bytes("margin[i]", m))
+                .collect::<Result<Vec<u64>, JsError>>()?,
+        };
+        let parallel = count("parallel", given.parallel)?.unwrap_or(1);
+        let opts = FitOptions {
+            gpu_free,
+            margins,
+            ctx: count("ctx", given.ctx)?,
+            n_ctx_min: count("nCtxMin", given.n_ctx_min)?.unwrap_or(defaults.n_ctx_min),
+            plan: Options {
+                parallel: u32::try_from(parallel)
+                    .map_err(|_| JsError::new("parallel is too large"))?,
+                type_k: cache("cacheTypeK", &given.cache_type_k)?,
+                type_v: cache("cacheTypeV", &given.cache_type_v)?,
+                flash_attn: given.flash_attn,
+                ..Options::default()
+            },
+            buffer_names: given.gpu_names,
+        };
+        let model = GgufModel::from_shards(self.shards.clone()).map_err(super::js_error)?;
+        let f = fit(&model, &opts).map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(to_js(&FitJs::from(&f)))
     }
 }

@@ -1,10 +1,10 @@
 //! `gguf-lens fit`: the flags llama.cpp's `llama-fit-params` chooses for the GPUs named, from
 //! the header alone, and the per-device plan they give.
 
-use gguf_lens::plan::{cache_type, fit, DeviceUse, Fit, FitOptions, Options};
-use gguf_lens::GgmlType;
+use gguf_lens::plan::{fit, DeviceUse, Fit, FitOptions};
 use serde_json::json;
 
+use crate::memory::CacheArgs;
 use crate::Failure;
 use gguf_lens::model::open;
 
@@ -39,31 +39,15 @@ pub struct Args {
     /// Context (-c) set by the user: never reduced. Default: the training context, reduced to fit.
     #[arg(long, value_name = "N")]
     ctx: Option<u64>,
-    /// Parallel slots (-np).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    parallel: u32,
-    /// K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1.
-    #[arg(long, value_name = "T", default_value = "f16", value_parser = parse_type)]
-    cache_type_k: GgmlType,
-    /// V cache type (quantized types need --flash-attn).
-    #[arg(long, value_name = "T", default_value = "f16", value_parser = parse_type)]
-    cache_type_v: GgmlType,
-    /// Flash attention on (-fa on).
-    #[arg(long)]
-    flash_attn: bool,
+    #[command(flatten)]
+    cache: CacheArgs,
     /// The buffer name of each GPU in -ot (as llama.cpp names them: CUDA0, CUDA1, ...).
     #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',')]
     gpu_names: Vec<String>,
     /// One JSON object: {"n_ctx", "ngl", "tensor_split", "overrides", "gpus", "cpu", "fits",
-    /// "flags"}.
+    /// "default_layers", "flags"}.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_type(text: &str) -> Result<GgmlType, String> {
-    cache_type(text).ok_or_else(|| {
-        format!("{text:?} is not a KV cache type (f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1)")
-    })
 }
 
 const MIB: u64 = 1024 * 1024;
@@ -92,13 +76,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         gpu_free: to_bytes(&args.gpu, "--gpu")?,
         margins: to_bytes(&args.margin, "--margin")?,
         ctx: args.ctx,
-        plan: Options {
-            parallel: args.parallel,
-            type_k: args.cache_type_k,
-            type_v: args.cache_type_v,
-            flash_attn: args.flash_attn,
-            ..Options::default()
-        },
+        plan: args.cache.options(),
         buffer_names: args.gpu_names.clone(),
         ..FitOptions::default()
     };

@@ -28,6 +28,23 @@ pub struct Args {
     /// Context (-c), over every slot; default: the model's training context.
     #[arg(long, value_name = "N")]
     ctx: Option<u64>,
+    #[command(flatten)]
+    cache: CacheArgs,
+    /// Layers to offload (-ngl; n_layer + 1 offloads the output layer too).
+    #[arg(long, value_name = "N")]
+    ngl: Option<u32>,
+    /// GPU memory: bytes, or with a binary suffix (K, M, G, T; KiB, MiB, GiB, TiB; 24G = 24 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    gpu_mem: Option<u64>,
+    /// One JSON object: {"weights_bytes", "kv_cache_bytes", "kv_cache": {"k_bytes", "v_bytes",
+    /// "swa_bytes", "caches"}, "compute_bytes", "total_bytes", "max_ctx", "command", …}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The options `memory` and `fit` share: slots, cache types, flash attention.
+#[derive(clap::Args, Debug)]
+pub struct CacheArgs {
     /// Parallel slots (-np), each with its own KV cache.
     #[arg(long, value_name = "N", default_value_t = 1)]
     parallel: u32,
@@ -40,16 +57,19 @@ pub struct Args {
     /// Flash attention on (-fa on); without it the plan is for -fa off.
     #[arg(long)]
     flash_attn: bool,
-    /// Layers to offload (-ngl; n_layer + 1 offloads the output layer too).
-    #[arg(long, value_name = "N")]
-    ngl: Option<u32>,
-    /// GPU memory: bytes, or with a binary suffix (K, M, G, T; KiB, MiB, GiB, TiB; 24G = 24 GiB).
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
-    gpu_mem: Option<u64>,
-    /// One JSON object: {"weights_bytes", "kv_cache_bytes", "kv_cache": {"k_bytes", "v_bytes",
-    /// "swa_bytes", "caches"}, "compute_bytes", "total_bytes", "max_ctx", "command", …}.
-    #[arg(long)]
-    json: bool,
+}
+
+impl CacheArgs {
+    /// The planner's options with these set (the rest llama-server's defaults).
+    pub fn options(&self) -> Options {
+        Options {
+            parallel: self.parallel,
+            type_k: self.cache_type_k,
+            type_v: self.cache_type_v,
+            flash_attn: self.flash_attn,
+            ..Options::default()
+        }
+    }
 }
 
 fn parse_type(text: &str) -> Result<GgmlType, String> {
@@ -97,12 +117,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let err = |e: gguf_lens::Error| format!("{}: {e}", args.file);
     let options = Options {
         ctx: args.ctx,
-        parallel: args.parallel,
-        type_k: args.cache_type_k,
-        type_v: args.cache_type_v,
-        flash_attn: args.flash_attn,
         ngl: args.ngl.unwrap_or(0),
-        ..Options::default()
+        ..args.cache.options()
     };
     let report = Report::new(model, options, args.ngl.is_none(), args.gpu_mem).map_err(err)?;
     let command = report.plan.command(&args.file);
