@@ -1,6 +1,6 @@
 //! A model from native files: [`open`] takes the path a user gives (a `.gguf`, any shard of a
 //! split model, a `.safetensors`, a `model.safetensors.index.json`) and finds everything else
-//! (the split's other shards, the index's shards, a GPTQ config beside them).
+//! (the split's other shards, the index's shards, a GPTQ or MLX config beside them).
 
 use std::fs::File;
 use std::io::Read;
@@ -11,6 +11,7 @@ use super::{detect, split_paths, Checkpoint, Format, GgufModel, Model};
 use crate::error::{Error, Result};
 use crate::gguf::read_header;
 use crate::gptq::QuantConfig;
+use crate::mlx::MlxQuantization;
 use crate::safetensors::{SafetensorsFile, ShardIndex};
 
 /// A model opened from files, with the files.
@@ -102,7 +103,8 @@ fn open_gguf(path: &str) -> Result<Opened> {
     })
 }
 
-/// A `.safetensors` file, or an index's shards (beside it), with the GPTQ config beside them.
+/// A `.safetensors` file, or an index's shards (beside it), with the GPTQ config (or config.json's
+/// MLX `quantization`) beside them.
 fn open_checkpoint(path: &str) -> Result<Opened> {
     let path = Path::new(path);
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -120,8 +122,16 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         files.push(SafetensorsFile::read_header(&mut file, size)?);
         sizes.push(size);
     }
-    let (config_source, config) = find_config(dir)?.unzip();
+    let (mut config_source, config) = find_config(dir)?.unzip();
     let mut checkpoint = Checkpoint::new(files, config);
+    let config_json = dir.join("config.json");
+    if config_json.exists() {
+        let mlx = MlxQuantization::from_config_json(&std::fs::read(config_json)?)?;
+        if mlx.is_some() {
+            config_source.get_or_insert_with(|| "config.json".to_string());
+            checkpoint.set_mlx(mlx);
+        }
+    }
     if let Some(err) = checkpoint.layer_errors().first() {
         return Err(err.clone());
     }
