@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::rows::{ReadSeek, Shards};
 use super::{detect, split_paths, Checkpoint, Format, GgufModel, Model};
 use crate::error::{Error, Result};
+use crate::fp8::Fp8Config;
 use crate::gguf::read_header;
 use crate::gptq::QuantConfig;
 use crate::mlx::MlxQuantization;
@@ -126,10 +127,17 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
     let mut checkpoint = Checkpoint::new(files, config);
     let config_json = dir.join("config.json");
     if config_json.exists() {
-        let mlx = MlxQuantization::from_config_json(&std::fs::read(config_json)?)?;
-        if mlx.is_some() {
+        let bytes = std::fs::read(config_json)?;
+        let mlx = MlxQuantization::from_config_json(&bytes)?;
+        let fp8 = Fp8Config::from_config_json(&bytes)?;
+        if mlx.is_some() || fp8.is_some() {
             config_source.get_or_insert_with(|| "config.json".to_string());
+        }
+        if mlx.is_some() {
             checkpoint.set_mlx(mlx);
+        }
+        if fp8.is_some() {
+            checkpoint.set_fp8(fp8);
         }
     }
     if let Some(err) = checkpoint.layer_errors().first() {

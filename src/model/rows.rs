@@ -1,7 +1,8 @@
 //! A tensor of any storage as f32 rows: a GGUF tensor (dequantized as ggml does), a plain
 //! safetensors tensor (rows: its last dimension), a GPTQ layer (rows: output features,
-//! `[out_features, in_features]`) or an MLX layer (rows: its last logical dimension, read by row
-//! ranges of its three parts). The bytes come from a [`Shards`].
+//! `[out_features, in_features]`), an MLX layer (rows: its last logical dimension) or an FP8
+//! block-scaled layer (rows: output features), the last two read by row ranges of their parts.
+//! The bytes come from a [`Shards`].
 
 use std::io::{Cursor, Read, Seek};
 use std::ops::Range;
@@ -9,6 +10,7 @@ use std::sync::Arc;
 
 use super::{Checkpoint, GgufModel};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fp8::Fp8Layer;
 use crate::gguf::{read_range, read_range_into, GgufFile, RowReader, TensorInfo};
 use crate::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
 use crate::mlx::MlxLayer;
@@ -48,21 +50,21 @@ struct GptqParts {
     v1: V1Zeros,
 }
 
-/// One stored part of an MLX layer: its file and tensor, this reader's handle of its shard, and
+/// One stored part of an MLX or FP8 layer, read by rows: its file and tensor, this reader's handle of its shard, and
 /// the bytes last read.
-struct MlxPart<'m> {
+struct PartRows<'m> {
     file: &'m SafetensorsFile,
     tensor: &'m Tensor,
     input: Input<'m>,
     bytes: Vec<u8>,
 }
 
-impl<'m> MlxPart<'m> {
-    fn new(c: &'m Checkpoint, name: String, shards: &'m dyn Shards) -> Result<MlxPart<'m>> {
+impl<'m> PartRows<'m> {
+    fn new(c: &'m Checkpoint, name: String, shards: &'m dyn Shards) -> Result<PartRows<'m>> {
         let Some((shard, tensor)) = c.tensor(&name) else {
             return Err(Error::new(ErrorKind::NoSuchTensor { name }));
         };
-        Ok(MlxPart {
+        Ok(PartRows {
             file: &c.shards()[shard],
             tensor,
             input: open(shards, shard)?,
@@ -70,8 +72,8 @@ impl<'m> MlxPart<'m> {
         })
     }
 
-    fn another(&self, shards: &'m dyn Shards) -> Result<MlxPart<'m>> {
-        Ok(MlxPart {
+    fn another(&self, shards: &'m dyn Shards) -> Result<PartRows<'m>> {
+        Ok(PartRows {
             file: self.file,
             tensor: self.tensor,
             input: open(shards, self.input.shard)?,
@@ -79,8 +81,8 @@ impl<'m> MlxPart<'m> {
         })
     }
 
-    /// Reads the stored rows `rows` (the part's rows are the layer's: its last dimension
-    /// packed or grouped).
+    /// Reads the stored rows `rows` (an MLX part's rows are the layer's, its last dimension
+    /// packed or grouped; an FP8 scale's rows are blocks of rows).
     fn read(&mut self, rows: Range<u64>) -> Result<()> {
         let range = self.file.rows_range(self.tensor, rows)?;
         read_range_into(&mut self.input.reader, range, &mut self.bytes)
@@ -112,9 +114,14 @@ enum Source<'m> {
     },
     Mlx {
         layer: &'m MlxLayer,
-        weight: MlxPart<'m>,
-        scales: MlxPart<'m>,
-        biases: MlxPart<'m>,
+        weight: PartRows<'m>,
+        scales: PartRows<'m>,
+        biases: PartRows<'m>,
+    },
+    Fp8 {
+        layer: &'m Fp8Layer,
+        weight: PartRows<'m>,
+        scales: PartRows<'m>,
     },
 }
 
@@ -154,8 +161,20 @@ impl<'m> Rows<'m> {
         shards: &'m dyn Shards,
         v1: V1Zeros,
     ) -> Result<Rows<'m>> {
+        if let Some(layer) = c.fp8_layer(name) {
+            let part = |p: &str| PartRows::new(c, format!("{}.{p}", layer.name), shards);
+            return Ok(Rows {
+                source: Source::Fp8 {
+                    layer,
+                    weight: part("weight")?,
+                    scales: part("weight_scale_inv")?,
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
         if let Some(layer) = c.mlx_layer(name) {
-            let part = |p: &str| MlxPart::new(c, format!("{}.{p}", layer.name), shards);
+            let part = |p: &str| PartRows::new(c, format!("{}.{p}", layer.name), shards);
             return Ok(Rows {
                 source: Source::Mlx {
                     layer,
@@ -253,6 +272,15 @@ impl<'m> Rows<'m> {
                 scales: scales.another(self.shards)?,
                 biases: biases.another(self.shards)?,
             },
+            Source::Fp8 {
+                layer,
+                weight,
+                scales,
+            } => Source::Fp8 {
+                layer,
+                weight: weight.another(self.shards)?,
+                scales: scales.another(self.shards)?,
+            },
         };
         Ok(Rows {
             source,
@@ -261,14 +289,15 @@ impl<'m> Rows<'m> {
         })
     }
 
-    /// The type name: ggml's, the safetensors dtype's, `GPTQ-<bits>bit` or
-    /// `MLX-<bits>bit-g<group>`.
+    /// The type name: ggml's, the safetensors dtype's, `GPTQ-<bits>bit`,
+    /// `MLX-<bits>bit-g<group>` or `FP8-E4M3-block<side>`.
     pub fn type_name(&self) -> String {
         match &self.source {
             Source::Gguf { tensor, .. } => tensor.ggml_type().name().to_string(),
             Source::Plain { tensor, .. } => tensor.dtype().name().to_string(),
             Source::Gptq { layer, .. } => layer.type_name(),
             Source::Mlx { layer, .. } => layer.type_name(),
+            Source::Fp8 { layer, .. } => layer.type_name(),
         }
     }
 
@@ -279,6 +308,7 @@ impl<'m> Rows<'m> {
             Source::Plain { tensor, .. } => tensor.shape().to_vec(),
             Source::Gptq { layer, .. } => vec![layer.out_features, layer.in_features],
             Source::Mlx { layer, .. } => layer.shape.clone(),
+            Source::Fp8 { layer, .. } => vec![layer.out_features, layer.in_features],
         }
     }
 
@@ -289,6 +319,7 @@ impl<'m> Rows<'m> {
             Source::Plain { tensor, .. } => tensor.row_len(),
             Source::Gptq { layer, .. } => layer.in_features,
             Source::Mlx { layer, .. } => layer.row_len(),
+            Source::Fp8 { layer, .. } => layer.in_features,
         }
     }
 
@@ -298,6 +329,7 @@ impl<'m> Rows<'m> {
             Source::Plain { tensor, .. } => tensor.n_rows(),
             Source::Gptq { layer, .. } => layer.out_features,
             Source::Mlx { layer, .. } => layer.n_rows(),
+            Source::Fp8 { layer, .. } => layer.out_features,
         }
     }
 
@@ -339,7 +371,9 @@ impl<'m> Rows<'m> {
                 }
                 Ok(())
             }
-            Source::Mlx { weight, .. } => weight.file.rows_range(weight.tensor, rows).map(|_| ()),
+            Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } => {
+                weight.file.rows_range(weight.tensor, rows).map(|_| ())
+            }
         }
     }
 
@@ -410,6 +444,16 @@ impl<'m> Rows<'m> {
                 }
                 let (w, s, b) = (&weight.bytes, &scales.bytes, &biases.bytes);
                 crate::mlx::dequantize_rows(layer, rows.start, w, s, b, out)
+            }
+            Source::Fp8 {
+                layer,
+                weight,
+                scales,
+            } => {
+                let out = values.resize(elements(rows.clone(), layer.in_features)?)?;
+                weight.read(rows.clone())?;
+                scales.read(layer.scale_rows(rows.clone()))?;
+                crate::fp8::dequantize_rows(layer, rows.start, &weight.bytes, &scales.bytes, out)
             }
         }
     }

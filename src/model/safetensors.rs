@@ -1,6 +1,6 @@
 //! A safetensors checkpoint as one model's storage: one file or the shards of a sharded one
-//! (with its shard index when opened through one), its quantization configs (GPTQ's, MLX's)
-//! and the GPTQ and MLX layers found across every shard. It owns tensor lookup, layer grouping,
+//! (with its shard index when opened through one), its quantization configs (GPTQ's, MLX's,
+//! FP8's) and the GPTQ, MLX and FP8 layers found across every shard. It owns tensor lookup, layer grouping,
 //! the logical tensor list and the summary (dtype mix with a quantized layer counted as one
 //! type: `GPTQ-<bits>bit`, `MLX-<bits>bit-g<group>`).
 
@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::{TensorEntry, TensorType};
 use crate::error::Error;
+use crate::fp8::{self, Fp8Config, Fp8Layer};
 use crate::gptq::{self, CheckpointFormat, GptqLayer, QuantConfig, TensorShape};
 use crate::mlx::{self, MlxLayer, MlxQuantization};
 use crate::safetensors::{SafetensorsFile, ShardIndex, Tensor};
@@ -16,6 +17,8 @@ use crate::safetensors::{SafetensorsFile, ShardIndex, Tensor};
 const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
 /// The stored parts of an MLX layer; its `weight` is listed (in logical shape), not these.
 const MLX_PARTS: [&str; 3] = ["weight", "scales", "biases"];
+/// The stored parts of an FP8 block-scaled layer; its `weight` is listed (dequantized).
+const FP8_PARTS: [&str; 2] = ["weight", "weight_scale_inv"];
 
 /// One checkpoint over its shards, in order.
 #[derive(Debug, Clone)]
@@ -26,6 +29,9 @@ pub struct Checkpoint {
     /// config.json's MLX `quantization`, if any.
     mlx: Option<MlxQuantization>,
     mlx_layers: Vec<MlxLayer>,
+    /// config.json's `quantization_config` with `quant_method: fp8`, if any.
+    fp8: Option<Fp8Config>,
+    fp8_layers: Vec<Fp8Layer>,
     /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
     /// were left out.
     layer_errors: Vec<Error>,
@@ -70,6 +76,15 @@ pub struct MlxSummary {
     pub overrides: u64,
 }
 
+/// The FP8 side of a checkpoint: its layers and config.json's block size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fp8Summary {
+    pub layers: u64,
+    pub block: [u64; 2],
+    /// `modules_to_not_convert`, as the config lists them.
+    pub not_converted: Vec<String>,
+}
+
 /// A checkpoint at a glance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointSummary {
@@ -86,6 +101,8 @@ pub struct CheckpointSummary {
     pub gptq: Option<GptqSummary>,
     /// None without an MLX `quantization` config.
     pub mlx: Option<MlxSummary>,
+    /// None without an FP8 `quantization_config`.
+    pub fp8: Option<Fp8Summary>,
 }
 
 impl Checkpoint {
@@ -104,6 +121,8 @@ impl Checkpoint {
             layers: Vec::new(),
             mlx: None,
             mlx_layers: Vec::new(),
+            fp8: None,
+            fp8_layers: Vec::new(),
             layer_errors: Vec::new(),
             index,
             shard_index: None,
@@ -136,7 +155,14 @@ impl Checkpoint {
         self.find_layers();
     }
 
-    /// GPTQ layers (by `.qweight`), then MLX layers (by `.scales`, with an MLX config).
+    /// Replaces the FP8 quantization config and finds the layers again with it.
+    pub fn set_fp8(&mut self, fp8: Option<Fp8Config>) {
+        self.fp8 = fp8;
+        self.find_layers();
+    }
+
+    /// GPTQ layers (by `.qweight`), MLX layers (by `.scales`, with an MLX config), FP8 layers
+    /// (by `.weight_scale_inv`, with an FP8 config).
     fn find_layers(&mut self) {
         let lookup = |name: &str| {
             self.tensor(name).map(|(_, t)| TensorShape {
@@ -171,8 +197,24 @@ impl Checkpoint {
                 }
             }
         }
+        let mut fp8_layers = Vec::new();
+        if let Some(config) = &self.fp8 {
+            let lookup = |name: &str| self.tensor(name).map(|(_, t)| (t.dtype(), t.shape()));
+            let names = self
+                .shards
+                .iter()
+                .flat_map(|s| s.tensors())
+                .map(|t| t.name());
+            for found in fp8::discover(names, lookup, config) {
+                match found {
+                    Ok(layer) => fp8_layers.push(layer),
+                    Err(err) => errors.push(err),
+                }
+            }
+        }
         self.layers = layers;
         self.mlx_layers = mlx_layers;
+        self.fp8_layers = fp8_layers;
         self.layer_errors = errors;
     }
 
@@ -221,6 +263,34 @@ impl Checkpoint {
             .find(|l| l.name == name || Some(l.name.as_str()) == path)
     }
 
+    /// The FP8 quantization config.
+    pub fn fp8(&self) -> Option<&Fp8Config> {
+        self.fp8.as_ref()
+    }
+
+    /// The FP8 block-scaled layers, in tensor order.
+    pub fn fp8_layers(&self) -> &[Fp8Layer] {
+        &self.fp8_layers
+    }
+
+    /// The FP8 layer `name` reads: by its path, or `<path>.weight` (the stored fp8 values,
+    /// read scaled).
+    pub fn fp8_layer(&self, name: &str) -> Option<&Fp8Layer> {
+        let path = name.strip_suffix(".weight");
+        self.fp8_layers
+            .iter()
+            .find(|l| l.name == name || Some(l.name.as_str()) == path)
+    }
+
+    /// Bytes of an FP8 layer's stored parts.
+    pub fn fp8_layer_bytes(&self, layer: &Fp8Layer) -> u64 {
+        FP8_PARTS
+            .iter()
+            .filter_map(|part| self.tensor(&format!("{}.{part}", layer.name)))
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add)
+    }
+
     /// Bytes of an MLX layer's stored parts.
     pub fn mlx_layer_bytes(&self, layer: &MlxLayer) -> u64 {
         MLX_PARTS
@@ -240,7 +310,11 @@ impl Checkpoint {
             .mlx_layers
             .iter()
             .flat_map(|l| MLX_PARTS.map(|part| format!("{}.{part}", l.name)));
-        gptq.chain(mlx).collect()
+        let fp8 = self
+            .fp8_layers
+            .iter()
+            .flat_map(|l| FP8_PARTS.map(|part| format!("{}.{part}", l.name)));
+        gptq.chain(mlx).chain(fp8).collect()
     }
 
     /// The GPTQ layers, in tensor order.
@@ -301,8 +375,9 @@ impl Checkpoint {
     }
 
     /// The plain tensors plus, in place of its parts, one `<layer>.weight` per GPTQ layer
-    /// (shape `[out_features, in_features]`, type `GPTQ-<bits>bit`) and per MLX layer (the
-    /// stored shape with its last dimension unpacked, type `MLX-<bits>bit-g<group>`), sorted by
+    /// (shape `[out_features, in_features]`, type `GPTQ-<bits>bit`), per MLX layer (the
+    /// stored shape with its last dimension unpacked, type `MLX-<bits>bit-g<group>`) and per
+    /// FP8 layer (`[out, in]`, type `FP8-E4M3-block<side>`), sorted by
     /// name (header order is a JSON object's, and shards split it).
     pub fn logical_tensors(&self) -> Vec<TensorEntry> {
         let layers = &self.layers;
@@ -316,6 +391,11 @@ impl Checkpoint {
                 shape: l.shape.clone(),
             })
             .collect();
+        tensors.extend(self.fp8_layers.iter().map(|l| TensorEntry {
+            name: format!("{}.weight", l.name),
+            ty: TensorType::Named(l.type_name()),
+            shape: vec![l.out_features, l.in_features],
+        }));
         for t in self.shards.iter().flat_map(|s| s.tensors()) {
             if let Some(layer) = t
                 .name()
@@ -371,6 +451,10 @@ impl Checkpoint {
             let elements = l.n_rows().saturating_mul(l.row_len());
             add(l.type_name(), elements, self.mlx_layer_bytes(l));
         }
+        for l in &self.fp8_layers {
+            let elements = l.out_features.saturating_mul(l.in_features);
+            add(l.type_name(), elements, self.fp8_layer_bytes(l));
+        }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());
         }
@@ -406,6 +490,11 @@ impl Checkpoint {
                 .filter(|l| (l.bits, l.group_size) != (q.default.bits, q.default.group_size))
                 .count() as u64,
         });
+        let fp8 = self.fp8.as_ref().map(|c| Fp8Summary {
+            layers: self.fp8_layers.len() as u64,
+            block: c.block,
+            not_converted: c.not_converted.clone(),
+        });
         CheckpointSummary {
             tensor_count: self.tensors().count() as u64,
             parameter_count,
@@ -414,6 +503,7 @@ impl Checkpoint {
             dtype_mix: mix,
             gptq,
             mlx,
+            fp8,
         }
     }
 }
