@@ -1,12 +1,14 @@
 //! A safetensors checkpoint for JS: `parseSafetensors` gives a `SafetensorsHeader` over one
 //! file that holds the core's `Checkpoint` (shards added with `addShard`), so GPTQ layers, the
-//! config and the summary come from the core, once, whatever the number of shards.
+//! and MLX layers, the configs and the summary come from the core, once, whatever the number of
+//! shards.
 
 use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, safetensors_js, set, summary, to_js};
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
+use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
 use crate::safetensors::SafetensorsFile;
 
@@ -122,16 +124,66 @@ impl SafetensorsHeader {
 
     /// Sets the quantization config from the text of `quantize_config.json` (`kind`
     /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
-    /// gptq `quantization_config` sets none), and finds the GPTQ layers again with it. Returns
-    /// the config (as `quantConfig`). Throws on malformed JSON or an unsupported config.
+    /// gptq `quantization_config` sets none; its MLX `quantization`, if any, is set too, as
+    /// `mlxQuantization`), and finds the layers again with it. Returns the GPTQ config (as
+    /// `quantConfig`). Throws on malformed JSON or an unsupported config.
     #[wasm_bindgen(js_name = setQuantConfig)]
     pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let config = match kind {
-            "config" => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
-            _ => Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+        let (config, mlx) = match kind {
+            "config" => (
+                QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
+                MlxQuantization::from_config_json(text.as_bytes()).map_err(js_error)?,
+            ),
+            _ => (
+                Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+                None,
+            ),
         };
         self.model.set_config(config);
+        self.model.set_mlx(mlx);
         Ok(self.quant_config())
+    }
+
+    /// config.json's MLX `quantization`: `{ mode, bits, groupSize, layers: { [path]:
+    /// { bits, groupSize } | false } }`, or null when none is set.
+    #[wasm_bindgen(js_name = mlxQuantization)]
+    pub fn mlx_quantization(&self) -> JsValue {
+        safetensors_js::mlx_quantization_to_js(self.model.mlx())
+    }
+
+    /// MLX layers (one per `<path>.scales` the config quantizes whose parts fit): `{ name
+    /// (`<path>.weight`), path, type (`MLX-<bits>bit-g<group>`), bits, groupSize, shape
+    /// (logical), nRows, rowLength, nElements, scalesDtype, parts: { weight, scales, biases },
+    /// nBytes }`.
+    #[wasm_bindgen(js_name = mlxLayers)]
+    pub fn mlx_layers(&self) -> JsValue {
+        safetensors_js::mlx_layers_to_js(&self.model)
+    }
+
+    /// The path of the MLX layer `name` reads (`<path>.weight` or the path), if any.
+    #[wasm_bindgen(js_name = mlxLayerNamed)]
+    pub fn mlx_layer_named(&self, name: &str) -> Option<String> {
+        self.model.mlx_layer(name).map(|l| l.name.clone())
+    }
+
+    /// Dequantizes rows `first..` of MLX layer `path` into `out` (whole rows of `rowLength`) as
+    /// `mx.dequantize` does, from the stored bytes of exactly those rows of its weight, scales
+    /// and biases. Throws on sizes that do not fit or a NaN / infinite scale or bias.
+    #[wasm_bindgen(js_name = dequantizeMlxInto)]
+    pub fn dequantize_mlx_into(
+        &self,
+        path: &str,
+        first: f64,
+        weight: &[u8],
+        scales: &[u8],
+        biases: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = (self.model.mlx_layers().iter())
+            .find(|l| l.name == path)
+            .ok_or_else(|| JsError::new(&format!("no MLX layer named {path}")))?;
+        crate::mlx::dequantize_rows(layer, first as u64, weight, scales, biases, out)
+            .map_err(js_error)
     }
 
     /// `{ bits, groupSize, descAct, sym, checkpointFormat }` (null fields when the config has
@@ -157,7 +209,8 @@ impl SafetensorsHeader {
         self.model.layer(name).map(|l| l.name.clone())
     }
 
-    /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
+    /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
+    /// were left out (one line each).
     #[wasm_bindgen(js_name = gptqLayerErrors)]
     pub fn gptq_layer_errors(&self) -> Vec<String> {
         self.model

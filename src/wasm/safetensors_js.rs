@@ -1,5 +1,6 @@
 //! A safetensors checkpoint as JS sees it (`SafetensorsHeader.metadata()`, `.tensors()`, GPTQ
-//! layers and config): serde types with the field names of `js/index.d.ts`. Sizes are JS numbers.
+//! and MLX layers and configs): serde types with the field names of `js/index.d.ts`. Sizes are
+//! JS numbers.
 
 use serde::Serialize;
 use wasm_bindgen::JsValue;
@@ -7,6 +8,7 @@ use wasm_bindgen::JsValue;
 use super::to_js;
 
 use crate::gptq::QuantConfig;
+use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
 use crate::safetensors::SafetensorsFile;
 
@@ -159,4 +161,106 @@ pub(super) fn config_to_js(config: Option<&QuantConfig>) -> JsValue {
             checkpoint_format: c.checkpoint_format.name(),
         }),
     }
+}
+
+#[derive(Serialize)]
+struct MlxPartsJs {
+    weight: String,
+    scales: String,
+    biases: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxLayerJs<'a> {
+    /// `<path>.weight`: the name it is listed and read under.
+    name: String,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    bits: u32,
+    group_size: f64,
+    /// Logical, outermost first (the stored weight's last dimension unpacked).
+    shape: Vec<f64>,
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    scales_dtype: &'static str,
+    parts: MlxPartsJs,
+    /// Bytes of every part.
+    n_bytes: f64,
+}
+
+/// The MLX layers of a checkpoint.
+pub(super) fn mlx_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<MlxLayerJs<'_>> = checkpoint
+        .mlx_layers()
+        .iter()
+        .map(|l| {
+            let part = |p: &str| format!("{}.{p}", l.name);
+            MlxLayerJs {
+                name: part("weight"),
+                path: &l.name,
+                type_name: l.type_name(),
+                bits: l.bits,
+                group_size: l.group_size as f64,
+                shape: l.shape.iter().map(|&d| d as f64).collect(),
+                n_rows: l.n_rows() as f64,
+                row_length: l.row_len() as f64,
+                n_elements: l.n_rows() as f64 * l.row_len() as f64,
+                scales_dtype: l.scales_dtype.name(),
+                parts: MlxPartsJs {
+                    weight: part("weight"),
+                    scales: part("scales"),
+                    biases: part("biases"),
+                },
+                n_bytes: checkpoint.mlx_layer_bytes(l) as f64,
+            }
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxParamsJs {
+    bits: u32,
+    group_size: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxQuantizationJs {
+    mode: &'static str,
+    bits: u32,
+    group_size: f64,
+    /// Per-layer entries by path: parameters, or false (left unquantized).
+    layers: serde_json::Map<String, serde_json::Value>,
+}
+
+/// config.json's MLX `quantization`, or null.
+pub(super) fn mlx_quantization_to_js(q: Option<&MlxQuantization>) -> JsValue {
+    let Some(q) = q else {
+        return JsValue::NULL;
+    };
+    let layers = q
+        .layers
+        .iter()
+        .map(|(path, config)| {
+            let entry = config.map_or(serde_json::Value::Bool(false), |c| {
+                serde_json::to_value(MlxParamsJs {
+                    bits: c.bits,
+                    group_size: c.group_size as f64,
+                })
+                .unwrap_or_default()
+            });
+            (path.clone(), entry)
+        })
+        .collect();
+    to_js(&MlxQuantizationJs {
+        mode: "affine",
+        bits: q.default.bits,
+        group_size: q.default.group_size as f64,
+        layers,
+    })
 }
