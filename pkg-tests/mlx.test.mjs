@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openSafetensors } from 'gguf-lens';
+import { openSafetensors, compareTensor } from 'gguf-lens';
 import { startServer } from './server.mjs';
 import { REPO } from './helpers.mjs';
 
@@ -72,6 +72,9 @@ test('every MLX layer reads as mx.dequantize, from a path and over HTTP Range', 
       // The norm (256) and every layer's logical elements, not its packed words or scales.
       const elements = manifest.layers.reduce((n, l) => n + l.shape.reduce((a, d) => a * d, 1), 0);
       assert.equal(s.parameterCount, elements + 256);
+      const same = await compareTensor(model, model, 'model.layers.b4_g64_experts.weight');
+      assert.equal(same.elements, 2 * 4 * 256);
+      assert.equal(same.maxAbs, 0);
       await model.close();
     }
   } finally {

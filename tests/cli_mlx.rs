@@ -184,3 +184,25 @@ fn errors_exit_1_with_one_line() {
     );
     assert!(!Path::new(out).exists());
 }
+
+/// `diff --values` of the checkpoint against mlx's own f32 values: every layer pairs with its
+/// expected tensor (same name, logical shape) and reads equal, bit for bit.
+#[test]
+fn diff_against_the_expected_values_finds_them_identical() {
+    let a = fixture("model.safetensors");
+    let b = fixture("expected.safetensors");
+    let output = run(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--values",
+        "--json",
+    ]);
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let values = doc["values"].as_array().unwrap();
+    assert_eq!(values.len(), 20, "{doc}");
+    for v in values {
+        assert!(v["type_a"].as_str().unwrap().starts_with("MLX-"), "{v}");
+        assert_eq!(v["identical"], true, "{v}");
+    }
+}

@@ -7,6 +7,7 @@ use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, safetensors_js, set, summary, to_js};
+use crate::fp8::Fp8Config;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
 use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
@@ -47,6 +48,12 @@ impl SafetensorsHeader {
     /// This file's header (the checkpoint's first shard).
     fn file(&self) -> &SafetensorsFile {
         &self.model.shards()[0]
+    }
+
+    fn fp8(&self, path: &str) -> Result<&crate::fp8::Fp8Layer, JsError> {
+        (self.model.fp8_layers().iter())
+            .find(|l| l.name == path)
+            .ok_or_else(|| JsError::new(&format!("no FP8 layer named {path}")))
     }
 
     fn layer(&self, name: &str) -> Result<&GptqLayer, JsError> {
@@ -124,23 +131,27 @@ impl SafetensorsHeader {
 
     /// Sets the quantization config from the text of `quantize_config.json` (`kind`
     /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
-    /// gptq `quantization_config` sets none; its MLX `quantization`, if any, is set too, as
-    /// `mlxQuantization`), and finds the layers again with it. Returns the GPTQ config (as
+    /// gptq `quantization_config` sets none; its MLX `quantization` and FP8
+    /// `quantization_config`, if any, are set too, as `mlxQuantization` and `fp8Config`), and
+    /// finds the layers again with them. Returns the GPTQ config (as
     /// `quantConfig`). Throws on malformed JSON or an unsupported config.
     #[wasm_bindgen(js_name = setQuantConfig)]
     pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let (config, mlx) = match kind {
+        let (config, mlx, fp8) = match kind {
             "config" => (
                 QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
                 MlxQuantization::from_config_json(text.as_bytes()).map_err(js_error)?,
+                Fp8Config::from_config_json(text.as_bytes()).map_err(js_error)?,
             ),
             _ => (
                 Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+                None,
                 None,
             ),
         };
         self.model.set_config(config);
         self.model.set_mlx(mlx);
+        self.model.set_fp8(fp8);
         Ok(self.quant_config())
     }
 
@@ -158,6 +169,59 @@ impl SafetensorsHeader {
     #[wasm_bindgen(js_name = mlxLayers)]
     pub fn mlx_layers(&self) -> JsValue {
         safetensors_js::mlx_layers_to_js(&self.model)
+    }
+
+    /// config.json's FP8 `quantization_config`: `{ fmt, weightBlockSize, modulesToNotConvert,
+    /// activationScheme }`, or null when none is set.
+    #[wasm_bindgen(js_name = fp8Config)]
+    pub fn fp8_config(&self) -> JsValue {
+        safetensors_js::fp8_config_to_js(self.model.fp8())
+    }
+
+    /// FP8 block-scaled layers (one per `<path>.weight_scale_inv` whose weight fits): `{ name
+    /// (`<path>.weight`), path, type (`FP8-E4M3-block<side>`), shape ([out, in]), block, nRows,
+    /// rowLength, nElements, scaleDtype, parts: { weight, weightScaleInv }, nBytes }`.
+    #[wasm_bindgen(js_name = fp8Layers)]
+    pub fn fp8_layers(&self) -> JsValue {
+        safetensors_js::fp8_layers_to_js(&self.model)
+    }
+
+    /// The path of the FP8 layer `name` reads (`<path>.weight` or the path), if any.
+    #[wasm_bindgen(js_name = fp8LayerNamed)]
+    pub fn fp8_layer_named(&self, name: &str) -> Option<String> {
+        self.model.fp8_layer(name).map(|l| l.name.clone())
+    }
+
+    /// The scale rows `[start, end]` that rows `first..end` of FP8 layer `path` use.
+    #[wasm_bindgen(js_name = fp8ScaleRows)]
+    pub fn fp8_scale_rows(
+        &self,
+        path: &str,
+        first: f64,
+        end: f64,
+    ) -> Result<Float64Array, JsError> {
+        let layer = self.fp8(path)?;
+        let rows = layer.scale_rows(first as u64..end as u64);
+        Ok(Float64Array::from(
+            &[rows.start as f64, rows.end as f64][..],
+        ))
+    }
+
+    /// Dequantizes rows `first..` of FP8 layer `path` into `out` (whole rows of `rowLength`) as
+    /// transformers' `Fp8Dequantize` does, from the stored bytes of exactly those rows of its
+    /// weight and of the scale rows they use (`fp8ScaleRows`). Throws on sizes that do not fit
+    /// or a NaN / infinite scale.
+    #[wasm_bindgen(js_name = dequantizeFp8Into)]
+    pub fn dequantize_fp8_into(
+        &self,
+        path: &str,
+        first: f64,
+        weight: &[u8],
+        scales: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = self.fp8(path)?;
+        crate::fp8::dequantize_rows(layer, first as u64, weight, scales, out).map_err(js_error)
     }
 
     /// The path of the MLX layer `name` reads (`<path>.weight` or the path), if any.

@@ -52,6 +52,17 @@ struct SummaryJs<'a> {
     /// A checkpoint's own: Some(None) is null (no MLX config).
     #[serde(skip_serializing_if = "Option::is_none")]
     mlx: Option<Option<MlxJs>>,
+    /// A checkpoint's own: Some(None) is null (no FP8 config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fp8: Option<Option<Fp8Js>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fp8Js {
+    layers: f64,
+    block: [f64; 2],
+    not_converted: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -109,6 +120,7 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
         dtype_mix: None,
         gptq: None,
         mlx: None,
+        fp8: None,
     };
     super::to_js(&value)
 }
@@ -165,6 +177,11 @@ pub(super) fn checkpoint_summary_to_js(
             bits: m.bits,
             group_size: m.group_size as f64,
             overrides: m.overrides as f64,
+        })),
+        fp8: Some(s.fp8.as_ref().map(|f| Fp8Js {
+            layers: f.layers as f64,
+            block: [f.block[0] as f64, f.block[1] as f64],
+            not_converted: f.not_converted.clone(),
         })),
     };
     super::to_js(&value)
