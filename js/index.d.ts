@@ -736,8 +736,68 @@ export interface GptqLayer {
   nBytes: number;
 }
 
+/** An MLX affine-quantized layer (config.json's `quantization`), read as `<path>.weight`. */
+export interface MlxLayer {
+  /** `<path>.weight`: the name readTensor, tensorStats and quantError take. */
+  name: string;
+  /** The layer's path, e.g. "model.layers.0.mlp.up_proj". */
+  path: string;
+  /** "MLX-<bits>bit-g<group>". */
+  type: string;
+  bits: number;
+  groupSize: number;
+  /** Logical, outermost first (the stored weight's last dimension unpacked). */
+  shape: number[];
+  nRows: number;
+  rowLength: number;
+  nElements: number;
+  scalesDtype: string;
+  parts: { weight: string; scales: string; biases: string };
+  /** Bytes of all its parts. */
+  nBytes: number;
+}
+
+/** An FP8 block-scaled layer (config.json's `quantization_config`, `quant_method: fp8`), read as
+ * `<path>.weight`. */
+export interface Fp8Layer {
+  /** `<path>.weight`: the name readTensor, tensorStats and quantError take. */
+  name: string;
+  path: string;
+  /** "FP8-E4M3-block128" (square blocks) or "FP8-E4M3-block<rows>x<columns>". */
+  type: string;
+  /** [out, in]. */
+  shape: number[];
+  /** Rows x columns of one scale's block. */
+  block: number[];
+  nRows: number;
+  rowLength: number;
+  nElements: number;
+  scaleDtype: string;
+  parts: { weight: string; weightScaleInv: string };
+  /** Bytes of both parts. */
+  nBytes: number;
+}
+
+/** config.json's FP8 `quantization_config`. */
+export interface Fp8Config {
+  fmt: 'e4m3';
+  weightBlockSize: number[];
+  modulesToNotConvert: string[];
+  activationScheme: string | null;
+}
+
+/** config.json's MLX `quantization` (mode affine): the defaults and per-layer entries. */
+export interface MlxQuantization {
+  mode: 'affine';
+  bits: number;
+  groupSize: number;
+  /** By path: the layer's parameters, or false (left unquantized). */
+  layers: Record<string, { bits: number; groupSize: number } | false>;
+}
+
 export interface DtypeShare {
-  /** A dtype ("BF16"), or "GPTQ-4bit" for GPTQ layers (their parts counted there). */
+  /** A dtype ("BF16"), "GPTQ-4bit" for GPTQ layers, "MLX-4bit-g64" for MLX layers or
+   * "FP8-E4M3-block128" for FP8 layers (their parts counted there). */
   type: string;
   tensors: number;
   elements: number;
@@ -759,6 +819,22 @@ export interface SafetensorsSummary extends Summary {
     /** Where the config came from (a URL, path, or "options.quantizeConfig"); null if none. */
     configSource: string | null;
   } | null;
+  /** null without an MLX config. */
+  mlx: {
+    layers: number;
+    /** The defaults' (layers may override them: see dtypeMix). */
+    bits: number;
+    groupSize: number;
+    /** Layers quantized otherwise than the defaults. */
+    overrides: number;
+  } | null;
+  /** null without an FP8 config. */
+  fp8: {
+    layers: number;
+    block: number[];
+    /** modules_to_not_convert, as the config lists them. */
+    notConverted: string[];
+  } | null;
 }
 
 export declare class SafetensorsModel {
@@ -776,8 +852,16 @@ export declare class SafetensorsModel {
   /** The index's "metadata" (e.g. total_size), for a sharded checkpoint. */
   readonly indexMetadata?: Record<string, unknown>;
   readonly gptqLayers: GptqLayer[];
-  /** Why some `.qweight` tensors are not GPTQ layers. */
+  /** Why some `.qweight` (GPTQ) or `.scales` (MLX) tensors are not layers. */
   readonly gptqLayerErrors: string[];
+  /** MLX layers, each read (dequantized as `mx.dequantize`) as its `<path>.weight`. */
+  readonly mlxLayers: MlxLayer[];
+  /** config.json's MLX `quantization` (quantConfigSource says where it came from). */
+  readonly mlxQuantization: MlxQuantization | null;
+  /** FP8 block-scaled layers, each read (dequantized as transformers' `Fp8Dequantize`) as its `<path>.weight`. */
+  readonly fp8Layers: Fp8Layer[];
+  /** config.json's FP8 `quantization_config` (quantConfigSource says where it came from). */
+  readonly fp8Config: Fp8Config | null;
   readonly quantConfig: QuantConfig | null;
   readonly quantConfigSource: string | null;
   /** Set when a config found beside the file could not be used. */
@@ -786,8 +870,10 @@ export declare class SafetensorsModel {
   tensor(name: string): SafetensorsTensorInfo;
   gptqLayer(name: string): GptqLayer | undefined;
   summary(): SafetensorsSummary;
-  /** A stored tensor's rows as f32 (torch's conversion), or a GPTQ layer's output rows
-   * dequantized ([out, in], bit for bit as llama.cpp / GPTQModel; a layer's parts are fetched whole). */
+  /** A stored tensor's rows as f32 (torch's conversion), a GPTQ layer's output rows
+   * dequantized ([out, in], bit for bit as llama.cpp / GPTQModel; a layer's parts are fetched
+   * whole), or an MLX or FP8 block-scaled layer's rows (by `<path>.weight`, as `mx.dequantize` /
+   * transformers' `Fp8Dequantize`; rows fetched by Range). */
   readTensor(name: string, options?: ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;

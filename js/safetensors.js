@@ -8,7 +8,7 @@ import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter, runStatsJob, outputArray, knownSize, ShardedModel } from './model.js';
 import { rowsPerRead } from './read-rows.js';
 import { abortError, errorMessage } from './sources.js';
-/** @import { GgufInput, GptqLayer, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
+/** @import { GgufInput, GptqLayer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
 /** @import { AnyOpenOptions, SafetensorsHeader, Source, Wasm } from './internal.js' */
 /** @import { ChunkOptions } from './model.js' */
 /** @typedef {ChunkOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} StChunkOptions */
@@ -223,6 +223,20 @@ export class SafetensorsModel extends ShardedModel {
     this._layerIndex = new Map();
     /** @type {string[]} */
     this.gptqLayerErrors = [];
+    /** MLX layers (config.json's `quantization`), each read as its `<path>.weight`.
+     * @type {MlxLayer[]} */
+    this.mlxLayers = [];
+    /** @type {Map<string, MlxLayer>} */
+    this._mlxIndex = new Map();
+    /** @type {MlxQuantization | null} */
+    this.mlxQuantization = null;
+    /** FP8 block-scaled layers (config.json's `quantization_config`), each read as its `<path>.weight`.
+     * @type {Fp8Layer[]} */
+    this.fp8Layers = [];
+    /** @type {Map<string, Fp8Layer>} */
+    this._fp8Index = new Map();
+    /** @type {Fp8Config | null} */
+    this.fp8Config = null;
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
   }
@@ -255,11 +269,17 @@ export class SafetensorsModel extends ShardedModel {
     return this.metadata.find((e) => e.key === key)?.value;
   }
 
-  /** The GPTQ layers the core found (across every shard), with the reasons for misfits. */
+  /** The GPTQ, MLX and FP8 layers the core found (across every shard), with the reasons for misfits. */
   _setLayers() {
     this.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
     this.gptqLayerErrors = this.header.gptqLayerErrors();
+    this.mlxLayers = this.header.mlxLayers();
+    this._mlxIndex = new Map(this.mlxLayers.map((l) => [l.path, l]));
+    this.mlxQuantization = this.header.mlxQuantization();
+    this.fp8Layers = this.header.fp8Layers();
+    this._fp8Index = new Map(this.fp8Layers.map((l) => [l.path, l]));
+    this.fp8Config = this.header.fp8Config();
   }
 
   /**
@@ -279,7 +299,9 @@ export class SafetensorsModel extends ShardedModel {
       this._setConfig(text, kind, typeof value === 'object' && !(value instanceof URL) ? `options.${option}` : String(value));
       return;
     }
-    if (options.findConfig === false || !this.tensors.some((t) => t.name.endsWith('.qweight'))) return;
+    // GPTQ layers have a `.qweight`, MLX layers a `.scales` (and GPTQ's too), FP8 layers a `.weight_scale_inv`.
+    const quantized = (/** @type {SafetensorsTensorInfo} */ t) => /\.(qweight|scales|weight_scale_inv)$/.test(t.name);
+    if (options.findConfig === false || !this.tensors.some(quantized)) return;
     for (const [file, kind] of [['quantize_config.json', 'quantize_config'], ['config.json', 'config']]) {
       const where = besideInput(input, file);
       if (!where) return;
@@ -288,11 +310,11 @@ export class SafetensorsModel extends ShardedModel {
       try {
         this._setConfig(text, kind, where);
       } catch (err) {
-        // A config found by guessing that is not GPTQ's (or not JSON) is reported, not fatal.
+        // A config found by guessing that is not GPTQ's or MLX's (or not JSON) is reported, not fatal.
         this.quantConfigError = /** @type {Error} */ (err).message;
         continue;
       }
-      if (this.quantConfig) return;
+      if (this.quantConfig || this.mlxQuantization || this.fp8Config) return;
     }
   }
 
@@ -307,10 +329,10 @@ export class SafetensorsModel extends ShardedModel {
     } catch (err) {
       throw new Error(`gguf-lens: ${where}: ${errorMessage(err)}`, { cause: err });
     }
-    this.quantConfigSource = this.quantConfig ? where : null;
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
     this._setLayers();
+    this.quantConfigSource = this.quantConfig || this.mlxQuantization || this.fp8Config ? where : null;
   }
 
   /**
@@ -330,8 +352,31 @@ export class SafetensorsModel extends ShardedModel {
     return prefix === undefined ? undefined : this._layerIndex.get(prefix);
   }
 
+  /** The MLX layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
+   * @param {string} name
+   */
+  _mlxNamed(name) {
+    const path = this.header.mlxLayerNamed(name);
+    return path === undefined ? undefined : this._mlxIndex.get(path);
+  }
+
+  /** The FP8 layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
+   * @param {string} name
+   */
+  _fp8Named(name) {
+    const path = this.header.fp8LayerNamed(name);
+    return path === undefined ? undefined : this._fp8Index.get(path);
+  }
+
+  /** The layer read by row ranges of its parts (MLX, FP8) that `name` names, if any.
+   * @param {string} name
+   */
+  _rangeLayer(name) {
+    return this._mlxNamed(name) ?? this._fp8Named(name);
+  }
+
   /** The core's summary: GGUF's summary fields (null where a checkpoint has no such thing),
-   * then dtypeMix (= quantMix) and gptq.
+   * then dtypeMix (= quantMix), gptq, mlx and fp8.
    * @returns {SafetensorsSummary}
    */
   summary() {
@@ -339,15 +384,15 @@ export class SafetensorsModel extends ShardedModel {
   }
 
   /**
-   * Rows [a, b) (default: all) as f32: a stored tensor converted as torch does, or a GPTQ layer
-   * (by prefix) dequantized to [outFeatures, inFeatures] rows.
+   * Rows [a, b) (default: all) as f32: a stored tensor converted as torch does, a GPTQ layer
+   * (by prefix) dequantized to [outFeatures, inFeatures] rows, or an MLX layer (by
+   * `<path>.weight`) dequantized to its logical rows.
    * @param {string} name
    * @param {ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
    * @returns {Promise<Float32Array>}
    */
   async readTensor(name, options = {}) {
-    const layer = this._layerNamed(name);
-    const t = layer ?? this.tensor(name);
+    const t = this._rangeLayer(name) ?? this._layerNamed(name) ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
     const out = outputArray(options.into, (b - a) * t.rowLength);
     await this._eachChunk(name, a, b, options, (values, first) => out.set(values, (first - a) * t.rowLength));
@@ -361,10 +406,9 @@ export class SafetensorsModel extends ShardedModel {
    * @returns {Promise<TensorStats>}
    */
   async tensorStats(name, options = {}) {
-    const layer = this._layerNamed(name);
-    const t = layer ?? this.tensor(name);
+    const t = this._rangeLayer(name) ?? this._layerNamed(name) ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const rowLength = layer ? layer.inFeatures : t.rowLength;
+    const rowLength = t.rowLength;
     // Values reach wasm as f32 here (checkpoint dtypes are converted in JS or per layer).
     return runStatsJob(this.wasm, { rowLength, rowBytes: 4 * rowLength }, a, b, options,
       (job, chunkOptions, /** @type {(values: Float32Array, first: number) => void} */ keep) => this._eachChunk(name, a, b, chunkOptions, (values, first) => {
@@ -381,10 +425,9 @@ export class SafetensorsModel extends ShardedModel {
    * @returns {Promise<QuantErrorReport>}
    */
   async quantError(name, options = {}) {
-    const layer = this._layerNamed(name);
-    const t = layer ?? this.tensor(name);
+    const t = this._rangeLayer(name) ?? this._layerNamed(name) ?? this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const job = new this.wasm.QuantErrorJob(options.types ?? [], layer ? layer.inFeatures : t.rowLength);
+    const job = new this.wasm.QuantErrorJob(options.types ?? [], t.rowLength);
     try {
       await this._eachChunk(name, a, b, options, (values) => job.add(values));
       return job.result();
@@ -403,6 +446,23 @@ export class SafetensorsModel extends ShardedModel {
    */
   async _eachChunk(name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const mlx = this._mlxNamed(name);
+    if (mlx) {
+      const parts = [mlx.parts.weight, mlx.parts.scales, mlx.parts.biases].map((p) => this.tensor(p));
+      const same = (/** @type {number} */ first, /** @type {number} */ last) => [first, last];
+      await this._eachRangeChunk(mlx, parts.map((t) => ({ t, rows: same })), a, b, options, (first, [w, s, z], out) => this.header.dequantizeMlxInto(mlx.path, first, w, s, z, out), consume);
+      return;
+    }
+    const fp8 = this._fp8Named(name);
+    if (fp8) {
+      const scaleRows = (/** @type {number} */ first, /** @type {number} */ last) => Array.from(this.header.fp8ScaleRows(fp8.path, first, last));
+      const parts = [
+        { t: this.tensor(fp8.parts.weight), rows: (/** @type {number} */ first, /** @type {number} */ last) => [first, last] },
+        { t: this.tensor(fp8.parts.weightScaleInv), rows: scaleRows },
+      ];
+      await this._eachRangeChunk(fp8, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeFp8Into(fp8.path, first, w, s, out), consume);
+      return;
+    }
     const layer = this._layerNamed(name);
     if (layer) {
       if (a === b) return;
@@ -436,6 +496,54 @@ export class SafetensorsModel extends ShardedModel {
       pending = chunk.last < b ? fetchRows(chunk.last) : null;
       try {
         consume(shard.header.toF32(name, chunk.bytes), chunk.first);
+      } catch (err) {
+        pending?.catch(() => {});
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * Calls consume(values, firstRow) for consecutive row chunks of [a, b) of an MLX or FP8 layer:
+   * each chunk's rows of its parts (`rows` maps the layer's rows to a part's) fetched by Range
+   * (the next chunk while one is dequantized), then `dequantize(first, bytes, out)`.
+   * @param {MlxLayer | Fp8Layer} layer
+   * @param {{ t: SafetensorsTensorInfo, rows: (first: number, last: number) => number[] }[]} parts
+   * @param {number} a
+   * @param {number} b
+   * @param {StChunkOptions} options
+   * @param {(first: number, bytes: Uint8Array[], out: Float32Array) => void} dequantize
+   * @param {(values: Float32Array, first: number) => void} consume
+   */
+  async _eachRangeChunk(layer, parts, a, b, options, dequantize, consume) {
+    const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(4 * layer.rowLength, chunkBytes, b - a));
+    const bytesOf = (/** @type {number} */ first, /** @type {number} */ last) => parts.reduce((sum, { t, rows }) => {
+      const [p, q] = rows(first, last);
+      return sum + (q - p) * (t.rowBytes ?? 0);
+    }, 0);
+    // A scale row shared by two chunks is fetched for each.
+    let total = 0;
+    for (let first = a; first < b; first += rowsPerChunk) total += bytesOf(first, Math.min(b, first + rowsPerChunk));
+    const progress = progressCounter(options.onProgress, total);
+    const fetchRows = (/** @type {number} */ first) => {
+      const last = Math.min(b, first + rowsPerChunk);
+      return Promise.all(parts.map(({ t, rows }) => {
+        const shard = this.shards[t.shard];
+        const [p, q] = rows(first, last);
+        const [start, end] = shard.header.rowsRange(t.name, p, q);
+        return shard.source.read(start, end, options.signal, progress);
+      })).then((bytes) => ({ bytes, first, last }));
+    };
+    let pending = a < b ? fetchRows(a) : null;
+    while (pending) {
+      const chunk = await pending;
+      if (options.signal?.aborted) throw abortError(options.signal);
+      pending = chunk.last < b ? fetchRows(chunk.last) : null;
+      try {
+        const out = new Float32Array((chunk.last - chunk.first) * layer.rowLength);
+        dequantize(chunk.first, chunk.bytes, out);
+        consume(out, chunk.first);
       } catch (err) {
         pending?.catch(() => {});
         throw err;

@@ -142,6 +142,8 @@ pub enum ErrorKind {
     GptqLayout { layer: String, message: String },
     /// An MLX quantized layer (uint32 weight, scales, biases) whose parts or config do not fit.
     MlxLayout { layer: String, message: String },
+    /// An FP8 block-scaled layer whose parts do not fit together (or a scale that is not finite).
+    Fp8Layout { layer: String, message: String },
     /// A call that does not fit what it works on (e.g. statistics fed rows out of their range).
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
@@ -333,6 +335,7 @@ impl fmt::Display for ErrorKind {
             ),
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
             MlxLayout { layer, message } => write!(f, "MLX layer {layer}: {message}"),
+            Fp8Layout { layer, message } => write!(f, "FP8 layer {layer}: {message}"),
             PlanRefused { message } => f.write_str(message),
             BadEdit { message } => f.write_str(message),
             ChatTemplate { message } => f.write_str(message),

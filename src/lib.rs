@@ -19,6 +19,7 @@ pub mod diff_report;
 pub mod edit;
 pub mod effective_ftype;
 pub mod error;
+pub mod fp8;
 pub mod gguf;
 pub mod gptq;
 pub mod hash;

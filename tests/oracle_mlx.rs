@@ -1,5 +1,6 @@
 //! MLX affine dequantization against fixtures/mlx/ (made by fixtures/make_mlx.py): expected f32
-//! from `mx.dequantize` for every bit width (2, 3, 4, 5, 6, 8) x group size (32, 64, 128).
+//! from `mx.dequantize` for every bit width (2, 3, 4, 5, 6, 8) x group size (32, 64, 128), and
+//! config.json's `quantization` as mlx-lm writes it (defaults, per-layer entries).
 
 use std::path::{Path, PathBuf};
 
@@ -49,7 +50,7 @@ fn every_width_and_group_equals_mx_dequantize() {
     let (model, model_bytes) = load("model.safetensors");
     let (expected, expected_bytes) = load("expected.safetensors");
     let layers = manifest["layers"].as_array().unwrap();
-    assert_eq!(layers.len(), 19);
+    assert_eq!(layers.len(), 20);
     for case in layers {
         let name = case["name"].as_str().unwrap();
         let config = MlxConfig {
@@ -57,12 +58,14 @@ fn every_width_and_group_equals_mx_dequantize() {
             group_size: case["group_size"].as_u64().unwrap(),
         };
         let layer = layer_of(&model, name, config).unwrap();
-        assert_eq!(layer.shape, [4, 256], "{name}");
+        let shape: Vec<u64> = serde_json::from_value(case["shape"].clone()).unwrap();
+        assert_eq!(layer.shape, shape, "{name}");
+        let n = (layer.n_rows() * layer.row_len()) as usize;
         assert_eq!(
             layer.type_name(),
             format!("MLX-{}bit-g{}", config.bits, config.group_size)
         );
-        let mut want = vec![0f32; 4 * 256];
+        let mut want = vec![0f32; n];
         to_f32(
             Dtype::F32,
             name,
@@ -76,7 +79,7 @@ fn every_width_and_group_equals_mx_dequantize() {
             data(&model, &model_bytes, &format!("{prefix}.scales")),
             data(&model, &model_bytes, &format!("{prefix}.biases")),
         );
-        let mut got = vec![0f32; 4 * 256];
+        let mut got = vec![0f32; n];
         dequantize_rows(&layer, 0, w, s, b, &mut got).unwrap();
         let max_abs = want.iter().fold(0f32, |m, x| m.max(x.abs()));
         let worst = got
@@ -196,4 +199,58 @@ fn bad_layouts_are_one_error_each() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("60 weight"), "{e}");
+}
+
+#[test]
+fn per_layer_entries_override_the_defaults() {
+    use gguf_lens::mlx::MlxQuantization;
+    let config = std::fs::read(dir().join("config.json")).unwrap();
+    let q = MlxQuantization::from_config_json(&config).unwrap().unwrap();
+    let four = MlxConfig {
+        bits: 4,
+        group_size: 64,
+    };
+    assert_eq!(q.default, four);
+    assert_eq!(
+        q.for_layer("model.layers.b3_g128_f32"),
+        Some(MlxConfig {
+            bits: 3,
+            group_size: 128
+        })
+    );
+    assert_eq!(q.for_layer("model.layers.b4_g64_f32"), Some(four));
+    // An entry passed to mlx's `to_quantized` takes its defaults for what it leaves out;
+    // `false` leaves a layer unquantized.
+    let q = MlxQuantization::from_config(&serde_json::json!({"quantization": {
+        "group_size": 32, "bits": 8, "a": {"bits": 6}, "b": false, "c": true,
+    }}))
+    .unwrap()
+    .unwrap();
+    let six = MlxConfig {
+        bits: 6,
+        group_size: 64,
+    };
+    assert_eq!(q.for_layer("a"), Some(six));
+    assert_eq!(q.for_layer("b"), None);
+    assert_eq!(q.for_layer("c"), Some(q.default));
+    for (bad, expect) in [
+        (
+            serde_json::json!({"group_size": 64, "bits": 4, "a": {"bits": 7}}),
+            "layer \"a\": bits 7",
+        ),
+        (
+            serde_json::json!({"group_size": 64, "bits": 4, "a": {"mode": "nvfp4"}}),
+            "layer \"a\": mode \"nvfp4\"",
+        ),
+        (
+            serde_json::json!({"group_size": 64, "bits": 4, "a": 3}),
+            "layer \"a\": 3 is not a parameters object",
+        ),
+        (serde_json::json!([4]), "not a JSON object"),
+    ] {
+        let e = MlxQuantization::from_config(&serde_json::json!({ "quantization": bad }))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(expect), "{expect}: {e}");
+    }
 }

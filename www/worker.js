@@ -47,14 +47,24 @@ function plain(v) {
 
 // The tensor table lists the package's tensor infos as they are, plus a checkpoint's GPTQ layers.
 /** Tensor infos for the table. A checkpoint's GPTQ layers are listed before their qweight as
- * {name: prefix, type: 'GPTQ-<n>bit', gptq: true, shape [out, in]} (read dequantized); stored
- * tensors as the package gives them, `part: true` when they belong to a GPTQ layer. */
+ * {name: prefix, type: 'GPTQ-<n>bit', gptq: true, shape [out, in]} (read dequantized); an MLX
+ * or FP8 layer's stored `<path>.weight` as the layer (type 'MLX-<n>bit-g<group>' or
+ * 'FP8-E4M3-block<side>', logical shape, read dequantized); stored tensors as the package gives them, `part: true` when they belong to a
+ * GPTQ or MLX layer. */
 function tensorRows(f) {
   if (f.format === 'gguf') return f.tensors;
   const layerOf = new Map(f.gptqLayers.map((l) => [l.parts.qweight, l]));
   const parts = new Set(f.gptqLayers.flatMap((l) => Object.values(l.parts)));
+  const mlxOf = new Map([...(f.mlxLayers ?? []), ...(f.fp8Layers ?? [])].map((l) => [l.name, l]));
+  for (const l of f.mlxLayers ?? []) parts.add(l.parts.scales).add(l.parts.biases);
+  for (const l of f.fp8Layers ?? []) parts.add(l.parts.weightScaleInv);
   const rows = [];
   for (const t of f.tensors) {
+    const m = mlxOf.get(t.name);
+    if (m) {
+      rows.push({ ...t, type: m.type, typeId: -1, shape: m.shape, nElements: m.nElements, nBytes: m.nBytes });
+      continue;
+    }
     const l = layerOf.get(t.name);
     if (l) {
       rows.push({

@@ -40,7 +40,7 @@ export function llamaModels() {
 export async function startServer() {
   buildSite();
   const models = llamaModels();
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/mlx-fixtures=${path.join(ROOT, 'fixtures/mlx')}`, `/fp8-fixtures=${path.join(ROOT, 'fixtures/fp8')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

@@ -22,7 +22,14 @@ fn layout(layer: &str, message: impl Into<String>) -> Error {
     })
 }
 
-/// config.json's `quantization` object, mode affine.
+fn bad_config(message: String) -> Error {
+    Error::new(ErrorKind::BadJson {
+        what: "config.json quantization".to_string(),
+        message,
+    })
+}
+
+/// One layer's (or the default) quantization, mode affine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MlxConfig {
     pub bits: u32,
@@ -30,38 +37,118 @@ pub struct MlxConfig {
 }
 
 impl MlxConfig {
-    /// From a parsed config.json: None without a `quantization` object; an error for a mode
-    /// other than `affine`, or bits / group size mlx does not make.
+    /// From a parsed config.json: the `quantization` object's defaults (see
+    /// [`MlxQuantization::from_config`]), None without one.
     pub fn from_config(config: &Json) -> Result<Option<MlxConfig>> {
+        Ok(MlxQuantization::from_config(config)?.map(|q| q.default))
+    }
+
+    /// From one parameters object; `fallback` fills what it leaves out (a per-layer entry is
+    /// passed to mlx's `to_quantized`, whose defaults are 4-bit, group 64, affine).
+    fn from_params(q: &Json, fallback: Option<MlxConfig>, what: &str) -> Result<MlxConfig> {
+        let mode = q.get("mode").and_then(Json::as_str).unwrap_or("affine");
+        if mode != "affine" {
+            return Err(bad_config(format!(
+                "{what}mode {mode:?} is not supported (affine only)"
+            )));
+        }
+        let number = |key: &str, fallback: Option<u64>| match q.get(key) {
+            None | Some(Json::Null) => fallback.unwrap_or(0),
+            Some(v) => v.as_u64().unwrap_or(0),
+        };
+        let bits = number("bits", fallback.map(|c| u64::from(c.bits)));
+        let group_size = number("group_size", fallback.map(|c| c.group_size));
+        if bits > 8 || !BITS.contains(&(bits as u32)) {
+            return Err(bad_config(format!(
+                "{what}bits {bits} is not one of {BITS:?}"
+            )));
+        }
+        if !GROUP_SIZES.contains(&group_size) {
+            return Err(bad_config(format!(
+                "{what}group_size {group_size} is not one of {GROUP_SIZES:?}"
+            )));
+        }
+        Ok(MlxConfig {
+            bits: bits as u32,
+            group_size,
+        })
+    }
+}
+
+/// config.json's `quantization` object as mlx-lm writes it: the defaults (`group_size`,
+/// `bits`, `mode`), then one entry per layer quantized otherwise, keyed by the layer's path
+/// (`"model.layers.0.mlp.down_proj": {"group_size": 64, "bits": 6}`), or `false` for one left
+/// unquantized. mlx-lm quantizes a layer when its `<path>.scales` is stored, with its entry's
+/// parameters if it has one, else the defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MlxQuantization {
+    pub default: MlxConfig,
+    /// Per-layer entries in the object's order: None for `false`.
+    pub layers: Vec<(String, Option<MlxConfig>)>,
+}
+
+/// The keys of the defaults, not layer paths.
+const DEFAULT_KEYS: [&str; 4] = ["group_size", "bits", "mode", "quantize_input"];
+
+impl MlxQuantization {
+    /// From the bytes of a config.json: None without a `quantization` object.
+    pub fn from_config_json(bytes: &[u8]) -> Result<Option<MlxQuantization>> {
+        let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
+            Error::new(ErrorKind::BadJson {
+                what: "config.json".to_string(),
+                message: e.to_string(),
+            })
+        })?;
+        MlxQuantization::from_config(&doc)
+    }
+
+    /// From a parsed config.json: None without a `quantization` object; an error for a mode
+    /// other than `affine`, or bits / group size mlx does not make, in the defaults or any
+    /// layer's entry.
+    pub fn from_config(config: &Json) -> Result<Option<MlxQuantization>> {
         let Some(q) = config.get("quantization") else {
             return Ok(None);
         };
-        let bad = |m: String| {
-            Error::new(ErrorKind::BadJson {
-                what: "config.json quantization".to_string(),
-                message: m,
-            })
+        let Some(object) = q.as_object() else {
+            return Err(bad_config("not a JSON object".to_string()));
         };
-        let mode = q.get("mode").and_then(Json::as_str).unwrap_or("affine");
-        if mode != "affine" {
-            return Err(bad(format!("mode {mode:?} is not supported (affine only)")));
+        let default = MlxConfig::from_params(q, None, "")?;
+        let mut layers = Vec::new();
+        for (key, value) in object {
+            if DEFAULT_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            let what = format!("layer {key:?}: ");
+            let config = match value {
+                Json::Bool(false) => None,
+                Json::Bool(true) => Some(default),
+                Json::Object(_) => Some(MlxConfig::from_params(value, Some(DEFAULTS), &what)?),
+                other => {
+                    return Err(bad_config(format!(
+                        "{what}{other} is not a parameters object or a boolean"
+                    )))
+                }
+            };
+            layers.push((key.clone(), config));
         }
-        let bits = q.get("bits").and_then(Json::as_u64).unwrap_or(0);
-        let group_size = q.get("group_size").and_then(Json::as_u64).unwrap_or(0);
-        if bits > 8 || !BITS.contains(&(bits as u32)) {
-            return Err(bad(format!("bits {bits} is not one of {BITS:?}")));
+        Ok(Some(MlxQuantization { default, layers }))
+    }
+
+    /// How the layer `name` (its path) is quantized: its entry, else the defaults; None for a
+    /// layer whose entry is `false`.
+    pub fn for_layer(&self, name: &str) -> Option<MlxConfig> {
+        match self.layers.iter().find(|(path, _)| path == name) {
+            Some((_, config)) => *config,
+            None => Some(self.default),
         }
-        if !GROUP_SIZES.contains(&group_size) {
-            return Err(bad(format!(
-                "group_size {group_size} is not one of {GROUP_SIZES:?}"
-            )));
-        }
-        Ok(Some(MlxConfig {
-            bits: bits as u32,
-            group_size,
-        }))
     }
 }
+
+/// mlx's `to_quantized` defaults for mode affine, for what a layer's entry leaves out.
+const DEFAULTS: MlxConfig = MlxConfig {
+    bits: 4,
+    group_size: 64,
+};
 
 /// An MLX quantized layer whose parts fit together.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,4 +334,35 @@ pub fn dequantize_rows(
         }
     }
     Ok(())
+}
+
+/// The one place MLX layers are found, as mlx-lm's loader finds them: every `<path>.scales`
+/// among `names` (in their order) whose layer `quantization` quantizes is checked as a layer
+/// whose `<path>.weight` and `<path>.biases` `lookup` finds (dtype and shape), possibly in
+/// other shards. A GPTQ layer's `.scales` (beside a `.qweight`) is not one. One result per
+/// candidate, so callers choose to refuse (the CLI) or to list the misfits (wasm).
+pub fn discover<'n, 'a>(
+    names: impl IntoIterator<Item = &'n str>,
+    lookup: impl Fn(&str) -> Option<(Dtype, &'a [u64])> + Copy,
+    quantization: &MlxQuantization,
+) -> Vec<Result<MlxLayer>> {
+    names
+        .into_iter()
+        .filter_map(|name| name.strip_suffix(".scales"))
+        .filter(|path| lookup(&format!("{path}.qweight")).is_none())
+        .filter_map(|path| Some((path, quantization.for_layer(path)?)))
+        .map(|(path, config)| {
+            let part = |suffix: &str| {
+                lookup(&format!("{path}.{suffix}"))
+                    .ok_or_else(|| layout(path, format!("no {path}.{suffix} tensor")))
+            };
+            MlxLayer::new(
+                path,
+                part("weight")?,
+                part("scales")?,
+                part("biases")?,
+                config,
+            )
+        })
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! A model from native files: [`open`] takes the path a user gives (a `.gguf`, any shard of a
 //! split model, a `.safetensors`, a `model.safetensors.index.json`) and finds everything else
-//! (the split's other shards, the index's shards, a GPTQ config beside them).
+//! (the split's other shards, the index's shards, a GPTQ or MLX config beside them).
 
 use std::fs::File;
 use std::io::Read;
@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use super::rows::{ReadSeek, Shards};
 use super::{detect, split_paths, Checkpoint, Format, GgufModel, Model};
 use crate::error::{Error, Result};
+use crate::fp8::Fp8Config;
 use crate::gguf::read_header;
 use crate::gptq::QuantConfig;
+use crate::mlx::MlxQuantization;
 use crate::safetensors::{SafetensorsFile, ShardIndex};
 
 /// A model opened from files, with the files.
@@ -102,7 +104,8 @@ fn open_gguf(path: &str) -> Result<Opened> {
     })
 }
 
-/// A `.safetensors` file, or an index's shards (beside it), with the GPTQ config beside them.
+/// A `.safetensors` file, or an index's shards (beside it), with the GPTQ config (or config.json's
+/// MLX `quantization`) beside them.
 fn open_checkpoint(path: &str) -> Result<Opened> {
     let path = Path::new(path);
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -120,8 +123,23 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         files.push(SafetensorsFile::read_header(&mut file, size)?);
         sizes.push(size);
     }
-    let (config_source, config) = find_config(dir)?.unzip();
+    let (mut config_source, config) = find_config(dir)?.unzip();
     let mut checkpoint = Checkpoint::new(files, config);
+    let config_json = dir.join("config.json");
+    if config_json.exists() {
+        let bytes = std::fs::read(config_json)?;
+        let mlx = MlxQuantization::from_config_json(&bytes)?;
+        let fp8 = Fp8Config::from_config_json(&bytes)?;
+        if mlx.is_some() || fp8.is_some() {
+            config_source.get_or_insert_with(|| "config.json".to_string());
+        }
+        if mlx.is_some() {
+            checkpoint.set_mlx(mlx);
+        }
+        if fp8.is_some() {
+            checkpoint.set_fp8(fp8);
+        }
+    }
     if let Some(err) = checkpoint.layer_errors().first() {
         return Err(err.clone());
     }

@@ -1,8 +1,9 @@
 //! One model, whatever its storage: a GGUF file or split model ([`GgufModel`]), or a
-//! safetensors checkpoint, one file or sharded, plain or with GPTQ layers ([`Checkpoint`]).
+//! safetensors checkpoint, one file or sharded, plain or with GPTQ, MLX or FP8 block-scaled
+//! layers ([`Checkpoint`]).
 //! Everything that reads tensors goes through [`Model`]: the tensor list in logical shape
 //! ([`Model::tensors`]), any tensor as f32 rows ([`Model::rows`], whatever the storage), the
-//! name a tensor is read under (a GPTQ layer as `<layer>.weight`). [`detect`] is the one place
+//! name a tensor is read under (a GPTQ or MLX layer as `<layer>.weight`). [`detect`] is the one place
 //! a format is chosen; adding a format is one more [`Model`] variant and storage file here.
 //!
 //! Logical shapes are row-major, outermost first: a safetensors shape as stored, a GGUF shape
@@ -23,7 +24,9 @@ mod safetensors;
 pub use files::{open, Files, Opened};
 pub use gguf::{split_paths, GgufModel, SplitCheck};
 pub use rows::{ReadSeek, Rows, Shards};
-pub use safetensors::{Checkpoint, CheckpointSummary, DtypeShare, GptqSummary};
+pub use safetensors::{
+    Checkpoint, CheckpointSummary, DtypeShare, Fp8Summary, GptqSummary, MlxSummary,
+};
 
 use crate::error::Result;
 use crate::gguf::GgufFile;
@@ -73,7 +76,8 @@ pub enum Model {
 
 /// A tensor's type as listed: a ggml type when both models of a comparison are GGUF files
 /// (ordered by type id), else a type name (ggml's or a safetensors dtype's, or a GPTQ layer's
-/// `GPTQ-<bits>bit`).
+/// `GPTQ-<bits>bit`, an MLX layer's `MLX-<bits>bit-g<group>`, an FP8 layer's
+/// `FP8-E4M3-block<side>`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TensorType {
     Ggml(GgmlType),
@@ -116,9 +120,9 @@ impl Model {
     }
 
     /// Every tensor with its logical shape: a GGUF model's in shard then file order; a
-    /// checkpoint's plain tensors plus one `<layer>.weight` of shape `[out_features,
-    /// in_features]` per GPTQ layer in place of its parts, sorted by name (header order is a
-    /// JSON object's, and shards split it).
+    /// checkpoint's plain tensors plus one `<layer>.weight` per GPTQ layer (`[out_features,
+    /// in_features]`) and per MLX layer (its last dimension unpacked) in place of its parts,
+    /// sorted by name (header order is a JSON object's, and shards split it).
     pub fn tensors(&self, layout: Layout) -> Vec<TensorEntry> {
         match self {
             Model::Gguf(m) => {
@@ -130,8 +134,11 @@ impl Model {
     }
 
     /// A reader of `name`'s rows as f32, bytes from `shards`: a GGUF tensor, a safetensors
-    /// tensor (rows: its last dimension), or a GPTQ layer by its prefix or `<prefix>.weight`
-    /// (rows: output features, `[out, in]`; its parts read here, v1 zeros read as `v1` says).
+    /// tensor (rows: its last dimension), a GPTQ layer by its prefix or `<prefix>.weight`
+    /// (rows: output features, `[out, in]`; its parts read here, v1 zeros read as `v1` says),
+    /// an MLX layer by its path or `<path>.weight` (rows: its last logical dimension, read by
+    /// row range as `mx.dequantize` computes them), or an FP8 block-scaled layer likewise
+    /// (rows: output features, as transformers' `Fp8Dequantize`).
     pub fn rows<'m>(
         &'m self,
         name: &str,

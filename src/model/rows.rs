@@ -1,6 +1,8 @@
 //! A tensor of any storage as f32 rows: a GGUF tensor (dequantized as ggml does), a plain
-//! safetensors tensor (rows: its last dimension) or a GPTQ layer (rows: output features,
-//! `[out_features, in_features]`). The bytes come from a [`Shards`].
+//! safetensors tensor (rows: its last dimension), a GPTQ layer (rows: output features,
+//! `[out_features, in_features]`), an MLX layer (rows: its last logical dimension) or an FP8
+//! block-scaled layer (rows: output features), the last two read by row ranges of their parts.
+//! The bytes come from a [`Shards`].
 
 use std::io::{Cursor, Read, Seek};
 use std::ops::Range;
@@ -8,8 +10,10 @@ use std::sync::Arc;
 
 use super::{Checkpoint, GgufModel};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fp8::Fp8Layer;
 use crate::gguf::{read_range, read_range_into, GgufFile, RowReader, TensorInfo};
 use crate::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
+use crate::mlx::MlxLayer;
 use crate::quant::{AlignedF32, Kernel};
 use crate::safetensors::{to_f32, SafetensorsFile, Tensor};
 
@@ -46,6 +50,45 @@ struct GptqParts {
     v1: V1Zeros,
 }
 
+/// One stored part of an MLX or FP8 layer, read by rows: its file and tensor, this reader's handle of its shard, and
+/// the bytes last read.
+struct PartRows<'m> {
+    file: &'m SafetensorsFile,
+    tensor: &'m Tensor,
+    input: Input<'m>,
+    bytes: Vec<u8>,
+}
+
+impl<'m> PartRows<'m> {
+    fn new(c: &'m Checkpoint, name: String, shards: &'m dyn Shards) -> Result<PartRows<'m>> {
+        let Some((shard, tensor)) = c.tensor(&name) else {
+            return Err(Error::new(ErrorKind::NoSuchTensor { name }));
+        };
+        Ok(PartRows {
+            file: &c.shards()[shard],
+            tensor,
+            input: open(shards, shard)?,
+            bytes: Vec::new(),
+        })
+    }
+
+    fn another(&self, shards: &'m dyn Shards) -> Result<PartRows<'m>> {
+        Ok(PartRows {
+            file: self.file,
+            tensor: self.tensor,
+            input: open(shards, self.input.shard)?,
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Reads the stored rows `rows` (an MLX part's rows are the layer's, its last dimension
+    /// packed or grouped; an FP8 scale's rows are blocks of rows).
+    fn read(&mut self, rows: Range<u64>) -> Result<()> {
+        let range = self.file.rows_range(self.tensor, rows)?;
+        read_range_into(&mut self.input.reader, range, &mut self.bytes)
+    }
+}
+
 /// A stored tensor's shard and this reader's handle of it.
 struct Input<'m> {
     shard: usize,
@@ -68,6 +111,17 @@ enum Source<'m> {
     Gptq {
         layer: &'m GptqLayer,
         parts: Arc<GptqParts>,
+    },
+    Mlx {
+        layer: &'m MlxLayer,
+        weight: PartRows<'m>,
+        scales: PartRows<'m>,
+        biases: PartRows<'m>,
+    },
+    Fp8 {
+        layer: &'m Fp8Layer,
+        weight: PartRows<'m>,
+        scales: PartRows<'m>,
     },
 }
 
@@ -99,13 +153,39 @@ impl<'m> Rows<'m> {
         })
     }
 
-    /// A plain tensor first, else a GPTQ layer (whose parts are read here).
+    /// An MLX layer first (its `<path>.weight` is stored, packed), then a plain tensor, else a
+    /// GPTQ layer (whose parts are read here).
     pub(super) fn checkpoint(
         c: &'m Checkpoint,
         name: &str,
         shards: &'m dyn Shards,
         v1: V1Zeros,
     ) -> Result<Rows<'m>> {
+        if let Some(layer) = c.fp8_layer(name) {
+            let part = |p: &str| PartRows::new(c, format!("{}.{p}", layer.name), shards);
+            return Ok(Rows {
+                source: Source::Fp8 {
+                    layer,
+                    weight: part("weight")?,
+                    scales: part("weight_scale_inv")?,
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
+        if let Some(layer) = c.mlx_layer(name) {
+            let part = |p: &str| PartRows::new(c, format!("{}.{p}", layer.name), shards);
+            return Ok(Rows {
+                source: Source::Mlx {
+                    layer,
+                    weight: part("weight")?,
+                    scales: part("scales")?,
+                    biases: part("biases")?,
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
         if let Some((shard, tensor)) = c.find(name) {
             return Ok(Rows {
                 source: Source::Plain {
@@ -181,6 +261,26 @@ impl<'m> Rows<'m> {
                 layer,
                 parts: Arc::clone(parts),
             },
+            Source::Mlx {
+                layer,
+                weight,
+                scales,
+                biases,
+            } => Source::Mlx {
+                layer,
+                weight: weight.another(self.shards)?,
+                scales: scales.another(self.shards)?,
+                biases: biases.another(self.shards)?,
+            },
+            Source::Fp8 {
+                layer,
+                weight,
+                scales,
+            } => Source::Fp8 {
+                layer,
+                weight: weight.another(self.shards)?,
+                scales: scales.another(self.shards)?,
+            },
         };
         Ok(Rows {
             source,
@@ -189,12 +289,15 @@ impl<'m> Rows<'m> {
         })
     }
 
-    /// The type name: ggml's, the safetensors dtype's or `GPTQ-<bits>bit`.
+    /// The type name: ggml's, the safetensors dtype's, `GPTQ-<bits>bit`,
+    /// `MLX-<bits>bit-g<group>` or `FP8-E4M3-block<side>`.
     pub fn type_name(&self) -> String {
         match &self.source {
             Source::Gguf { tensor, .. } => tensor.ggml_type().name().to_string(),
             Source::Plain { tensor, .. } => tensor.dtype().name().to_string(),
             Source::Gptq { layer, .. } => layer.type_name(),
+            Source::Mlx { layer, .. } => layer.type_name(),
+            Source::Fp8 { layer, .. } => layer.type_name(),
         }
     }
 
@@ -204,6 +307,8 @@ impl<'m> Rows<'m> {
             Source::Gguf { tensor, .. } => tensor.shape(),
             Source::Plain { tensor, .. } => tensor.shape().to_vec(),
             Source::Gptq { layer, .. } => vec![layer.out_features, layer.in_features],
+            Source::Mlx { layer, .. } => layer.shape.clone(),
+            Source::Fp8 { layer, .. } => vec![layer.out_features, layer.in_features],
         }
     }
 
@@ -213,6 +318,8 @@ impl<'m> Rows<'m> {
             Source::Gguf { tensor, .. } => tensor.row_len(),
             Source::Plain { tensor, .. } => tensor.row_len(),
             Source::Gptq { layer, .. } => layer.in_features,
+            Source::Mlx { layer, .. } => layer.row_len(),
+            Source::Fp8 { layer, .. } => layer.in_features,
         }
     }
 
@@ -221,6 +328,8 @@ impl<'m> Rows<'m> {
             Source::Gguf { tensor, .. } => tensor.n_rows(),
             Source::Plain { tensor, .. } => tensor.n_rows(),
             Source::Gptq { layer, .. } => layer.out_features,
+            Source::Mlx { layer, .. } => layer.n_rows(),
+            Source::Fp8 { layer, .. } => layer.out_features,
         }
     }
 
@@ -261,6 +370,9 @@ impl<'m> Rows<'m> {
                     }));
                 }
                 Ok(())
+            }
+            Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } => {
+                weight.file.rows_range(weight.tensor, rows).map(|_| ())
             }
         }
     }
@@ -319,6 +431,29 @@ impl<'m> Rows<'m> {
                     g_idx: p.g_idx.as_deref(),
                 };
                 dequantize_rows(layer, &parts, p.format, p.v1, rows, out)
+            }
+            Source::Mlx {
+                layer,
+                weight,
+                scales,
+                biases,
+            } => {
+                let out = values.resize(elements(rows.clone(), layer.row_len())?)?;
+                for part in [&mut *weight, &mut *scales, &mut *biases] {
+                    part.read(rows.clone())?;
+                }
+                let (w, s, b) = (&weight.bytes, &scales.bytes, &biases.bytes);
+                crate::mlx::dequantize_rows(layer, rows.start, w, s, b, out)
+            }
+            Source::Fp8 {
+                layer,
+                weight,
+                scales,
+            } => {
+                let out = values.resize(elements(rows.clone(), layer.in_features)?)?;
+                weight.read(rows.clone())?;
+                scales.read(layer.scale_rows(rows.clone()))?;
+                crate::fp8::dequantize_rows(layer, rows.start, &weight.bytes, &scales.bytes, out)
             }
         }
     }

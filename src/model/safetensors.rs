@@ -1,17 +1,24 @@
 //! A safetensors checkpoint as one model's storage: one file or the shards of a sharded one
-//! (with its shard index when opened through one), its GPTQ quantization config and the GPTQ
-//! layers found across every shard. It owns tensor lookup, layer grouping, the logical tensor
-//! list and the summary (dtype mix with GPTQ layers counted as one type per bit width).
+//! (with its shard index when opened through one), its quantization configs (GPTQ's, MLX's,
+//! FP8's) and the GPTQ, MLX and FP8 layers found across every shard. It owns tensor lookup, layer grouping,
+//! the logical tensor list and the summary (dtype mix with a quantized layer counted as one
+//! type: `GPTQ-<bits>bit`, `MLX-<bits>bit-g<group>`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{TensorEntry, TensorType};
 use crate::error::Error;
+use crate::fp8::{self, Fp8Config, Fp8Layer};
 use crate::gptq::{self, CheckpointFormat, GptqLayer, QuantConfig, TensorShape};
+use crate::mlx::{self, MlxLayer, MlxQuantization};
 use crate::safetensors::{SafetensorsFile, ShardIndex, Tensor};
 
 /// The stored parts of a GPTQ layer, listed under the layer's `<layer>.weight` instead.
 const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
+/// The stored parts of an MLX layer; its `weight` is listed (in logical shape), not these.
+const MLX_PARTS: [&str; 3] = ["weight", "scales", "biases"];
+/// The stored parts of an FP8 block-scaled layer; its `weight` is listed (dequantized).
+const FP8_PARTS: [&str; 2] = ["weight", "weight_scale_inv"];
 
 /// One checkpoint over its shards, in order.
 #[derive(Debug, Clone)]
@@ -19,7 +26,14 @@ pub struct Checkpoint {
     shards: Vec<SafetensorsFile>,
     config: Option<QuantConfig>,
     layers: Vec<GptqLayer>,
-    /// Why `<prefix>.qweight` tensors that are not layers were left out.
+    /// config.json's MLX `quantization`, if any.
+    mlx: Option<MlxQuantization>,
+    mlx_layers: Vec<MlxLayer>,
+    /// config.json's `quantization_config` with `quant_method: fp8`, if any.
+    fp8: Option<Fp8Config>,
+    fp8_layers: Vec<Fp8Layer>,
+    /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
+    /// were left out.
     layer_errors: Vec<Error>,
     /// Tensor name → shard (the first shard holding it).
     index: HashMap<String, usize>,
@@ -27,7 +41,8 @@ pub struct Checkpoint {
     shard_index: Option<ShardIndex>,
 }
 
-/// The tensors of one type: a dtype name (`BF16`) or `GPTQ-<bits>bit` (a layer's parts).
+/// The tensors of one type: a dtype name (`BF16`), `GPTQ-<bits>bit` or `MLX-<bits>bit-g<group>`
+/// (a layer's parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DtypeShare {
     pub type_name: String,
@@ -50,11 +65,32 @@ pub struct GptqSummary {
     pub checkpoint_format: CheckpointFormat,
 }
 
+/// The MLX side of a checkpoint: its layers and config.json's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MlxSummary {
+    pub layers: u64,
+    /// The defaults' bits and group size (layers may override them: see the dtype mix).
+    pub bits: u32,
+    pub group_size: u64,
+    /// Layers quantized otherwise than the defaults.
+    pub overrides: u64,
+}
+
+/// The FP8 side of a checkpoint: its layers and config.json's block size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fp8Summary {
+    pub layers: u64,
+    pub block: [u64; 2],
+    /// `modules_to_not_convert`, as the config lists them.
+    pub not_converted: Vec<String>,
+}
+
 /// A checkpoint at a glance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointSummary {
     pub tensor_count: u64,
-    /// Elements of the plain tensors plus in × out per GPTQ layer (not its packed parts).
+    /// Elements of the plain tensors plus the logical elements of each GPTQ or MLX layer (not
+    /// its packed parts, scales or zeros), as the Hub counts parameters.
     pub parameter_count: u64,
     /// Bytes of every stored tensor.
     pub tensor_bytes: u64,
@@ -63,6 +99,10 @@ pub struct CheckpointSummary {
     pub dtype_mix: Vec<DtypeShare>,
     /// None without GPTQ layers and config.
     pub gptq: Option<GptqSummary>,
+    /// None without an MLX `quantization` config.
+    pub mlx: Option<MlxSummary>,
+    /// None without an FP8 `quantization_config`.
+    pub fp8: Option<Fp8Summary>,
 }
 
 impl Checkpoint {
@@ -79,6 +119,10 @@ impl Checkpoint {
             shards,
             config: None,
             layers: Vec::new(),
+            mlx: None,
+            mlx_layers: Vec::new(),
+            fp8: None,
+            fp8_layers: Vec::new(),
             layer_errors: Vec::new(),
             index,
             shard_index: None,
@@ -95,13 +139,31 @@ impl Checkpoint {
             self.index.entry(t.name().to_string()).or_insert(i);
         }
         self.shards.push(file);
-        let config = self.config.take();
-        self.set_config(config);
+        self.find_layers();
     }
 
-    /// Replaces the quantization config and finds the GPTQ layers again with it.
+    /// Replaces the GPTQ quantization config and finds the layers again with it.
     pub fn set_config(&mut self, config: Option<QuantConfig>) {
         self.config = config;
+        self.find_layers();
+    }
+
+    /// Replaces the MLX quantization config (config.json's `quantization`) and finds the
+    /// layers again with it.
+    pub fn set_mlx(&mut self, mlx: Option<MlxQuantization>) {
+        self.mlx = mlx;
+        self.find_layers();
+    }
+
+    /// Replaces the FP8 quantization config and finds the layers again with it.
+    pub fn set_fp8(&mut self, fp8: Option<Fp8Config>) {
+        self.fp8 = fp8;
+        self.find_layers();
+    }
+
+    /// GPTQ layers (by `.qweight`), MLX layers (by `.scales`, with an MLX config), FP8 layers
+    /// (by `.weight_scale_inv`, with an FP8 config).
+    fn find_layers(&mut self) {
         let lookup = |name: &str| {
             self.tensor(name).map(|(_, t)| TensorShape {
                 dtype: t.dtype(),
@@ -120,7 +182,39 @@ impl Checkpoint {
                 Err(err) => errors.push(err),
             }
         }
+        let mut mlx_layers = Vec::new();
+        if let Some(q) = &self.mlx {
+            let lookup = |name: &str| self.tensor(name).map(|(_, t)| (t.dtype(), t.shape()));
+            let names = self
+                .shards
+                .iter()
+                .flat_map(|s| s.tensors())
+                .map(|t| t.name());
+            for found in mlx::discover(names, lookup, q) {
+                match found {
+                    Ok(layer) => mlx_layers.push(layer),
+                    Err(err) => errors.push(err),
+                }
+            }
+        }
+        let mut fp8_layers = Vec::new();
+        if let Some(config) = &self.fp8 {
+            let lookup = |name: &str| self.tensor(name).map(|(_, t)| (t.dtype(), t.shape()));
+            let names = self
+                .shards
+                .iter()
+                .flat_map(|s| s.tensors())
+                .map(|t| t.name());
+            for found in fp8::discover(names, lookup, config) {
+                match found {
+                    Ok(layer) => fp8_layers.push(layer),
+                    Err(err) => errors.push(err),
+                }
+            }
+        }
         self.layers = layers;
+        self.mlx_layers = mlx_layers;
+        self.fp8_layers = fp8_layers;
         self.layer_errors = errors;
     }
 
@@ -150,12 +244,86 @@ impl Checkpoint {
             .map_or(CheckpointFormat::V1, |c| c.checkpoint_format)
     }
 
+    /// The MLX quantization config.
+    pub fn mlx(&self) -> Option<&MlxQuantization> {
+        self.mlx.as_ref()
+    }
+
+    /// The MLX layers, in tensor order.
+    pub fn mlx_layers(&self) -> &[MlxLayer] {
+        &self.mlx_layers
+    }
+
+    /// The MLX layer `name` reads: by its path, or `<path>.weight` (the stored packed words,
+    /// read as the layer's values).
+    pub fn mlx_layer(&self, name: &str) -> Option<&MlxLayer> {
+        let path = name.strip_suffix(".weight");
+        self.mlx_layers
+            .iter()
+            .find(|l| l.name == name || Some(l.name.as_str()) == path)
+    }
+
+    /// The FP8 quantization config.
+    pub fn fp8(&self) -> Option<&Fp8Config> {
+        self.fp8.as_ref()
+    }
+
+    /// The FP8 block-scaled layers, in tensor order.
+    pub fn fp8_layers(&self) -> &[Fp8Layer] {
+        &self.fp8_layers
+    }
+
+    /// The FP8 layer `name` reads: by its path, or `<path>.weight` (the stored fp8 values,
+    /// read scaled).
+    pub fn fp8_layer(&self, name: &str) -> Option<&Fp8Layer> {
+        let path = name.strip_suffix(".weight");
+        self.fp8_layers
+            .iter()
+            .find(|l| l.name == name || Some(l.name.as_str()) == path)
+    }
+
+    /// Bytes of an FP8 layer's stored parts.
+    pub fn fp8_layer_bytes(&self, layer: &Fp8Layer) -> u64 {
+        FP8_PARTS
+            .iter()
+            .filter_map(|part| self.tensor(&format!("{}.{part}", layer.name)))
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add)
+    }
+
+    /// Bytes of an MLX layer's stored parts.
+    pub fn mlx_layer_bytes(&self, layer: &MlxLayer) -> u64 {
+        MLX_PARTS
+            .iter()
+            .filter_map(|part| self.tensor(&format!("{}.{part}", layer.name)))
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add)
+    }
+
+    /// The names of the stored parts of every GPTQ and MLX layer (listed under the layer).
+    fn part_names(&self) -> HashSet<String> {
+        let gptq = self
+            .layers
+            .iter()
+            .flat_map(|l| GPTQ_PARTS.map(|part| l.part(part)));
+        let mlx = self
+            .mlx_layers
+            .iter()
+            .flat_map(|l| MLX_PARTS.map(|part| format!("{}.{part}", l.name)));
+        let fp8 = self
+            .fp8_layers
+            .iter()
+            .flat_map(|l| FP8_PARTS.map(|part| format!("{}.{part}", l.name)));
+        gptq.chain(mlx).chain(fp8).collect()
+    }
+
     /// The GPTQ layers, in tensor order.
     pub fn layers(&self) -> &[GptqLayer] {
         &self.layers
     }
 
-    /// Why `<prefix>.qweight` tensors that are not layers were left out.
+    /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
+    /// were left out.
     pub fn layer_errors(&self) -> &[Error] {
         &self.layer_errors
     }
@@ -206,17 +374,28 @@ impl Checkpoint {
             .fold(0, u64::saturating_add)
     }
 
-    /// The plain tensors plus one `<layer>.weight` of logical shape `[out_features,
-    /// in_features]` and type `GPTQ-<bits>bit` per GPTQ layer in place of its parts, sorted by
+    /// The plain tensors plus, in place of its parts, one `<layer>.weight` per GPTQ layer
+    /// (shape `[out_features, in_features]`, type `GPTQ-<bits>bit`), per MLX layer (the
+    /// stored shape with its last dimension unpacked, type `MLX-<bits>bit-g<group>`) and per
+    /// FP8 layer (`[out, in]`, type `FP8-E4M3-block<side>`), sorted by
     /// name (header order is a JSON object's, and shards split it).
     pub fn logical_tensors(&self) -> Vec<TensorEntry> {
         let layers = &self.layers;
-        let is_part = |name: &str| {
-            name.rsplit_once('.').is_some_and(|(layer, part)| {
-                GPTQ_PARTS.contains(&part) && layers.iter().any(|l| l.name == layer)
+        let parts = self.part_names();
+        let mut tensors: Vec<TensorEntry> = self
+            .mlx_layers
+            .iter()
+            .map(|l| TensorEntry {
+                name: format!("{}.weight", l.name),
+                ty: TensorType::Named(l.type_name()),
+                shape: l.shape.clone(),
             })
-        };
-        let mut tensors = Vec::new();
+            .collect();
+        tensors.extend(self.fp8_layers.iter().map(|l| TensorEntry {
+            name: format!("{}.weight", l.name),
+            ty: TensorType::Named(l.type_name()),
+            shape: vec![l.out_features, l.in_features],
+        }));
         for t in self.shards.iter().flat_map(|s| s.tensors()) {
             if let Some(layer) = t
                 .name()
@@ -228,7 +407,7 @@ impl Checkpoint {
                     ty: TensorType::Named(layer.type_name()),
                     shape: vec![layer.out_features, layer.in_features],
                 });
-            } else if !is_part(t.name()) {
+            } else if !parts.contains(t.name()) {
                 tensors.push(TensorEntry {
                     name: t.name().to_string(),
                     ty: TensorType::Named(t.dtype().name().to_string()),
@@ -240,14 +419,10 @@ impl Checkpoint {
         tensors
     }
 
-    /// Tensor count, parameters (a GPTQ layer as in × out), bytes, dtype mix, GPTQ config.
+    /// Tensor count, parameters (a quantized layer by its logical shape), bytes, dtype mix,
+    /// GPTQ and MLX configs.
     pub fn summary(&self) -> CheckpointSummary {
-        let mut parts = std::collections::HashSet::new();
-        for l in &self.layers {
-            for part in GPTQ_PARTS {
-                parts.insert(l.part(part));
-            }
-        }
+        let parts = self.part_names();
         let mut mix: Vec<DtypeShare> = Vec::new();
         let mut add = |type_name: String, elements: u64, bytes: u64| {
             let i = match mix.iter().position(|m| m.type_name == type_name) {
@@ -271,6 +446,14 @@ impl Checkpoint {
         for l in &self.layers {
             let elements = l.out_features.saturating_mul(l.in_features);
             add(l.type_name(), elements, self.layer_bytes(l));
+        }
+        for l in &self.mlx_layers {
+            let elements = l.n_rows().saturating_mul(l.row_len());
+            add(l.type_name(), elements, self.mlx_layer_bytes(l));
+        }
+        for l in &self.fp8_layers {
+            let elements = l.out_features.saturating_mul(l.in_features);
+            add(l.type_name(), elements, self.fp8_layer_bytes(l));
         }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());
@@ -297,6 +480,21 @@ impl Checkpoint {
             sym: c.and_then(|c| c.sym),
             checkpoint_format: self.checkpoint_format(),
         });
+        let mlx = self.mlx.as_ref().map(|q| MlxSummary {
+            layers: self.mlx_layers.len() as u64,
+            bits: q.default.bits,
+            group_size: q.default.group_size,
+            overrides: self
+                .mlx_layers
+                .iter()
+                .filter(|l| (l.bits, l.group_size) != (q.default.bits, q.default.group_size))
+                .count() as u64,
+        });
+        let fp8 = self.fp8.as_ref().map(|c| Fp8Summary {
+            layers: self.fp8_layers.len() as u64,
+            block: c.block,
+            not_converted: c.not_converted.clone(),
+        });
         CheckpointSummary {
             tensor_count: self.tensors().count() as u64,
             parameter_count,
@@ -304,6 +502,8 @@ impl Checkpoint {
             bits_per_weight: ratio(tensor_bytes as f64 * 8.0, parameter_count as f64),
             dtype_mix: mix,
             gptq,
+            mlx,
+            fp8,
         }
     }
 }

@@ -1,12 +1,15 @@
 //! A safetensors checkpoint for JS: `parseSafetensors` gives a `SafetensorsHeader` over one
 //! file that holds the core's `Checkpoint` (shards added with `addShard`), so GPTQ layers, the
-//! config and the summary come from the core, once, whatever the number of shards.
+//! and MLX layers, the configs and the summary come from the core, once, whatever the number of
+//! shards.
 
 use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, safetensors_js, set, summary, to_js};
+use crate::fp8::Fp8Config;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
+use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
 use crate::safetensors::SafetensorsFile;
 
@@ -45,6 +48,12 @@ impl SafetensorsHeader {
     /// This file's header (the checkpoint's first shard).
     fn file(&self) -> &SafetensorsFile {
         &self.model.shards()[0]
+    }
+
+    fn fp8(&self, path: &str) -> Result<&crate::fp8::Fp8Layer, JsError> {
+        (self.model.fp8_layers().iter())
+            .find(|l| l.name == path)
+            .ok_or_else(|| JsError::new(&format!("no FP8 layer named {path}")))
     }
 
     fn layer(&self, name: &str) -> Result<&GptqLayer, JsError> {
@@ -122,16 +131,123 @@ impl SafetensorsHeader {
 
     /// Sets the quantization config from the text of `quantize_config.json` (`kind`
     /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
-    /// gptq `quantization_config` sets none), and finds the GPTQ layers again with it. Returns
-    /// the config (as `quantConfig`). Throws on malformed JSON or an unsupported config.
+    /// gptq `quantization_config` sets none; its MLX `quantization` and FP8
+    /// `quantization_config`, if any, are set too, as `mlxQuantization` and `fp8Config`), and
+    /// finds the layers again with them. Returns the GPTQ config (as
+    /// `quantConfig`). Throws on malformed JSON or an unsupported config.
     #[wasm_bindgen(js_name = setQuantConfig)]
     pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let config = match kind {
-            "config" => QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
-            _ => Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+        let (config, mlx, fp8) = match kind {
+            "config" => (
+                QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
+                MlxQuantization::from_config_json(text.as_bytes()).map_err(js_error)?,
+                Fp8Config::from_config_json(text.as_bytes()).map_err(js_error)?,
+            ),
+            _ => (
+                Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+                None,
+                None,
+            ),
         };
         self.model.set_config(config);
+        self.model.set_mlx(mlx);
+        self.model.set_fp8(fp8);
         Ok(self.quant_config())
+    }
+
+    /// config.json's MLX `quantization`: `{ mode, bits, groupSize, layers: { [path]:
+    /// { bits, groupSize } | false } }`, or null when none is set.
+    #[wasm_bindgen(js_name = mlxQuantization)]
+    pub fn mlx_quantization(&self) -> JsValue {
+        safetensors_js::mlx_quantization_to_js(self.model.mlx())
+    }
+
+    /// MLX layers (one per `<path>.scales` the config quantizes whose parts fit): `{ name
+    /// (`<path>.weight`), path, type (`MLX-<bits>bit-g<group>`), bits, groupSize, shape
+    /// (logical), nRows, rowLength, nElements, scalesDtype, parts: { weight, scales, biases },
+    /// nBytes }`.
+    #[wasm_bindgen(js_name = mlxLayers)]
+    pub fn mlx_layers(&self) -> JsValue {
+        safetensors_js::mlx_layers_to_js(&self.model)
+    }
+
+    /// config.json's FP8 `quantization_config`: `{ fmt, weightBlockSize, modulesToNotConvert,
+    /// activationScheme }`, or null when none is set.
+    #[wasm_bindgen(js_name = fp8Config)]
+    pub fn fp8_config(&self) -> JsValue {
+        safetensors_js::fp8_config_to_js(self.model.fp8())
+    }
+
+    /// FP8 block-scaled layers (one per `<path>.weight_scale_inv` whose weight fits): `{ name
+    /// (`<path>.weight`), path, type (`FP8-E4M3-block<side>`), shape ([out, in]), block, nRows,
+    /// rowLength, nElements, scaleDtype, parts: { weight, weightScaleInv }, nBytes }`.
+    #[wasm_bindgen(js_name = fp8Layers)]
+    pub fn fp8_layers(&self) -> JsValue {
+        safetensors_js::fp8_layers_to_js(&self.model)
+    }
+
+    /// The path of the FP8 layer `name` reads (`<path>.weight` or the path), if any.
+    #[wasm_bindgen(js_name = fp8LayerNamed)]
+    pub fn fp8_layer_named(&self, name: &str) -> Option<String> {
+        self.model.fp8_layer(name).map(|l| l.name.clone())
+    }
+
+    /// The scale rows `[start, end]` that rows `first..end` of FP8 layer `path` use.
+    #[wasm_bindgen(js_name = fp8ScaleRows)]
+    pub fn fp8_scale_rows(
+        &self,
+        path: &str,
+        first: f64,
+        end: f64,
+    ) -> Result<Float64Array, JsError> {
+        let layer = self.fp8(path)?;
+        let rows = layer.scale_rows(first as u64..end as u64);
+        Ok(Float64Array::from(
+            &[rows.start as f64, rows.end as f64][..],
+        ))
+    }
+
+    /// Dequantizes rows `first..` of FP8 layer `path` into `out` (whole rows of `rowLength`) as
+    /// transformers' `Fp8Dequantize` does, from the stored bytes of exactly those rows of its
+    /// weight and of the scale rows they use (`fp8ScaleRows`). Throws on sizes that do not fit
+    /// or a NaN / infinite scale.
+    #[wasm_bindgen(js_name = dequantizeFp8Into)]
+    pub fn dequantize_fp8_into(
+        &self,
+        path: &str,
+        first: f64,
+        weight: &[u8],
+        scales: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = self.fp8(path)?;
+        crate::fp8::dequantize_rows(layer, first as u64, weight, scales, out).map_err(js_error)
+    }
+
+    /// The path of the MLX layer `name` reads (`<path>.weight` or the path), if any.
+    #[wasm_bindgen(js_name = mlxLayerNamed)]
+    pub fn mlx_layer_named(&self, name: &str) -> Option<String> {
+        self.model.mlx_layer(name).map(|l| l.name.clone())
+    }
+
+    /// Dequantizes rows `first..` of MLX layer `path` into `out` (whole rows of `rowLength`) as
+    /// `mx.dequantize` does, from the stored bytes of exactly those rows of its weight, scales
+    /// and biases. Throws on sizes that do not fit or a NaN / infinite scale or bias.
+    #[wasm_bindgen(js_name = dequantizeMlxInto)]
+    pub fn dequantize_mlx_into(
+        &self,
+        path: &str,
+        first: f64,
+        weight: &[u8],
+        scales: &[u8],
+        biases: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = (self.model.mlx_layers().iter())
+            .find(|l| l.name == path)
+            .ok_or_else(|| JsError::new(&format!("no MLX layer named {path}")))?;
+        crate::mlx::dequantize_rows(layer, first as u64, weight, scales, biases, out)
+            .map_err(js_error)
     }
 
     /// `{ bits, groupSize, descAct, sym, checkpointFormat }` (null fields when the config has
@@ -157,7 +273,8 @@ impl SafetensorsHeader {
         self.model.layer(name).map(|l| l.name.clone())
     }
 
-    /// Why `<prefix>.qweight` tensors that are not GPTQ layers were left out (one line each).
+    /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
+    /// were left out (one line each).
     #[wasm_bindgen(js_name = gptqLayerErrors)]
     pub fn gptq_layer_errors(&self) -> Vec<String> {
         self.model

@@ -1,12 +1,15 @@
 //! A safetensors checkpoint as JS sees it (`SafetensorsHeader.metadata()`, `.tensors()`, GPTQ
-//! layers and config): serde types with the field names of `js/index.d.ts`. Sizes are JS numbers.
+//! and MLX layers and configs): serde types with the field names of `js/index.d.ts`. Sizes are
+//! JS numbers.
 
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use super::to_js;
 
+use crate::fp8::Fp8Config;
 use crate::gptq::QuantConfig;
+use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
 use crate::safetensors::SafetensorsFile;
 
@@ -159,4 +162,183 @@ pub(super) fn config_to_js(config: Option<&QuantConfig>) -> JsValue {
             checkpoint_format: c.checkpoint_format.name(),
         }),
     }
+}
+
+#[derive(Serialize)]
+struct MlxPartsJs {
+    weight: String,
+    scales: String,
+    biases: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxLayerJs<'a> {
+    /// `<path>.weight`: the name it is listed and read under.
+    name: String,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    bits: u32,
+    group_size: f64,
+    /// Logical, outermost first (the stored weight's last dimension unpacked).
+    shape: Vec<f64>,
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    scales_dtype: &'static str,
+    parts: MlxPartsJs,
+    /// Bytes of every part.
+    n_bytes: f64,
+}
+
+/// The MLX layers of a checkpoint.
+pub(super) fn mlx_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<MlxLayerJs<'_>> = checkpoint
+        .mlx_layers()
+        .iter()
+        .map(|l| {
+            let part = |p: &str| format!("{}.{p}", l.name);
+            MlxLayerJs {
+                name: part("weight"),
+                path: &l.name,
+                type_name: l.type_name(),
+                bits: l.bits,
+                group_size: l.group_size as f64,
+                shape: l.shape.iter().map(|&d| d as f64).collect(),
+                n_rows: l.n_rows() as f64,
+                row_length: l.row_len() as f64,
+                n_elements: l.n_rows() as f64 * l.row_len() as f64,
+                scales_dtype: l.scales_dtype.name(),
+                parts: MlxPartsJs {
+                    weight: part("weight"),
+                    scales: part("scales"),
+                    biases: part("biases"),
+                },
+                n_bytes: checkpoint.mlx_layer_bytes(l) as f64,
+            }
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxParamsJs {
+    bits: u32,
+    group_size: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxQuantizationJs {
+    mode: &'static str,
+    bits: u32,
+    group_size: f64,
+    /// Per-layer entries by path: parameters, or false (left unquantized).
+    layers: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fp8PartsJs {
+    weight: String,
+    weight_scale_inv: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fp8LayerJs<'a> {
+    /// `<path>.weight`: the name it is listed and read under.
+    name: String,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    /// `[out, in]`.
+    shape: [f64; 2],
+    block: [f64; 2],
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    scale_dtype: &'static str,
+    parts: Fp8PartsJs,
+    /// Bytes of both parts.
+    n_bytes: f64,
+}
+
+/// The FP8 block-scaled layers of a checkpoint.
+pub(super) fn fp8_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<Fp8LayerJs<'_>> = checkpoint
+        .fp8_layers()
+        .iter()
+        .map(|l| {
+            let part = |p: &str| format!("{}.{p}", l.name);
+            Fp8LayerJs {
+                name: part("weight"),
+                path: &l.name,
+                type_name: l.type_name(),
+                shape: [l.out_features as f64, l.in_features as f64],
+                block: [l.block[0] as f64, l.block[1] as f64],
+                n_rows: l.out_features as f64,
+                row_length: l.in_features as f64,
+                n_elements: l.out_features as f64 * l.in_features as f64,
+                scale_dtype: l.scale_dtype.name(),
+                parts: Fp8PartsJs {
+                    weight: part("weight"),
+                    weight_scale_inv: part("weight_scale_inv"),
+                },
+                n_bytes: checkpoint.fp8_layer_bytes(l) as f64,
+            }
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fp8ConfigJs<'a> {
+    fmt: &'static str,
+    weight_block_size: [f64; 2],
+    modules_to_not_convert: &'a [String],
+    activation_scheme: Option<&'a str>,
+}
+
+/// config.json's FP8 `quantization_config`, or null.
+pub(super) fn fp8_config_to_js(c: Option<&Fp8Config>) -> JsValue {
+    match c {
+        None => JsValue::NULL,
+        Some(c) => to_js(&Fp8ConfigJs {
+            fmt: "e4m3",
+            weight_block_size: [c.block[0] as f64, c.block[1] as f64],
+            modules_to_not_convert: &c.not_converted,
+            activation_scheme: c.activation_scheme.as_deref(),
+        }),
+    }
+}
+
+/// config.json's MLX `quantization`, or null.
+pub(super) fn mlx_quantization_to_js(q: Option<&MlxQuantization>) -> JsValue {
+    let Some(q) = q else {
+        return JsValue::NULL;
+    };
+    let layers = q
+        .layers
+        .iter()
+        .map(|(path, config)| {
+            let entry = config.map_or(serde_json::Value::Bool(false), |c| {
+                serde_json::to_value(MlxParamsJs {
+                    bits: c.bits,
+                    group_size: c.group_size as f64,
+                })
+                .unwrap_or_default()
+            });
+            (path.clone(), entry)
+        })
+        .collect();
+    to_js(&MlxQuantizationJs {
+        mode: "affine",
+        bits: q.default.bits,
+        group_size: q.default.group_size as f64,
+        layers,
+    })
 }

@@ -49,6 +49,29 @@ struct SummaryJs<'a> {
     /// A checkpoint's own: Some(None) is null (no GPTQ layers nor config).
     #[serde(skip_serializing_if = "Option::is_none")]
     gptq: Option<Option<GptqJs>>,
+    /// A checkpoint's own: Some(None) is null (no MLX config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mlx: Option<Option<MlxJs>>,
+    /// A checkpoint's own: Some(None) is null (no FP8 config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fp8: Option<Option<Fp8Js>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fp8Js {
+    layers: f64,
+    block: [f64; 2],
+    not_converted: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MlxJs {
+    layers: f64,
+    bits: u32,
+    group_size: f64,
+    overrides: f64,
 }
 
 #[derive(Serialize)]
@@ -96,6 +119,8 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
         vocab_size: num(s.vocab_size),
         dtype_mix: None,
         gptq: None,
+        mlx: None,
+        fp8: None,
     };
     super::to_js(&value)
 }
@@ -146,6 +171,17 @@ pub(super) fn checkpoint_summary_to_js(
             sym: g.sym,
             checkpoint_format: g.checkpoint_format.name(),
             config_source: config_source.clone(),
+        })),
+        mlx: Some(s.mlx.as_ref().map(|m| MlxJs {
+            layers: m.layers as f64,
+            bits: m.bits,
+            group_size: m.group_size as f64,
+            overrides: m.overrides as f64,
+        })),
+        fp8: Some(s.fp8.as_ref().map(|f| Fp8Js {
+            layers: f.layers as f64,
+            block: [f.block[0] as f64, f.block[1] as f64],
+            not_converted: f.not_converted.clone(),
         })),
     };
     super::to_js(&value)

@@ -25,7 +25,8 @@ pub struct Args {
     /// A .gguf, a .safetensors or a model.safetensors.index.json
     pub file: String,
     /// The tensor; for safetensors also a GPTQ layer (e.g. model.layers.0.self_attn.q_proj),
-    /// dequantized to f32 [out_features, in_features]
+    /// dequantized to f32 [out_features, in_features], or an MLX or FP8 block-scaled layer's
+    /// <path>.weight, dequantized to its logical shape
     pub tensor: String,
     /// Where the f32 values go
     #[arg(short = 'o', long = "output", value_name = "OUT")]

@@ -267,7 +267,9 @@ fn layer_json(l: &GptqLayer) -> Json {
 /// The document: for one file `{"format": "safetensors", "file", "file_size", "header_len",
 /// "data_offset", "metadata", ...}`; for an index `{"format": "safetensors-index",
 /// "index_metadata", "shards": [...], ...}`; then `"tensors"`, `"quantization_config"`,
-/// `"gptq_layers"` in both.
+/// `"gptq_layers"`, `"mlx_quantization"` (config.json's MLX defaults and layer entries, or
+/// null), `"mlx_layers"`, `"fp8_quantization"` (block size and modules not converted, or null)
+/// and `"fp8_layers"` in both.
 pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
     let shard = |i: usize| shard_json(files.shard_name(i), files.sizes[i], &c.shards()[i]);
     let mut doc = Map::new();
@@ -324,5 +326,67 @@ pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
         "gptq_layers".into(),
         c.layers().iter().map(layer_json).collect(),
     );
+    let mlx = c.mlx().map_or(Json::Null, |q| {
+        let layers: Map<String, Json> = q
+            .layers
+            .iter()
+            .map(|(path, config)| {
+                let entry = config.map_or(
+                    Json::Bool(false),
+                    |c| json!({"bits": c.bits, "group_size": c.group_size}),
+                );
+                (path.clone(), entry)
+            })
+            .collect();
+        json!({
+            "source": files.config_source.as_deref().unwrap_or_default(),
+            "mode": "affine",
+            "bits": q.default.bits,
+            "group_size": q.default.group_size,
+            "layers": layers,
+        })
+    });
+    doc.insert("mlx_quantization".into(), mlx);
+    let mlx_layers: Vec<Json> = c
+        .mlx_layers()
+        .iter()
+        .map(|l| {
+            json!({
+                "name": format!("{}.weight", l.name),
+                "type": l.type_name(),
+                "bits": l.bits,
+                "group_size": l.group_size,
+                "shape": l.shape,
+                "scales_dtype": l.scales_dtype.name(),
+                "n_bytes": c.mlx_layer_bytes(l),
+            })
+        })
+        .collect();
+    doc.insert("mlx_layers".into(), mlx_layers.into());
+    let fp8 = c.fp8().map_or(Json::Null, |q| {
+        json!({
+            "source": files.config_source.as_deref().unwrap_or_default(),
+            "fmt": "e4m3",
+            "weight_block_size": q.block,
+            "modules_to_not_convert": q.not_converted,
+            "activation_scheme": q.activation_scheme,
+        })
+    });
+    doc.insert("fp8_quantization".into(), fp8);
+    let fp8_layers: Vec<Json> = c
+        .fp8_layers()
+        .iter()
+        .map(|l| {
+            json!({
+                "name": format!("{}.weight", l.name),
+                "type": l.type_name(),
+                "shape": [l.out_features, l.in_features],
+                "block": l.block,
+                "scale_dtype": l.scale_dtype.name(),
+                "n_bytes": c.fp8_layer_bytes(l),
+            })
+        })
+        .collect();
+    doc.insert("fp8_layers".into(), fp8_layers.into());
     Json::Object(doc)
 }

@@ -34,7 +34,7 @@ const BAR_WIDTH: usize = 40;
 pub struct Args {
     /// A .gguf, a .safetensors or a model.safetensors.index.json
     pub file: String,
-    /// The tensor (for safetensors also a GPTQ layer, dequantized as `dequant` does)
+    /// The tensor (for safetensors also a GPTQ, MLX or FP8 layer, dequantized as `dequant` does)
     pub tensor: String,
     /// Only rows A..B (A inclusive, B exclusive)
     #[arg(long, value_name = "A:B", value_parser = crate::parse_rows)]

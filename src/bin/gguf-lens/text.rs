@@ -142,12 +142,37 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 q.checkpoint_format.name()
             );
         }
+        None if c.mlx().is_some() || c.fp8().is_some() => {}
         None => {
             let _ = writeln!(
                 out,
-                "\nquantization: no quantize_config.json or GPTQ config.json beside the file"
+                "\nquantization: no quantize_config.json or GPTQ / MLX / FP8 config.json beside the file"
             );
         }
+    }
+    if let Some(q) = c.fp8() {
+        let source = files.config_source.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nquantization (FP8 E4M3, {source}): blocks of {} x {}, not converted: {}",
+            q.block[0],
+            q.block[1],
+            if q.not_converted.is_empty() {
+                "-".to_string()
+            } else {
+                shown(&q.not_converted.join(", ")).into_owned()
+            }
+        );
+    }
+    if let Some(q) = c.mlx() {
+        let source = files.config_source.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nquantization (MLX, {source}): bits {}, group_size {}, mode affine; {} layer entries",
+            q.default.bits,
+            q.default.group_size,
+            q.layers.len()
+        );
     }
     let n = c.tensors().count();
     let _ = writeln!(out, "\ntensors ({n}):");
@@ -189,6 +214,36 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 l.out_features,
                 l.in_features,
                 l.scales_dtype.name()
+            );
+        }
+    }
+    if !c.mlx_layers().is_empty() {
+        let n = c.mlx_layers().len();
+        let _ = writeln!(out, "\nMLX layers ({n}), dequantized to f32:");
+        for l in c.mlx_layers() {
+            let shape: Vec<String> = l.shape.iter().map(u64::to_string).collect();
+            let _ = writeln!(
+                out,
+                "  {:<48} {} [{}], scales and biases {}",
+                shown(&format!("{}.weight", l.name)),
+                l.type_name(),
+                shape.join(", "),
+                l.scales_dtype.name()
+            );
+        }
+    }
+    if !c.fp8_layers().is_empty() {
+        let n = c.fp8_layers().len();
+        let _ = writeln!(out, "\nFP8 layers ({n}), dequantized to f32 [out, in]:");
+        for l in c.fp8_layers() {
+            let _ = writeln!(
+                out,
+                "  {:<48} {} [{}, {}], weight_scale_inv {}",
+                shown(&format!("{}.weight", l.name)),
+                l.type_name(),
+                l.out_features,
+                l.in_features,
+                l.scale_dtype.name()
             );
         }
     }

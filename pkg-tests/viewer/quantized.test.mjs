@@ -1,0 +1,53 @@
+// MLX and FP8 block-scaled checkpoints in the viewer (fixtures/mlx from mlx's own writer and
+// mx.dequantize; fixtures/fp8 from numpy + ml_dtypes replaying transformers' Fp8Dequantize): the
+// summary's parameter count and mix, each layer listed once in its logical shape, and the
+// inspector's statistics against the expected values (expected.safetensors, decoded here).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { startServer, launch, newPage, waitLoaded, field, ROOT, waitInspected } from './helpers.mjs';
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.close(); });
+
+/** The f32 values of `name` in `dir`/expected.safetensors. */
+function expected(dir, name) {
+  const b = readFileSync(path.join(ROOT, 'fixtures', dir, 'expected.safetensors'));
+  const n = Number(b.readBigUInt64LE(0));
+  const [s, e] = JSON.parse(b.subarray(8, 8 + n).toString())[name].data_offsets;
+  const bytes = b.subarray(8 + n + s, 8 + n + e);
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+const cases = [
+  { dir: 'mlx', name: 'model.layers.b5_g64_f32.weight', type: 'MLX-5bit-g64', shape: [4, 256], others: 256 },
+  { dir: 'fp8', name: 'model.layers.0.mlp.down_proj.weight', type: 'FP8-E4M3-block128', shape: [136, 200], others: 32 * 256 + 256 },
+];
+
+for (const c of cases) {
+  test(`viewer: ${c.type} — summary, table and inspector against the expected values`, async () => {
+    const manifest = JSON.parse(readFileSync(path.join(ROOT, 'fixtures', c.dir, 'manifest.json'), 'utf8'));
+    const { page, log } = await newPage(browser);
+    await page.goto(`${server.url}?url=${encodeURIComponent(`/${c.dir}-fixtures/model.safetensors`)}`);
+    await waitLoaded(page, `${c.dir}-fixtures/model.safetensors`);
+    const logical = manifest.layers.reduce((n, l) => n + l.shape.reduce((a, d) => a * d, 1), 0);
+    assert.equal((await field(page, 'parameter-count')).value, String(logical + c.others));
+    assert.match((await field(page, 'quant-mix')).text, new RegExp(c.type));
+    await page.click('[data-tab="tensors"]');
+    await page.click(`#tensor-table tr[data-tensor="${c.name}"]`);
+    await waitInspected(page);
+    const info = await page.$eval('#insp-info', (e) => e.textContent);
+    assert.ok(info.startsWith(`${c.type} · shape [${c.shape.join(', ')}]`), info);
+    const want = expected(c.dir, c.name);
+    const stat = (k) => page.$eval(`[data-stat="${k}"]`, (e) => Number(e.dataset.value));
+    assert.equal(await stat('count'), want.length);
+    assert.equal(await stat('min'), Math.min(...want));
+    assert.equal(await stat('max'), Math.max(...want));
+    assert.equal(await stat('zero'), want.filter((x) => x === 0).length);
+    const first = await page.$$eval('#insp-values .v', (vs) => vs.slice(0, 8).map((v) => Number(v.textContent)));
+    assert.ok(first.every((x, i) => Math.abs(x - want[i]) <= 1e-5 * Math.max(Math.abs(want[i]), 1e-30)), `${first} vs ${want.slice(0, 8)}`);
+    assert.deepEqual(log.errors, []);
+  });
+}

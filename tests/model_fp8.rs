@@ -1,0 +1,221 @@
+//! FP8 block-scaled checkpoints (DeepSeek-V3 style) through the one `model::Model`
+//! (fixtures/fp8, made by fixtures/make_fp8.py): each layer's rows against numpy + ml_dtypes'
+//! replay of transformers' `Fp8Dequantize` (expected.safetensors), by any row range (partial
+//! blocks at the edges), from files and from memory; the listed tensors, the summary, the CLI,
+//! and what does not fit.
+
+use std::path::{Path, PathBuf};
+
+use gguf_lens::fp8::{dequantize_rows, Fp8Config, Fp8Layer};
+use gguf_lens::gptq::V1Zeros;
+use gguf_lens::model::{open, Checkpoint, Layout, Model, Shards, TensorType};
+use gguf_lens::quant::Kernel;
+use gguf_lens::safetensors::{Dtype, SafetensorsFile};
+use serde_json::Value;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fp8")
+}
+
+fn manifest() -> Vec<(String, Vec<u64>)> {
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir().join("manifest.json")).unwrap()).unwrap();
+    doc["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let shape = serde_json::from_value(l["shape"].clone()).unwrap();
+            (l["name"].as_str().unwrap().to_string(), shape)
+        })
+        .collect()
+}
+
+/// `name`'s f32 values in expected.safetensors, decoded here from the bytes.
+fn expected(name: &str) -> Vec<f32> {
+    let bytes = std::fs::read(dir().join("expected.safetensors")).unwrap();
+    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
+    let t = file.get(name).unwrap();
+    let r = file.data_range(t);
+    bytes[r.start as usize..r.end as usize]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+/// Every row of `name` in chunks of `step` rows, alternating between two readers.
+fn read_all(model: &Model, shards: &dyn Shards, name: &str, step: u64) -> Vec<f32> {
+    let kernel = Kernel::auto().unwrap();
+    let mut first = model
+        .rows(name, shards, kernel, V1Zeros::default())
+        .unwrap();
+    let mut second = first.another().unwrap();
+    let (n, mut start, mut out) = (first.n_rows(), 0, Vec::new());
+    while start < n {
+        let end = (start + step).min(n);
+        let reader = if (start / step) % 2 == 0 {
+            &mut first
+        } else {
+            &mut second
+        };
+        out.extend_from_slice(reader.read(start..end).unwrap());
+        start = end;
+    }
+    out
+}
+
+#[test]
+fn every_layer_reads_as_transformers_dequantizes_bit_for_bit() {
+    let opened = open(dir().join("model.safetensors").to_str().unwrap()).unwrap();
+    let memory = vec![std::fs::read(dir().join("model.safetensors")).unwrap()];
+    let layers = manifest();
+    assert_eq!(layers.len(), 3);
+    let kernel = Kernel::auto().unwrap();
+    for (name, shape) in &layers {
+        let want = expected(name);
+        let path = name.strip_suffix(".weight").unwrap();
+        for read_as in [name.as_str(), path] {
+            let rows = (opened.model)
+                .rows(read_as, &opened.files, kernel, V1Zeros::default())
+                .unwrap();
+            assert_eq!(rows.type_name(), "FP8-E4M3-block128");
+            assert_eq!(&rows.shape(), shape);
+            assert!(rows.check_rows(0..shape[0] + 1).is_err());
+            // Steps that start and end inside blocks, and cross them.
+            for step in [1, 7, 128, 1000] {
+                let got = read_all(&opened.model, &opened.files, read_as, step);
+                assert_eq!(bits(&got), bits(&want), "{read_as} in steps of {step}");
+            }
+        }
+        let got = read_all(&opened.model, &memory, name, 50);
+        assert_eq!(bits(&got), bits(&want), "{name} from memory");
+    }
+}
+
+#[test]
+fn a_layer_is_listed_once_and_counted_as_the_hub_counts() {
+    let file = dir().join("model.safetensors");
+    let opened = open(file.to_str().unwrap()).unwrap();
+    let listed = opened.model.tensors(Layout::Logical);
+    assert!(!listed.iter().any(|t| t.name.ends_with("_scale_inv")));
+    for (name, shape) in manifest() {
+        let t = listed.iter().find(|t| t.name == name).unwrap();
+        assert_eq!(t.ty, TensorType::Named("FP8-E4M3-block128".to_string()));
+        assert_eq!(t.shape, shape);
+    }
+    let head = listed.iter().find(|t| t.name == "lm_head.weight").unwrap();
+    assert_eq!(head.ty, TensorType::Named("BF16".to_string()));
+    let Model::Safetensors(c) = &opened.model else {
+        panic!("a checkpoint");
+    };
+    let s = c.summary();
+    let logical: u64 = manifest().iter().map(|l| l.1.iter().product::<u64>()).sum();
+    assert_eq!(s.parameter_count, logical + 32 * 256 + 256);
+    let fp8 = s.fp8.unwrap();
+    assert_eq!((fp8.layers, fp8.block), (3, [128, 128]));
+    assert_eq!(fp8.not_converted, ["lm_head"]);
+    let share = s
+        .dtype_mix
+        .iter()
+        .find(|m| m.type_name == "FP8-E4M3-block128")
+        .unwrap();
+    assert_eq!((share.tensors, share.elements), (3, logical));
+}
+
+#[test]
+fn in_memory_with_a_config_reads_as_the_files() {
+    let bytes = std::fs::read(dir().join("model.safetensors")).unwrap();
+    let mut c = Checkpoint::new(vec![SafetensorsFile::from_bytes(&bytes).unwrap()], None);
+    let config = std::fs::read(dir().join("config.json")).unwrap();
+    c.set_fp8(Fp8Config::from_config_json(&config).unwrap());
+    assert!(c.layer_errors().is_empty());
+    let model = Model::Safetensors(Box::new(c));
+    let memory = vec![bytes];
+    for (name, _) in manifest() {
+        assert_eq!(
+            bits(&read_all(&model, &memory, &name, 9)),
+            bits(&expected(&name))
+        );
+    }
+}
+
+#[test]
+fn bad_configs_layouts_and_scales_are_one_error_each() {
+    let config = |q: &str| Fp8Config::from_config_json(q.as_bytes());
+    let e = |q: &str| config(q).unwrap_err().to_string();
+    assert!(e(r#"{"quantization_config": {"quant_method": "fp8", "fmt": "e5m2", "weight_block_size": [128, 128]}}"#)
+        .contains("fmt \"e5m2\" is not supported"));
+    assert!(e(
+        r#"{"quantization_config": {"quant_method": "fp8", "weight_block_size": [0, 128]}}"#
+    )
+    .contains("weight_block_size [0,128]"));
+    assert!(e(r#"{"quantization_config": {"quant_method": "fp8"}}"#).contains("per-tensor"));
+    assert_eq!(
+        config(r#"{"quantization_config": {"quant_method": "gptq"}}"#).unwrap(),
+        None
+    );
+    let f8 = Dtype::F8E4M3;
+    let msg = |r: gguf_lens::error::Result<Fp8Layer>| r.unwrap_err().to_string();
+    let e = msg(Fp8Layer::new(
+        "l",
+        (f8, &[200, 300]),
+        (Dtype::F32, &[2, 2]),
+        [128, 128],
+    ));
+    assert!(e.contains("shape [2, 2] is not [2, 3]"), "{e}");
+    let e = msg(Fp8Layer::new(
+        "l",
+        (Dtype::BF16, &[2, 2]),
+        (Dtype::F32, &[1, 1]),
+        [128, 128],
+    ));
+    assert!(e.contains("expected F8_E4M3"), "{e}");
+    // 0x38 is 1.0 in E4M3: each value is its block's scale. Rows 0 and 1 share scale row 0;
+    // row 2 alone reads scale row 1 only.
+    let layer = Fp8Layer::new("l", (f8, &[3, 4]), (Dtype::F32, &[2, 2]), [2, 2]).unwrap();
+    let le = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let scales = le(&[1.0, 2.0, 0.5, 4.0]);
+    let mut out = vec![0f32; 12];
+    dequantize_rows(&layer, 0, &[0x38; 12], &scales, &mut out).unwrap();
+    assert_eq!(
+        out,
+        [1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 0.5, 0.5, 4.0, 4.0]
+    );
+    dequantize_rows(&layer, 2, &[0x38; 4], &scales[8..], &mut out[..4]).unwrap();
+    assert_eq!(out[..4], [0.5, 0.5, 4.0, 4.0]);
+    // An infinite scale is refused, naming its block.
+    let e = dequantize_rows(
+        &layer,
+        0,
+        &[0x38; 12],
+        &le(&[1.0, 2.0, 0.5, f32::INFINITY]),
+        &mut out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("block [1, 1] is not finite"), "{e}");
+}
+
+#[test]
+fn a_config_that_does_not_fit_is_one_error_at_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("model.safetensors");
+    std::fs::copy(dir().join("model.safetensors"), &file).unwrap();
+    std::fs::write(
+        tmp.path().join("config.json"),
+        r#"{"quantization_config": {"quant_method": "fp8", "weight_block_size": [64, 64]}}"#,
+    )
+    .unwrap();
+    let e = open(file.to_str().unwrap()).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "FP8 layer model.layers.0.mlp.up_proj: weight_scale_inv shape [1, 2] is not [2, 4]"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1);
+}
