@@ -73,6 +73,12 @@ for (const colorScheme of ['light', 'dark']) {
         await page.click('[data-tab="tensors"]');
         await page.click('#tensor-table tr[data-tensor="blk.0.ffn_down.weight"]');
         await waitInspected(page);
+        // Real weights: a narrow peak and far outliers. Every non-empty bin is drawn (a log scale
+        // then), not left under a pixel. The counts come from the statistics (tested on numpy).
+        const bars = await page.$eval('#insp-hist svg', (s) => ({ scale: s.dataset.scale, heights: [...s.querySelectorAll('rect')].map((r) => Number(r.getAttribute('height'))), counts: [...s.querySelectorAll('rect title')].map((t) => Number(t.textContent.split(': ').pop())) }));
+        assert.equal(bars.scale, 'log');
+        assert.ok(bars.counts.filter((c) => c > 0).length > 10, `${bars.counts}`);
+        bars.counts.forEach((c, i) => assert.ok(c > 0 ? bars.heights[i] >= 1 : bars.heights[i] === 0, `bin ${i}: ${c} values, ${bars.heights[i]} px`));
         await page.click('#qerr-run');
         await page.waitForFunction(() => document.querySelector('#qerr-chart').dataset.pass, null, { timeout: 120000 });
       },
