@@ -75,9 +75,17 @@ export function setupInspector(ctx) {
     const peak = h.indexOf(max);
     const peakAt = h.length ? lo0 + (hi0 - lo0) * (peak + 0.5) / h.length : 0;
     const s = svg('svg', { viewBox: `0 0 ${W} ${H + 18}`, class: 'chart hist', role: 'img', 'aria-label': `Histogram of ${fmtInt(st.count)} values in ${h.length} bins from ${fmtNum(lo0)} to ${fmtNum(hi0)}; the fullest bin (${fmtInt(max)} values) is around ${fmtNum(peakAt)}.` });
+    // Real weights are a narrow peak with a few far outliers (min..max spans them): on a linear
+    // scale the bins that hold them are under a pixel and the chart looks empty. Then the
+    // heights are log(1 + count), said on the chart, so every non-empty bin shows.
+    const minFull = Math.min(...h.filter((c) => c > 0));
+    const log = h.length > 0 && minFull / max * H < 2;
+    const scale = log ? (c) => Math.log1p(c) / Math.log1p(max) : (c) => c / max;
+    s.dataset.scale = log ? 'log' : 'linear';
+    if (log) s.setAttribute('aria-label', `${s.getAttribute('aria-label')} Bar heights on a log scale.`);
     const bw = W / h.length;
     h.forEach((c, i) => {
-      const bh = c / max * H;
+      const bh = c > 0 ? Math.max(1, scale(c) * H) : 0;
       const r = svg('rect', { x: i * bw + 0.5, y: H - bh, width: Math.max(0.5, bw - 1), height: bh, class: 'bar' });
       const lo = lo0 + (hi0 - lo0) * i / h.length;
       r.append(svg('title', {}, `${fmtNum(lo)}…: ${c}`));
@@ -85,6 +93,7 @@ export function setupInspector(ctx) {
     });
     s.append(svg('text', { x: 0, y: H + 14, class: 'label' }, fmtNum(lo0)));
     s.append(svg('text', { x: W, y: H + 14, class: 'label', 'text-anchor': 'end' }, fmtNum(hi0)));
+    if (log) s.append(svg('text', { x: W, y: 10, class: 'label', 'text-anchor': 'end' }, 'count: log scale'));
     root.append(s);
   }
 

@@ -37,10 +37,28 @@ export function llamaModels() {
   return llamaModelsDir;
 }
 
-export async function startServer() {
+/** A real model (all-MiniLM-L6-v2 as GGUF F16, Q8_0 and Q4_K, and gguf-py's expected.json):
+ * scripts/real-model.sh makes it once (cached outside the repo); run.sh makes it first and
+ * passes its folder in GGUF_LENS_REAL_MODEL. Null when it cannot be had; a test that needs it
+ * then fails on the missing file. */
+let realModelDir;
+export function realModel() {
+  if (realModelDir === undefined) {
+    try {
+      realModelDir = process.env.GGUF_LENS_REAL_MODEL || execFileSync('bash', [path.join(ROOT, 'scripts/real-model.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    } catch {
+      realModelDir = null;
+    }
+  }
+  return realModelDir;
+}
+
+/** The site and the fixtures on 127.0.0.1; `real: true` also serves realModel() at /real-model/. */
+export async function startServer({ real: withReal = false } = {}) {
   buildSite();
   const models = llamaModels();
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/mlx-fixtures=${path.join(ROOT, 'fixtures/mlx')}`, `/fp8-fixtures=${path.join(ROOT, 'fixtures/fp8')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const real = withReal ? realModel() : null;
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), ...(real ? [`/real-model=${real}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/mlx-fixtures=${path.join(ROOT, 'fixtures/mlx')}`, `/fp8-fixtures=${path.join(ROOT, 'fixtures/fp8')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
