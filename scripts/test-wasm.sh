@@ -19,7 +19,14 @@ if ! rustup target list --installed | grep -qx "$TARGET"; then
 fi
 
 echo "== wasm32-wasip1, scalar"
-env -u RUSTFLAGS cargo test --target "$TARGET" "$@"
+# The unit tests in three processes: in one, Node 20's V8 (and 22's) dies with SIGSEGV on its own
+# stack near the end of the run, after every test passed, whichever single test is left out;
+# each part alone passes (a crash of the engine, not a test: wasm cannot reach native memory).
+scalar() { env -u RUSTFLAGS cargo test --target "$TARGET" "$@"; }
+scalar "$@" --lib -- quant:: quantize:: stats::
+scalar "$@" --lib -- chat::
+scalar "$@" --lib -- --skip quant:: --skip quantize:: --skip stats:: --skip chat::
+scalar "$@" --test '*'
 
 echo "== wasm32-wasip1, +simd128"
 # Own target dir: different RUSTFLAGS would otherwise rebuild everything on each switch.

@@ -58,7 +58,4 @@ try {
   console.error(`wasi-runner: ${wasmPath}: ${what}`);
   code = 101;
 }
-// Exit at once: the tests are done, and a teardown of a large wasm memory is where Node 20's
-// V8 has crashed (SIGSEGV after every test had passed, on a loaded machine).
-if (process.env.WASI_RUNNER_DEBUG) console.error(`wasi-runner: returned ${code}`);
-process.exit(code ?? 0);
+process.exitCode = code ?? 0;

@@ -202,7 +202,7 @@ fn bad_configs_layouts_and_scales_are_one_error_each() {
 
 #[test]
 fn a_config_that_does_not_fit_is_one_error_at_open() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = tmp.path().join("model.safetensors");
     std::fs::copy(dir().join("model.safetensors"), &file).unwrap();
     std::fs::write(

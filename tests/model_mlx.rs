@@ -169,7 +169,7 @@ fn a_layer_is_listed_once_under_its_weight_and_counted_as_the_hub_counts() {
 
 /// A copy of model.safetensors in a new directory, with `config` as its config.json.
 fn with_config(config: Option<&str>) -> (tempfile::TempDir, String) {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let file = tmp.path().join("model.safetensors");
     std::fs::copy(dir().join("model.safetensors"), &file).unwrap();
     if let Some(config) = config {
