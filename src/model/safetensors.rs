@@ -170,48 +170,26 @@ impl Checkpoint {
                 shape: t.shape(),
             })
         };
-        let names = self
-            .shards
-            .iter()
-            .flat_map(|s| s.tensors())
-            .map(|t| t.name());
-        let (mut layers, mut errors) = (Vec::new(), Vec::new());
-        for found in gptq::discover(names, lookup, self.config.as_ref()) {
-            match found {
-                Ok(layer) => layers.push(layer),
-                Err(err) => errors.push(err),
-            }
-        }
-        let mut mlx_layers = Vec::new();
-        if let Some(q) = &self.mlx {
-            let lookup = |name: &str| self.tensor(name).map(|(_, t)| (t.dtype(), t.shape()));
-            let names = self
-                .shards
+        let short = |name: &str| self.tensor(name).map(|(_, t)| (t.dtype(), t.shape()));
+        let names = || {
+            self.shards
                 .iter()
                 .flat_map(|s| s.tensors())
-                .map(|t| t.name());
-            for found in mlx::discover(names, lookup, q) {
-                match found {
-                    Ok(layer) => mlx_layers.push(layer),
-                    Err(err) => errors.push(err),
-                }
-            }
-        }
-        let mut fp8_layers = Vec::new();
-        if let Some(config) = &self.fp8 {
-            let lookup = |name: &str| self.tensor(name).map(|(_, t)| (t.dtype(), t.shape()));
-            let names = self
-                .shards
-                .iter()
-                .flat_map(|s| s.tensors())
-                .map(|t| t.name());
-            for found in fp8::discover(names, lookup, config) {
-                match found {
-                    Ok(layer) => fp8_layers.push(layer),
-                    Err(err) => errors.push(err),
-                }
-            }
-        }
+                .map(|t| t.name())
+        };
+        let mut errors = Vec::new();
+        let layers = sort_out(
+            gptq::discover(names(), lookup, self.config.as_ref()),
+            &mut errors,
+        );
+        let mlx_layers = match &self.mlx {
+            Some(q) => sort_out(mlx::discover(names(), short, q), &mut errors),
+            None => Vec::new(),
+        };
+        let fp8_layers = match &self.fp8 {
+            Some(config) => sort_out(fp8::discover(names(), short, config), &mut errors),
+            None => Vec::new(),
+        };
         self.layers = layers;
         self.mlx_layers = mlx_layers;
         self.fp8_layers = fp8_layers;
@@ -514,4 +492,19 @@ fn ratio(num: f64, den: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The layers found, with each refusal moved to `errors`.
+fn sort_out<L>(
+    found: impl IntoIterator<Item = Result<L, Error>>,
+    errors: &mut Vec<Error>,
+) -> Vec<L> {
+    let mut layers = Vec::new();
+    for f in found {
+        match f {
+            Ok(layer) => layers.push(layer),
+            Err(err) => errors.push(err),
+        }
+    }
+    layers
 }
