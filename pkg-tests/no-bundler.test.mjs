@@ -1,0 +1,91 @@
+// The installed package with no bundler, as a page loads it from a CDN: the package's files as
+// npm installed them, served at a CDN-style path (/npm/gguf-lens@VERSION/, as jsDelivr and unpkg
+// lay them out), imported by a plain <script type="module"> — once by full URL, once by the bare
+// name through an import map. In headless Chromium the package finds its own wasm beside it
+// (`new URL('./wasm/…', import.meta.url)`), reads the oracle tensors over Range requests bit for
+// bit, and `tensorStats({ workers: 2 })` starts its own module workers from the same path.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer } from './server.mjs';
+import { DEQUANT, manifest, launchChromium } from './helpers.mjs';
+
+const entries = manifest().filter((e) => ['Q4_K.gguf', 'IQ2_XXS.gguf', 'F16.gguf', 'MXFP4.gguf'].includes(e.file));
+const installed = path.join(process.cwd(), 'node_modules/gguf-lens');
+const version = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')).version;
+const CDN = `/npm/gguf-lens@${version}`;
+
+// What the page runs once the package is imported as `lens`.
+const CHECK = `
+window.check = async (list) => {
+  const problems = [];
+  for (const e of list) {
+    const model = await lens.openGguf('/fixtures/' + e.file);
+    const got = new Uint8Array((await model.readTensor(e.tensor)).buffer);
+    const want = new Uint8Array(await (await fetch('/fixtures/' + e.expected)).arrayBuffer());
+    if (got.length !== want.length || got.some((b, i) => b !== want[i])) problems.push(e.file + ' ' + e.tensor);
+    const one = await model.tensorStats(e.tensor, { workers: 0 });
+    const pooled = await model.tensorStats(e.tensor, { workers: 2 });
+    if (JSON.stringify(one) !== JSON.stringify(pooled)) problems.push(e.file + ' ' + e.tensor + ': stats on workers differ');
+    await model.close();
+  }
+  return { kernel: await lens.kernelName(), problems, started: window.workersStarted };
+};`;
+
+const COUNT_WORKERS = `window.workersStarted = [];
+const PageWorker = window.Worker;
+window.Worker = class extends PageWorker {
+  constructor(url, options) { super(url, options); window.workersStarted.push(String(url)); }
+};`;
+
+const PAGES = {
+  'by-url.html': `<!doctype html><title>cdn</title><script>${COUNT_WORKERS}</script>
+<script type="module">import * as lens from '${CDN}/index.js';${CHECK}</script>`,
+  'import-map.html': `<!doctype html><title>cdn</title><script>${COUNT_WORKERS}</script>
+<script type="importmap">{ "imports": { "gguf-lens": "${CDN}/index.js" } }</script>
+<script type="module">import * as lens from 'gguf-lens';${CHECK}</script>`,
+};
+
+let server, browser, root;
+
+before(async () => {
+  // The site: the pages, and the package's files (no node_modules path, no build step).
+  root = fs.mkdtempSync(path.join(process.cwd(), 'no-bundler-'));
+  fs.cpSync(installed, path.join(root, CDN), { recursive: true });
+  for (const [name, html] of Object.entries(PAGES)) fs.writeFileSync(path.join(root, name), html);
+  const files = {};
+  for (const e of entries) {
+    files[`/fixtures/${e.file}`] = path.join(DEQUANT, e.file);
+    files[`/fixtures/${e.expected}`] = path.join(DEQUANT, e.expected);
+  }
+  server = await startServer({ files, staticRoot: root });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+for (const page of Object.keys(PAGES)) {
+  test(`no bundler (${page}): the package from a CDN-style path finds its wasm and workers and reads tensors bit for bit`, async () => {
+    const tab = await browser.newPage();
+    const errors = [];
+    tab.on('pageerror', (err) => errors.push(String(err)));
+    const fetched = [];
+    tab.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+    await tab.goto(server.url(`/${page}`));
+    await tab.waitForFunction(() => typeof window.check === 'function');
+    const result = await tab.evaluate((list) => window.check(list), entries);
+    await tab.close();
+    assert.deepEqual(errors, []);
+    assert.equal(result.kernel, 'simd128');
+    assert.deepEqual(result.problems, []);
+    assert.equal(entries.length, 8);
+    // The module came from beside the package's own index.js, and so did the two workers.
+    assert.ok(fetched.includes(`${CDN}/wasm/gguf_lens_bg.wasm`), `wasm not fetched from ${CDN}/wasm/: ${fetched.join(', ')}`);
+    assert.equal(result.started.length, 2, `workers started: ${result.started.join(', ')}`);
+    for (const url of result.started) assert.equal(new URL(url).pathname, `${CDN}/stats-worker.js`);
+  });
+}
