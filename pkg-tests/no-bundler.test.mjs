@@ -3,7 +3,9 @@
 // lay them out), imported by a plain <script type="module"> — once by full URL, once by the bare
 // name through an import map. In headless Chromium the package finds its own wasm beside it
 // (`new URL('./wasm/…', import.meta.url)`), reads the oracle tensors over Range requests bit for
-// bit, and `tensorStats({ workers: 2 })` starts its own module workers from the same path.
+// bit, and `tensorStats({ workers: 2 })` starts its own module workers from the same path. And
+// the header's first range goes out while the wasm is still on its way (the two downloads
+// overlap): the server holds the wasm back until that request has come.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -89,3 +91,38 @@ for (const page of Object.keys(PAGES)) {
     for (const url of result.started) assert.equal(new URL(url).pathname, `${CDN}/stats-worker.js`);
   });
 }
+
+test('no bundler: the header request goes out before the wasm module has arrived', async () => {
+  const e = entries[0];
+  let seeHeader;
+  const headerSeen = new Promise((resolve) => { seeHeader = resolve; });
+  let released = null;
+  server.state.beforeStatic = async (pathname) => {
+    if (!pathname.endsWith('.wasm')) return;
+    // A page that waits for the module before asking for the header would wait here for ever:
+    // after 20 s the module goes anyway, and the test fails on how it was released.
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 20000));
+    released ??= await Promise.race([headerSeen.then(() => 'header request'), timeout]);
+  };
+  const watch = setInterval(() => {
+    if (server.state.log.some((r) => r.path === `/fixtures/${e.file}`)) seeHeader();
+  }, 5);
+  try {
+    const tab = await browser.newPage();
+    await tab.goto(server.url('/by-url.html'));
+    await tab.waitForFunction(() => typeof window.check === 'function');
+    const summary = await tab.evaluate(async ([cdn, file]) => {
+      const lens = await import(cdn + '/index.js');
+      const model = await lens.openGguf('/fixtures/' + file);
+      const s = model.summary();
+      await model.close();
+      return { architecture: s.architecture };
+    }, [CDN, e.file]);
+    await tab.close();
+    assert.equal(released, 'header request');
+    assert.equal(typeof summary.architecture, 'string');
+  } finally {
+    clearInterval(watch);
+    server.state.beforeStatic = null;
+  }
+});

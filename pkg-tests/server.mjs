@@ -26,6 +26,8 @@ export async function startServer({ files = {}, staticRoot, isolated = false } =
     log: [],
     pieceBytes: 1 << 20, // the body is written in pieces of this size...
     pieceDelayMs: 0, // ...with this pause between them (a slow, trickling server)
+    /** @type {((pathname: string) => Promise<void>) | null} */
+    beforeStatic: null,
   };
   // A body is bytes in memory, or a file read range by range (sparse multi-GB files stay on disk).
   const bodyOf = (name) => {
@@ -55,6 +57,8 @@ export async function startServer({ files = {}, staticRoot, isolated = false } =
     if (url.pathname in files) {
       body = bodyOf(url.pathname);
     } else if (staticRoot) {
+      // A test may hold a static file back (state.beforeStatic resolves when it may go).
+      if (state.beforeStatic) await state.beforeStatic(url.pathname);
       const file = path.join(staticRoot, decodeURIComponent(url.pathname));
       if (!file.startsWith(staticRoot) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
         res.writeHead(404).end();
@@ -129,7 +133,7 @@ export async function startServer({ files = {}, staticRoot, isolated = false } =
     state,
     url: (name) => base + name,
     reset() {
-      Object.assign(state, { mode: '206', latencyMs: 0, dropAfterBytes: null, dropsLeft: 0, requests: 0, bytesSent: 0, log: [], pieceBytes: 1 << 20, pieceDelayMs: 0 });
+      Object.assign(state, { mode: '206', latencyMs: 0, dropAfterBytes: null, dropsLeft: 0, requests: 0, bytesSent: 0, log: [], pieceBytes: 1 << 20, pieceDelayMs: 0, beforeStatic: null });
     },
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };
