@@ -7,7 +7,7 @@ import { autoWorkers, isNode, nodeStatsWorkers } from './stats-node-pool.js';
 import { browserStatsWorkers } from './stats-browser-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
-import { ReaderCache, readerSize, readRows, rowsPerRead } from './read-rows.js';
+import { ReaderCache, eachChunkAhead, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, inputForWorkers } from './worker-ask.js';
 import { abortError } from './sources.js';
 /** @import { ChatMessage, ChatTemplateOptions, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './index.js' */
@@ -369,23 +369,11 @@ export class GgufModel extends ShardedModel {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(t.rowBytes, chunkBytes, b - a));
     const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
-    const fetchRows = (/** @type {number} */ first) => {
-      const last = Math.min(b, first + rowsPerChunk);
+    const fetchRows = (/** @type {number} */ first, /** @type {number} */ last) => {
       const [start, end] = shard.header.rowsRange(t.name, first, last);
-      return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
+      return shard.source.read(start, end, options.signal, progress);
     };
-    let pending = a < b ? fetchRows(a) : null;
-    while (pending) {
-      const chunk = await pending;
-      if (options.signal?.aborted) throw abortError(options.signal);
-      pending = chunk.last < b ? fetchRows(chunk.last) : null;
-      try {
-        consume(chunk.bytes, chunk.first, chunk.last);
-      } catch (err) {
-        pending?.catch(() => {});
-        throw err;
-      }
-    }
+    await eachChunkAhead(a, b, rowsPerChunk, fetchRows, options.signal, consume);
   }
 
   /** An editor of this file's metadata (a split model's: its first shard's): set, remove,

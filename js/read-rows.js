@@ -12,6 +12,36 @@ import { abortError } from './sources.js';
 /** Values per dequantize call: the slice is still in L2 when it is copied out. */
 const SLICE_VALUES = 1 << 16;
 
+/**
+ * Rows [a, b) in chunks of `rowsPerChunk`: `fetch(first, last)` for each, the next one started
+ * while `consume` works on the one before; a failure of `consume` drops the one in flight.
+ * @template T
+ * @param {number} a
+ * @param {number} b
+ * @param {number} rowsPerChunk
+ * @param {(first: number, last: number) => Promise<T>} fetch
+ * @param {AbortSignal | undefined} signal
+ * @param {(got: T, first: number, last: number) => void} consume
+ */
+export async function eachChunkAhead(a, b, rowsPerChunk, fetch, signal, consume) {
+  const start = (/** @type {number} */ first) => {
+    const last = Math.min(b, first + rowsPerChunk);
+    return fetch(first, last).then((got) => ({ got, first, last }));
+  };
+  let pending = a < b ? start(a) : null;
+  while (pending) {
+    const chunk = await pending;
+    if (signal?.aborted) throw abortError(signal);
+    pending = chunk.last < b ? start(chunk.last) : null;
+    try {
+      consume(chunk.got, chunk.first, chunk.last);
+    } catch (err) {
+      pending?.catch(() => {});
+      throw err;
+    }
+  }
+}
+
 /** Rows per read of `chunkBytes`: all `rows` at once when a row has no bytes (a zero-width
  * tensor: 2^62 empty rows must not be 2^39 empty reads).
  * @param {number} rowBytes

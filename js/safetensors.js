@@ -6,8 +6,8 @@ import { loadWasm } from './wasm.js';
 import { toSource, importNodeFs, openBounded, siblingOf, fetchTextBounded, MAX_TEXT_BYTES } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter, runStatsJob, outputArray, knownSize, ShardedModel } from './model.js';
-import { rowsPerRead } from './read-rows.js';
-import { abortError, errorMessage } from './sources.js';
+import { eachChunkAhead, rowsPerRead } from './read-rows.js';
+import { errorMessage } from './sources.js';
 /** @import { GgufInput, GptqLayer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
 /** @import { AnyOpenOptions, SafetensorsHeader, Source, Wasm } from './internal.js' */
 /** @import { ChunkOptions } from './model.js' */
@@ -484,23 +484,12 @@ export class SafetensorsModel extends ShardedModel {
     const shard = this.shards[t.shard];
     const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(rowBytes, chunkBytes, b - a));
     const progress = progressCounter(options.onProgress, (b - a) * rowBytes);
-    const fetchRows = (/** @type {number} */ first) => {
-      const last = Math.min(b, first + rowsPerChunk);
+    const fetchRows = (/** @type {number} */ first, /** @type {number} */ last) => {
       const [start, end] = shard.header.rowsRange(name, first, last);
-      return shard.source.read(start, end, options.signal, progress).then((bytes) => ({ bytes, first, last }));
+      return shard.source.read(start, end, options.signal, progress);
     };
-    let pending = a < b ? fetchRows(a) : null;
-    while (pending) {
-      const chunk = await pending;
-      if (options.signal?.aborted) throw abortError(options.signal);
-      pending = chunk.last < b ? fetchRows(chunk.last) : null;
-      try {
-        consume(shard.header.toF32(name, chunk.bytes), chunk.first);
-      } catch (err) {
-        pending?.catch(() => {});
-        throw err;
-      }
-    }
+    await eachChunkAhead(a, b, rowsPerChunk, fetchRows, options.signal,
+      (bytes, first) => consume(shard.header.toF32(name, bytes), first));
   }
 
   /**
@@ -526,29 +515,17 @@ export class SafetensorsModel extends ShardedModel {
     let total = 0;
     for (let first = a; first < b; first += rowsPerChunk) total += bytesOf(first, Math.min(b, first + rowsPerChunk));
     const progress = progressCounter(options.onProgress, total);
-    const fetchRows = (/** @type {number} */ first) => {
-      const last = Math.min(b, first + rowsPerChunk);
-      return Promise.all(parts.map(({ t, rows }) => {
-        const shard = this.shards[t.shard];
-        const [p, q] = rows(first, last);
-        const [start, end] = shard.header.rowsRange(t.name, p, q);
-        return shard.source.read(start, end, options.signal, progress);
-      })).then((bytes) => ({ bytes, first, last }));
-    };
-    let pending = a < b ? fetchRows(a) : null;
-    while (pending) {
-      const chunk = await pending;
-      if (options.signal?.aborted) throw abortError(options.signal);
-      pending = chunk.last < b ? fetchRows(chunk.last) : null;
-      try {
-        const out = new Float32Array((chunk.last - chunk.first) * layer.rowLength);
-        dequantize(chunk.first, chunk.bytes, out);
-        consume(out, chunk.first);
-      } catch (err) {
-        pending?.catch(() => {});
-        throw err;
-      }
-    }
+    const fetchRows = (/** @type {number} */ first, /** @type {number} */ last) => Promise.all(parts.map(({ t, rows }) => {
+      const shard = this.shards[t.shard];
+      const [p, q] = rows(first, last);
+      const [start, end] = shard.header.rowsRange(t.name, p, q);
+      return shard.source.read(start, end, options.signal, progress);
+    }));
+    await eachChunkAhead(a, b, rowsPerChunk, fetchRows, options.signal, (bytes, first, last) => {
+      const out = new Float32Array((last - first) * layer.rowLength);
+      dequantize(first, bytes, out);
+      consume(out, first);
+    });
   }
 
   /**
