@@ -24,12 +24,12 @@ function fnv(ids) {
 
 for (const file of files) {
   const model = await openGguf(file);
-  model.tokenize('Hello');
-  const ids = model.tokenize(text);
+  await model.tokenize('Hello');
+  const ids = await model.tokenize(text);
   const times = [];
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now();
-    model.tokenize(text);
+    await model.tokenize(text);
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
@@ -74,7 +74,7 @@ async function measure(warm, sample) {
       const openToFirstToken = async (openGguf) => {
         const t = performance.now();
         const model = await openGguf({ byteLength: bytes.length, slice: (a, b) => bytes.subarray(a, b) });
-        const ids = model.tokenize('Hello');
+        const ids = await model.tokenize('Hello');
         const ms = performance.now() - t;
         await model.close();
         return { ms, ids: Array.from(ids) };
@@ -90,7 +90,7 @@ async function measure(warm, sample) {
         if (sample) {
           const b = new Uint8Array(await (await fetch('/sample.gguf')).arrayBuffer());
           const m = await openGguf({ byteLength: b.length, slice: (x, y) => b.subarray(x, y) });
-          m.tokenize('Hello');
+          await m.tokenize('Hello');
           await m.close();
         }
         warmMs = performance.now() - t1;

@@ -42,7 +42,7 @@ try {
     const t0 = performance.now();
     const model = await openGguf(picked);
     const t1 = performance.now();
-    const blob = await model.edit().setChatTemplate('{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}').toBlob();
+    const blob = await (await model.edit()).setChatTemplate('{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}').toBlob();
     const t2 = performance.now();
     let read = 0;
     for (const reader = blob.stream().getReader(); ;) {

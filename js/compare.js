@@ -42,9 +42,10 @@ function sideOf(m, label) {
  * `count` (their difference makes `differs`) only between two GGUF models, as `gguf-lens diff`.
  * @param {Model} a
  * @param {Model} b
- * @returns {ModelDiff}
+ * @returns {Promise<ModelDiff>}
  */
-export function compareModels(a, b) {
+export async function compareModels(a, b) {
+  await Promise.all([a?.preload?.(), b?.preload?.()]);
   const sa = sideOf(a, 'A');
   let sb;
   try {
@@ -65,9 +66,10 @@ export function compareModels(a, b) {
  * @param {Model} b
  * @param {{ format?: 'markdown' | 'json' | 'text', paths?: [string, string],
  *   values?: Map<string, ValueMetrics> | Iterable<[string, ValueMetrics]> }} [options]
- * @returns {string}
+ * @returns {Promise<string>}
  */
-export function compareReport(a, b, options = {}) {
+export async function compareReport(a, b, options = {}) {
+  await Promise.all([a?.preload?.(), b?.preload?.()]);
   const { format = 'markdown', paths, values } = options;
   const list = values === undefined ? undefined : [...(values instanceof Map ? values.entries() : values)].map(([name, m]) => ({ ...m, name }));
   const sa = sideOf(a, 'A');
@@ -113,6 +115,7 @@ const sameDims = (/** @type {number[]} */ p, /** @type {number[]} */ q) => p.len
  * @returns {Promise<ValueMetrics>}
  */
 export async function compareTensor(a, b, name, options = {}) {
+  await Promise.all([a?.preload?.(), b?.preload?.()]);
   const ra = resolve(a, name), rb = resolve(b, name);
   const x = ra.info, y = rb.info;
   const gguf = a.format === 'gguf' && b.format === 'gguf';

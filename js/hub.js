@@ -4,7 +4,7 @@
 // planner's verdict for a device (fits / largest context / layers to offload).
 import { openGguf } from './open.js';
 import { GgufModel } from './model.js';
-import { loadWasm } from './wasm.js';
+import { loadCore } from './wasm.js';
 import { SourceError, abortError, errorMessage, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
 /** @import { HubOptions, InspectOptions, RepoDevice, RepoGguf, RepoGgufFile, RepoListing, RepoVerdict, Summary, RepoGgufRow } from './index.js' */
 /** @typedef {Omit<RepoGgufRow, 'model'> & { model: GgufModel | null, opened?: (GgufModel | null)[] }} Row a row, with the shards opened so far */
@@ -299,7 +299,7 @@ export async function inspectRepoGgufs(listing, options = {}) {
   const total = rows.length;
   let done = rows.filter((r) => r.error).length;
   const report = (/** @type {Row} */ row) => options.onProgress?.({ done, total, row: /** @type {RepoGgufRow} */ (/** @type {unknown} */ (row)) });
-  const wasm = await loadWasm();
+  const wasm = await loadCore();
   const pending = new Map(rows.map((r) => [r, r.files.length]));
   const finish = (/** @type {Row} */ row) => {
     try {

@@ -226,10 +226,15 @@ export declare class GgufModel {
   readTensor(name: string, options?: TensorReadOptions): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions): Promise<TensorStats>;
+  /** Loads the full wasm module (tokenizer, templates, dequantization, stats, …) and moves the
+   * header into it, once. Opening parses in the small core module, so a summary never waits for
+   * the full one; every method that needs it calls this itself. Call it ahead (after showing the
+   * summary) so that the first tokenize or read does not wait for the download. */
+  preload(): Promise<void>;
   /** An editor of the metadata (a split model's first shard): set, remove, then toBlob/toStream. */
-  edit(): GgufEditor;
+  edit(): Promise<GgufEditor>;
   /** What is wrong with the file, from its header (every shard of a split model). */
-  lint(): LintReport;
+  lint(): Promise<LintReport>;
   /** llama-gguf-hash's tensor-data digests (no algorithm chosen: xxh64, as there). */
   hash(options?: HashOptions): Promise<HashReport>;
   /** The error of quantizing the tensor's values to each type, bit-exact to ggml's quantizers
@@ -242,16 +247,16 @@ export declare class GgufModel {
    * camelCased), from the header alone: `-c`, `-ngl`, `-ts`, `-ot` and the per-device plan. */
   fit(options: FitOptions): FitResult;
   /** Token ids as llama.cpp's llama_tokenize gives them (SPM, BPE, WPM and UGM vocabularies). */
-  tokenize(text: string | Uint8Array, options?: TokenizeOptions): Int32Array;
+  tokenize(text: string | Uint8Array, options?: TokenizeOptions): Promise<Int32Array>;
   /** The ids' pieces concatenated, as a string (or bytes with `bytes: true`). */
-  detokenize(ids: ArrayLike<number>, options?: { special?: boolean; bytes?: false }): string;
-  detokenize(ids: ArrayLike<number>, options: { special?: boolean; bytes: true }): Uint8Array;
+  detokenize(ids: ArrayLike<number>, options?: { special?: boolean; bytes?: false }): Promise<string>;
+  detokenize(ids: ArrayLike<number>, options: { special?: boolean; bytes: true }): Promise<Uint8Array>;
   /** llama_token_to_piece(id, special) as bytes. */
-  tokenPiece(id: number, options?: { special?: boolean }): Uint8Array;
+  tokenPiece(id: number, options?: { special?: boolean }): Promise<Uint8Array>;
   /** Each id's piece as text, and whether it is a control token (for colouring tokens). */
-  tokenPieces(ids: ArrayLike<number>, options?: { special?: boolean }): { pieces: string[]; control: boolean[] };
+  tokenPieces(ids: ArrayLike<number>, options?: { special?: boolean }): Promise<{ pieces: string[]; control: boolean[] }>;
   /** The chat template rendered as transformers' apply_chat_template does (jinja2). */
-  renderChatTemplate(messages: ChatMessage[], options?: ChatTemplateOptions): string;
+  renderChatTemplate(messages: ChatMessage[], options?: ChatTemplateOptions): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -631,7 +636,7 @@ export interface ValueMetrics {
  * split) and safetensors checkpoints (single, sharded, GPTQ) in any pairing. A split GGUF
  * model's metadata is its first shard's, its tensors every shard's; a checkpoint's metadata is
  * `__metadata__` (a key's first value across shards). */
-export declare function compareModels(a: GgufModel | SafetensorsModel, b: GgufModel | SafetensorsModel): ModelDiff;
+export declare function compareModels(a: GgufModel | SafetensorsModel, b: GgufModel | SafetensorsModel): Promise<ModelDiff>;
 
 /**
  * The diff of two models as `gguf-lens diff` renders it (one Rust renderer for both):
@@ -647,7 +652,7 @@ export declare function compareReport(
     paths?: [string, string];
     values?: Map<string, ValueMetrics> | Iterable<[string, ValueMetrics]>;
   },
-): string;
+): Promise<string>;
 
 /** Values per file and read in compareTensor when a model is not GGUF (default chunkElements). */
 export declare const COMPARE_CHUNK_ELEMENTS: number;
@@ -879,6 +884,8 @@ export declare class SafetensorsModel {
   tensorStats(name: string, options?: StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;
   /** The error of quantizing a stored tensor's or GPTQ layer's values to each ggml type. */
   quantError(name: string, options?: QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<QuantErrorReport>;
+  /** Resolves at once: a checkpoint is read with the full module from the start. */
+  preload(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -2,11 +2,15 @@
 // wasm-bindgen glue's handles, the byte source every input becomes, the workers the pools drive
 // and the messages they exchange. Read by tsc only (`@import` in the JSDoc); never loaded.
 import type * as bindings from './wasm/gguf_lens.js';
+import type * as coreBindings from './wasm/gguf_lens_core.js';
 import type { GgufInput, OpenOptions, Progress, SafetensorsOptions, TensorInfo } from './index.js';
 
 /** The initialized glue's exports (behind wasm.js's trap guards). */
 export type Wasm = typeof bindings;
 export type GgufHeader = bindings.GgufHeader;
+/** The core module's exports and header (the header path alone: wasm.js's loadCore). */
+export type CoreWasm = typeof coreBindings;
+export type CoreGgufHeader = coreBindings.GgufHeader;
 export type SafetensorsHeader = bindings.SafetensorsHeader;
 export type TensorStatsJob = bindings.TensorStatsJob;
 export type QuantErrorJob = bindings.QuantErrorJob;

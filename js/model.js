@@ -2,7 +2,7 @@
 // in chunks, and dequantize each chunk in wasm, copying it once into the Float32Array.
 import { GgufEditor, hashModel } from './edit.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
-import { wasmModule } from './wasm.js';
+import { loadWasm, wasmModule } from './wasm.js';
 import { autoWorkers, isNode, nodeStatsWorkers } from './stats-node-pool.js';
 import { browserStatsWorkers } from './stats-browser-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
@@ -78,6 +78,12 @@ export class ShardedModel {
     this.byteLength = byteLengths.reduce((sum, n) => sum + n, 0);
   }
 
+  /** Loads what the features past the header need (a no-op where it is loaded already).
+   * @returns {Promise<void>} */
+  preload() {
+    return Promise.resolve();
+  }
+
   /** Back to its own shard alone, after joining shards failed (close() then closes only it). */
   _ownShardOnly() {
     this.shards = [/** @type {S} */ (/** @type {unknown} */ (this))];
@@ -148,9 +154,10 @@ export class GgufModel extends ShardedModel {
       entry.type === 'array'
         ? {
           ...entry,
-          items: (start = 0, end = entry.len) => header.arrayItems(entry.key, start, end),
-          packed: () => header.arrayPacked(entry.key),
-          findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
+          // this.header, not header: preload() moves the header into the full module.
+          items: (start = 0, end = entry.len) => this.header.arrayItems(entry.key, start, end),
+          packed: () => this.header.arrayPacked(entry.key),
+          findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(this.header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
         }
         : entry));
     /** @type {Map<string, MetadataEntry>} */
@@ -173,6 +180,34 @@ export class GgufModel extends ShardedModel {
     this._statsWorkers = undefined;
     /** @type {import('./wasm/gguf_lens.js').TokenizerJs | undefined} */
     this._tokenizer = undefined;
+    /** Set by preload(): every shard's header in the full module.
+     * @type {Promise<void> | undefined} */
+    this._full = undefined;
+  }
+
+  /**
+   * Loads the full wasm module (tokenizer, templates, dequantization, stats, …) and moves every
+   * shard's header into it, once. Opening parses in the small core module, so a summary never
+   * waits for the full one; each method that needs it calls this first, and an app may call it
+   * ahead (after showing the summary) so that the first tokenize or read does not wait.
+   * @returns {Promise<void>}
+   */
+  preload() {
+    this._full ??= (async () => {
+      const wasm = await loadWasm();
+      for (const shard of this.shards) {
+        if (shard.header.module === 'full') continue;
+        // The header's own bytes parse whole: a GgufHeader, never { needMore }.
+        const header = /** @type {GgufHeader} */ (wasm.parseHeader(shard.header.headerBytes(), shard.source.byteLength));
+        shard.header.free();
+        shard.header = header;
+        shard.wasm = wasm;
+      }
+      this.wasm = wasm;
+    })();
+    // A failed load (the module not found, offline) is tried again by the next call.
+    this._full.catch(() => { this._full = undefined; });
+    return this._full;
   }
 
   /**
@@ -181,7 +216,7 @@ export class GgufModel extends ShardedModel {
    * for workers. Checked before
    * anything changes: on a throw every shard is still its own model, for the caller to close.
    * @param {GgufModel[]} models the shards, in order
-   * @param {Wasm} wasm the initialized wasm exports
+   * @param {import('./internal.js').CoreWasm} wasm the core module's exports (or the full one's)
    * @returns {GgufModel} the first, now the model of them all
    */
   static merge(models, wasm) {
@@ -258,6 +293,7 @@ export class GgufModel extends ShardedModel {
    */
   async readTensor(name, options = {}) {
     const t = this.tensor(name);
+    await this.preload();
     const [a, b] = rowsOf(t, options.rows);
     const n = (b - a) * t.rowLength;
     const workers = await readTensorWorkers(this, t, n, options);
@@ -291,6 +327,7 @@ export class GgufModel extends ShardedModel {
    */
   async tensorStats(name, options = {}) {
     const t = this.tensor(name);
+    await this.preload();
     const [a, b] = rowsOf(t, options.rows);
     const shard = this.shards[t.shard];
     const header = shard.header;
@@ -328,6 +365,7 @@ export class GgufModel extends ShardedModel {
    */
   async quantError(name, options = {}) {
     const t = this.tensor(name);
+    await this.preload();
     const [a, b] = rowsOf(t, options.rows);
     const header = this.shards[t.shard].header;
     const job = new this.wasm.QuantErrorJob(options.types ?? [], t.rowLength);
@@ -377,17 +415,20 @@ export class GgufModel extends ShardedModel {
   }
 
   /** An editor of this file's metadata (a split model's: its first shard's): set, remove,
-   * then toBlob() or toStream() for the new file. */
-  edit() {
+   * then toBlob() or toStream() for the new file.
+   * @returns {Promise<GgufEditor>} */
+  async edit() {
+    await this.preload();
     return new GgufEditor(this);
   }
 
   /** What is wrong with the file (the core's lint over every shard): `{ findings: [{ code,
    * severity: 'error' | 'warning' | 'info', message, offset?, key?, tensor?, shard? }], errors,
    * warnings, infos }`, errors first. Header only: nothing is read.
-   * @returns {LintReport}
+   * @returns {Promise<LintReport>}
    */
-  lint() {
+  async lint() {
+    await this.preload();
     if (this.shards.length === 1) return this.header.lint();
     const job = new this.wasm.LintShards();
     try {
@@ -435,12 +476,14 @@ export class GgufModel extends ShardedModel {
    * llama-gguf-hash's tensor-data digests (see hashModel in edit.js).
    * @param {HashOptions} [options]
    */
-  hash(options = {}) {
+  async hash(options = {}) {
+    await this.preload();
     return hashModel(this, options);
   }
 
   /** The file's tokenizer, built once on first use (throws one line when unsupported). */
-  _tok() {
+  async _tok() {
+    await this.preload();
     if (!this._tokenizer) this._tokenizer = this.header.tokenizer();
     return this._tokenizer;
   }
@@ -451,11 +494,11 @@ export class GgufModel extends ShardedModel {
    * (default true: BOS/EOS as the file says), parseSpecial (default false).
    * @param {string | Uint8Array} text
    * @param {TokenizeOptions} [options]
-   * @returns {Int32Array}
+   * @returns {Promise<Int32Array>}
    */
-  tokenize(text, options = {}) {
+  async tokenize(text, options = {}) {
     const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
-    return this._tok().tokenize(bytes, options.addSpecial ?? true, options.parseSpecial ?? false);
+    return (await this._tok()).tokenize(bytes, options.addSpecial ?? true, options.parseSpecial ?? false);
   }
 
   /** The text of `ids`: their llama_token_to_piece pieces concatenated (control tokens unless
@@ -463,21 +506,21 @@ export class GgufModel extends ShardedModel {
    * @overload
    * @param {ArrayLike<number>} ids
    * @param {{ special?: boolean, bytes?: false }} [options]
-   * @returns {string}
+   * @returns {Promise<string>}
    */
   /**
    * @overload
    * @param {ArrayLike<number>} ids
    * @param {{ special?: boolean, bytes: true }} options
-   * @returns {Uint8Array}
+   * @returns {Promise<Uint8Array>}
    */
   /**
    * @param {ArrayLike<number>} ids
    * @param {{ special?: boolean, bytes?: boolean }} [options]
-   * @returns {string | Uint8Array}
+   * @returns {Promise<string | Uint8Array>}
    */
-  detokenize(ids, options = {}) {
-    const bytes = this._tok().detokenize(Int32Array.from(ids), options.special ?? true);
+  async detokenize(ids, options = {}) {
+    const bytes = (await this._tok()).detokenize(Int32Array.from(ids), options.special ?? true);
     return options.bytes ? bytes : new TextDecoder().decode(bytes);
   }
 
@@ -485,10 +528,10 @@ export class GgufModel extends ShardedModel {
    * One token's piece (llama_token_to_piece, special = true unless told) as bytes.
    * @param {number} id
    * @param {{ special?: boolean }} [options]
-   * @returns {Uint8Array}
+   * @returns {Promise<Uint8Array>}
    */
-  tokenPiece(id, options = {}) {
-    return this._tok().tokenToPiece(id, options.special ?? true);
+  async tokenPiece(id, options = {}) {
+    return (await this._tok()).tokenToPiece(id, options.special ?? true);
   }
 
   /** Each id's piece as text (llama_token_to_piece, special = true unless told) and whether it is
@@ -496,8 +539,8 @@ export class GgufModel extends ShardedModel {
    * @param {ArrayLike<number>} ids
    * @param {{ special?: boolean }} [options]
    */
-  tokenPieces(ids, options = {}) {
-    const tok = this._tok();
+  async tokenPieces(ids, options = {}) {
+    const tok = await this._tok();
     const decoder = new TextDecoder();
     /** @type {string[]} */
     const pieces = [];
@@ -517,9 +560,10 @@ export class GgufModel extends ShardedModel {
    * template (a template text instead of the file's). Throws one line on a template error.
    * @param {ChatMessage[]} messages
    * @param {ChatTemplateOptions} [options]
-   * @returns {string}
+   * @returns {Promise<string>}
    */
-  renderChatTemplate(messages, options = {}) {
+  async renderChatTemplate(messages, options = {}) {
+    await this.preload();
     return this.header.renderChatTemplate(messages, {
       tools: options.tools ?? null,
       addGenerationPrompt: options.addGenerationPrompt ?? false,

@@ -1,6 +1,6 @@
 // openGguf: read a prefix, parse it in wasm, fetch only the missing suffix until the header is
 // whole, then wrap the parsed header and its source in a GgufModel.
-import { loadWasm } from './wasm.js';
+import { loadCore } from './wasm.js';
 import { toSource, deliver, openBounded } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
 import { GgufModel } from './model.js';
@@ -29,7 +29,7 @@ export async function openGguf(input, options = {}) {
   const models = await openBounded(shards, (shard, _i, signal) => openOne(shard, { ...options, signal }),
     { signal: options.signal });
   try {
-    return GgufModel.merge(models, await loadWasm());
+    return GgufModel.merge(models, await loadCore());
   } catch (err) {
     await Promise.all(models.map((m) => m.close())); // shards that are not one model
     throw err;
@@ -61,15 +61,19 @@ function shardInputs(input) {
  * @param {Source} [made] a source already made from `input`
  */
 async function openOne(input, options, made) {
-  // The module compiles while the first bytes are on their way.
-  const wasmReady = loadWasm();
+  // The core module (the header path alone) compiles while the first bytes are on their way;
+  // the full one loads when a feature needs it (GgufModel.preload).
+  const wasmReady = loadCore();
   wasmReady.catch(() => {}); // a failed load is reported where it is awaited
   const source = made ?? await toSource(input, options);
   try {
     const header = await readHeader(wasmReady, source, options);
     // What a worker opens to read its part of a tensor (a URL, path, File or Blob; with the
     // request options a worker can receive).
-    return new GgufModel(await wasmReady, header, source, {
+    // The core's exports and header stand for the full ones: what a GgufModel calls before
+    // preload() moves it into the full module is in both.
+    const wasm = /** @type {import('./internal.js').Wasm} */ (/** @type {unknown} */ (await wasmReady));
+    return new GgufModel(wasm, /** @type {import('./internal.js').GgufHeader} */ (/** @type {unknown} */ (header)), source, {
       input: input instanceof URL ? String(input) : input,
       openOptions: { headers: options.headers, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs },
     });
@@ -80,10 +84,10 @@ async function openOne(input, options, made) {
 }
 
 /**
- * @param {Promise<import('./internal.js').Wasm>} wasmReady
+ * @param {Promise<import('./internal.js').CoreWasm>} wasmReady
  * @param {Source} source
  * @param {AnyOpenOptions} options
- * @returns {Promise<import('./internal.js').GgufHeader>}
+ * @returns {Promise<import('./internal.js').CoreGgufHeader>}
  */
 function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? FIRST_READ_BYTES;

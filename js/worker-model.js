@@ -65,7 +65,8 @@ export async function useModel(input, inputId, openOptions) {
   if (entry) {
     models.delete(key); // to the most recently used end
   } else {
-    entry = { model: openGguf(input, openOptions ?? {}), users: 0, closing: false };
+    // A worker reads, so it moves the header into the full module at once.
+    entry = { model: openGguf(input, openOptions ?? {}).then(withFullModule), users: 0, closing: false };
   }
   const used = entry;
   models.set(key, entry);
@@ -98,4 +99,19 @@ export async function closeModel(inputId) {
   entry.closing = true;
   if (entry.users === 0) close(entry);
   return true;
+}
+
+/**
+ * `model` with its header in the full module (closed when that cannot load).
+ * @param {GgufModel} model
+ * @returns {Promise<GgufModel>}
+ */
+async function withFullModule(model) {
+  try {
+    await model.preload();
+  } catch (err) {
+    await model.close();
+    throw err;
+  }
+  return model;
 }

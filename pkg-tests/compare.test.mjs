@@ -14,7 +14,7 @@ for (const pair of expected.pairs) {
   test(`compareModels and compareTensor: ${path.basename(pair.a)} vs ${path.basename(pair.b)}`, async () => {
     const a = await openGguf(path.join(REPO, pair.a)), b = await openGguf(path.join(REPO, pair.b));
     try {
-      const d = compareModels(a, b);
+      const d = await compareModels(a, b);
       assert.deepEqual(d.summary.map((f) => [f.name, f.a, f.b, f.differs]), pair.summary.map((f) => [f.field, f.a, f.b, f.differs]));
       assert.deepEqual(d.metadata.onlyA, pair.metadata.only_a);
       assert.deepEqual(d.metadata.onlyB, pair.metadata.only_b);
@@ -68,7 +68,7 @@ for (const pair of expected.cross_pairs.filter((p) => !p.args.length)) {
   test(`compareModels and compareTensor across formats: ${pair.a} vs ${pair.b}`, async () => {
     const a = await openAny(pair.a), b = await openAny(pair.b);
     try {
-      const d = compareModels(a, b);
+      const d = await compareModels(a, b);
       assert.deepEqual(d.formats, pair.formats);
       assert.equal(d.layout, 'logical');
       const field = (name) => d.summary.find((f) => f.name === name);
@@ -109,7 +109,7 @@ test('compareModels and compareTensor: split GGUF models (2 shards vs 3)', async
   const a = await openGguf(pair.a.map((p) => path.join(REPO, p))), b = await openGguf(pair.b.map((p) => path.join(REPO, p)));
   try {
     assert.deepEqual([a.shards.length, b.shards.length], [2, 3]);
-    const d = compareModels(a, b);
+    const d = await compareModels(a, b);
     assert.deepEqual(d.formats, ['gguf', 'gguf']);
     assert.equal(d.layout, 'gguf');
     assert.deepEqual(d.summary.map((f) => f.name), pair.summary.map((f) => f.field));
@@ -142,7 +142,7 @@ test('compareTensor refuses tensors of another shape; compareModels refuses what
   await b2.close();
 
   const a = await openGguf(path.join(REPO, expected.pairs[0].a));
-  assert.throws(() => compareModels(a, {}), /compares GGUF and safetensors models \(B is not a model\)/);
-  assert.throws(() => compareModels({ format: 'npz' }, a), /\(A is npz\)/);
+  await assert.rejects(() => compareModels(a, {}), /compares GGUF and safetensors models \(B is not a model\)/);
+  await assert.rejects(() => compareModels({ format: 'npz' }, a), /\(A is npz\)/);
   await a.close();
 });

@@ -33,9 +33,9 @@ for (const [pa, pb] of PAIRS) {
     const a = await openAny(pa), b = await openAny(pb);
     try {
       for (const format of ['markdown', 'json', 'text']) {
-        assert.equal(compareReport(a, b, { format, paths: [pa, pb] }), cli([pa, pb, '--format', format]), format);
+        assert.equal(await compareReport(a, b, { format, paths: [pa, pb] }), cli([pa, pb, '--format', format]), format);
       }
-      assert.equal(compareReport(a, b, { paths: [pa, pb] }), cli([pa, pb, '--format', 'markdown']), 'markdown is the default');
+      assert.equal(await compareReport(a, b, { paths: [pa, pb] }), cli([pa, pb, '--format', 'markdown']), 'markdown is the default');
     } finally {
       await a.close();
       await b.close();
@@ -50,12 +50,12 @@ test('compareReport with compared values equals gguf-lens diff --values (arrays 
     const values = new Map();
     for (const name of ['w', 'h']) values.set(name, await compareTensor(a, b, name));
     for (const format of ['markdown', 'json', 'text']) {
-      const got = compareReport(a, b, { format, paths: [pa, pb], values });
+      const got = await compareReport(a, b, { format, paths: [pa, pb], values });
       assert.equal(got, cli([pa, pb, '--format', format, '--tensor', 'w', '--tensor', 'h']), format);
     }
-    const j = JSON.parse(compareReport(a, b, { format: 'json', values: [] }));
+    const j = JSON.parse(await compareReport(a, b, { format: 'json', values: [] }));
     assert.deepEqual([j.a.path, j.b.path, j.values], ['A', 'B', []]);
-    assert.throws(() => compareReport(a, b, { format: 'html' }), /unknown format "html"/);
+    await assert.rejects(() => compareReport(a, b, { format: 'html' }), /unknown format "html"/);
   } finally {
     await a.close();
     await b.close();
@@ -68,7 +68,7 @@ test('compareReport of split models equals gguf-lens diff from their first shard
   const b = await openGguf(bs.map((p) => path.join(REPO, p)));
   try {
     const paths = ['fixtures/diff/split-a-00001-of-00002.gguf', bs[0]];
-    for (const format of ['markdown', 'json']) assert.equal(compareReport(a, b, { format, paths }), cli([...paths, '--format', format]), format);
+    for (const format of ['markdown', 'json']) assert.equal(await compareReport(a, b, { format, paths }), cli([...paths, '--format', format]), format);
   } finally {
     await a.close();
     await b.close();

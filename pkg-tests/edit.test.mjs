@@ -41,7 +41,7 @@ test('every edit case is byte-identical to gguf-py (Blob from a File, Blob from 
     for (const from of ['blob', 'bytes', 'path']) {
       const model = await openGguf(from === 'blob' ? new Blob([bytes]) : from === 'bytes' ? new Uint8Array(bytes) : input);
       try {
-        const editor = model.edit();
+        const editor = await model.edit();
         applyCase(editor, c);
         const out = from === 'path'
           ? await streamBytes(editor.toStream({ chunkBytes: 7 }))
@@ -57,7 +57,7 @@ test('every edit case is byte-identical to gguf-py (Blob from a File, Blob from 
 
 test('the edited file opens with the change, and changes() lists it', async () => {
   const model = await openGguf(path.join(REPO, 'fixtures/sample/tiny-llama-Q8_0.gguf'));
-  const editor = model.edit()
+  const editor = (await model.edit())
     .set('general.name', 'renamed — ✓')
     .set('tokenizer.ggml.eos_token_id', 7)
     .set('general.tags', ['a', 'b'])
@@ -87,7 +87,7 @@ test('the edited file opens with the change, and changes() lists it', async () =
 test('bad edits throw one line naming the key, and nothing is pending', async () => {
   const model = await openGguf(path.join(REPO, 'fixtures/sample/tiny-llama-Q8_0.gguf'));
   try {
-    const editor = model.edit();
+    const editor = await model.edit();
     assert.throws(() => editor.set('tokenizer.ggml.eos_token_id', 'x'), /tokenizer\.ggml\.eos_token_id/);
     assert.throws(() => editor.set('general.alignment', 48, 'uint32'), /general\.alignment: 48 is not a power of two/);
     assert.throws(() => editor.set('general.name', 1, 'nonsense'), /unknown type/);

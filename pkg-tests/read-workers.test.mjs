@@ -233,6 +233,7 @@ test('RowReader (the wasm side) refuses what does not fit, in one line', async (
   const { loadWasm } = await import(new URL('./wasm.js', import.meta.resolve('gguf-lens')));
   const wasm = await loadWasm();
   const model = await openGguf(BIG);
+  await model.preload(); // its header into the module RowReader is of
   const t = model.tensor('q8_0');
   assert.throws(() => new wasm.RowReader(2 ** 31, 0), /over 1 GiB/);
   assert.throws(() => new wasm.RowReader(0, 2 ** 29), /over 1 GiB/);

@@ -23,21 +23,21 @@ test('the warm-up vocabulary opens and round-trips text', async () => {
     assert.equal(model.get('tokenizer.ggml.tokens').len, 5000);
     assert.equal(model.get('tokenizer.ggml.merges').len, 5000 - 256);
     const text = 'Hello world! def f(x): return x * 2  # 12345 你好 🙂\n';
-    const ids = model.tokenize(text, { addSpecial: false });
+    const ids = await model.tokenize(text, { addSpecial: false });
     const utf8 = new TextEncoder().encode(text).length;
     assert.ok(ids.length > 0 && ids.length < utf8, `${ids.length} ids for ${utf8} bytes: merges applied`);
-    assert.equal(model.detokenize(ids), text);
+    assert.equal(await model.detokenize(ids), text);
     // Text spelled with printable merged tokens tokenizes into fewer ids than bytes (merges apply).
     const pieces = [];
     for (let id = 256; id < 5000 && pieces.length < 1000; id++) {
-      const piece = model.tokenPiece(id);
+      const piece = await model.tokenPiece(id);
       if (piece.every((b) => b >= 0x20 && b < 0x7f)) pieces.push(piece);
     }
     assert.ok(pieces.length >= 100, `${pieces.length} printable merged tokens`);
     const spelled = Buffer.concat(pieces);
-    const spelledIds = model.tokenize(new Uint8Array(spelled), { addSpecial: false });
+    const spelledIds = await model.tokenize(new Uint8Array(spelled), { addSpecial: false });
     assert.ok(spelledIds.length * 4 < spelled.length * 3, `${spelledIds.length} ids for ${spelled.length} bytes`);
-    assert.deepEqual(Buffer.from(model.detokenize(spelledIds, { bytes: true })), spelled);
+    assert.deepEqual(Buffer.from(await model.detokenize(spelledIds, { bytes: true })), spelled);
   } finally {
     await model.close();
   }

@@ -15,19 +15,24 @@ fi
 # dirs: other RUSTFLAGS would otherwise rebuild everything on each switch. wasm-bindgen runs
 # itself (wasm-pack passes it no flags) with --experimental-reset-state-function: the glue's
 # __wbg_reset_state, with which js/wasm.js replaces an instance that trapped.
-bindgen() { # target dir, out dir[, --no-typescript]
+bindgen() { # target dir, out dir[, --no-typescript[, out name]]
   wasm-bindgen --target web ${3:-} --experimental-reset-state-function \
-    --out-dir "$2" --out-name gguf_lens "$1/wasm32-unknown-unknown/release/gguf_lens.wasm"
+    --out-dir "$2" --out-name "${4:-gguf_lens}" "$1/wasm32-unknown-unknown/release/gguf_lens.wasm"
 }
 RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-web \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
 env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-web-scalar \
   cargo build --quiet --release --lib --target wasm32-unknown-unknown >&2
+# The core module (the header path; js/wasm.js loads the full one on first use of anything else):
+# no SIMD code in it, so one build serves every engine.
+env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-core \
+  cargo build --quiet --release --lib --target wasm32-unknown-unknown --no-default-features >&2
 # Unchanged inputs (both modules as cargo left them, the wrapper, this script): the last
 # package stands, without another wasm-opt and compression (the tests and the site build
 # each ask for the package).
 stamp=$(cat target/wasm-web/wasm32-unknown-unknown/release/gguf_lens.wasm \
   target/wasm-web-scalar/wasm32-unknown-unknown/release/gguf_lens.wasm \
+  target/wasm-core/wasm32-unknown-unknown/release/gguf_lens.wasm \
   js/* LICENSE "$0" scripts/precompress.mjs <(wasm-bindgen --version) | sha256sum | cut -d' ' -f1)
 tarball=$(ls "$PWD"/target/npm/gguf-lens-*.tgz 2>/dev/null | head -n 1 || true)
 if [ -n "$tarball" ] && [ -d pkg/wasm ] && [ "$(cat target/npm/stamp 2>/dev/null)" = "$stamp" ]; then
@@ -46,15 +51,17 @@ if ! cmp -s pkg/wasm/gguf_lens.js pkg/wasm-scalar/gguf_lens.js; then
 fi
 mv pkg/wasm-scalar/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm
 rm -rf pkg/wasm-scalar
+bindgen target/wasm-core pkg/wasm --no-typescript gguf_lens_core
 rm -f pkg/wasm/.gitignore pkg/wasm/*.d.ts pkg/wasm/package.json pkg/wasm/README.md
 # The glue's types, for tsc over the package only (pkg/tsconfig.json, below; not in the tarball),
 # from a second run: the shipped glue stays the one without types (it names no .d.ts).
 types=$(mktemp -d)
 bindgen target/wasm-web "$types"
-mv "$types/gguf_lens.d.ts" pkg/wasm/
+bindgen target/wasm-core "$types" "" gguf_lens_core
+mv "$types/gguf_lens.d.ts" "$types/gguf_lens_core.d.ts" pkg/wasm/
 rm -rf "$types"
 
-for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm; do
+for wasm in pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm pkg/wasm/gguf_lens_core_bg.wasm; do
   before=$(stat -c %s "$wasm")
   tools/node_modules/.bin/wasm-opt "$wasm" -O3 -o "$wasm" \
     --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
@@ -64,7 +71,7 @@ done
 
 # Precompressed copies beside each module (node:zlib; nothing at run time): what a static server
 # sends with Content-Encoding (docs/js-api.md, "Serving the wasm").
-node scripts/precompress.mjs pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm >&2
+node scripts/precompress.mjs pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm pkg/wasm/gguf_lens_core_bg.wasm >&2
 
 cp js/*.js js/*.d.ts js/package.json pkg/
 # tsc's view of the package (pkg-tests/types.test.mjs runs `tsc -p pkg`): not in the tarball.

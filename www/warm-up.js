@@ -90,16 +90,16 @@ export async function warmUp(openGguf) {
   const bytes = warmUpGguf();
   const model = await openGguf({ byteLength: bytes.length, slice: (a, b) => bytes.subarray(a, b) });
   try {
-    model.tokenize('Hello world! def f(x): return x * 2  # 12345 你好 🙂\n');
+    await model.tokenize('Hello world! def f(x): return x * 2  # 12345 你好 🙂\n');
     // Text spelled with the vocabulary's own (printable) tokens: the merge loop does real work.
     const pieces = [];
     for (let id = 256; id < 30000 && pieces.length < 1000; id++) {
-      const piece = model.tokenPiece(id);
+      const piece = await model.tokenPiece(id);
       if (piece.every((b) => b >= 0x20 && b < 0x7f)) pieces.push(piece); // valid UTF-8
     }
     const text = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
     pieces.reduce((at, p) => { text.set(p, at); return at + p.length; }, 0);
-    model.tokenize(text);
+    await model.tokenize(text);
   } finally {
     await model.close();
   }

@@ -12,9 +12,11 @@ import { pieceText } from './format.js';
 
 /** The pieces of `ids` as the lab shows them (a split UTF-8 character as <0xNN> bytes) and
  * whether each is a control token. */
-function pieces(ids) {
-  const { control } = model.tokenPieces(ids);
-  return { pieces: Array.from(ids, (id) => pieceText(model.tokenPiece(id, { special: true }))), control };
+async function pieces(ids) {
+  const { control } = await model.tokenPieces(ids);
+  const texts = [];
+  for (const id of ids) texts.push(pieceText(await model.tokenPiece(id, { special: true })));
+  return { pieces: texts, control };
 }
 
 let enginePromise = null;
@@ -115,8 +117,8 @@ async function openModel(source, { signal, onProgress }, headers) {
 }
 
 /** A package editor with `changes` applied (each checked by the core as it is set). */
-function editorOf(changes) {
-  const editor = model.edit();
+async function editorOf(changes) {
+  const editor = await model.edit();
   for (const c of changes) {
     if (c.remove) editor.remove(c.key);
     else editor.set(c.key, c.value, c.type);
@@ -153,6 +155,8 @@ const ops = {
     for (const t of m.specialTokens?.() ?? []) {
       special[t.name] = { id: t.id, text: tokens().tokens[t.id] ?? null, key: t.key, recognized: t.recognized };
     }
+    // The package's full module (tokenizer, stats, …) loads while the summary is read.
+    m.preload().catch(() => {});
     return { ...describe(m, source), metadata: md, special, tokenCount: tokens().tokens.length };
   },
   async meta({ key, start, end }) {
@@ -212,11 +216,11 @@ const ops = {
   },
   async editChanges({ changes }) {
     if (!model.edit) throw new Error('only GGUF files can be edited');
-    return editorOf(changes).changes();
+    return (await editorOf(changes)).changes();
   },
   async editBlob({ changes }, ctx) {
     if (!model.edit) throw new Error('only GGUF files can be edited');
-    return editorOf(changes).toBlob({ signal: ctx.signal });
+    return (await editorOf(changes)).toBlob({ signal: ctx.signal });
   },
   async quantError({ name, sampleRows }, ctx) {
     if (model.format !== 'gguf') throw new Error('quantization error is measured on GGUF tensors');
@@ -238,15 +242,15 @@ const ops = {
   },
   async tokenize({ text, addSpecial, parseSpecial }) {
     if (!model.tokenize) throw new Error('tokenizing needs a GGUF file');
-    const ids = model.tokenize(text, { addSpecial, parseSpecial });
-    return { ids: Array.from(ids), ...pieces(ids) };
+    const ids = await model.tokenize(text, { addSpecial, parseSpecial });
+    return { ids: Array.from(ids), ...(await pieces(ids)) };
   },
   // The rendered text, and its tokens as the model reads the prompt (special text parsed).
   async renderChat({ messages, tools, variables, addGenerationPrompt, template }) {
     if (!model.renderChatTemplate) throw new Error('chat templates are GGUF metadata');
-    const text = model.renderChatTemplate(messages, { tools, variables, addGenerationPrompt, template });
-    const ids = model.tokenize(text, { addSpecial: false, parseSpecial: true });
-    return { text, ids: Array.from(ids), ...pieces(ids) };
+    const text = await model.renderChatTemplate(messages, { tools, variables, addGenerationPrompt, template });
+    const ids = await model.tokenize(text, { addSpecial: false, parseSpecial: true });
+    return { text, ids: Array.from(ids), ...(await pieces(ids)) };
   },
   async lint() {
     if (!model.lint) throw new Error('lint checks GGUF files');
@@ -279,13 +283,14 @@ if (new URL(self.location.href).searchParams.has('test-hooks')) {
   // A real trap in the package's wasm: its memory grown to the engine's maximum from here, the
   // next allocation in Rust fails and aborts.
   ops.testTrap = async () => {
+    await model.preload();
     const { wasmMemory } = await import('./pkg/wasm.js');
     const memory = wasmMemory();
     const before = memory.buffer.byteLength;
     for (let pages = 1 << 15; pages >= 1;) {
       try { memory.grow(pages); } catch { pages >>= 1; }
     }
-    model.tokenize(new Uint8Array(before + (1 << 20)));
+    await model.tokenize(new Uint8Array(before + (1 << 20)));
     return null;
   };
   // An uncaught error: the page sees the worker's error event, as for a crash.

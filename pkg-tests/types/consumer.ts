@@ -71,9 +71,9 @@ export async function inspect(url: string, file: Blob): Promise<void> {
   console.log(keys.length, rows.length, shared.length, raw.length, hist, stats.min ?? NaN, model.ioStats.requests);
 
   const local = await openGguf(file);
-  const diff: ModelDiff = compareModels(model, local);
+  const diff: ModelDiff = await compareModels(model, local);
   const metrics: ValueMetrics = await compareTensor(model, local, tensor.name);
-  const md: string = compareReport(model, local, { format: 'markdown', paths: ['a.gguf', 'b.gguf'], values: new Map([[tensor.name, metrics]]) });
+  const md: string = await compareReport(model, local, { format: 'markdown', paths: ['a.gguf', 'b.gguf'], values: new Map([[tensor.name, metrics]]) });
   console.log(diff.tensors.matching.length, metrics.rmse, md.length);
   await Promise.all([model.close(), local.close()]);
   console.log(await kernelName());
@@ -97,25 +97,25 @@ export async function checkpoint(url: string): Promise<void> {
 }
 
 export async function editAndHash(model: GgufModel): Promise<[Blob, string]> {
-  const editor: GgufEditor = model.edit().set('general.name', 'x').set('general.alignment', 64, 'uint32').remove('general.url');
+  const editor: GgufEditor = (await model.edit()).set('general.name', 'x').set('general.alignment', 64, 'uint32').remove('general.url');
   const changes: EditChange[] = editor.changes();
   console.log(changes[0]?.op, editor.plan().pieces.length, editor.plan().len);
   const stream: ReadableStream<Uint8Array> = editor.toStream({ onProgress: (p) => console.log(p.loaded) });
   console.log(stream.locked);
   const report: HashReport = await model.hash({ sha256: true, uuid: true, perTensor: false });
-  const lint: LintReport = model.lint();
+  const lint: LintReport = await model.lint();
   for (const f of lint.findings) if (f.severity === 'error') console.log(f.code, f.tensor ?? f.key ?? f.offset);
   return [await editor.toBlob(), report.model.uuid ?? report.lines];
 }
 
-export function tokensAndChat(model: GgufModel): [Int32Array, string, string, Uint8Array] {
-  const ids: Int32Array = model.tokenize('Hello <|im_end|>', { addSpecial: false, parseSpecial: true });
-  const text: string = model.detokenize(ids, { special: false });
-  const bytes: Uint8Array = model.detokenize([1, 2, 3], { bytes: true });
+export async function tokensAndChat(model: GgufModel): Promise<[Int32Array, string, string, Uint8Array]> {
+  const ids: Int32Array = await model.tokenize('Hello <|im_end|>', { addSpecial: false, parseSpecial: true });
+  const text: string = await model.detokenize(ids, { special: false });
+  const bytes: Uint8Array = await model.detokenize([1, 2, 3], { bytes: true });
   const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
   const options: ChatTemplateOptions = { addGenerationPrompt: true, variables: { enable_thinking: false }, tools: null };
-  const rendered: string = model.renderChatTemplate(messages, options);
-  console.log(model.tokenPiece(ids[0] ?? 0).length, text);
+  const rendered: string = await model.renderChatTemplate(messages, options);
+  console.log((await model.tokenPiece(ids[0] ?? 0)).length, text);
   return [ids, text, rendered, bytes];
 }
 

@@ -123,7 +123,7 @@ test('Integrity: the lint table is the package\'s model.lint(), errors badged', 
   const cli = await page.evaluate(async (bytes) => {
     const { openGguf } = await import('./pkg/index.js');
     const m = await openGguf(new Uint8Array(bytes));
-    return m.lint();
+    return await m.lint();
   }, [...input]);
   assert.ok(cli.findings.some((f) => f.code === 'tensor-missing'));
   await page.click('[data-tab="integrity"]');

@@ -28,8 +28,8 @@ test('tokenize as you type: the spans are the package\'s ids, control tokens mar
   const want = (parseSpecial) => page.evaluate(async ([t, p]) => {
     const { openGguf } = await import('./pkg/index.js');
     const m = await openGguf('sample/tiny-llama-Q4_K_M.gguf');
-    const ids = Array.from(m.tokenize(t, { addSpecial: true, parseSpecial: p }));
-    const { control } = m.tokenPieces(ids);
+    const ids = Array.from(await m.tokenize(t, { addSpecial: true, parseSpecial: p }));
+    const { control } = await m.tokenPieces(ids);
     return ids.map((id, i) => [id, control[i]]);
   }, [text, parseSpecial]);
   await page.waitForFunction((n) => document.querySelector('#tok-count').textContent.startsWith(String(n)), (await want(false)).length);
@@ -91,9 +91,11 @@ test('a piece that is half a character shows its bytes as <0xNN>, never as U+FFF
   const want = await page.evaluate(async ([f, t]) => {
     const { openGguf } = await import('./pkg/index.js');
     const m = await openGguf(f);
-    const ids = Array.from(m.tokenize(t, { addSpecial: document.querySelector('#tok-add-special').checked }));
+    const ids = Array.from(await m.tokenize(t, { addSpecial: document.querySelector('#tok-add-special').checked }));
     const vocab = m.get('tokenizer.ggml.tokens');
-    return ids.map((id) => ({ id, token: String(vocab.items(id, id + 1)[0]), bytes: Array.from(m.tokenPiece(id)) }));
+    const rows = [];
+    for (const id of ids) rows.push({ id, token: String(vocab.items(id, id + 1)[0]), bytes: Array.from(await m.tokenPiece(id)) });
+    return rows;
   }, [file, text]);
   await page.waitForFunction((n) => document.querySelector('#tok-count').dataset.count !== undefined && document.querySelectorAll('#tok-spans .tok').length === n, want.length);
   const spans = await page.$$eval('#tok-spans .tok', (ss) => ss.map((s) => ({ id: Number(s.dataset.id), text: s.textContent })));

@@ -4,30 +4,46 @@
 // wasm-bindgen's macros expand to code for its own MSRV (1.81); the core keeps 1.75.
 #![allow(clippy::incompatible_msrv)]
 
+#[cfg(feature = "wasm-full")]
 use std::ops::Range;
 
 use js_sys::{Array, BigInt, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "wasm-full")]
 use crate::compare::{self, Layout, ModelView};
-use crate::gguf::{row_chunks, ArrayView, GgufFile, ParseStatus, Value};
+#[cfg(feature = "wasm-full")]
+use crate::gguf::row_chunks;
+use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
+#[cfg(feature = "wasm-full")]
 use crate::model::{GgufModel, Model};
 use crate::quant::Kernel;
 use crate::summary::Summary;
 
+#[cfg(feature = "wasm-full")]
 mod checkpoint_js;
+#[cfg(feature = "wasm-full")]
 mod compare_js;
+#[cfg(feature = "wasm-full")]
 mod edit_js;
+#[cfg(feature = "wasm-full")]
 mod lint_js;
 mod plan_js;
+#[cfg(feature = "wasm-full")]
 mod quant_error;
+#[cfg(feature = "wasm-full")]
 mod read_js;
+#[cfg(feature = "wasm-full")]
 mod report_js;
+#[cfg(feature = "wasm-full")]
 mod safetensors_js;
+#[cfg(feature = "wasm-full")]
 mod stats;
 mod summary;
+#[cfg(feature = "wasm-full")]
 mod tokenizer_js;
 
+#[cfg(feature = "wasm-full")]
 /// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
 const SLICE_ELEMENTS: u64 = 1 << 16;
 
@@ -120,6 +136,24 @@ impl GgufHeader {
     #[wasm_bindgen(getter, js_name = headerLength)]
     pub fn header_length(&self) -> f64 {
         self.file.header_len() as f64
+    }
+
+    /// The header's bytes (a copy): what the full module parses again when a feature the core
+    /// module lacks is first used.
+    #[wasm_bindgen(js_name = headerBytes)]
+    pub fn header_bytes(&self) -> Uint8Array {
+        Uint8Array::from(self.file.header_bytes())
+    }
+
+    /// The module this header lives in: "core" (the header path alone) or "full".
+    #[wasm_bindgen(getter)]
+    pub fn module(&self) -> String {
+        if cfg!(feature = "wasm-full") {
+            "full"
+        } else {
+            "core"
+        }
+        .to_string()
     }
 
     /// Absolute offset of the data section.
@@ -285,6 +319,7 @@ impl GgufHeader {
     }
 }
 
+#[cfg(feature = "wasm-full")]
 impl GgufHeader {
     /// Dequantizes rows `rows` of `bytes` (whole rows of `tensor`) into `out`, resized to them.
     fn dequantize_slice(
@@ -320,6 +355,7 @@ impl GgufHeader {
     }
 }
 
+#[cfg(feature = "wasm-full")]
 fn whole_rows(name: &str, row_bytes: u64, len: usize) -> Result<u64, JsError> {
     let len = len as u64;
     if row_bytes == 0 || len % row_bytes != 0 {
@@ -387,12 +423,14 @@ fn nested_array_to_js(array: &ArrayView<'_>) -> JsValue {
 
 /// One model to compare: the shards of a GGUF model, or a safetensors checkpoint (one format
 /// per side).
+#[cfg(feature = "wasm-full")]
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct CompareSide {
     model: Option<Model>,
 }
 
+#[cfg(feature = "wasm-full")]
 #[wasm_bindgen]
 impl CompareSide {
     #[wasm_bindgen(constructor)]
@@ -429,6 +467,7 @@ impl CompareSide {
     }
 }
 
+#[cfg(feature = "wasm-full")]
 impl CompareSide {
     /// What is compared of the side (nothing yet: an empty GGUF model).
     fn view(&self, layout: Layout) -> ModelView<'_> {
@@ -459,6 +498,7 @@ impl CompareSide {
 /// differ. Summary values are null when absent (a field the other format has); `counts` says
 /// whether a field's difference counts (two GGUF models only, as `gguf-lens diff`), `differs`
 /// is a counting field's difference; a `format` field comes first when the formats differ.
+#[cfg(feature = "wasm-full")]
 #[wasm_bindgen(js_name = compareSides)]
 pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
     let gguf = |side: &CompareSide| matches!(side.model, Some(Model::Gguf(_)));
@@ -473,6 +513,7 @@ pub fn compare_sides(a: &CompareSide, b: &CompareSide) -> JsValue {
 
 /// The numeric comparison of two tensors fed as aligned chunks (the core's `ValueDiff`): feed
 /// with `add` (or `addRows`, which dequantizes in wasm), read with `result`.
+#[cfg(feature = "wasm-full")]
 #[wasm_bindgen]
 pub struct ValueDiff {
     diff: compare::ValueDiff,
@@ -480,6 +521,7 @@ pub struct ValueDiff {
     b: Vec<f32>,
 }
 
+#[cfg(feature = "wasm-full")]
 #[wasm_bindgen]
 impl ValueDiff {
     #[wasm_bindgen(constructor)]

@@ -5,6 +5,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::GgufHeader;
+#[cfg(feature = "wasm-full")]
 use crate::model::CheckpointSummary;
 use crate::model::SplitCheck;
 use crate::summary::Summary;
@@ -128,6 +129,7 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
 /// A checkpoint's summary (the core's `CheckpointSummary`) as the same JS type: the GGUF
 /// fields a checkpoint has no such thing for are null; `configSource` says where the
 /// quantization config came from.
+#[cfg(feature = "wasm-full")]
 pub(super) fn checkpoint_summary_to_js(
     s: &CheckpointSummary,
     config_source: Option<String>,
