@@ -126,3 +126,38 @@ test('no bundler: the header request goes out before the wasm module has arrived
     server.state.beforeStatic = null;
   }
 });
+
+test('no bundler: the first summary loads the core wasm module alone, the full one comes with the first read', async () => {
+  const e = entries[0];
+  const tab = await browser.newPage();
+  try {
+    await tab.goto(server.url('/by-url.html'));
+    await tab.waitForFunction(() => typeof window.check === 'function');
+    const seen = await tab.evaluate(async ([cdn, file]) => {
+      const lens = await import(cdn + '/index.js');
+      const resources = () => performance.getEntriesByType('resource')
+        .map((r) => ({ path: new URL(r.name).pathname, bytes: r.encodedBodySize }));
+      const model = await lens.openGguf('/fixtures/' + file);
+      const summary = model.summary();
+      model.specialTokens();
+      const atSummary = resources();
+      const stats = await model.tensorStats(model.tensors[0].name, { workers: 0 });
+      const atRead = resources();
+      await model.close();
+      return { architecture: summary.architecture, atSummary, atRead, count: stats.count, n: model.tensors[0].nElements };
+    }, [CDN, e.file]);
+    const paths = (list) => list.map((r) => r.path);
+    const FULL = [`${CDN}/wasm/gguf_lens_bg.wasm`, `${CDN}/wasm/gguf_lens_scalar_bg.wasm`, `${CDN}/wasm/gguf_lens.js`];
+    assert.ok(paths(seen.atSummary).includes(`${CDN}/wasm/gguf_lens_core_bg.wasm`), paths(seen.atSummary).join(', '));
+    for (const p of FULL) assert.ok(!paths(seen.atSummary).includes(p), `${p} loaded before the first summary`);
+    // What a page pays before its first summary: the package's JS and the core module.
+    const paid = seen.atSummary.filter((r) => r.path.startsWith(CDN)).reduce((n, r) => n + r.bytes, 0);
+    assert.ok(paid > 0 && paid <= 600 * 1024, `${paid} bytes of JS+wasm before the first summary`);
+    assert.ok(paths(seen.atRead).includes(`${CDN}/wasm/gguf_lens_bg.wasm`), 'the full module with the first read');
+    assert.ok(paths(seen.atRead).includes(`${CDN}/wasm/gguf_lens.js`));
+    assert.equal(seen.count, seen.n);
+    assert.equal(typeof seen.architecture, 'string');
+  } finally {
+    await tab.close();
+  }
+});
