@@ -51,6 +51,8 @@ cargo fmt --all -- --check
 stage "cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --quiet -- -D warnings
+# The core module (the header path alone: js/wasm.js loads it first).
+cargo clippy --target wasm32-unknown-unknown --lib --no-default-features --quiet -- -D warnings
 # llama.cpp's vocabularies and chat templates (llama-cpp-python's sdist, sha256-checked, cached):
 # the Rust, npm and viewer tests read them as real inputs.
 stage "llama.cpp sdist (tokenizer vectors; tests fail without it under CI)"

@@ -60,7 +60,7 @@ test('choices go to the URL, a GPU picks the layers and the largest context, ref
   await page.selectOption('#mem-gpu', 'custom');
   await page.fill('#mem-gpu-custom', '0.01');
   await page.waitForFunction(() => /ctk=q8_0/.test(location.search) && /fa=1/.test(location.search) && /gpu=0\.01/.test(location.search));
-  await page.waitForFunction(() => document.querySelector('[data-mem="max-ctx"]').dataset.value !== '');
+  await page.waitForFunction(() => (document.querySelector('[data-mem="max-ctx"]').dataset.value ?? '') !== '');
   const maxCtx = Number(await mem(page, 'max-ctx'));
   assert.ok(maxCtx > 0, `max ctx ${maxCtx}`);
   assert.match(await page.textContent('#mem-command'), /--cache-type-k q8_0/);
@@ -70,7 +70,7 @@ test('choices go to the URL, a GPU picks the layers and the largest context, ref
   const other = (await newPage(browser)).page;
   await other.goto(url);
   await waitLoaded(other, 'gguf-lens tiny sample');
-  await other.waitForFunction(() => document.querySelector('[data-mem="max-ctx"]').dataset.value !== '');
+  await other.waitForFunction(() => (document.querySelector('[data-mem="max-ctx"]').dataset.value ?? '') !== '');
   assert.equal(await other.$eval('#mem-ctk', (s) => s.value), 'q8_0');
   assert.equal(Number(await mem(other, 'max-ctx')), maxCtx);
   // A quantized V cache without flash attention: llama.cpp refuses, so does the card.
