@@ -46,4 +46,10 @@ if [ ! -x /usr/bin/chromium ]; then
   echo "setup: installing chromium (apt) for the browser tests"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+# scripts/real-model.sh makes a venv (the viewer's real-model test); Debian's python3 has no venv
+# module without python3-venv.
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  echo "setup: installing python3-venv (apt) for scripts/real-model.sh"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+fi
 echo "setup: ok"
