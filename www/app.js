@@ -18,6 +18,7 @@ import { setupEditing } from './edit-panel.js';
 import { setupIntegrity } from './integrity.js';
 import { setupQuantError } from './quant-panel.js';
 import { setupMemory } from './memory-panel.js';
+import { setupFit } from './fit-panel.js';
 import { setupLab } from './lab-panel.js';
 import { hubHeadersFor } from './hub-token.js';
 import { openErrorText, looksLike } from './messages.js';
@@ -170,6 +171,7 @@ function renderAll() {
   panels.tokenizer.render();
   panels.lab.reset();
   panels.memory.reset(state.memoryFromUrl);
+  panels.fit.reset(state.memoryFromUrl);
   state.memoryFromUrl = false;
   panels.inspector.reset();
 }
@@ -205,6 +207,7 @@ function init() {
   panels.integrity = setupIntegrity({ el, clear, request, longTask, showError, model, sourceName: () => state.sourceName });
   panels.lab = setupLab({ el, clear, request, model });
   panels.memory = setupMemory({ el, clear, request, model, sourceName: () => state.sourceName, fmtBytes, fmtInt });
+  panels.fit = setupFit({ el, clear, request, model, fmtBytes, fmtInt });
   panels.quantError = setupQuantError({ el, svg, clear, request, longTask, cancelTask: client.cancelTask, showError, model, fmtNum, fmtInt });
   const tabs = $$('[role="tab"]');
   for (const b of tabs) {

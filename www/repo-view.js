@@ -138,7 +138,27 @@ export async function showRepoView(params, page) {
     if (v.fits === null) return el('td', { dataset: data }, `CPU only: ${fmtBytes(v.totalBytes)}`);
     const max = v.maxCtx === null ? 'not even 256 context offloaded' : `max context ${v.maxCtx.toLocaleString('en-US')} offloaded`;
     if (v.fits) return el('td', { dataset: data }, el('b', {}, 'fits'), ` (${fmtBytes(v.gpuBytes)}) · ${max}`);
+    // Not every layer fits whole: llama.cpp's fit may still put them all on the GPU with a MoE's
+    // experts kept on the CPU (-ot), which the plan above does not try.
+    const f = fitOf(row, v);
+    const cpuExperts = f?.fits ? f.overrides.filter((o) => o.buffer === 'CPU' && /exps$/.test(o.pattern)).length : 0;
+    if (cpuExperts && f.ngl >= v.nglFull) {
+      return el('td', { dataset: { ...data, fits: 'experts-cpu', fitFlags: f.flags }, title: f.flags }, el('b', {}, 'fits'),
+        ` with the experts of ${cpuExperts} layer${cpuExperts > 1 ? 's' : ''} on the CPU · -c ${f.nCtx.toLocaleString('en-US')}`);
+    }
     return el('td', { dataset: data }, el('b', {}, `-ngl ${v.ngl}`), ` of ${v.nglFull} layers · ${max}`);
+  }
+
+  /** llama.cpp's fit for one GPU of the chosen size (its default 1 GiB margin), kept per device. */
+  function fitOf(row, v) {
+    if (!v.gpuMem || !row.model?.fit) return null;
+    const { ctx } = deviceOptions();
+    const key = `${v.gpuMem}:${ctx ?? ''}`;
+    if (row.fitKey !== key) {
+      row.fitKey = key;
+      try { row.fitResult = row.model.fit({ gpus: [v.gpuMem], ...(ctx ? { ctx } : {}) }); } catch { row.fitResult = null; }
+    }
+    return row.fitResult;
   }
 
   /** general.file_type's label; without one, the type holding the most bytes, starred. */

@@ -15,7 +15,7 @@ import { fmtBytes } from './format.js';
 
 /** Requests that answer at once on a working worker (header data, tokenizer, templates, planner):
  * one that takes longer than WATCHDOG_MS means the worker is stuck. */
-const QUICK_OPS = new Set(['meta', 'metaFind', 'tokens', 'merges', 'editChanges', 'tokenize', 'renderChat', 'planMemory', 'lint', 'warmPool', 'testBusy']);
+const QUICK_OPS = new Set(['meta', 'metaFind', 'tokens', 'merges', 'editChanges', 'tokenize', 'renderChat', 'planMemory', 'fit', 'lint', 'warmPool', 'testBusy']);
 export const WATCHDOG_MS = 20000;
 /** A cancel the worker has not acknowledged by then (its thread is busy in wasm): restarted. */
 export const CANCEL_ACK_MS = 2000;

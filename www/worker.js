@@ -240,6 +240,10 @@ const ops = {
     if (!model.planMemory) throw new Error('the memory planner reads GGUF files');
     return model.planMemory(options);
   },
+  async fit({ options }) {
+    if (!model.fit) throw new Error('the fit reads GGUF files');
+    return model.fit(options);
+  },
   async tokenize({ text, addSpecial, parseSpecial }) {
     if (!model.tokenize) throw new Error('tokenizing needs a GGUF file');
     const ids = await model.tokenize(text, { addSpecial, parseSpecial });

@@ -11,4 +11,4 @@ export GGUF_LENS_SITE_BUILT=1
 # The real model the axe checks and screenshots open (all-MiniLM-L6-v2, cached; seconds once made).
 GGUF_LENS_REAL_MODEL=$(bash ../../scripts/real-model.sh)
 export GGUF_LENS_REAL_MODEL
-node --test --test-concurrency=1 a11y.test.mjs real-model.test.mjs messages.test.mjs state.test.mjs sample.test.mjs preview.test.mjs tables.test.mjs inspector.test.mjs security.test.mjs sources.test.mjs safetensors.test.mjs quantized.test.mjs compare-worker.test.mjs compare.test.mjs compare-formats.test.mjs compare-export.test.mjs edit.test.mjs quant-error.test.mjs quant-error-pool.test.mjs memory.test.mjs lab.test.mjs repo.test.mjs worker.test.mjs
+node --test --test-concurrency=1 a11y.test.mjs real-model.test.mjs messages.test.mjs state.test.mjs sample.test.mjs preview.test.mjs tables.test.mjs inspector.test.mjs security.test.mjs sources.test.mjs safetensors.test.mjs quantized.test.mjs compare-worker.test.mjs compare.test.mjs compare-formats.test.mjs compare-export.test.mjs edit.test.mjs quant-error.test.mjs quant-error-pool.test.mjs memory.test.mjs fit.test.mjs lab.test.mjs repo.test.mjs worker.test.mjs
