@@ -1,13 +1,15 @@
 // The fit on the memory card against llama.cpp's llama-fit-params (fixtures/fit/grid.json, written
 // by fixtures/make_fit_grid.py): two GPUs added through the device list show the flags it printed
 // for the same budgets, Copy puts that line on the clipboard, the bars and the experts kept on the
-// CPU follow the flags, and axe finds nothing serious in light and dark.
+// CPU follow the flags, axe finds nothing serious in light and dark, and the Hub repo view (a
+// local mock of the Hub) says a MoE fits with its experts on the CPU, with the grid's flags.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startServer, launch, newPage, readJson, ROOT, HERE } from './helpers.mjs';
+import { startHubMock } from '../hub-mock.mjs';
 
 const AXE = path.join(HERE, 'node_modules/axe-core/axe.min.js');
 const grid = readJson(path.join(ROOT, 'fixtures/fit/grid.json'));
@@ -23,7 +25,7 @@ const CASES = [
 // llama-fit-params prints for CUDA GPUs), the only difference in its line.
 const llamaFlags = (c) => c.endpoints.reduce((f, e, i) => f.split(`=RPC0[${e}]`).join(`=CUDA${i}`), c.flags);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fit-viewer-'));
-let server, browser;
+let server, browser, hub;
 before(async () => {
   // sparse copies of the models' sizes: the header is read, the tensor data never
   for (const name of new Set(CASES.map(([n]) => n))) {
@@ -33,10 +35,13 @@ before(async () => {
   }
   server = await startServer({ mounts: [`/fit-models=${dir}`] });
   browser = await launch();
+  const fit = (name) => ({ fixture: path.join(ROOT, `fixtures/fit/${name}.gguf`), size: grid.cases.find((c) => c.model === name).file_size });
+  hub = await startHubMock({ repos: { 'acme/moe-GGUF': { files: { 'mixtral.gguf': fit('mixtral'), 'dense.gguf': fit('dense') } } } });
 });
 after(async () => {
   await browser?.close();
   server?.close();
+  await hub?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -114,3 +119,22 @@ for (const colorScheme of ['light', 'dark']) {
     assert.deepEqual(found, []);
   });
 }
+
+test('the Hub repo view says a MoE fits with its experts on the CPU, with llama-fit-params\' flags', async () => {
+  // One GPU: llama.cpp's fit targets free - margin (the split by free memory needs two), so the
+  // view's 9 GiB with the default 1024 MiB margin is the grid's 8192 MiB budget.
+  const c = grid.cases.find((x) => x.model === 'mixtral' && x.ctx === 8192 && JSON.stringify(x.gpu_mib) === '[8192]');
+  assert.ok(c && /exps=CPU/.test(c.flags));
+  const { page, log } = await newPage(browser);
+  await page.goto(`${server.url}?repo=acme/moe-GGUF&endpoint=${encodeURIComponent(hub.base)}&gpu=9&mctx=8192`);
+  await page.waitForSelector('#repo-view[data-state="done"]', { timeout: 30000 });
+  const cell = (name) => page.$eval(`#repo-table tbody tr[data-name="${name}"]`, (tr) => ({ fits: tr.cells[5].dataset.fits, flags: tr.cells[5].dataset.fitFlags, text: tr.cells[5].textContent }));
+  const moe = await cell('mixtral.gguf');
+  assert.equal(moe.fits, 'experts-cpu');
+  assert.equal(moe.flags, c.flags);
+  const layers = [...c.flags.matchAll(/_\(ch\|\)exps=CPU/g)].length;
+  assert.match(moe.text, new RegExp(`^fits with the experts of ${layers} layers on the CPU · -c 8,192$`));
+  // a dense model has no experts to move: the planner's own verdict stays
+  assert.notEqual((await cell('dense.gguf')).fits, 'experts-cpu');
+  assert.deepEqual(log.errors, []);
+});
