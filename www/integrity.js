@@ -74,7 +74,7 @@ export function setupIntegrity(ctx) {
 
   return {
     reset() {
-      runLint().catch((e) => showError(`lint failed: ${e.message}`));
+      runLint().catch((e) => { if (!e.workerFailed) showError(`lint failed: ${e.message}`); });
       lines = '';
       $('#hash-result').hidden = true;
       const gguf = ctx.model()?.info.format === 'gguf';

@@ -106,7 +106,8 @@ export function createWorkerClient({ onFailure, watchdogMs = WATCHDOG_MS, testHo
     for (const [id, p] of [...pending]) {
       if (all || id === culprit) {
         settle(id, p);
-        p.reject(new Error(message));
+        // Shown once, below: a panel whose request this was need not say it again.
+        p.reject(Object.assign(new Error(message), { workerFailed: true }));
       }
     }
     onFailure(message);
