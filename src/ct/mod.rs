@@ -85,7 +85,8 @@ impl CtConfig {
             Some("float-quantized") => CtFormat::Float,
             other => {
                 return Err(bad_config(format!(
-                    "compressed-tensors format {other:?} is not supported (pack-quantized, int-quantized, float-quantized)"
+                    "compressed-tensors format {:?} is not supported (pack-quantized, int-quantized, float-quantized)",
+                    other.unwrap_or("none")
                 )))
             }
         };
@@ -162,9 +163,12 @@ fn one_group(name: &str, group: &Json, format: CtFormat) -> Result<CtConfig> {
                 )))
             }
         },
-        other => return Err(bad_config(format!(
-            "config_groups {name:?}: strategy {other:?} is not supported (tensor, channel, group)"
-        ))),
+        other => {
+            return Err(bad_config(format!(
+                "config_groups {name:?}: strategy {:?} is not supported (tensor, channel, group)",
+                other.unwrap_or("none")
+            )))
+        }
     };
     if w.get("actorder").is_some_and(|a| !a.is_null()) {
         return Err(bad_config(format!(
