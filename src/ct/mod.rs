@@ -42,6 +42,17 @@ pub enum CtFormat {
     Float,
 }
 
+impl CtFormat {
+    /// As config.json names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CtFormat::Packed => "pack-quantized",
+            CtFormat::Int => "int-quantized",
+            CtFormat::Float => "float-quantized",
+        }
+    }
+}
+
 /// How many weights one scale covers (`strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CtStrategy {

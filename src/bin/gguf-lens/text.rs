@@ -175,11 +175,7 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
         let _ = writeln!(
             out,
             "\nquantization (compressed-tensors {}, {source}): {} {}-bit weights, {by}, {}; ignore: {}",
-            match q.format {
-                CtFormat::Packed => "pack-quantized",
-                CtFormat::Int => "int-quantized",
-                CtFormat::Float => "float-quantized",
-            },
+            q.format.name(),
             if q.format == CtFormat::Float { "float" } else { "int" },
             q.bits,
             if q.symmetric { "symmetric" } else { "asymmetric" },
