@@ -13,7 +13,14 @@ use std::process::Output;
 use serde_json::Value;
 
 const LAYER: &str = "model.layers.0.mlp.up_proj";
-const CASES: [&str; 5] = ["w4a16-g32", "w4a16-g32-asym", "w8a16-ch", "fp8-ch", "fp8-t"];
+const CASES: [&str; 6] = [
+    "w4a16-g32",
+    "w4a16-g32-asym",
+    "w3a16-g16-asym",
+    "w8a16-ch",
+    "fp8-ch",
+    "fp8-t",
+];
 
 fn fixture(case: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

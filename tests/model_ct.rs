@@ -13,9 +13,10 @@ use gguf_lens::safetensors::SafetensorsFile;
 const LAYER: &str = "model.layers.0.mlp.up_proj";
 
 /// (case, type label, logical shape).
-const CASES: [(&str, &str, [u64; 2]); 5] = [
+const CASES: [(&str, &str, [u64; 2]); 6] = [
     ("w4a16-g32", "CT-W4A16-g32", [48, 128]),
     ("w4a16-g32-asym", "CT-W4A16-g32-asym", [40, 64]),
+    ("w3a16-g16-asym", "CT-W3A16-g16-asym", [40, 64]),
     ("w8a16-ch", "CT-W8A16-ch", [32, 96]),
     ("fp8-ch", "CT-FP8-E4M3-ch", [32, 64]),
     ("fp8-t", "CT-FP8-E4M3-t", [16, 64]),

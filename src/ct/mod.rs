@@ -379,10 +379,9 @@ impl CtLayer {
     }
 }
 
-/// Value `i` of a little-endian bit stream of `bits`-wide fields in int32 words, less the
-/// storage offset `2^(bits-1)`.
-fn unpack(words: &[u8], bits: u32, i: u64) -> i32 {
-    let start = i * bits as u64;
+/// The `bits`-wide field at bit `start` of a little-endian bit stream in int32 words, less
+/// the storage offset `2^(bits-1)`.
+fn unpack(words: &[u8], bits: u32, start: u64) -> i32 {
     let word = |k: u64| {
         let k = k as usize * 4;
         words
@@ -462,7 +461,7 @@ pub fn dequantize_rows(
             for (r, row) in out.chunks_mut(cols).enumerate() {
                 let words = &weight[r * row_bytes..(r + 1) * row_bytes];
                 for (c, w) in row.iter_mut().enumerate() {
-                    *w = unpack(words, bits, c as u64) as f32;
+                    *w = unpack(words, bits, c as u64 * bits as u64) as f32;
                 }
             }
         }
@@ -473,32 +472,41 @@ pub fn dequantize_rows(
         }
         CtFormat::Float => to_f32(Dtype::F8E4M3, &layer.name, weight, out)?,
     }
+    // Zero points of these rows, row-major `[n, groups]`: column g's values run down a bit
+    // stream whose word k is `zeros[k * groups + g]`, from the first word these rows use.
+    let groups = layer.scale_cols as usize;
+    let mut z = vec![
+        0f32;
+        if layer.scheme.symmetric {
+            0
+        } else {
+            n * groups
+        }
+    ];
+    if !layer.scheme.symmetric {
+        let skip = zero_rows.start * 32;
+        let mut column = vec![0u8; (zero_rows.end - zero_rows.start) as usize * 4];
+        for g in 0..groups {
+            for (k, word) in column.chunks_exact_mut(4).enumerate() {
+                let at = (k * groups + g) * 4;
+                word.copy_from_slice(&zeros[at..at + 4]);
+            }
+            for r in 0..n {
+                z[r * groups + g] =
+                    unpack(&column, bits, (first_row + r as u64) * bits as u64 - skip) as f32;
+            }
+        }
+    }
     for (r, row) in out.chunks_mut(cols).enumerate() {
         let srow = match layer.scheme.strategy {
             CtStrategy::Tensor => 0,
             _ => r,
         };
-        let scale = &s[srow * layer.scale_cols as usize..(srow + 1) * layer.scale_cols as usize];
+        let scale = &s[srow * groups..(srow + 1) * groups];
         for (g, (chunk, &sc)) in row.chunks_mut(group).zip(scale).enumerate() {
-            let z = match layer.scheme.symmetric {
-                true => 0.0,
-                // Column g of the zero points: rows of words, `scale_cols` words a row; the
-                // bit stream runs down the column.
-                false => {
-                    let stride = layer.scale_cols as usize;
-                    let k = zero_rows.end - zero_rows.start;
-                    let column: Vec<u8> = (0..k as usize)
-                        .flat_map(|wr| {
-                            let at = (wr * stride + g) * 4;
-                            zeros[at..at + 4].to_vec()
-                        })
-                        .collect();
-                    let i = first_row + r as u64 - zero_rows.start * 32 / bits as u64;
-                    unpack(&column, bits, i) as f32
-                }
-            };
+            let zero = z.get(r * groups + g).copied().unwrap_or(0.0);
             for w in chunk {
-                *w = round((*w - z) * sc);
+                *w = round((*w - zero) * sc);
             }
         }
     }
