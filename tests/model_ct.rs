@@ -3,8 +3,11 @@
 //! package's `decompress` (expected.safetensors), bit for bit, by any row range, from files and
 //! from memory; the listed tensors, the summary; and one error for each part that does not fit.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::model_rows::read_all;
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::model::{open, Checkpoint, Layout, Model, Opened, TensorType};
 use gguf_lens::quant::Kernel;
@@ -46,32 +49,6 @@ fn checkpoint(opened: &Opened) -> &Checkpoint {
         Model::Safetensors(c) => c,
         Model::Gguf(_) => panic!("a checkpoint"),
     }
-}
-
-/// Every row of `name`, in chunks of `step` rows, alternating between two readers.
-fn read_all(
-    model: &Model,
-    shards: &dyn gguf_lens::model::Shards,
-    name: &str,
-    step: u64,
-) -> Vec<f32> {
-    let kernel = Kernel::auto().unwrap();
-    let mut first = model
-        .rows(name, shards, kernel, V1Zeros::default())
-        .unwrap();
-    let mut second = first.another().unwrap();
-    let (n, mut start, mut out) = (first.n_rows(), 0, Vec::new());
-    while start < n {
-        let end = (start + step).min(n);
-        let reader = if (start / step) % 2 == 0 {
-            &mut first
-        } else {
-            &mut second
-        };
-        out.extend_from_slice(reader.read(start..end).unwrap());
-        start = end;
-    }
-    out
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {
