@@ -144,6 +144,8 @@ pub enum ErrorKind {
     MlxLayout { layer: String, message: String },
     /// An FP8 block-scaled layer whose parts do not fit together (or a scale that is not finite).
     Fp8Layout { layer: String, message: String },
+    /// A compressed-tensors layer whose parts do not fit its scheme (or a scale that is not finite).
+    CtLayout { layer: String, message: String },
     /// A call that does not fit what it works on (e.g. statistics fed rows out of their range).
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
@@ -336,6 +338,9 @@ impl fmt::Display for ErrorKind {
             GptqLayout { layer, message } => write!(f, "GPTQ layer {layer}: {message}"),
             MlxLayout { layer, message } => write!(f, "MLX layer {layer}: {message}"),
             Fp8Layout { layer, message } => write!(f, "FP8 layer {layer}: {message}"),
+            CtLayout { layer, message } => {
+                write!(f, "compressed-tensors layer {layer}: {message}")
+            }
             PlanRefused { message } => f.write_str(message),
             BadEdit { message } => f.write_str(message),
             ChatTemplate { message } => f.write_str(message),

@@ -14,6 +14,7 @@
 pub mod atomic_write;
 pub mod chat;
 pub mod compare;
+pub mod ct;
 mod cursor;
 pub mod diff_report;
 pub mod edit;

@@ -4,11 +4,14 @@
 //! blocks at the edges), from files and from memory; the listed tensors, the summary, the CLI,
 //! and what does not fit.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::model_rows::read_all;
 use gguf_lens::fp8::{dequantize_rows, Fp8Config, Fp8Layer};
 use gguf_lens::gptq::V1Zeros;
-use gguf_lens::model::{open, Checkpoint, Layout, Model, Shards, TensorType};
+use gguf_lens::model::{open, Checkpoint, Layout, Model, TensorType};
 use gguf_lens::quant::Kernel;
 use gguf_lens::safetensors::{Dtype, SafetensorsFile};
 use serde_json::Value;
@@ -45,27 +48,6 @@ fn expected(name: &str) -> Vec<f32> {
 
 fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
-}
-
-/// Every row of `name` in chunks of `step` rows, alternating between two readers.
-fn read_all(model: &Model, shards: &dyn Shards, name: &str, step: u64) -> Vec<f32> {
-    let kernel = Kernel::auto().unwrap();
-    let mut first = model
-        .rows(name, shards, kernel, V1Zeros::default())
-        .unwrap();
-    let mut second = first.another().unwrap();
-    let (n, mut start, mut out) = (first.n_rows(), 0, Vec::new());
-    while start < n {
-        let end = (start + step).min(n);
-        let reader = if (start / step) % 2 == 0 {
-            &mut first
-        } else {
-            &mut second
-        };
-        out.extend_from_slice(reader.read(start..end).unwrap());
-        start = end;
-    }
-    out
 }
 
 #[test]

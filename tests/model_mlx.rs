@@ -3,8 +3,11 @@
 //! files and from memory; the listed tensors, the summary, and what config.json's
 //! `quantization` (defaults, per-layer entries) makes of the stored parts.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::model_rows::read_all;
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::mlx::MlxQuantization;
 use gguf_lens::model::{open, Checkpoint, Layout, Model, Opened, TensorType};
@@ -45,32 +48,6 @@ fn expected(name: &str) -> Vec<f32> {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
         .collect()
-}
-
-/// Every row of `name`, in chunks of `step` rows, alternating between two readers.
-fn read_all(
-    model: &Model,
-    shards: &dyn gguf_lens::model::Shards,
-    name: &str,
-    step: u64,
-) -> Vec<f32> {
-    let kernel = Kernel::auto().unwrap();
-    let mut first = model
-        .rows(name, shards, kernel, V1Zeros::default())
-        .unwrap();
-    let mut second = first.another().unwrap();
-    let (n, mut start, mut out) = (first.n_rows(), 0, Vec::new());
-    while start < n {
-        let end = (start + step).min(n);
-        let reader = if (start / step) % 2 == 0 {
-            &mut first
-        } else {
-            &mut second
-        };
-        out.extend_from_slice(reader.read(start..end).unwrap());
-        start = end;
-    }
-    out
 }
 
 fn assert_close(got: &[f32], want: &[f32], what: &str) {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::rows::{ReadSeek, Shards};
 use super::{detect, split_paths, Checkpoint, Format, GgufModel, Model};
+use crate::ct::CtConfig;
 use crate::error::{Error, Result};
 use crate::fp8::Fp8Config;
 use crate::gguf::read_header;
@@ -130,7 +131,8 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         let bytes = std::fs::read(config_json)?;
         let mlx = MlxQuantization::from_config_json(&bytes)?;
         let fp8 = Fp8Config::from_config_json(&bytes)?;
-        if mlx.is_some() || fp8.is_some() {
+        let ct = CtConfig::from_config_json(&bytes)?;
+        if mlx.is_some() || fp8.is_some() || ct.is_some() {
             config_source.get_or_insert_with(|| "config.json".to_string());
         }
         if mlx.is_some() {
@@ -138,6 +140,9 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         }
         if fp8.is_some() {
             checkpoint.set_fp8(fp8);
+        }
+        if ct.is_some() {
+            checkpoint.set_ct(ct);
         }
     }
     if let Some(err) = checkpoint.layer_errors().first() {

@@ -25,7 +25,7 @@ pub use files::{open, Files, Opened};
 pub use gguf::{split_paths, GgufModel, SplitCheck};
 pub use rows::{ReadSeek, Rows, Shards};
 pub use safetensors::{
-    Checkpoint, CheckpointSummary, DtypeShare, Fp8Summary, GptqSummary, MlxSummary,
+    Checkpoint, CheckpointSummary, CtSummary, DtypeShare, Fp8Summary, GptqSummary, MlxSummary,
 };
 
 use crate::error::Result;

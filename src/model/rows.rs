@@ -9,13 +9,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Checkpoint, GgufModel};
+use crate::ct::{CtFormat, CtLayer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fp8::Fp8Layer;
 use crate::gguf::{read_range, read_range_into, GgufFile, RowReader, TensorInfo};
 use crate::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
 use crate::mlx::MlxLayer;
 use crate::quant::{AlignedF32, Kernel};
-use crate::safetensors::{to_f32, SafetensorsFile, Tensor};
+use crate::safetensors::{to_f32, Dtype, SafetensorsFile, Tensor};
 
 /// A reader of one shard's bytes.
 pub trait ReadSeek: Read + Seek + Send {}
@@ -123,6 +124,12 @@ enum Source<'m> {
         weight: PartRows<'m>,
         scales: PartRows<'m>,
     },
+    Ct {
+        layer: &'m CtLayer,
+        weight: PartRows<'m>,
+        scales: PartRows<'m>,
+        zeros: Option<PartRows<'m>>,
+    },
 }
 
 /// One tensor's values, row by row, through its own reader of the shard holding it.
@@ -161,6 +168,25 @@ impl<'m> Rows<'m> {
         shards: &'m dyn Shards,
         v1: V1Zeros,
     ) -> Result<Rows<'m>> {
+        if let Some(layer) = c.ct_layer(name) {
+            let part = |p: &str| PartRows::new(c, format!("{}.{p}", layer.name), shards);
+            if layer.scheme.format == CtFormat::Packed {
+                check_weight_shape(c, layer, shards)?;
+            }
+            return Ok(Rows {
+                source: Source::Ct {
+                    layer,
+                    weight: part(layer.weight_part())?,
+                    scales: part("weight_scale")?,
+                    zeros: match layer.scheme.symmetric {
+                        true => None,
+                        false => Some(part("weight_zero_point")?),
+                    },
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
         if let Some(layer) = c.fp8_layer(name) {
             let part = |p: &str| PartRows::new(c, format!("{}.{p}", layer.name), shards);
             return Ok(Rows {
@@ -281,6 +307,20 @@ impl<'m> Rows<'m> {
                 weight: weight.another(self.shards)?,
                 scales: scales.another(self.shards)?,
             },
+            Source::Ct {
+                layer,
+                weight,
+                scales,
+                zeros,
+            } => Source::Ct {
+                layer,
+                weight: weight.another(self.shards)?,
+                scales: scales.another(self.shards)?,
+                zeros: match zeros {
+                    Some(z) => Some(z.another(self.shards)?),
+                    None => None,
+                },
+            },
         };
         Ok(Rows {
             source,
@@ -298,6 +338,7 @@ impl<'m> Rows<'m> {
             Source::Gptq { layer, .. } => layer.type_name(),
             Source::Mlx { layer, .. } => layer.type_name(),
             Source::Fp8 { layer, .. } => layer.type_name(),
+            Source::Ct { layer, .. } => layer.type_name(),
         }
     }
 
@@ -309,6 +350,7 @@ impl<'m> Rows<'m> {
             Source::Gptq { layer, .. } => vec![layer.out_features, layer.in_features],
             Source::Mlx { layer, .. } => layer.shape.clone(),
             Source::Fp8 { layer, .. } => vec![layer.out_features, layer.in_features],
+            Source::Ct { layer, .. } => vec![layer.out_features, layer.in_features],
         }
     }
 
@@ -320,6 +362,7 @@ impl<'m> Rows<'m> {
             Source::Gptq { layer, .. } => layer.in_features,
             Source::Mlx { layer, .. } => layer.row_len(),
             Source::Fp8 { layer, .. } => layer.in_features,
+            Source::Ct { layer, .. } => layer.in_features,
         }
     }
 
@@ -330,6 +373,7 @@ impl<'m> Rows<'m> {
             Source::Gptq { layer, .. } => layer.out_features,
             Source::Mlx { layer, .. } => layer.n_rows(),
             Source::Fp8 { layer, .. } => layer.out_features,
+            Source::Ct { layer, .. } => layer.out_features,
         }
     }
 
@@ -371,7 +415,7 @@ impl<'m> Rows<'m> {
                 }
                 Ok(())
             }
-            Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } => {
+            Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } | Source::Ct { weight, .. } => {
                 weight.file.rows_range(weight.tensor, rows).map(|_| ())
             }
         }
@@ -455,8 +499,62 @@ impl<'m> Rows<'m> {
                 scales.read(layer.scale_rows(rows.clone()))?;
                 crate::fp8::dequantize_rows(layer, rows.start, &weight.bytes, &scales.bytes, out)
             }
+            Source::Ct {
+                layer,
+                weight,
+                scales,
+                zeros,
+            } => {
+                let out = values.resize(elements(rows.clone(), layer.in_features)?)?;
+                weight.read(rows.clone())?;
+                scales.read(layer.scale_rows(rows.clone()))?;
+                let z: &[u8] = match zeros {
+                    Some(z) => {
+                        z.read(layer.zero_rows(rows.clone()))?;
+                        &z.bytes
+                    }
+                    None => &[],
+                };
+                crate::ct::dequantize_rows(layer, rows.start, &weight.bytes, &scales.bytes, z, out)
+            }
         }
     }
+}
+
+/// A pack-quantized layer's `weight_shape` values against the shape its headers give (the
+/// model holds headers only, so the values are read here, once per reader).
+fn check_weight_shape(c: &Checkpoint, layer: &CtLayer, shards: &dyn Shards) -> Result<()> {
+    let name = format!("{}.weight_shape", layer.name);
+    let Some((i, t)) = c.tensor(&name) else {
+        return Err(Error::new(ErrorKind::NoSuchTensor { name }));
+    };
+    let bad = |message: String| {
+        Error::new(ErrorKind::CtLayout {
+            layer: layer.name.clone(),
+            message,
+        })
+    };
+    if !matches!(t.dtype(), Dtype::I64 | Dtype::I32) || t.shape() != [2] {
+        return Err(bad(format!(
+            "weight_shape is {} {:?}, expected I64 [2]",
+            t.dtype().name(),
+            t.shape()
+        )));
+    }
+    let bytes = read_range(&mut shards.open(i)?, c.shards()[i].data_range(t))?;
+    let size = bytes.len() / 2;
+    let value = |b: &[u8]| match b.len() {
+        8 => i64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+        _ => i32::from_le_bytes(b.try_into().unwrap_or([0; 4])) as i64,
+    };
+    let got = [value(&bytes[..size]), value(&bytes[size..])];
+    let want = [layer.out_features as i64, layer.in_features as i64];
+    if got != want {
+        return Err(bad(format!(
+            "weight_shape {got:?} does not match the packed weight and scales ({want:?})"
+        )));
+    }
+    Ok(())
 }
 
 fn open<'m>(shards: &'m dyn Shards, shard: usize) -> Result<Input<'m>> {

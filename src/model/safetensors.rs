@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{TensorEntry, TensorType};
+use crate::ct::{self, CtConfig, CtLayer};
 use crate::error::Error;
 use crate::fp8::{self, Fp8Config, Fp8Layer};
 use crate::gptq::{self, CheckpointFormat, GptqLayer, QuantConfig, TensorShape};
@@ -19,6 +20,14 @@ const GPTQ_PARTS: [&str; 4] = ["qweight", "qzeros", "scales", "g_idx"];
 const MLX_PARTS: [&str; 3] = ["weight", "scales", "biases"];
 /// The stored parts of an FP8 block-scaled layer; its `weight` is listed (dequantized).
 const FP8_PARTS: [&str; 2] = ["weight", "weight_scale_inv"];
+/// The stored parts of a compressed-tensors layer (`weight` for the naive formats).
+const CT_PARTS: [&str; 5] = [
+    "weight",
+    "weight_packed",
+    "weight_scale",
+    "weight_shape",
+    "weight_zero_point",
+];
 
 /// One checkpoint over its shards, in order.
 #[derive(Debug, Clone)]
@@ -32,6 +41,9 @@ pub struct Checkpoint {
     /// config.json's `quantization_config` with `quant_method: fp8`, if any.
     fp8: Option<Fp8Config>,
     fp8_layers: Vec<Fp8Layer>,
+    /// config.json's `quantization_config` with `quant_method: compressed-tensors`, if any.
+    ct: Option<CtConfig>,
+    ct_layers: Vec<CtLayer>,
     /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
     /// were left out.
     layer_errors: Vec<Error>,
@@ -103,6 +115,15 @@ pub struct CheckpointSummary {
     pub mlx: Option<MlxSummary>,
     /// None without an FP8 `quantization_config`.
     pub fp8: Option<Fp8Summary>,
+    /// None without a compressed-tensors `quantization_config`.
+    pub ct: Option<CtSummary>,
+}
+
+/// The compressed-tensors side of a checkpoint: its layers and config.json's scheme.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CtSummary {
+    pub layers: u64,
+    pub scheme: CtConfig,
 }
 
 impl Checkpoint {
@@ -123,6 +144,8 @@ impl Checkpoint {
             mlx_layers: Vec::new(),
             fp8: None,
             fp8_layers: Vec::new(),
+            ct: None,
+            ct_layers: Vec::new(),
             layer_errors: Vec::new(),
             index,
             shard_index: None,
@@ -161,6 +184,12 @@ impl Checkpoint {
         self.find_layers();
     }
 
+    /// Replaces the compressed-tensors config and finds the layers again with it.
+    pub fn set_ct(&mut self, ct: Option<CtConfig>) {
+        self.ct = ct;
+        self.find_layers();
+    }
+
     /// GPTQ layers (by `.qweight`), MLX layers (by `.scales`, with an MLX config), FP8 layers
     /// (by `.weight_scale_inv`, with an FP8 config).
     fn find_layers(&mut self) {
@@ -190,6 +219,11 @@ impl Checkpoint {
             Some(config) => sort_out(fp8::discover(names(), short, config), &mut errors),
             None => Vec::new(),
         };
+        let ct_layers = match &self.ct {
+            Some(scheme) => sort_out(ct::discover(names(), short, scheme), &mut errors),
+            None => Vec::new(),
+        };
+        self.ct_layers = ct_layers;
         self.layers = layers;
         self.mlx_layers = mlx_layers;
         self.fp8_layers = fp8_layers;
@@ -260,22 +294,46 @@ impl Checkpoint {
             .find(|l| l.name == name || Some(l.name.as_str()) == path)
     }
 
-    /// Bytes of an FP8 layer's stored parts.
-    pub fn fp8_layer_bytes(&self, layer: &Fp8Layer) -> u64 {
-        FP8_PARTS
+    /// The compressed-tensors config.
+    pub fn ct(&self) -> Option<&CtConfig> {
+        self.ct.as_ref()
+    }
+
+    /// The compressed-tensors layers, in tensor order.
+    pub fn ct_layers(&self) -> &[CtLayer] {
+        &self.ct_layers
+    }
+
+    /// The compressed-tensors layer `name` reads: by its path, or `<path>.weight`.
+    pub fn ct_layer(&self, name: &str) -> Option<&CtLayer> {
+        let path = name.strip_suffix(".weight");
+        self.ct_layers
             .iter()
-            .filter_map(|part| self.tensor(&format!("{}.{part}", layer.name)))
+            .find(|l| l.name == name || Some(l.name.as_str()) == path)
+    }
+
+    /// Bytes of a compressed-tensors layer's stored parts.
+    pub fn ct_layer_bytes(&self, layer: &CtLayer) -> u64 {
+        self.parts_bytes(&layer.name, &CT_PARTS)
+    }
+
+    /// Bytes of the stored parts `<name>.<part>` there are.
+    fn parts_bytes(&self, name: &str, parts: &[&str]) -> u64 {
+        parts
+            .iter()
+            .filter_map(|part| self.tensor(&format!("{name}.{part}")))
             .map(|(_, t)| t.n_bytes())
             .fold(0, u64::saturating_add)
     }
 
+    /// Bytes of an FP8 layer's stored parts.
+    pub fn fp8_layer_bytes(&self, layer: &Fp8Layer) -> u64 {
+        self.parts_bytes(&layer.name, &FP8_PARTS)
+    }
+
     /// Bytes of an MLX layer's stored parts.
     pub fn mlx_layer_bytes(&self, layer: &MlxLayer) -> u64 {
-        MLX_PARTS
-            .iter()
-            .filter_map(|part| self.tensor(&format!("{}.{part}", layer.name)))
-            .map(|(_, t)| t.n_bytes())
-            .fold(0, u64::saturating_add)
+        self.parts_bytes(&layer.name, &MLX_PARTS)
     }
 
     /// The names of the stored parts of every GPTQ and MLX layer (listed under the layer).
@@ -292,7 +350,11 @@ impl Checkpoint {
             .fp8_layers
             .iter()
             .flat_map(|l| FP8_PARTS.map(|part| format!("{}.{part}", l.name)));
-        gptq.chain(mlx).chain(fp8).collect()
+        let ct = self
+            .ct_layers
+            .iter()
+            .flat_map(|l| CT_PARTS.map(|part| format!("{}.{part}", l.name)));
+        gptq.chain(mlx).chain(fp8).chain(ct).collect()
     }
 
     /// The GPTQ layers, in tensor order.
@@ -374,6 +436,11 @@ impl Checkpoint {
             ty: TensorType::Named(l.type_name()),
             shape: vec![l.out_features, l.in_features],
         }));
+        tensors.extend(self.ct_layers.iter().map(|l| TensorEntry {
+            name: format!("{}.weight", l.name),
+            ty: TensorType::Named(l.type_name()),
+            shape: vec![l.out_features, l.in_features],
+        }));
         for t in self.shards.iter().flat_map(|s| s.tensors()) {
             if let Some(layer) = t
                 .name()
@@ -433,6 +500,10 @@ impl Checkpoint {
             let elements = l.out_features.saturating_mul(l.in_features);
             add(l.type_name(), elements, self.fp8_layer_bytes(l));
         }
+        for l in &self.ct_layers {
+            let elements = l.out_features.saturating_mul(l.in_features);
+            add(l.type_name(), elements, self.ct_layer_bytes(l));
+        }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());
         }
@@ -473,6 +544,10 @@ impl Checkpoint {
             block: c.block,
             not_converted: c.not_converted.clone(),
         });
+        let ct = self.ct.as_ref().map(|scheme| CtSummary {
+            layers: self.ct_layers.len() as u64,
+            scheme: scheme.clone(),
+        });
         CheckpointSummary {
             tensor_count: self.tensors().count() as u64,
             parameter_count,
@@ -482,6 +557,7 @@ impl Checkpoint {
             gptq,
             mlx,
             fp8,
+            ct,
         }
     }
 }

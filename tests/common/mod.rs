@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod corpus;
+pub mod model_rows;
 pub mod plan_cases;
 pub mod quant_rows;
 

@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 use std::io::{self, Write};
 
+use gguf_lens::ct::{CtFormat, CtStrategy};
 use gguf_lens::gguf::{ArrayView, Value};
 use gguf_lens::gptq::GptqLayer;
 use gguf_lens::model::{Checkpoint, Files, GgufModel};
@@ -269,7 +270,8 @@ fn layer_json(l: &GptqLayer) -> Json {
 /// "index_metadata", "shards": [...], ...}`; then `"tensors"`, `"quantization_config"`,
 /// `"gptq_layers"`, `"mlx_quantization"` (config.json's MLX defaults and layer entries, or
 /// null), `"mlx_layers"`, `"fp8_quantization"` (block size and modules not converted, or null)
-/// and `"fp8_layers"` in both.
+/// `"fp8_layers"`, `"ct_quantization"` (config.json's compressed-tensors scheme, or null) and
+/// `"ct_layers"` in both.
 pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
     let shard = |i: usize| shard_json(files.shard_name(i), files.sizes[i], &c.shards()[i]);
     let mut doc = Map::new();
@@ -388,5 +390,39 @@ pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
         })
         .collect();
     doc.insert("fp8_layers".into(), fp8_layers.into());
+    let ct = c.ct().map_or(Json::Null, |q| {
+        json!({
+            "source": files.config_source.as_deref().unwrap_or_default(),
+            "format": q.format.name(),
+            "num_bits": q.bits,
+            "type": if q.format == CtFormat::Float { "float" } else { "int" },
+            "strategy": match q.strategy {
+                CtStrategy::Tensor => "tensor",
+                CtStrategy::Channel => "channel",
+                CtStrategy::Group(_) => "group",
+            },
+            "group_size": match q.strategy {
+                CtStrategy::Group(g) => Some(g),
+                _ => None,
+            },
+            "symmetric": q.symmetric,
+            "ignore": q.ignore,
+        })
+    });
+    doc.insert("ct_quantization".into(), ct);
+    let ct_layers: Vec<Json> = c
+        .ct_layers()
+        .iter()
+        .map(|l| {
+            json!({
+                "name": format!("{}.weight", l.name),
+                "type": l.type_name(),
+                "shape": [l.out_features, l.in_features],
+                "scale_dtype": l.scale_dtype.name(),
+                "n_bytes": c.ct_layer_bytes(l),
+            })
+        })
+        .collect();
+    doc.insert("ct_layers".into(), ct_layers.into());
     Json::Object(doc)
 }

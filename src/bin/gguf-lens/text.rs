@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use gguf_lens::ct::{CtFormat, CtStrategy};
 use gguf_lens::model::{Checkpoint, Files, GgufModel};
 use gguf_lens::summary::file_type_label;
 use gguf_lens::value_show::preview;
@@ -142,11 +143,11 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 q.checkpoint_format.name()
             );
         }
-        None if c.mlx().is_some() || c.fp8().is_some() => {}
+        None if c.mlx().is_some() || c.fp8().is_some() || c.ct().is_some() => {}
         None => {
             let _ = writeln!(
                 out,
-                "\nquantization: no quantize_config.json or GPTQ / MLX / FP8 config.json beside the file"
+                "\nquantization: no quantize_config.json or GPTQ / MLX / FP8 / compressed-tensors config.json beside the file"
             );
         }
     }
@@ -161,6 +162,27 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 "-".to_string()
             } else {
                 shown(&q.not_converted.join(", ")).into_owned()
+            }
+        );
+    }
+    if let Some(q) = c.ct() {
+        let source = files.config_source.as_deref().unwrap_or_default();
+        let by = match q.strategy {
+            CtStrategy::Tensor => "per tensor".to_string(),
+            CtStrategy::Channel => "per channel".to_string(),
+            CtStrategy::Group(g) => format!("group_size {g}"),
+        };
+        let _ = writeln!(
+            out,
+            "\nquantization (compressed-tensors {}, {source}): {} {}-bit weights, {by}, {}; ignore: {}",
+            q.format.name(),
+            if q.format == CtFormat::Float { "float" } else { "int" },
+            q.bits,
+            if q.symmetric { "symmetric" } else { "asymmetric" },
+            if q.ignore.is_empty() {
+                "-".to_string()
+            } else {
+                shown(&q.ignore.join(", ")).into_owned()
             }
         );
     }
@@ -239,6 +261,24 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
             let _ = writeln!(
                 out,
                 "  {:<48} {} [{}, {}], weight_scale_inv {}",
+                shown(&format!("{}.weight", l.name)),
+                l.type_name(),
+                l.out_features,
+                l.in_features,
+                l.scale_dtype.name()
+            );
+        }
+    }
+    if !c.ct_layers().is_empty() {
+        let n = c.ct_layers().len();
+        let _ = writeln!(
+            out,
+            "\ncompressed-tensors layers ({n}), dequantized to f32 [out, in]:"
+        );
+        for l in c.ct_layers() {
+            let _ = writeln!(
+                out,
+                "  {:<48} {} [{}, {}], weight_scale {}",
                 shown(&format!("{}.weight", l.name)),
                 l.type_name(),
                 l.out_features,
