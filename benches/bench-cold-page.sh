@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Cold-page benchmark (#31): headless Chromium, fresh context per run, 20 and 100 Mbit/s with
-# 50 ms latency; the packed npm package (no bundler) vs @huggingface/gguf, time to the first
-# summary next to one exact Range request of the header, JS+wasm bytes before it, then the first
-# tokenize / template / tensorStats / quantError. Headers from benches/make_headers.py (sparse
+# 50 ms latency; the packed npm package (no bundler: index.bundle.js) vs @huggingface/gguf and a
+# page that only fetches the range (the floor), JS and wasm served brotli-compressed as a CDN
+# does; time to the first summary next to one exact Range request of the header, JS+wasm bytes
+# before it, then the first tokenize / template / tensorStats / quantError. Headers from benches/make_headers.py (sparse
 # files) and the small real model of scripts/real-model.sh when cached. Prints a Markdown table.
 #   bash benches/bench-cold-page.sh [HEADER_NAME...]   (make_headers.py names; default
 #     qwen-like llama3-like gemma3-like; huge-vocab is the >50 MB one)
-# BENCH_RUNS=N (default 5). GGUF_LENS_TARBALL=path skips the npm build (a tarball already built).
+# BENCH_RUNS=N (default 5), BENCH_PAGES=bundle,modules,hf,floor (default bundle,hf,floor),
+# BENCH_COMPRESS=0 (identity). GGUF_LENS_TARBALL=path skips the npm build (a tarball already built).
 # Needs a Python with PyPI gguf at $ORACLE_VENV (default: scripts/real-model.sh's venv, then
 # /tmp/oracle/venv): header ends are gguf-py's data offsets, not the library's.
 set -euo pipefail

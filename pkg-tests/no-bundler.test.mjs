@@ -1,7 +1,8 @@
 // The installed package with no bundler, as a page loads it from a CDN: the package's files as
 // npm installed them, served at a CDN-style path (/npm/gguf-lens@VERSION/, as jsDelivr and unpkg
 // lay them out), imported by a plain <script type="module"> — once by full URL, once by the bare
-// name through an import map. In headless Chromium the package finds its own wasm beside it
+// name through an import map, once as the single-file build (index.bundle.js); and
+// <gguf-preview> from preview.bundle.js. In headless Chromium the package finds its own wasm beside it
 // (`new URL('./wasm/…', import.meta.url)`), reads the oracle tensors over Range requests bit for
 // bit, and `tensorStats({ workers: 2 })` starts its own module workers from the same path. And
 // the header's first range goes out while the wasm is still on its way (the two downloads
@@ -47,7 +48,11 @@ const PAGES = {
   'import-map.html': `<!doctype html><title>cdn</title><script>${COUNT_WORKERS}</script>
 <script type="importmap">{ "imports": { "gguf-lens": "${CDN}/index.js" } }</script>
 <script type="module">import * as lens from 'gguf-lens';${CHECK}</script>`,
+  'bundle.html': `<!doctype html><title>cdn</title><script>${COUNT_WORKERS}</script>
+<script type="module">import * as lens from '${CDN}/index.bundle.js';${CHECK}</script>`,
 };
+/** The entry each page imports (the tests below load it again in the page). */
+const ENTRY = { 'by-url.html': 'index.js', 'bundle.html': 'index.bundle.js' };
 
 let server, browser, root;
 
@@ -56,6 +61,21 @@ before(async () => {
   root = fs.mkdtempSync(path.join(process.cwd(), 'no-bundler-'));
   fs.cpSync(installed, path.join(root, CDN), { recursive: true });
   for (const [name, html] of Object.entries(PAGES)) fs.writeFileSync(path.join(root, name), html);
+  // <gguf-preview> with its single-file build; window.loaded once it has rendered (or failed).
+  fs.writeFileSync(path.join(root, 'preview.html'), `<!doctype html><title>preview</title>
+<gguf-preview src="/fixtures/${entries[0].file}"></gguf-preview>
+<script>window.loaded = new Promise((resolve) => {
+  const el = document.querySelector('gguf-preview');
+  const done = (tensorCount) => {
+    const root = el.shadowRoot;
+    resolve({ title: root.querySelector('h2')?.textContent ?? null, error: root.querySelector('.error')?.textContent ?? null,
+      rows: root.querySelectorAll('table.tensors tbody tr').length, tensorCount,
+      names: [...root.querySelectorAll('table.tensors tbody tr')].map((tr) => tr.children[0].textContent) });
+  };
+  el.addEventListener('load', (ev) => done(ev.detail.summary.tensorCount));
+  el.addEventListener('error', () => done(null));
+});</script>
+<script type="module" src="${CDN}/preview.bundle.js"></script>`);
   const files = {};
   for (const e of entries) {
     files[`/fixtures/${e.file}`] = path.join(DEQUANT, e.file);
@@ -92,7 +112,8 @@ for (const page of Object.keys(PAGES)) {
   });
 }
 
-test('no bundler: the header request goes out before the wasm module has arrived', async () => {
+for (const [page, entry] of Object.entries(ENTRY)) {
+test(`no bundler (${entry}): the header request goes out before the wasm module has arrived`, async () => {
   const e = entries[0];
   let seeHeader;
   const headerSeen = new Promise((resolve) => { seeHeader = resolve; });
@@ -109,15 +130,15 @@ test('no bundler: the header request goes out before the wasm module has arrived
   }, 5);
   try {
     const tab = await browser.newPage();
-    await tab.goto(server.url('/by-url.html'));
+    await tab.goto(server.url(`/${page}`));
     await tab.waitForFunction(() => typeof window.check === 'function');
-    const summary = await tab.evaluate(async ([cdn, file]) => {
-      const lens = await import(cdn + '/index.js');
+    const summary = await tab.evaluate(async ([url, file]) => {
+      const lens = await import(url);
       const model = await lens.openGguf('/fixtures/' + file);
       const s = model.summary();
       await model.close();
       return { architecture: s.architecture };
-    }, [CDN, e.file]);
+    }, [`${CDN}/${entry}`, e.file]);
     await tab.close();
     assert.equal(released, 'header request');
     assert.equal(typeof summary.architecture, 'string');
@@ -127,14 +148,14 @@ test('no bundler: the header request goes out before the wasm module has arrived
   }
 });
 
-test('no bundler: the first summary loads the core wasm module alone, the full one comes with the first read', async () => {
+test(`no bundler (${entry}): the first summary loads the core wasm module alone, the full one comes with the first read`, async () => {
   const e = entries[0];
   const tab = await browser.newPage();
   try {
-    await tab.goto(server.url('/by-url.html'));
+    await tab.goto(server.url(`/${page}`));
     await tab.waitForFunction(() => typeof window.check === 'function');
-    const seen = await tab.evaluate(async ([cdn, file]) => {
-      const lens = await import(cdn + '/index.js');
+    const seen = await tab.evaluate(async ([url, file]) => {
+      const lens = await import(url);
       const resources = () => performance.getEntriesByType('resource')
         .map((r) => ({ path: new URL(r.name).pathname, bytes: r.encodedBodySize }));
       const model = await lens.openGguf('/fixtures/' + file);
@@ -145,8 +166,12 @@ test('no bundler: the first summary loads the core wasm module alone, the full o
       const atRead = resources();
       await model.close();
       return { architecture: summary.architecture, atSummary, atRead, count: stats.count, n: model.tensors[0].nElements };
-    }, [CDN, e.file]);
+    }, [`${CDN}/${entry}`, e.file]);
     const paths = (list) => list.map((r) => r.path);
+    // The single-file build is the only JS the page fetches before its first summary.
+    if (entry === 'index.bundle.js') {
+      assert.deepEqual(paths(seen.atSummary).filter((p) => p.endsWith('.js')), [`${CDN}/index.bundle.js`]);
+    }
     const FULL = [`${CDN}/wasm/gguf_lens_bg.wasm`, `${CDN}/wasm/gguf_lens_scalar_bg.wasm`, `${CDN}/wasm/gguf_lens.js`];
     assert.ok(paths(seen.atSummary).includes(`${CDN}/wasm/gguf_lens_core_bg.wasm`), paths(seen.atSummary).join(', '));
     for (const p of FULL) assert.ok(!paths(seen.atSummary).includes(p), `${p} loaded before the first summary`);
@@ -157,6 +182,29 @@ test('no bundler: the first summary loads the core wasm module alone, the full o
     assert.ok(paths(seen.atRead).includes(`${CDN}/wasm/gguf_lens.js`));
     assert.equal(seen.count, seen.n);
     assert.equal(typeof seen.architecture, 'string');
+  } finally {
+    await tab.close();
+  }
+});
+}
+
+test('no bundler: <gguf-preview> from preview.bundle.js renders a header with one JS file and the core module', async () => {
+  const e = entries[0];
+  const tab = await browser.newPage();
+  const errors = [];
+  tab.on('pageerror', (err) => errors.push(String(err)));
+  const fetched = [];
+  tab.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+  try {
+    await tab.goto(server.url('/preview.html'));
+    const shown = await tab.evaluate(() => window.loaded);
+    assert.deepEqual(errors, []);
+    assert.equal(shown.error, null);
+    assert.ok(shown.title, 'a title');
+    assert.equal(shown.rows, shown.tensorCount, 'one row per tensor of the load event summary');
+    assert.ok(shown.names.includes(e.tensor), `${e.tensor} listed`);
+    const ours = fetched.filter((p) => p.startsWith(CDN));
+    assert.deepEqual(ours, [`${CDN}/preview.bundle.js`, `${CDN}/wasm/gguf_lens_core_bg.wasm`]);
   } finally {
     await tab.close();
   }

@@ -1,12 +1,36 @@
 // A local HTTP server on 127.0.0.1 (random port) serving files with Range support, and ways to
 // misbehave: ignore Range (200 whole body), add latency, drop the connection mid-body, answer
 // 416, omit Content-Length. Counts requests and body bytes sent. Static files (the package,
-// browser test pages) are served from `staticRoot` when given.
+// browser test pages) are served from `staticRoot` when given, compressed as a CDN serves them
+// when `compress` is set.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
+
+/** @type {Map<string, Buffer>} file + encoding → compressed bytes (made once per server process) */
+const encodedCache = new Map();
+/**
+ * A static file's body in `encoding`: the precompressed copy shipped beside it (`.br` / `.gz`),
+ * else compressed here once (brotli at its highest quality, as CDNs do for static assets).
+ * @param {string} file
+ * @param {'br' | 'gzip'} encoding
+ */
+function encodedBody(file, encoding) {
+  const key = `${file}\0${encoding}`;
+  let body = encodedCache.get(key);
+  if (!body) {
+    const shipped = file + (encoding === 'br' ? '.br' : '.gz');
+    const raw = fs.readFileSync(file);
+    body = fs.existsSync(shipped) ? fs.readFileSync(shipped)
+      : encoding === 'br' ? zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } })
+        : zlib.gzipSync(raw, { level: 9 });
+    encodedCache.set(key, body);
+  }
+  return body;
+}
 
 /**
  * @param {object} options
@@ -14,8 +38,17 @@ const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 't
  * @param {string} [options.staticRoot] directory served for any other path
  * @param {boolean} [options.isolated] static files with COOP/COEP headers: a page served so is
  *   cross-origin isolated (SharedArrayBuffer exists there and in its workers)
+ * @param {boolean} [options.compress] static JS, HTML and wasm sent with Content-Encoding br (or
+ *   gzip) when the request accepts it; the `files` (model bytes, Range) stay identity
  */
-export async function startServer({ files = {}, staticRoot, isolated = false } = {}) {
+export async function startServer({ files = {}, staticRoot, isolated = false, compress = false } = {}) {
+  if (compress && staticRoot) {
+    // Compressed up front, as a CDN's edge holds them: no request waits for brotli.
+    for (const entry of fs.readdirSync(staticRoot, { recursive: true })) {
+      const file = path.join(staticRoot, String(entry));
+      if (TYPES[path.extname(file)] && fs.statSync(file).isFile()) encodedBody(file, 'br');
+    }
+  }
   const state = {
     mode: '206', // '206' | '200' | '416' | 'no-length'
     latencyMs: 0,
@@ -65,8 +98,12 @@ export async function startServer({ files = {}, staticRoot, isolated = false } =
         return;
       }
       const coi = isolated ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', ...coi });
-      res.end(fs.readFileSync(file));
+      const type = TYPES[path.extname(file)];
+      const accepts = String(req.headers['accept-encoding'] ?? '');
+      const encoding = !compress || !type ? null : /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : null;
+      const encodingHeaders = encoding ? { 'content-encoding': encoding, vary: 'accept-encoding' } : {};
+      res.writeHead(200, { 'content-type': type ?? 'application/octet-stream', ...coi, ...encodingHeaders });
+      res.end(encoding ? encodedBody(file, encoding) : fs.readFileSync(file));
       return;
     } else {
       res.writeHead(404).end();

@@ -33,7 +33,7 @@ env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-core \
 stamp=$(cat target/wasm-web/wasm32-unknown-unknown/release/gguf_lens.wasm \
   target/wasm-web-scalar/wasm32-unknown-unknown/release/gguf_lens.wasm \
   target/wasm-core/wasm32-unknown-unknown/release/gguf_lens.wasm \
-  js/* LICENSE "$0" scripts/precompress.mjs <(wasm-bindgen --version) | sha256sum | cut -d' ' -f1)
+  js/* LICENSE "$0" scripts/precompress.mjs scripts/bundle.mjs tools/package-lock.json <(wasm-bindgen --version) | sha256sum | cut -d' ' -f1)
 tarball=$(ls "$PWD"/target/npm/gguf-lens-*.tgz 2>/dev/null | head -n 1 || true)
 if [ -n "$tarball" ] && [ -d pkg/wasm ] && [ "$(cat target/npm/stamp 2>/dev/null)" = "$stamp" ]; then
   echo "build-npm: up to date" >&2
@@ -74,6 +74,10 @@ done
 node scripts/precompress.mjs pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm pkg/wasm/gguf_lens_core_bg.wasm >&2
 
 cp js/*.js js/*.d.ts js/package.json pkg/
+# The single-file browser builds (index.bundle.js, preview.bundle.js) for pages without a
+# bundler, and their precompressed copies.
+node scripts/bundle.mjs pkg >&2
+node scripts/precompress.mjs pkg/index.bundle.js pkg/preview.bundle.js >&2
 # tsc's view of the package (pkg-tests/types.test.mjs runs `tsc -p pkg`): not in the tarball.
 cp js/tsconfig.json js/types-agree.ts pkg/
 cp js/README.md pkg/README.md
