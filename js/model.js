@@ -8,7 +8,7 @@ import { browserStatsWorkers } from './stats-browser-pool.js';
 import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
 import { ReaderCache, eachChunkAhead, readerSize, readRows, rowsPerRead } from './read-rows.js';
-import { askWorker, inputForWorkers } from './worker-ask.js';
+import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
 /** @import { ChatMessage, ChatTemplateOptions, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './index.js' */
 /** @import { GgufHeader, ModelOrigin, OnBytes, OnProgress, PoolWorker, QuantErrorJob, ReadableTensor, RowShape, Run, Source, TensorStatsJob, Wasm } from './internal.js' */
@@ -575,7 +575,7 @@ export class GgufModel extends ShardedModel {
   /** Frees the wasm header and closes file handles / open streams (statistics workers that
    * opened this model close their copy). */
   async close() {
-    for (const w of this._statsWorkers ?? []) w.postMessage({ type: 'gguf-lens-stats-close', inputId: this._statsInputId });
+    for (const w of this._statsWorkers ?? []) tellWorker(w, 'close', { inputId: this._statsInputId });
     this._statsWorkers = undefined;
     this._tokenizer?.free();
     this._tokenizer = undefined;
@@ -807,7 +807,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
    */
   const ask = async (worker, message) => {
     const id = `${jobId}:${++asked}`;
-    const reply = await askWorker(worker, 'gguf-lens-stats', 'gguf-lens-stats-part', id, message, 'a statistics worker');
+    const reply = await askWorker(worker, 'stats', id, message, 'a statistics worker');
     return /** @type {Uint8Array} */ (reply.state);
   };
   const guided = typeof model.shards[t.shard].source?.readToMemory === 'function';
@@ -856,7 +856,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
     over = true;
     job.free();
     for (const w of workers) {
-      w.postMessage({ type: 'gguf-lens-stats-done', jobId });
+      tellWorker(w, 'stats-done', { jobId });
       w.unref?.();
     }
   }

@@ -6,17 +6,18 @@
 // last read it knows, so that piece's reads start meanwhile; a `done` answer ends the request.
 import { loadWasm } from './wasm.js';
 import { useModel } from './worker-model.js';
-import { errorMessage } from './sources.js';
+import { serveRequests, handleNotices } from './worker-protocol.js';
 /** @import { GgufModel } from './model.js' */
-/** @import { ModelInput, QuantErrorJob, Run, Wasm, WorkerOpenOptions, WorkerScope } from './internal.js' */
+/** @import { ModelInput, QuantErrorJob, Run, Wasm, WorkerOpenOptions } from './internal.js' */
+/** @import { Emit } from './worker-protocol.js' */
 
 /**
- * A quantization request (quant-error-pool.js), and the messages that follow it.
- * @typedef {{ type: 'gguf-lens-qerr', id: string, input: ModelInput, inputId?: string,
+ * A quantization request (quant-error-pool.js; worker-protocol.js's op 'quant-error'), and the
+ * 'more' notices that answer its 'need' events (a next piece, or none: done).
+ * @typedef {{ id: string, input: ModelInput, inputId?: string,
  *   openOptions?: WorkerOpenOptions, name: string, types?: string[], piece: number, runs: Run[],
  *   chunkBytes: number, wasmModule?: WebAssembly.Module | null, timeline?: boolean }} QuantRequest
- * @typedef {{ type: 'gguf-lens-qerr-more', id: string, piece?: number, runs?: Run[] }
- *   | { type: 'gguf-lens-qerr-cancel', id: string }} QuantNotice
+ * @typedef {{ id: string, piece?: number, runs?: Run[] }} MoreNotice
  * @typedef {{ pieces: { piece: number, runs: Run[] }[], done: boolean,
  *   wake: (() => void) | null, cancelled: boolean }} Inbox
  *   a request's pieces not yet read, whether the pool has no more, a waiting loop's resolve
@@ -24,7 +25,6 @@ import { errorMessage } from './sources.js';
  *   rows [first, last) read (at most cap), runs quantized
  */
 
-const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
 /** @type {Map<string, Inbox>} request id → its inbox */
 const requests = new Map();
 /** One turn of the event loop, unclamped (a chain of setTimeout(0) waits 4 ms from the fifth).
@@ -52,15 +52,16 @@ const mark = (/** @type {string} */ name) => { if (timeline) performance.mark(`q
 /**
  * @param {QuantRequest} message
  * @param {Inbox} inbox
+ * @param {Emit} emit
  */
-async function part(message, inbox) {
+async function part(message, inbox, emit) {
   // The parent's compiled module when it sent one: this worker neither fetches nor compiles its own.
   const wasm = await loadWasm(message.wasmModule ?? undefined);
   mark('wasm');
   const { model, release } = await useModel(message.input, message.inputId, message.openOptions);
   mark('model');
   try {
-    await quantizePieces(wasm, model, message, inbox);
+    await quantizePieces(wasm, model, message, inbox, emit);
   } finally {
     release();
   }
@@ -103,8 +104,9 @@ function readsOf(piece, runs, perRead, firstRead) {
  * @param {GgufModel} model
  * @param {QuantRequest} message
  * @param {Inbox} inbox
+ * @param {Emit} emit
  */
-async function quantizePieces(wasm, model, message, inbox) {
+async function quantizePieces(wasm, model, message, inbox, emit) {
   const t = model.tensor(message.name);
   const header = model.shards[t.shard].header;
   const source = model.shards[t.shard].source;
@@ -123,7 +125,7 @@ async function quantizePieces(wasm, model, message, inbox) {
   let asked = false;
   const ask = () => {
     asked = true;
-    scope.postMessage({ type: 'gguf-lens-qerr-need', id: message.id });
+    emit('need');
   };
   // Messages are handled between tasks: a wait for the pool's answer lets them in.
   const answered = () => new Promise((resolve) => { inbox.wake = () => resolve(undefined); });
@@ -205,13 +207,13 @@ async function quantizePieces(wasm, model, message, inbox) {
         }
         rows += b - a;
       }
-      scope.postMessage({ type: 'gguf-lens-qerr-progress', id: message.id, rows });
+      emit('progress', { rows });
       if (i === 0) mark('first-chunk');
       if (read.ends) {
         const state = job.toState();
         job.free();
         job = null;
-        scope.postMessage({ type: 'gguf-lens-qerr-piece', id: message.id, piece: read.piece, state }, [state.buffer]);
+        emit('piece', { piece: read.piece, state }, [state.buffer]);
       }
     }
     mark(`last-chunk (waited ${waited.reads.toFixed(1)} ms for reads [${waited.long.join(' ')}], ${waited.answers.toFixed(1)} for pieces)`);
@@ -223,35 +225,30 @@ async function quantizePieces(wasm, model, message, inbox) {
   }
 }
 
-scope.addEventListener('message', async (event) => {
-  /** @type {QuantRequest | QuantNotice | undefined} */
-  const message = event.data;
-  const inbox = message && requests.get(message.id);
-  if (message?.type === 'gguf-lens-qerr-cancel') {
-    if (inbox) inbox.cancelled = true;
-    inbox?.wake?.();
-    return;
-  }
-  if (message?.type === 'gguf-lens-qerr-more') {
-    if (!inbox) return;
-    if (message.runs) inbox.pieces.push({ piece: /** @type {number} */ (message.piece), runs: message.runs });
-    else inbox.done = true;
-    inbox.wake?.();
-    return;
-  }
-  if (message?.type !== 'gguf-lens-qerr') return;
+serveRequests('quant-error', async (/** @type {QuantRequest} */ message, { signal, emit }) => {
   timeline = Boolean(message.timeline);
   mark('received');
   /** @type {Inbox} */
   const mine = { pieces: [{ piece: message.piece, runs: message.runs }], done: false, wake: null, cancelled: false };
+  const cancel = () => {
+    mine.cancelled = true;
+    mine.wake?.();
+  };
+  signal.addEventListener('abort', cancel);
   requests.set(message.id, mine);
   try {
-    await part(message, mine);
-    scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id });
+    await part(message, mine, emit);
     mark('sent');
-  } catch (err) {
-    scope.postMessage({ type: 'gguf-lens-qerr-part', id: message.id, error: errorMessage(err) });
   } finally {
+    signal.removeEventListener('abort', cancel);
     requests.delete(message.id);
   }
+});
+
+handleNotices('more', (/** @type {MoreNotice} */ message) => {
+  const inbox = requests.get(message.id);
+  if (!inbox) return;
+  if (message.runs) inbox.pieces.push({ piece: /** @type {number} */ (message.piece), runs: message.runs });
+  else inbox.done = true;
+  inbox.wake?.();
 });

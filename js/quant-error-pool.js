@@ -8,7 +8,7 @@
 // call's sums are kept per model: a call over more rows of the same tensor and types (the
 // viewer's exact pass after its sample) quantizes only the rows not yet done and adds them.
 
-import { inputForWorkers } from './worker-ask.js';
+import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
 /** @import { QuantErrorReport, TensorInfo } from './index.js' */
 /** @import { GgufModel } from './model.js' */
@@ -121,15 +121,14 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
   /** @type {Uint8Array[]} */
   const states = new Array(pieces.length);
   let nextPiece = 0;
-  /** @type {[PoolWorker, (event: MessageEvent) => void, (event: { message?: string } | undefined) => void][]} */
-  const listeners = [];
+  let over = false;
   /** @type {(err: unknown) => void} */
   let stop = () => {};
   /** @type {Promise<never>} */
   const stopped = new Promise((_, reject) => { stop = reject; });
   stopped.catch(() => {});
   const cancelAll = () => {
-    for (const [i, w] of used.entries()) w.postMessage({ type: 'gguf-lens-qerr-cancel', id: `${jobId}:${i}` });
+    for (const [i, w] of used.entries()) tellWorker(w, 'cancel', { id: `${jobId}:${i}` });
   };
   const onAbort = () => {
     cancelAll();
@@ -140,38 +139,27 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort);
     if (left && last) onRows?.(last.runs.reduce((n, [a, b]) => n + b - a, 0));
-    const parts = used.map((worker, i) => new Promise((resolve, reject) => {
+    const parts = used.map(async (worker, i) => {
       const id = `${jobId}:${i}`;
-      const onMessage = (/** @type {MessageEvent} */ event) => {
-        const data = event.data;
-        if (data?.id !== id) return;
-        if (data.type === 'gguf-lens-qerr-progress') {
-          onRows?.(data.rows);
-        } else if (data.type === 'gguf-lens-qerr-need') {
-          const piece = nextPiece < pieces.length ? nextPiece++ : -1;
-          worker.postMessage(piece >= 0
-            ? { type: 'gguf-lens-qerr-more', id, piece, runs: pieces[piece] }
-            : { type: 'gguf-lens-qerr-more', id });
-        } else if (data.type === 'gguf-lens-qerr-piece') {
-          states[data.piece] = data.state;
-        } else if (data.type === 'gguf-lens-qerr-part') {
-          mark(`part-in:${i}`);
-          if (data.error) reject(new Error(`gguf-lens: a quantization worker failed: ${data.error}`));
-          else resolve(undefined);
-        }
-      };
-      // A worker that dies (crashes, runs out of memory, exits) fails the call, not hangs it.
-      const onError = (/** @type {{ message?: string } | undefined} */ event) => reject(new Error(`gguf-lens: a quantization worker failed: ${event?.message ?? 'an error'}`));
-      worker.addEventListener('message', onMessage);
-      worker.addEventListener('error', onError);
-      listeners.push([worker, onMessage, onError]);
       const piece = nextPiece++;
-      worker.postMessage({
-        type: 'gguf-lens-qerr', id, input, inputId, openOptions: model.openOptions, name: t.name,
+      const asked = askWorker(worker, 'quant-error', id, {
+        input, inputId, openOptions: model.openOptions, name: t.name,
         types, piece, runs: pieces[piece], chunkBytes, wasmModule, timeline: timelineFlag(),
+      }, 'a quantization worker', (data) => {
+        if (over) return; // a cancelled worker's last events, after this call ended
+        if (data.gguf === 'progress') {
+          onRows?.(/** @type {number} */ (data.rows));
+        } else if (data.gguf === 'need') {
+          const next = nextPiece < pieces.length ? nextPiece++ : -1;
+          tellWorker(worker, 'more', next >= 0 ? { id, piece: next, runs: pieces[next] } : { id });
+        } else if (data.gguf === 'piece') {
+          states[/** @type {number} */ (data.piece)] = /** @type {Uint8Array} */ (data.state);
+        }
       });
       mark(`part-sent:${i}`);
-    }));
+      await asked;
+      mark(`part-in:${i}`);
+    });
     try {
       await Promise.race([Promise.all(parts), stopped]);
     } catch (err) {
@@ -186,11 +174,8 @@ export async function quantErrorOnWorkers(model, t, runs, job, types, workers, o
     mark('merged');
     return result;
   } finally {
+    over = true;
     signal?.removeEventListener('abort', onAbort);
-    for (const [w, onMessage, onError] of listeners) {
-      w.removeEventListener('message', onMessage);
-      w.removeEventListener('error', onError);
-    }
     for (const w of used) w.unref?.();
   }
 }

@@ -6,33 +6,29 @@
 import { loadWasm } from './wasm.js';
 import { ReaderCache, readerSize, readRows } from './read-rows.js';
 import { useModel } from './worker-model.js';
-import { errorMessage } from './sources.js';
+import { serveRequests, SerialQueue } from './worker-protocol.js';
 
 /** @import { GgufModel } from './model.js' */
-/** @import { WorkerScope } from './internal.js' */
 /** @import { ModelInput, Run, Wasm, WorkerOpenOptions } from './internal.js' */
 
 /**
- * A read request (read-pool.js): rows `run` of tensor `name` into the shared array `out` holds.
- * @typedef {{ type: 'gguf-lens-read', id: string, input: ModelInput, inputId?: string,
+ * A read request (read-pool.js; worker-protocol.js's op 'read'): rows `run` of tensor `name`
+ * into the shared array `out` holds.
+ * @typedef {{ id: string, input: ModelInput, inputId?: string,
  *   openOptions?: WorkerOpenOptions, name: string, run: Run, chunkBytes: number,
  *   wasmModule?: WebAssembly.Module | null,
  *   out: { buffer: SharedArrayBuffer, byteOffset: number, length: number, firstRow: number } }} ReadRequest
  */
 
-/** This worker's global scope (a Web Worker's, or Node's behind stats-worker-node.js's adapter). */
-const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
 const readers = new ReaderCache();
-// Requests queued or running, and those the page cancelled.
-/** @type {Set<string>} */
-const known = new Set();
-/** @type {Set<string>} */
-const cancelled = new Set();
 
-/** @param {ReadRequest} message */
-async function part(message) {
+/**
+ * @param {ReadRequest} message
+ * @param {AbortSignal} signal aborts when the page cancels the request
+ */
+async function part(message, signal) {
   const stop = () => {
-    if (cancelled.has(message.id)) throw new Error('cancelled');
+    if (signal.aborted) throw new Error('cancelled');
   };
   stop();
   // The parent's compiled module: this worker neither fetches nor compiles its own.
@@ -68,30 +64,6 @@ async function readRun(wasm, model, message, stop) {
   }
 }
 
-/** @type {Promise<unknown>} */
-let queue = Promise.resolve();
-
-scope.addEventListener('message', (event) => {
-  const message = event.data;
-  if (message?.type === 'gguf-lens-read-cancel') {
-    if (known.has(message.id)) cancelled.add(message.id);
-    return;
-  }
-  if (message?.type !== 'gguf-lens-read') return;
-  known.add(message.id);
-  // One request at a time: a worker's runs follow each other anyway.
-  queue = queue.then(() => handle(message));
-});
-
-/** @param {ReadRequest} message */
-async function handle(message) {
-  try {
-    await part(message);
-    scope.postMessage({ type: 'gguf-lens-read-done', id: message.id });
-  } catch (err) {
-    scope.postMessage({ type: 'gguf-lens-read-done', id: message.id, error: errorMessage(err) });
-  } finally {
-    known.delete(message.id);
-    cancelled.delete(message.id);
-  }
-}
+// One request at a time: a worker's runs follow each other anyway.
+const queue = new SerialQueue();
+serveRequests('read', async (/** @type {ReadRequest} */ message, { signal }) => { await part(message, signal); }, queue);

@@ -5,7 +5,7 @@
 // on a busy machine; each worker writes only its runs' values, bit for bit what this thread's
 // readTensor writes.
 
-import { askWorker, inputForWorkers } from './worker-ask.js';
+import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
 /** @import { OnBytes, PoolWorker, ReadableTensor, Run } from './internal.js' */
 /** @import { GgufModel } from './model.js' */
@@ -78,14 +78,14 @@ export async function readOnWorkers(model, t, a, b, out, workers, options) {
   let failure = null;
   const stop = (/** @type {unknown} */ err) => {
     failure ??= err;
-    for (const [id, w] of busy) w.postMessage({ type: 'gguf-lens-read-cancel', id });
+    for (const [id, w] of busy) tellWorker(w, 'cancel', { id });
   };
   const onAbort = () => stop(abortError(signal));
   const ask = async (/** @type {PoolWorker} */ worker, /** @type {Run} */ run) => {
     const id = `${jobId}:${++asked}`;
     busy.set(id, worker);
     try {
-      await askWorker(worker, 'gguf-lens-read', 'gguf-lens-read-done', id, {
+      await askWorker(worker, 'read', id, {
         input: inputForWorkers(model.input), inputId, openOptions: model.openOptions,
         name: t.name, run, out: target, chunkBytes, wasmModule,
       }, 'a read worker');

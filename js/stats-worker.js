@@ -17,24 +17,20 @@ import { useModel, closeModel } from './worker-model.js';
 import './quant-error-part.js';
 // And fill shared arrays for readTensor({ workers }).
 import './read-part.js';
-import { errorMessage } from './sources.js';
+import { serveRequests, handleNotices, SerialQueue } from './worker-protocol.js';
 /** @import { GgufModel } from './model.js' */
-/** @import { WorkerScope } from './internal.js' */
 /** @import { ByteBuffer, ModelInput, ReadableTensor, Run, TensorStatsJob, Wasm, WorkerOpenOptions } from './internal.js' */
 
 /**
- * A statistics request (model.js's runStatsOnWorkers), or the end of a job, or a model closed.
- * @typedef {{ type: 'gguf-lens-stats', id: string, jobId: number, input: ModelInput, inputId?: string,
+ * A statistics request (model.js's runStatsOnWorkers; worker-protocol.js's op 'stats'), and the
+ * notices 'stats-done' (a job ended) and 'close' (the page closed a model).
+ * @typedef {{ id: string, jobId: number, input: ModelInput, inputId?: string,
  *   openOptions?: WorkerOpenOptions, name: string, runs: Run[], state: Uint8Array, chunkBytes: number,
  *   wasmModule?: WebAssembly.Module | null, hold?: boolean, flush?: boolean }} StatsRequest
- * @typedef {{ type: 'gguf-lens-stats-done', jobId: number }
- *   | { type: 'gguf-lens-stats-close', inputId: string }} StatsNotice
  */
 
 /** A buffer in wasm memory and its size in bytes. @typedef {{ buffer: ByteBuffer, size: number }} Held */
 
-/** This worker's global scope (a Web Worker's, or Node's behind stats-worker-node.js's adapter). */
-const scope = /** @type {WorkerScope} */ (/** @type {unknown} */ (globalThis));
 /** @typedef {{ jobId: number | null, runs: Map<string, Held | [Uint8Array, number][]>, bytes: number }} Kept */
 // The rows of one job read in its first pass: run key `a:b` → a ByteBuffer in wasm memory (a
 // local file) or [[bytes, firstRow]] chunks (other sources).
@@ -192,31 +188,15 @@ async function statsPart(wasm, model, message) {
   }
 }
 
-/** @type {Promise<unknown>} */
-let queue = Promise.resolve();
+// One request or notice at a time: a run read while another is fed would share the kept buffers.
+const queue = new SerialQueue();
 
-scope.addEventListener('message', (event) => {
-  const message = event.data;
-  if (!['gguf-lens-stats-done', 'gguf-lens-stats-close', 'gguf-lens-stats'].includes(message?.type)) return;
-  // One request at a time: a run read while another is fed would share the kept buffers.
-  queue = queue.then(() => handle(message));
-});
-
-/** @param {StatsRequest | StatsNotice} message */
-async function handle(message) {
-  if (message.type === 'gguf-lens-stats-done') {
-    dropHeld(message.jobId);
-    if (kept.jobId === message.jobId) release();
-    return;
-  }
-  if (message.type === 'gguf-lens-stats-close') {
-    // The model was closed where it was opened: close this copy (its file handle) too.
-    if (await closeModel(message.inputId)) release();
-    return;
-  }
-  try {
-    scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, state: await part(message) });
-  } catch (err) {
-    scope.postMessage({ type: 'gguf-lens-stats-part', id: message.id, error: errorMessage(err) });
-  }
-}
+serveRequests('stats', async (/** @type {StatsRequest} */ message) => ({ result: { state: await part(message) } }), queue);
+handleNotices('stats-done', (/** @type {{ jobId: number }} */ message) => {
+  dropHeld(message.jobId);
+  if (kept.jobId === message.jobId) release();
+}, queue);
+// The model was closed where it was opened: close this copy (its file handle) too.
+handleNotices('close', async (/** @type {{ inputId: string }} */ message) => {
+  if (await closeModel(message.inputId)) release();
+}, queue);

@@ -109,7 +109,7 @@ test('quantError on workers: a worker that dies fails the call instead of hangin
   // Web Worker report it: an 'error' event carrying a message).
   const dying = new EventTarget();
   dying.postMessage = (message) => {
-    if (message?.type !== 'gguf-lens-qerr') return;
+    if (message?.gguf !== 'quant-error') return;
     setTimeout(() => {
       const event = new Event('error');
       event.message = 'out of memory';
