@@ -16,7 +16,7 @@ use crate::gguf::{read_range, read_range_into, GgufFile, RowReader, TensorInfo};
 use crate::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
 use crate::mlx::MlxLayer;
 use crate::quant::{AlignedF32, Kernel};
-use crate::safetensors::{to_f32, Dtype, SafetensorsFile, Tensor};
+use crate::safetensors::{to_f32, SafetensorsFile, Tensor};
 
 /// A reader of one shard's bytes.
 pub trait ReadSeek: Read + Seek + Send {}
@@ -528,33 +528,9 @@ fn check_weight_shape(c: &Checkpoint, layer: &CtLayer, shards: &dyn Shards) -> R
     let Some((i, t)) = c.tensor(&name) else {
         return Err(Error::new(ErrorKind::NoSuchTensor { name }));
     };
-    let bad = |message: String| {
-        Error::new(ErrorKind::CtLayout {
-            layer: layer.name.clone(),
-            message,
-        })
-    };
-    if !matches!(t.dtype(), Dtype::I64 | Dtype::I32) || t.shape() != [2] {
-        return Err(bad(format!(
-            "weight_shape is {} {:?}, expected I64 [2]",
-            t.dtype().name(),
-            t.shape()
-        )));
-    }
+    crate::ct::check_weight_shape_header(layer, t.dtype(), t.shape())?;
     let bytes = read_range(&mut shards.open(i)?, c.shards()[i].data_range(t))?;
-    let size = bytes.len() / 2;
-    let value = |b: &[u8]| match b.len() {
-        8 => i64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
-        _ => i32::from_le_bytes(b.try_into().unwrap_or([0; 4])) as i64,
-    };
-    let got = [value(&bytes[..size]), value(&bytes[size..])];
-    let want = [layer.out_features as i64, layer.in_features as i64];
-    if got != want {
-        return Err(bad(format!(
-            "weight_shape {got:?} does not match the packed weight and scales ({want:?})"
-        )));
-    }
-    Ok(())
+    crate::ct::check_weight_shape(layer, &bytes)
 }
 
 fn open<'m>(shards: &'m dyn Shards, shard: usize) -> Result<Input<'m>> {
