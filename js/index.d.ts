@@ -809,6 +809,29 @@ export interface CtLayer {
   nBytes: number;
 }
 
+/** A gpt-oss MXFP4 tensor (config.json's `quantization_config`, `quant_method: mxfp4`):
+ * `<name>_blocks` + e8m0 `<name>_scales`, read as `<name>` (as transformers'
+ * `convert_moe_packed_tensors`). */
+export interface Mxfp4Layer {
+  /** The logical name (`model.layers.0.mlp.experts.gate_up_proj`): what readTensor takes. */
+  name: string;
+  /** The same as name. */
+  path: string;
+  type: 'MXFP4';
+  /** [experts, groups * 32, rowsPerExpert]. */
+  shape: number[];
+  experts: number;
+  rowsPerExpert: number;
+  /** Blocks of 32 values per stored row. */
+  groups: number;
+  nRows: number;
+  rowLength: number;
+  nElements: number;
+  parts: { blocks: string; scales: string };
+  /** Bytes of both parts. */
+  nBytes: number;
+}
+
 /** config.json's compressed-tensors `quantization_config`: its one weight scheme. */
 export interface CtConfig {
   format: 'pack-quantized' | 'int-quantized' | 'float-quantized';
@@ -883,6 +906,8 @@ export interface SafetensorsSummary extends Summary {
     /** modules_to_not_convert, as the config lists them. */
     notConverted: string[];
   } | null;
+  /** null without an MXFP4 config. */
+  mxfp4: { layers: number; notConverted: string[] } | null;
   /** null without a compressed-tensors config. */
   ct: {
     layers: number;
@@ -927,6 +952,10 @@ export declare class SafetensorsModel {
   readonly ctLayers: CtLayer[];
   /** config.json's compressed-tensors `quantization_config` (quantConfigSource says where it came from). */
   readonly ctConfig: CtConfig | null;
+  /** gpt-oss MXFP4 tensors, each read (dequantized as transformers' `convert_moe_packed_tensors`) as its `name`. */
+  readonly mxfp4Layers: Mxfp4Layer[];
+  /** config.json's MXFP4 `quantization_config`. */
+  readonly mxfp4Config: { modulesToNotConvert: string[] } | null;
   readonly quantConfig: QuantConfig | null;
   readonly quantConfigSource: string | null;
   /** Set when a config found beside the file could not be used. */

@@ -60,6 +60,8 @@ function tensorRows(f) {
   const parts = new Set(f.gptqLayers.flatMap((l) => Object.values(l.parts)));
   // By stored weight: a compressed-tensors layer's is `.weight_packed` when pack-quantized.
   const mlxOf = new Map([...(f.mlxLayers ?? []), ...(f.fp8Layers ?? []), ...(f.ctLayers ?? [])].map((l) => [l.parts.weight, l]));
+  // An MXFP4 tensor by its `_blocks`; its `_scales` a part.
+  for (const l of f.mxfp4Layers ?? []) { mlxOf.set(l.parts.blocks, l); parts.add(l.parts.scales); }
   for (const l of f.mlxLayers ?? []) parts.add(l.parts.scales).add(l.parts.biases);
   for (const l of f.fp8Layers ?? []) parts.add(l.parts.weightScaleInv);
   for (const l of f.ctLayers ?? []) {

@@ -1,6 +1,7 @@
 // MLX, FP8 block-scaled and compressed-tensors checkpoints in the viewer (fixtures/mlx from mlx's
 // own writer and mx.dequantize; fixtures/fp8 from numpy + ml_dtypes replaying transformers'
-// Fp8Dequantize; fixtures/ct from compressed-tensors' own compress and decompress): the
+// Fp8Dequantize; fixtures/ct from compressed-tensors' own compress and decompress; fixtures/mxfp4
+// from transformers' convert_moe_packed_tensors): the
 // summary's parameter count and mix, each layer listed once in its logical shape, and the
 // inspector's statistics against the expected values (expected.safetensors, decoded here).
 import { test, before, after } from 'node:test';
@@ -28,6 +29,8 @@ const cases = [
   // One layer each (no manifest); the others are the plain lm_head [8, in].
   { dir: 'ct/w4a16-g32-asym', name: 'model.layers.0.mlp.up_proj.weight', type: 'CT-W4A16-g32-asym', shape: [40, 64], others: 8 * 64, logical: 40 * 64 },
   { dir: 'ct/fp8-ch', name: 'model.layers.0.mlp.up_proj.weight', type: 'CT-FP8-E4M3-ch', shape: [32, 64], others: 8 * 64, logical: 32 * 64 },
+  // Biases [2, 24] and [3, 16], router [3, 64], lm_head [8, 64] plain.
+  { dir: 'mxfp4', name: 'model.layers.0.mlp.experts.down_proj', type: 'MXFP4', shape: [3, 96, 16], others: 2 * 24 + 3 * 16 + 3 * 64 + 8 * 64 },
 ];
 
 for (const c of cases) {

@@ -12,6 +12,7 @@ use crate::fp8::Fp8Config;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
 use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
+use crate::mxfp4::Mxfp4Config;
 use crate::safetensors::SafetensorsFile;
 
 /// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes
@@ -55,6 +56,11 @@ impl SafetensorsHeader {
         (self.model.fp8_layers().iter())
             .find(|l| l.name == path)
             .ok_or_else(|| JsError::new(&format!("no FP8 layer named {path}")))
+    }
+
+    fn mxfp4(&self, name: &str) -> Result<&crate::mxfp4::Mxfp4Layer, JsError> {
+        (self.model.mxfp4_layer(name))
+            .ok_or_else(|| JsError::new(&format!("no MXFP4 tensor named {name}")))
     }
 
     fn ct(&self, path: &str) -> Result<&crate::ct::CtLayer, JsError> {
@@ -145,15 +151,17 @@ impl SafetensorsHeader {
     /// `quantConfig`). Throws on malformed JSON or an unsupported config.
     #[wasm_bindgen(js_name = setQuantConfig)]
     pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let (config, mlx, fp8, ct) = match kind {
+        let (config, mlx, fp8, ct, mxfp4) = match kind {
             "config" => (
                 QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
                 MlxQuantization::from_config_json(text.as_bytes()).map_err(js_error)?,
                 Fp8Config::from_config_json(text.as_bytes()).map_err(js_error)?,
                 CtConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
+                Mxfp4Config::from_config_json(text.as_bytes()).map_err(js_error)?,
             ),
             _ => (
                 Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+                None,
                 None,
                 None,
                 None,
@@ -163,6 +171,7 @@ impl SafetensorsHeader {
         self.model.set_mlx(mlx);
         self.model.set_fp8(fp8);
         self.model.set_ct(ct);
+        self.model.set_mxfp4(mxfp4);
         Ok(self.quant_config())
     }
 
@@ -233,6 +242,43 @@ impl SafetensorsHeader {
     ) -> Result<(), JsError> {
         let layer = self.fp8(path)?;
         crate::fp8::dequantize_rows(layer, first as u64, weight, scales, out).map_err(js_error)
+    }
+
+    /// config.json's MXFP4 `quantization_config`: `{ modulesToNotConvert }`, or null.
+    #[wasm_bindgen(js_name = mxfp4Config)]
+    pub fn mxfp4_config(&self) -> JsValue {
+        safetensors_js::mxfp4_config_to_js(self.model.mxfp4())
+    }
+
+    /// MXFP4 tensors (one per `<name>_blocks` whose `<name>_scales` fits): `{ name, path (the
+    /// same), type ("MXFP4"), shape ([experts, groups·32, rows]), experts, rowsPerExpert,
+    /// groups, nRows, rowLength, nElements, parts: { blocks, scales }, nBytes }`.
+    #[wasm_bindgen(js_name = mxfp4Layers)]
+    pub fn mxfp4_layers(&self) -> JsValue {
+        safetensors_js::mxfp4_layers_to_js(&self.model)
+    }
+
+    /// The name of the MXFP4 tensor `name` names, if any.
+    #[wasm_bindgen(js_name = mxfp4LayerNamed)]
+    pub fn mxfp4_layer_named(&self, name: &str) -> Option<String> {
+        self.model.mxfp4_layer(name).map(|l| l.name.clone())
+    }
+
+    /// Dequantizes logical rows `first..` of MXFP4 tensor `name` into `out` (whole rows of
+    /// `rowLength`) as transformers' `convert_moe_packed_tensors`, from the stored bytes of the
+    /// whole experts those rows lie in (of `_blocks` and `_scales`). Throws on sizes that do
+    /// not fit or a NaN (255) scale.
+    #[wasm_bindgen(js_name = dequantizeMxfp4Into)]
+    pub fn dequantize_mxfp4_into(
+        &self,
+        name: &str,
+        first: f64,
+        blocks: &[u8],
+        scales: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = self.mxfp4(name)?;
+        crate::mxfp4::dequantize_rows(layer, first as u64, blocks, scales, out).map_err(js_error)
     }
 
     /// config.json's compressed-tensors `quantization_config` (its one weight scheme): `{

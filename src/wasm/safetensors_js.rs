@@ -12,6 +12,7 @@ use crate::fp8::Fp8Config;
 use crate::gptq::QuantConfig;
 use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
+use crate::mxfp4::Mxfp4Config;
 use crate::safetensors::SafetensorsFile;
 
 #[derive(Serialize)]
@@ -466,5 +467,73 @@ fn ct_config_js(c: &CtConfig) -> CtConfigJs<'_> {
         input_activation_bits: c.activation_bits,
         ignore: &c.ignore,
         label: c.type_name(),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4PartsJs {
+    blocks: String,
+    scales: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4LayerJs<'a> {
+    name: &'a str,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    /// `[experts, groups * 32, rows]`.
+    shape: Vec<f64>,
+    experts: f64,
+    rows_per_expert: f64,
+    groups: f64,
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    parts: Mxfp4PartsJs,
+    n_bytes: f64,
+}
+
+/// The MXFP4 tensors of a checkpoint.
+pub(super) fn mxfp4_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<Mxfp4LayerJs<'_>> = checkpoint
+        .mxfp4_layers()
+        .iter()
+        .map(|l| Mxfp4LayerJs {
+            name: &l.name,
+            path: &l.name,
+            type_name: l.type_name(),
+            shape: l.shape().iter().map(|&d| d as f64).collect(),
+            experts: l.experts as f64,
+            rows_per_expert: l.rows as f64,
+            groups: l.groups as f64,
+            n_rows: l.n_rows() as f64,
+            row_length: l.row_len() as f64,
+            n_elements: l.n_elements() as f64,
+            parts: Mxfp4PartsJs {
+                blocks: format!("{}_blocks", l.name),
+                scales: format!("{}_scales", l.name),
+            },
+            n_bytes: checkpoint.mxfp4_layer_bytes(l) as f64,
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4ConfigJs<'a> {
+    modules_to_not_convert: &'a [String],
+}
+
+/// config.json's MXFP4 `quantization_config`, or null.
+pub(super) fn mxfp4_config_to_js(c: Option<&Mxfp4Config>) -> JsValue {
+    match c {
+        None => JsValue::NULL,
+        Some(c) => to_js(&Mxfp4ConfigJs {
+            modules_to_not_convert: &c.not_converted,
+        }),
     }
 }

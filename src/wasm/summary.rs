@@ -59,6 +59,16 @@ struct SummaryJs<'a> {
     /// A checkpoint's own: Some(None) is null (no compressed-tensors config).
     #[serde(skip_serializing_if = "Option::is_none")]
     ct: Option<Option<CtJs>>,
+    /// A checkpoint's own: Some(None) is null (no MXFP4 config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mxfp4: Option<Option<Mxfp4Js>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4Js {
+    layers: f64,
+    not_converted: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -140,6 +150,7 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
         mlx: None,
         fp8: None,
         ct: None,
+        mxfp4: None,
     };
     super::to_js(&value)
 }
@@ -220,6 +231,10 @@ pub(super) fn checkpoint_summary_to_js(
                 symmetric: c.scheme.symmetric,
                 ignore: c.scheme.ignore.clone(),
             }
+        })),
+        mxfp4: Some(s.mxfp4.as_ref().map(|m| Mxfp4Js {
+            layers: m.layers as f64,
+            not_converted: m.not_converted.clone(),
         })),
     };
     super::to_js(&value)
