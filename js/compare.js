@@ -5,7 +5,7 @@ import { CHUNK_BYTES } from './model.js';
 import { abortError } from './sources.js';
 /** @import { GgufModel } from './model.js' */
 /** @import { SafetensorsModel } from './safetensors.js' */
-/** @import { Fp8Layer, GptqLayer, MlxLayer, ModelDiff, Progress, SafetensorsTensorInfo, TensorInfo, ValueMetrics } from './index.js' */
+/** @import { CtLayer, Mxfp4Layer, Fp8Layer, GptqLayer, MlxLayer, ModelDiff, Progress, SafetensorsTensorInfo, TensorInfo, ValueMetrics } from './index.js' */
 /** @typedef {GgufModel | SafetensorsModel} Model */
 
 /** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
@@ -84,11 +84,11 @@ export async function compareReport(a, b, options = {}) {
 }
 
 /**
- * What is read for `name`: a tensor, an MLX or FP8 layer (its `<path>.weight`), or the GPTQ
+ * What is read for `name`: a tensor, an MLX, FP8 or compressed-tensors layer (its `<path>.weight`), or the GPTQ
  * layer a `<layer>.weight` name stands for.
  * @param {Model} m
  * @param {string} name
- * @returns {{ info: TensorInfo | SafetensorsTensorInfo | GptqLayer | MlxLayer | Fp8Layer, read: string, shape: number[] }}
+ * @returns {{ info: TensorInfo | SafetensorsTensorInfo | GptqLayer | MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer, read: string, shape: number[] }}
  */
 function resolve(m, name) {
   const ranged = m.format === 'safetensors' ? m._rangeLayer(name) : undefined;

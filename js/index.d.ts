@@ -783,6 +783,71 @@ export interface Fp8Layer {
   nBytes: number;
 }
 
+/** A compressed-tensors layer (config.json's `quantization_config`, `quant_method:
+ * compressed-tensors`), read as `<path>.weight` (as the package's `decompress`). */
+export interface CtLayer {
+  /** `<path>.weight`: the name readTensor, tensorStats and quantError take. */
+  name: string;
+  path: string;
+  /** "CT-W4A16-g128", "CT-W8A16-ch", "CT-W4A16-g32-asym", "CT-FP8-E4M3-t", ... */
+  type: string;
+  format: 'pack-quantized' | 'int-quantized' | 'float-quantized';
+  bits: number;
+  strategy: 'tensor' | 'channel' | 'group';
+  /** null unless strategy is "group". */
+  groupSize: number | null;
+  symmetric: boolean;
+  /** [out, in]. */
+  shape: number[];
+  nRows: number;
+  rowLength: number;
+  nElements: number;
+  scaleDtype: string;
+  /** Stored tensor names (weight: `.weight_packed` when pack-quantized, else `.weight`). */
+  parts: { weight: string; weightScale: string; weightShape?: string; weightZeroPoint?: string };
+  /** Bytes of all its parts. */
+  nBytes: number;
+}
+
+/** A gpt-oss MXFP4 tensor (config.json's `quantization_config`, `quant_method: mxfp4`):
+ * `<name>_blocks` + e8m0 `<name>_scales`, read as `<name>` (as transformers'
+ * `convert_moe_packed_tensors`). */
+export interface Mxfp4Layer {
+  /** The logical name (`model.layers.0.mlp.experts.gate_up_proj`): what readTensor takes. */
+  name: string;
+  /** The same as name. */
+  path: string;
+  type: 'MXFP4';
+  /** [experts, groups * 32, rowsPerExpert]. */
+  shape: number[];
+  experts: number;
+  rowsPerExpert: number;
+  /** Blocks of 32 values per stored row. */
+  groups: number;
+  nRows: number;
+  rowLength: number;
+  nElements: number;
+  parts: { blocks: string; scales: string };
+  /** Bytes of both parts. */
+  nBytes: number;
+}
+
+/** config.json's compressed-tensors `quantization_config`: its one weight scheme. */
+export interface CtConfig {
+  format: 'pack-quantized' | 'int-quantized' | 'float-quantized';
+  numBits: number;
+  type: 'int' | 'float';
+  strategy: 'tensor' | 'channel' | 'group';
+  groupSize: number | null;
+  symmetric: boolean;
+  /** Input activations' bits (16 when they stay unquantized). */
+  inputActivationBits: number;
+  /** Modules left unquantized, as the config lists them. */
+  ignore: string[];
+  /** The layers' type label ("CT-W4A16-g128"). */
+  label: string;
+}
+
 /** config.json's FP8 `quantization_config`. */
 export interface Fp8Config {
   fmt: 'e4m3';
@@ -801,8 +866,9 @@ export interface MlxQuantization {
 }
 
 export interface DtypeShare {
-  /** A dtype ("BF16"), "GPTQ-4bit" for GPTQ layers, "MLX-4bit-g64" for MLX layers or
-   * "FP8-E4M3-block128" for FP8 layers (their parts counted there). */
+  /** A dtype ("BF16"), "GPTQ-4bit" for GPTQ layers, "MLX-4bit-g64" for MLX layers,
+   * "FP8-E4M3-block128" for FP8 layers or "CT-W4A16-g128" for compressed-tensors layers (their
+   * parts counted there, elements as the logical weights). */
   type: string;
   tensors: number;
   elements: number;
@@ -840,6 +906,21 @@ export interface SafetensorsSummary extends Summary {
     /** modules_to_not_convert, as the config lists them. */
     notConverted: string[];
   } | null;
+  /** null without an MXFP4 config. */
+  mxfp4: { layers: number; notConverted: string[] } | null;
+  /** null without a compressed-tensors config. */
+  ct: {
+    layers: number;
+    /** The layers' type label ("CT-W4A16-g128"). */
+    label: string;
+    format: 'pack-quantized' | 'int-quantized' | 'float-quantized';
+    bits: number;
+    strategy: 'tensor' | 'channel' | 'group';
+    groupSize: number | null;
+    symmetric: boolean;
+    /** The config's `ignore`: modules left unquantized. */
+    ignore: string[];
+  } | null;
 }
 
 export declare class SafetensorsModel {
@@ -867,6 +948,14 @@ export declare class SafetensorsModel {
   readonly fp8Layers: Fp8Layer[];
   /** config.json's FP8 `quantization_config` (quantConfigSource says where it came from). */
   readonly fp8Config: Fp8Config | null;
+  /** compressed-tensors layers, each read (dequantized as the package's `decompress`) as its `<path>.weight`. */
+  readonly ctLayers: CtLayer[];
+  /** config.json's compressed-tensors `quantization_config` (quantConfigSource says where it came from). */
+  readonly ctConfig: CtConfig | null;
+  /** gpt-oss MXFP4 tensors, each read (dequantized as transformers' `convert_moe_packed_tensors`) as its `name`. */
+  readonly mxfp4Layers: Mxfp4Layer[];
+  /** config.json's MXFP4 `quantization_config`. */
+  readonly mxfp4Config: { modulesToNotConvert: string[] } | null;
   readonly quantConfig: QuantConfig | null;
   readonly quantConfigSource: string | null;
   /** Set when a config found beside the file could not be used. */
@@ -877,8 +966,9 @@ export declare class SafetensorsModel {
   summary(): SafetensorsSummary;
   /** A stored tensor's rows as f32 (torch's conversion), a GPTQ layer's output rows
    * dequantized ([out, in], bit for bit as llama.cpp / GPTQModel; a layer's parts are fetched
-   * whole), or an MLX or FP8 block-scaled layer's rows (by `<path>.weight`, as `mx.dequantize` /
-   * transformers' `Fp8Dequantize`; rows fetched by Range). */
+   * whole), or an MLX, FP8 block-scaled or compressed-tensors layer's rows (by `<path>.weight`,
+   * as `mx.dequantize` / transformers' `Fp8Dequantize` / compressed-tensors' `decompress`; rows
+   * fetched by Range). */
   readTensor(name: string, options?: ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<Float32Array>;
   readTensorBytes(name: string, options?: ReadOptions): Promise<Uint8Array>;
   tensorStats(name: string, options?: StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }): Promise<TensorStats>;

@@ -8,7 +8,7 @@ import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter, runStatsJob, outputArray, knownSize, ShardedModel } from './model.js';
 import { eachChunkAhead, rowsPerRead } from './read-rows.js';
 import { errorMessage } from './sources.js';
-/** @import { GgufInput, GptqLayer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
+/** @import { GgufInput, GptqLayer, CtConfig, CtLayer, Mxfp4Layer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
 /** @import { AnyOpenOptions, SafetensorsHeader, Source, Wasm } from './internal.js' */
 /** @import { ChunkOptions } from './model.js' */
 /** @typedef {ChunkOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} StChunkOptions */
@@ -237,6 +237,23 @@ export class SafetensorsModel extends ShardedModel {
     this._fp8Index = new Map();
     /** @type {Fp8Config | null} */
     this.fp8Config = null;
+    /** compressed-tensors layers (config.json's `quantization_config`), each read as its `<path>.weight`.
+     * @type {CtLayer[]} */
+    this.ctLayers = [];
+    /** @type {Map<string, CtLayer>} */
+    this._ctIndex = new Map();
+    /** @type {CtConfig | null} */
+    this.ctConfig = null;
+    /** Paths of the pack-quantized layers whose `weight_shape` values were checked.
+     * @type {Set<string>} */
+    this._ctShapeChecked = new Set();
+    /** gpt-oss MXFP4 tensors (`<name>_blocks` + `<name>_scales`), each read as its `<name>`.
+     * @type {Mxfp4Layer[]} */
+    this.mxfp4Layers = [];
+    /** @type {Map<string, Mxfp4Layer>} */
+    this._mxfp4Index = new Map();
+    /** @type {{ modulesToNotConvert: string[] } | null} */
+    this.mxfp4Config = null;
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
   }
@@ -269,7 +286,7 @@ export class SafetensorsModel extends ShardedModel {
     return this.metadata.find((e) => e.key === key)?.value;
   }
 
-  /** The GPTQ, MLX and FP8 layers the core found (across every shard), with the reasons for misfits. */
+  /** The GPTQ, MLX, FP8 and compressed-tensors layers the core found (across every shard), with the reasons for misfits. */
   _setLayers() {
     this.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
@@ -280,6 +297,13 @@ export class SafetensorsModel extends ShardedModel {
     this.fp8Layers = this.header.fp8Layers();
     this._fp8Index = new Map(this.fp8Layers.map((l) => [l.path, l]));
     this.fp8Config = this.header.fp8Config();
+    this.ctLayers = this.header.ctLayers();
+    this._ctIndex = new Map(this.ctLayers.map((l) => [l.path, l]));
+    this.ctConfig = this.header.ctConfig();
+    this._ctShapeChecked = new Set();
+    this.mxfp4Layers = this.header.mxfp4Layers();
+    this._mxfp4Index = new Map(this.mxfp4Layers.map((l) => [l.name, l]));
+    this.mxfp4Config = this.header.mxfp4Config();
   }
 
   /**
@@ -299,8 +323,10 @@ export class SafetensorsModel extends ShardedModel {
       this._setConfig(text, kind, typeof value === 'object' && !(value instanceof URL) ? `options.${option}` : String(value));
       return;
     }
-    // GPTQ layers have a `.qweight`, MLX layers a `.scales` (and GPTQ's too), FP8 layers a `.weight_scale_inv`.
-    const quantized = (/** @type {SafetensorsTensorInfo} */ t) => /\.(qweight|scales|weight_scale_inv)$/.test(t.name);
+    // GPTQ layers have a `.qweight`, MLX layers a `.scales` (and GPTQ's too), FP8 layers a
+    // `.weight_scale_inv`, compressed-tensors layers a `.weight_scale`.
+    // MXFP4 tensors a `_blocks`.
+    const quantized = (/** @type {SafetensorsTensorInfo} */ t) => /\.(qweight|scales|weight_scale_inv|weight_scale)$|_blocks$/.test(t.name);
     if (options.findConfig === false || !this.tensors.some(quantized)) return;
     for (const [file, kind] of [['quantize_config.json', 'quantize_config'], ['config.json', 'config']]) {
       const where = besideInput(input, file);
@@ -314,7 +340,7 @@ export class SafetensorsModel extends ShardedModel {
         this.quantConfigError = /** @type {Error} */ (err).message;
         continue;
       }
-      if (this.quantConfig || this.mlxQuantization || this.fp8Config) return;
+      if (this._anyConfig()) return;
     }
   }
 
@@ -332,7 +358,12 @@ export class SafetensorsModel extends ShardedModel {
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
     this._setLayers();
-    this.quantConfigSource = this.quantConfig || this.mlxQuantization || this.fp8Config ? where : null;
+    this.quantConfigSource = this._anyConfig() ? where : null;
+  }
+
+  /** Whether a quantization config (GPTQ, MLX, FP8 or compressed-tensors) is set. */
+  _anyConfig() {
+    return Boolean(this.quantConfig || this.mlxQuantization || this.fp8Config || this.ctConfig || this.mxfp4Config);
   }
 
   /**
@@ -368,11 +399,28 @@ export class SafetensorsModel extends ShardedModel {
     return path === undefined ? undefined : this._fp8Index.get(path);
   }
 
-  /** The layer read by row ranges of its parts (MLX, FP8) that `name` names, if any.
+  /** The MXFP4 tensor `name` names, or undefined (the core's rule).
+   * @param {string} name
+   */
+  _mxfp4Named(name) {
+    const found = this.header.mxfp4LayerNamed(name);
+    return found === undefined ? undefined : this._mxfp4Index.get(found);
+  }
+
+  /** The compressed-tensors layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
+   * @param {string} name
+   */
+  _ctNamed(name) {
+    const path = this.header.ctLayerNamed(name);
+    return path === undefined ? undefined : this._ctIndex.get(path);
+  }
+
+  /** The layer read by row ranges of its parts (compressed-tensors, FP8, MLX) that `name`
+   * names, if any (in the core's order).
    * @param {string} name
    */
   _rangeLayer(name) {
-    return this._mlxNamed(name) ?? this._fp8Named(name);
+    return this._ctNamed(name) ?? this._mxfp4Named(name) ?? this._fp8Named(name) ?? this._mlxNamed(name);
   }
 
   /** The core's summary: GGUF's summary fields (null where a checkpoint has no such thing),
@@ -446,11 +494,31 @@ export class SafetensorsModel extends ShardedModel {
    */
   async _eachChunk(name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
-    const mlx = this._mlxNamed(name);
-    if (mlx) {
-      const parts = [mlx.parts.weight, mlx.parts.scales, mlx.parts.biases].map((p) => this.tensor(p));
-      const same = (/** @type {number} */ first, /** @type {number} */ last) => [first, last];
-      await this._eachRangeChunk(mlx, parts.map((t) => ({ t, rows: same })), a, b, options, (first, [w, s, z], out) => this.header.dequantizeMlxInto(mlx.path, first, w, s, z, out), consume);
+    const ct = this._ctNamed(name);
+    if (ct) {
+      await this._checkCtShape(ct, options);
+      const span = (/** @type {(path: string, first: number, last: number) => Float64Array} */ f) =>
+        (/** @type {number} */ first, /** @type {number} */ last) => Array.from(f.call(this.header, ct.path, first, last));
+      const parts = [
+        { t: this.tensor(ct.parts.weight), rows: (/** @type {number} */ first, /** @type {number} */ last) => [first, last] },
+        { t: this.tensor(ct.parts.weightScale), rows: span(this.header.ctScaleRows) },
+      ];
+      if (ct.parts.weightZeroPoint) parts.push({ t: this.tensor(ct.parts.weightZeroPoint), rows: span(this.header.ctZeroRows) });
+      const none = new Uint8Array(0);
+      await this._eachRangeChunk(ct, parts, a, b, options, (first, [w, s, z], out) => this.header.dequantizeCtInto(ct.path, first, w, s, z ?? none, out), consume);
+      return;
+    }
+    const mx = this._mxfp4Named(name);
+    if (mx) {
+      // A logical row reads every stored row of its expert: the parts of whole experts.
+      const k = mx.groups * 32;
+      const experts = (/** @type {number} */ first, /** @type {number} */ last) => [Math.floor(first / k), Math.floor((last - 1) / k) + 1];
+      const per = (/** @type {number} */ n) => (/** @type {number} */ first, /** @type {number} */ last) => experts(first, last).map((e) => e * n);
+      const parts = [
+        { t: this.tensor(mx.parts.blocks), rows: per(mx.rowsPerExpert * mx.groups) },
+        { t: this.tensor(mx.parts.scales), rows: per(mx.rowsPerExpert) },
+      ];
+      await this._eachRangeChunk(mx, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeMxfp4Into(mx.name, first, w, s, out), consume);
       return;
     }
     const fp8 = this._fp8Named(name);
@@ -461,6 +529,13 @@ export class SafetensorsModel extends ShardedModel {
         { t: this.tensor(fp8.parts.weightScaleInv), rows: scaleRows },
       ];
       await this._eachRangeChunk(fp8, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeFp8Into(fp8.path, first, w, s, out), consume);
+      return;
+    }
+    const mlx = this._mlxNamed(name);
+    if (mlx) {
+      const parts = [mlx.parts.weight, mlx.parts.scales, mlx.parts.biases].map((p) => this.tensor(p));
+      const same = (/** @type {number} */ first, /** @type {number} */ last) => [first, last];
+      await this._eachRangeChunk(mlx, parts.map((t) => ({ t, rows: same })), a, b, options, (first, [w, s, z], out) => this.header.dequantizeMlxInto(mlx.path, first, w, s, z, out), consume);
       return;
     }
     const layer = this._layerNamed(name);
@@ -493,10 +568,10 @@ export class SafetensorsModel extends ShardedModel {
   }
 
   /**
-   * Calls consume(values, firstRow) for consecutive row chunks of [a, b) of an MLX or FP8 layer:
+   * Calls consume(values, firstRow) for consecutive row chunks of [a, b) of an MLX, FP8 or compressed-tensors layer:
    * each chunk's rows of its parts (`rows` maps the layer's rows to a part's) fetched by Range
    * (the next chunk while one is dequantized), then `dequantize(first, bytes, out)`.
-   * @param {MlxLayer | Fp8Layer} layer
+   * @param {MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer} layer
    * @param {{ t: SafetensorsTensorInfo, rows: (first: number, last: number) => number[] }[]} parts
    * @param {number} a
    * @param {number} b
@@ -507,25 +582,54 @@ export class SafetensorsModel extends ShardedModel {
   async _eachRangeChunk(layer, parts, a, b, options, dequantize, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(4 * layer.rowLength, chunkBytes, b - a));
-    const bytesOf = (/** @type {number} */ first, /** @type {number} */ last) => parts.reduce((sum, { t, rows }) => {
-      const [p, q] = rows(first, last);
-      return sum + (q - p) * (t.rowBytes ?? 0);
-    }, 0);
-    // A scale row shared by two chunks is fetched for each.
+    // A part's rows shared by consecutive chunks (an MXFP4 expert) are fetched once; a scale
+    // row shared by two chunks of other rows is fetched for each.
+    const spans = (/** @type {number} */ first, /** @type {number} */ last) => parts.map(({ rows }) => rows(first, last));
     let total = 0;
-    for (let first = a; first < b; first += rowsPerChunk) total += bytesOf(first, Math.min(b, first + rowsPerChunk));
+    /** @type {number[][] | null} */
+    let before = null;
+    for (let first = a; first < b; first += rowsPerChunk) {
+      const now = spans(first, Math.min(b, first + rowsPerChunk));
+      now.forEach(([p, q], i) => { if (!(before && before[i][0] === p && before[i][1] === q)) total += (q - p) * (parts[i].t.rowBytes ?? 0); });
+      before = now;
+    }
     const progress = progressCounter(options.onProgress, total);
-    const fetchRows = (/** @type {number} */ first, /** @type {number} */ last) => Promise.all(parts.map(({ t, rows }) => {
+    /** @type {({ p: number, q: number, bytes: Promise<Uint8Array> } | null)[]} */
+    const last = parts.map(() => null);
+    const fetchRows = (/** @type {number} */ first, /** @type {number} */ end) => Promise.all(parts.map(({ t, rows }, i) => {
       const shard = this.shards[t.shard];
-      const [p, q] = rows(first, last);
-      const [start, end] = shard.header.rowsRange(t.name, p, q);
-      return shard.source.read(start, end, options.signal, progress);
+      const [p, q] = rows(first, end);
+      const held = last[i];
+      if (held && held.p === p && held.q === q) return held.bytes;
+      const [start, stop] = shard.header.rowsRange(t.name, p, q);
+      const bytes = shard.source.read(start, stop, options.signal, progress);
+      last[i] = { p, q, bytes };
+      return bytes;
     }));
     await eachChunkAhead(a, b, rowsPerChunk, fetchRows, options.signal, (bytes, first, last) => {
       const out = new Float32Array((last - first) * layer.rowLength);
       dequantize(first, bytes, out);
       consume(out, first);
     });
+  }
+
+  /**
+   * Checks a pack-quantized layer's stored `weight_shape` values (16 bytes, fetched once)
+   * against the shape its packed weight and scales give, as the core does when it reads one.
+   * @param {CtLayer} layer
+   * @param {StChunkOptions} options
+   */
+  async _checkCtShape(layer, options) {
+    const part = layer.parts.weightShape;
+    if (!part || this._ctShapeChecked.has(layer.path)) return;
+    const t = this.tensor(part);
+    const bytes = await this.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal);
+    try {
+      this.header.checkCtWeightShape(layer.path, bytes);
+    } catch (err) {
+      throw new Error(`gguf-lens: ${errorMessage(err)}`, { cause: err });
+    }
+    this._ctShapeChecked.add(layer.path);
   }
 
   /**

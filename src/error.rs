@@ -146,6 +146,8 @@ pub enum ErrorKind {
     Fp8Layout { layer: String, message: String },
     /// A compressed-tensors layer whose parts do not fit its scheme (or a scale that is not finite).
     CtLayout { layer: String, message: String },
+    /// A gpt-oss MXFP4 tensor (`_blocks` + e8m0 `_scales`) whose parts do not fit (or a NaN scale).
+    Mxfp4Layout { layer: String, message: String },
     /// A call that does not fit what it works on (e.g. statistics fed rows out of their range).
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
@@ -341,6 +343,7 @@ impl fmt::Display for ErrorKind {
             CtLayout { layer, message } => {
                 write!(f, "compressed-tensors layer {layer}: {message}")
             }
+            Mxfp4Layout { layer, message } => write!(f, "MXFP4 tensor {layer}: {message}"),
             PlanRefused { message } => f.write_str(message),
             BadEdit { message } => f.write_str(message),
             ChatTemplate { message } => f.write_str(message),

@@ -28,6 +28,7 @@ pub mod lint;
 pub mod llama_names;
 pub mod mlx;
 pub mod model;
+pub mod mxfp4;
 pub mod plan;
 pub mod quant;
 pub mod quantize;

@@ -49,22 +49,29 @@ function plain(v) {
 
 // The tensor table lists the package's tensor infos as they are, plus a checkpoint's GPTQ layers.
 /** Tensor infos for the table. A checkpoint's GPTQ layers are listed before their qweight as
- * {name: prefix, type: 'GPTQ-<n>bit', gptq: true, shape [out, in]} (read dequantized); an MLX
- * or FP8 layer's stored `<path>.weight` as the layer (type 'MLX-<n>bit-g<group>' or
- * 'FP8-E4M3-block<side>', logical shape, read dequantized); stored tensors as the package gives them, `part: true` when they belong to a
+ * {name: prefix, type: 'GPTQ-<n>bit', gptq: true, shape [out, in]} (read dequantized); an MLX,
+ * FP8 or compressed-tensors layer's stored weight (`<path>.weight`, or `.weight_packed`) as the
+ * layer `<path>.weight` (type 'MLX-<n>bit-g<group>', 'FP8-E4M3-block<side>' or
+ * 'CT-W<n>A16-g<group>', logical shape, read dequantized); stored tensors as the package gives them, `part: true` when they belong to a
  * GPTQ or MLX layer. */
 function tensorRows(f) {
   if (f.format === 'gguf') return f.tensors;
   const layerOf = new Map(f.gptqLayers.map((l) => [l.parts.qweight, l]));
   const parts = new Set(f.gptqLayers.flatMap((l) => Object.values(l.parts)));
-  const mlxOf = new Map([...(f.mlxLayers ?? []), ...(f.fp8Layers ?? [])].map((l) => [l.name, l]));
+  // By stored weight: a compressed-tensors layer's is `.weight_packed` when pack-quantized.
+  const mlxOf = new Map([...(f.mlxLayers ?? []), ...(f.fp8Layers ?? []), ...(f.ctLayers ?? [])].map((l) => [l.parts.weight, l]));
+  // An MXFP4 tensor by its `_blocks`; its `_scales` a part.
+  for (const l of f.mxfp4Layers ?? []) { mlxOf.set(l.parts.blocks, l); parts.add(l.parts.scales); }
   for (const l of f.mlxLayers ?? []) parts.add(l.parts.scales).add(l.parts.biases);
   for (const l of f.fp8Layers ?? []) parts.add(l.parts.weightScaleInv);
+  for (const l of f.ctLayers ?? []) {
+    for (const p of [l.parts.weightScale, l.parts.weightShape, l.parts.weightZeroPoint]) if (p) parts.add(p);
+  }
   const rows = [];
   for (const t of f.tensors) {
     const m = mlxOf.get(t.name);
     if (m) {
-      rows.push({ ...t, type: m.type, typeId: -1, shape: m.shape, nElements: m.nElements, nBytes: m.nBytes });
+      rows.push({ ...t, name: m.name, type: m.type, typeId: -1, shape: m.shape, nElements: m.nElements, nBytes: m.nBytes });
       continue;
     }
     const l = layerOf.get(t.name);

@@ -1,5 +1,7 @@
-// MLX and FP8 block-scaled checkpoints in the viewer (fixtures/mlx from mlx's own writer and
-// mx.dequantize; fixtures/fp8 from numpy + ml_dtypes replaying transformers' Fp8Dequantize): the
+// MLX, FP8 block-scaled and compressed-tensors checkpoints in the viewer (fixtures/mlx from mlx's
+// own writer and mx.dequantize; fixtures/fp8 from numpy + ml_dtypes replaying transformers'
+// Fp8Dequantize; fixtures/ct from compressed-tensors' own compress and decompress; fixtures/mxfp4
+// from transformers' convert_moe_packed_tensors): the
 // summary's parameter count and mix, each layer listed once in its logical shape, and the
 // inspector's statistics against the expected values (expected.safetensors, decoded here).
 import { test, before, after } from 'node:test';
@@ -24,15 +26,23 @@ function expected(dir, name) {
 const cases = [
   { dir: 'mlx', name: 'model.layers.b5_g64_f32.weight', type: 'MLX-5bit-g64', shape: [4, 256], others: 256 },
   { dir: 'fp8', name: 'model.layers.0.mlp.down_proj.weight', type: 'FP8-E4M3-block128', shape: [136, 200], others: 32 * 256 + 256 },
+  // One layer each (no manifest); the others are the plain lm_head [8, in].
+  { dir: 'ct/w4a16-g32-asym', name: 'model.layers.0.mlp.up_proj.weight', type: 'CT-W4A16-g32-asym', shape: [40, 64], others: 8 * 64, logical: 40 * 64 },
+  { dir: 'ct/fp8-ch', name: 'model.layers.0.mlp.up_proj.weight', type: 'CT-FP8-E4M3-ch', shape: [32, 64], others: 8 * 64, logical: 32 * 64 },
+  // Biases [2, 24] and [3, 16], router [3, 64], lm_head [8, 64] plain.
+  { dir: 'mxfp4', name: 'model.layers.0.mlp.experts.down_proj', type: 'MXFP4', shape: [3, 96, 16], others: 2 * 24 + 3 * 16 + 3 * 64 + 8 * 64 },
 ];
 
 for (const c of cases) {
   test(`viewer: ${c.type} — summary, table and inspector against the expected values`, async () => {
-    const manifest = JSON.parse(readFileSync(path.join(ROOT, 'fixtures', c.dir, 'manifest.json'), 'utf8'));
+    const logical = c.logical ?? JSON.parse(readFileSync(path.join(ROOT, 'fixtures', c.dir, 'manifest.json'), 'utf8'))
+      .layers.reduce((n, l) => n + l.shape.reduce((a, d) => a * d, 1), 0);
+    const [top, ...sub] = c.dir.split('/');
+    const file = `${top}-fixtures/${sub.map((d) => `${d}/`).join('')}model.safetensors`;
     const { page, log } = await newPage(browser);
-    await page.goto(`${server.url}?url=${encodeURIComponent(`/${c.dir}-fixtures/model.safetensors`)}`);
-    await waitLoaded(page, `${c.dir}-fixtures/model.safetensors`);
-    const logical = manifest.layers.reduce((n, l) => n + l.shape.reduce((a, d) => a * d, 1), 0);
+    await page.goto(`${server.url}?url=${encodeURIComponent(`/${file}`)}`);
+    // The page names a checkpoint by its URL's last two path segments.
+    await waitLoaded(page, file.split('/').slice(-2).join('/'));
     assert.equal((await field(page, 'parameter-count')).value, String(logical + c.others));
     assert.match((await field(page, 'quant-mix')).text, new RegExp(c.type));
     await page.click('[data-tab="tensors"]');

@@ -379,6 +379,49 @@ impl CtLayer {
     }
 }
 
+/// A pack-quantized layer's `weight_shape` header: I64 (or I32) `[2]`.
+pub fn check_weight_shape_header(layer: &CtLayer, dtype: Dtype, shape: &[u64]) -> Result<()> {
+    if !matches!(dtype, Dtype::I64 | Dtype::I32) || shape != [2] {
+        return Err(layout(
+            &layer.name,
+            format!(
+                "weight_shape is {} {shape:?}, expected I64 [2]",
+                dtype.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A pack-quantized layer's `weight_shape` values (`bytes`, the stored two I64 or I32) against
+/// the logical shape its packed weight and scales give.
+pub fn check_weight_shape(layer: &CtLayer, bytes: &[u8]) -> Result<()> {
+    let value = |b: &[u8]| match b.len() {
+        8 => i64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+        4 => i32::from_le_bytes(b.try_into().unwrap_or([0; 4])) as i64,
+        _ => -1,
+    };
+    if bytes.len() != 8 && bytes.len() != 16 {
+        return Err(layout(
+            &layer.name,
+            format!(
+                "weight_shape holds {} bytes, expected 16 (two I64) or 8 (two I32)",
+                bytes.len()
+            ),
+        ));
+    }
+    let size = bytes.len() / 2;
+    let got = [value(&bytes[..size]), value(&bytes[size..])];
+    let want = [layer.out_features as i64, layer.in_features as i64];
+    if got != want {
+        return Err(layout(
+            &layer.name,
+            format!("weight_shape {got:?} does not match the packed weight and scales ({want:?})"),
+        ));
+    }
+    Ok(())
+}
+
 /// The `bits`-wide field at bit `start` of a little-endian bit stream in int32 words, less
 /// the storage offset `2^(bits-1)`.
 fn unpack(words: &[u8], bits: u32, start: u64) -> i32 {

@@ -14,6 +14,7 @@ use crate::fp8::Fp8Config;
 use crate::gguf::read_header;
 use crate::gptq::QuantConfig;
 use crate::mlx::MlxQuantization;
+use crate::mxfp4::Mxfp4Config;
 use crate::safetensors::{SafetensorsFile, ShardIndex};
 
 /// A model opened from files, with the files.
@@ -132,7 +133,8 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         let mlx = MlxQuantization::from_config_json(&bytes)?;
         let fp8 = Fp8Config::from_config_json(&bytes)?;
         let ct = CtConfig::from_config_json(&bytes)?;
-        if mlx.is_some() || fp8.is_some() || ct.is_some() {
+        let mxfp4 = Mxfp4Config::from_config_json(&bytes)?;
+        if mlx.is_some() || fp8.is_some() || ct.is_some() || mxfp4.is_some() {
             config_source.get_or_insert_with(|| "config.json".to_string());
         }
         if mlx.is_some() {
@@ -143,6 +145,9 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         }
         if ct.is_some() {
             checkpoint.set_ct(ct);
+        }
+        if mxfp4.is_some() {
+            checkpoint.set_mxfp4(mxfp4);
         }
     }
     if let Some(err) = checkpoint.layer_errors().first() {

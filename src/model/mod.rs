@@ -26,6 +26,7 @@ pub use gguf::{split_paths, GgufModel, SplitCheck};
 pub use rows::{ReadSeek, Rows, Shards};
 pub use safetensors::{
     Checkpoint, CheckpointSummary, CtSummary, DtypeShare, Fp8Summary, GptqSummary, MlxSummary,
+    Mxfp4Summary,
 };
 
 use crate::error::Result;

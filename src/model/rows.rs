@@ -15,8 +15,9 @@ use crate::fp8::Fp8Layer;
 use crate::gguf::{read_range, read_range_into, GgufFile, RowReader, TensorInfo};
 use crate::gptq::{dequantize_rows, CheckpointFormat, GptqLayer, LayerParts, V1Zeros};
 use crate::mlx::MlxLayer;
+use crate::mxfp4::Mxfp4Layer;
 use crate::quant::{AlignedF32, Kernel};
-use crate::safetensors::{to_f32, Dtype, SafetensorsFile, Tensor};
+use crate::safetensors::{to_f32, SafetensorsFile, Tensor};
 
 /// A reader of one shard's bytes.
 pub trait ReadSeek: Read + Seek + Send {}
@@ -130,6 +131,14 @@ enum Source<'m> {
         scales: PartRows<'m>,
         zeros: Option<PartRows<'m>>,
     },
+    Mxfp4 {
+        layer: &'m Mxfp4Layer,
+        blocks: PartRows<'m>,
+        scales: PartRows<'m>,
+        /// The experts whose parts `blocks` and `scales` hold (a logical row reads every
+        /// stored row of its expert, so an expert is read once for all its row chunks).
+        loaded: Option<Range<u64>>,
+    },
 }
 
 /// One tensor's values, row by row, through its own reader of the shard holding it.
@@ -182,6 +191,19 @@ impl<'m> Rows<'m> {
                         true => None,
                         false => Some(part("weight_zero_point")?),
                     },
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
+        if let Some(layer) = c.mxfp4_layer(name) {
+            let part = |p: &str| PartRows::new(c, format!("{}{p}", layer.name), shards);
+            return Ok(Rows {
+                source: Source::Mxfp4 {
+                    layer,
+                    blocks: part("_blocks")?,
+                    scales: part("_scales")?,
+                    loaded: None,
                 },
                 shards,
                 values: AlignedF32::new(),
@@ -321,6 +343,17 @@ impl<'m> Rows<'m> {
                     None => None,
                 },
             },
+            Source::Mxfp4 {
+                layer,
+                blocks,
+                scales,
+                ..
+            } => Source::Mxfp4 {
+                layer,
+                blocks: blocks.another(self.shards)?,
+                scales: scales.another(self.shards)?,
+                loaded: None,
+            },
         };
         Ok(Rows {
             source,
@@ -339,6 +372,7 @@ impl<'m> Rows<'m> {
             Source::Mlx { layer, .. } => layer.type_name(),
             Source::Fp8 { layer, .. } => layer.type_name(),
             Source::Ct { layer, .. } => layer.type_name(),
+            Source::Mxfp4 { layer, .. } => layer.type_name(),
         }
     }
 
@@ -351,6 +385,7 @@ impl<'m> Rows<'m> {
             Source::Mlx { layer, .. } => layer.shape.clone(),
             Source::Fp8 { layer, .. } => vec![layer.out_features, layer.in_features],
             Source::Ct { layer, .. } => vec![layer.out_features, layer.in_features],
+            Source::Mxfp4 { layer, .. } => layer.shape(),
         }
     }
 
@@ -363,6 +398,7 @@ impl<'m> Rows<'m> {
             Source::Mlx { layer, .. } => layer.row_len(),
             Source::Fp8 { layer, .. } => layer.in_features,
             Source::Ct { layer, .. } => layer.in_features,
+            Source::Mxfp4 { layer, .. } => layer.row_len(),
         }
     }
 
@@ -374,6 +410,7 @@ impl<'m> Rows<'m> {
             Source::Mlx { layer, .. } => layer.n_rows(),
             Source::Fp8 { layer, .. } => layer.out_features,
             Source::Ct { layer, .. } => layer.out_features,
+            Source::Mxfp4 { layer, .. } => layer.n_rows(),
         }
     }
 
@@ -417,6 +454,17 @@ impl<'m> Rows<'m> {
             }
             Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } | Source::Ct { weight, .. } => {
                 weight.file.rows_range(weight.tensor, rows).map(|_| ())
+            }
+            Source::Mxfp4 { layer, .. } => {
+                if rows.start > rows.end || rows.end > layer.n_rows() {
+                    return Err(Error::new(ErrorKind::BadRowRange {
+                        name: layer.name.clone(),
+                        start: rows.start,
+                        end: rows.end,
+                        rows: layer.n_rows(),
+                    }));
+                }
+                Ok(())
             }
         }
     }
@@ -517,6 +565,23 @@ impl<'m> Rows<'m> {
                 };
                 crate::ct::dequantize_rows(layer, rows.start, &weight.bytes, &scales.bytes, z, out)
             }
+            Source::Mxfp4 {
+                layer,
+                blocks,
+                scales,
+                loaded,
+            } => {
+                let out = values.resize(elements(rows.clone(), layer.row_len())?)?;
+                let experts = layer.experts_of(rows.clone());
+                let held = loaded.as_ref().is_some_and(|l| *l == experts);
+                if !held {
+                    *loaded = None;
+                    blocks.read(layer.block_rows(experts.clone()))?;
+                    scales.read(layer.scale_rows(experts.clone()))?;
+                    *loaded = Some(experts);
+                }
+                crate::mxfp4::dequantize_rows(layer, rows.start, &blocks.bytes, &scales.bytes, out)
+            }
         }
     }
 }
@@ -528,33 +593,9 @@ fn check_weight_shape(c: &Checkpoint, layer: &CtLayer, shards: &dyn Shards) -> R
     let Some((i, t)) = c.tensor(&name) else {
         return Err(Error::new(ErrorKind::NoSuchTensor { name }));
     };
-    let bad = |message: String| {
-        Error::new(ErrorKind::CtLayout {
-            layer: layer.name.clone(),
-            message,
-        })
-    };
-    if !matches!(t.dtype(), Dtype::I64 | Dtype::I32) || t.shape() != [2] {
-        return Err(bad(format!(
-            "weight_shape is {} {:?}, expected I64 [2]",
-            t.dtype().name(),
-            t.shape()
-        )));
-    }
+    crate::ct::check_weight_shape_header(layer, t.dtype(), t.shape())?;
     let bytes = read_range(&mut shards.open(i)?, c.shards()[i].data_range(t))?;
-    let size = bytes.len() / 2;
-    let value = |b: &[u8]| match b.len() {
-        8 => i64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
-        _ => i32::from_le_bytes(b.try_into().unwrap_or([0; 4])) as i64,
-    };
-    let got = [value(&bytes[..size]), value(&bytes[size..])];
-    let want = [layer.out_features as i64, layer.in_features as i64];
-    if got != want {
-        return Err(bad(format!(
-            "weight_shape {got:?} does not match the packed weight and scales ({want:?})"
-        )));
-    }
-    Ok(())
+    crate::ct::check_weight_shape(layer, &bytes)
 }
 
 fn open<'m>(shards: &'m dyn Shards, shard: usize) -> Result<Input<'m>> {

@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::fp8::{self, Fp8Config, Fp8Layer};
 use crate::gptq::{self, CheckpointFormat, GptqLayer, QuantConfig, TensorShape};
 use crate::mlx::{self, MlxLayer, MlxQuantization};
+use crate::mxfp4::{self, Mxfp4Config, Mxfp4Layer};
 use crate::safetensors::{SafetensorsFile, ShardIndex, Tensor};
 
 /// The stored parts of a GPTQ layer, listed under the layer's `<layer>.weight` instead.
@@ -28,6 +29,8 @@ const CT_PARTS: [&str; 5] = [
     "weight_shape",
     "weight_zero_point",
 ];
+/// The stored parts of an MXFP4 tensor, suffixed to its name (`<name>_blocks`).
+const MXFP4_PARTS: [&str; 2] = ["_blocks", "_scales"];
 
 /// One checkpoint over its shards, in order.
 #[derive(Debug, Clone)]
@@ -44,6 +47,9 @@ pub struct Checkpoint {
     /// config.json's `quantization_config` with `quant_method: compressed-tensors`, if any.
     ct: Option<CtConfig>,
     ct_layers: Vec<CtLayer>,
+    /// config.json's `quantization_config` with `quant_method: mxfp4`, if any.
+    mxfp4: Option<Mxfp4Config>,
+    mxfp4_layers: Vec<Mxfp4Layer>,
     /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
     /// were left out.
     layer_errors: Vec<Error>,
@@ -117,6 +123,16 @@ pub struct CheckpointSummary {
     pub fp8: Option<Fp8Summary>,
     /// None without a compressed-tensors `quantization_config`.
     pub ct: Option<CtSummary>,
+    /// None without an MXFP4 `quantization_config`.
+    pub mxfp4: Option<Mxfp4Summary>,
+}
+
+/// The MXFP4 side of a checkpoint: its tensors and config.json's modules left unquantized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mxfp4Summary {
+    pub layers: u64,
+    /// `modules_to_not_convert`, as the config lists them.
+    pub not_converted: Vec<String>,
 }
 
 /// The compressed-tensors side of a checkpoint: its layers and config.json's scheme.
@@ -146,6 +162,8 @@ impl Checkpoint {
             fp8_layers: Vec::new(),
             ct: None,
             ct_layers: Vec::new(),
+            mxfp4: None,
+            mxfp4_layers: Vec::new(),
             layer_errors: Vec::new(),
             index,
             shard_index: None,
@@ -190,6 +208,12 @@ impl Checkpoint {
         self.find_layers();
     }
 
+    /// Replaces the MXFP4 config and finds the tensors again with it.
+    pub fn set_mxfp4(&mut self, mxfp4: Option<Mxfp4Config>) {
+        self.mxfp4 = mxfp4;
+        self.find_layers();
+    }
+
     /// GPTQ layers (by `.qweight`), MLX layers (by `.scales`, with an MLX config), FP8 layers
     /// (by `.weight_scale_inv`, with an FP8 config).
     fn find_layers(&mut self) {
@@ -223,7 +247,12 @@ impl Checkpoint {
             Some(scheme) => sort_out(ct::discover(names(), short, scheme), &mut errors),
             None => Vec::new(),
         };
+        let mxfp4_layers = match &self.mxfp4 {
+            Some(_) => sort_out(mxfp4::discover(names(), short), &mut errors),
+            None => Vec::new(),
+        };
         self.ct_layers = ct_layers;
+        self.mxfp4_layers = mxfp4_layers;
         self.layers = layers;
         self.mlx_layers = mlx_layers;
         self.fp8_layers = fp8_layers;
@@ -312,6 +341,30 @@ impl Checkpoint {
             .find(|l| l.name == name || Some(l.name.as_str()) == path)
     }
 
+    /// The MXFP4 config.
+    pub fn mxfp4(&self) -> Option<&Mxfp4Config> {
+        self.mxfp4.as_ref()
+    }
+
+    /// The MXFP4 tensors, in tensor order.
+    pub fn mxfp4_layers(&self) -> &[Mxfp4Layer] {
+        &self.mxfp4_layers
+    }
+
+    /// The MXFP4 tensor `name` names (its logical name, without `_blocks`).
+    pub fn mxfp4_layer(&self, name: &str) -> Option<&Mxfp4Layer> {
+        self.mxfp4_layers.iter().find(|l| l.name == name)
+    }
+
+    /// Bytes of an MXFP4 tensor's stored parts.
+    pub fn mxfp4_layer_bytes(&self, layer: &Mxfp4Layer) -> u64 {
+        MXFP4_PARTS
+            .iter()
+            .filter_map(|part| self.tensor(&format!("{}{part}", layer.name)))
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add)
+    }
+
     /// Bytes of a compressed-tensors layer's stored parts.
     pub fn ct_layer_bytes(&self, layer: &CtLayer) -> u64 {
         self.parts_bytes(&layer.name, &CT_PARTS)
@@ -354,7 +407,11 @@ impl Checkpoint {
             .ct_layers
             .iter()
             .flat_map(|l| CT_PARTS.map(|part| format!("{}.{part}", l.name)));
-        gptq.chain(mlx).chain(fp8).chain(ct).collect()
+        let mx = self
+            .mxfp4_layers
+            .iter()
+            .flat_map(|l| MXFP4_PARTS.map(|part| format!("{}{part}", l.name)));
+        gptq.chain(mlx).chain(fp8).chain(ct).chain(mx).collect()
     }
 
     /// The GPTQ layers, in tensor order.
@@ -441,6 +498,11 @@ impl Checkpoint {
             ty: TensorType::Named(l.type_name()),
             shape: vec![l.out_features, l.in_features],
         }));
+        tensors.extend(self.mxfp4_layers.iter().map(|l| TensorEntry {
+            name: l.name.clone(),
+            ty: TensorType::Named(l.type_name()),
+            shape: l.shape(),
+        }));
         for t in self.shards.iter().flat_map(|s| s.tensors()) {
             if let Some(layer) = t
                 .name()
@@ -504,6 +566,9 @@ impl Checkpoint {
             let elements = l.out_features.saturating_mul(l.in_features);
             add(l.type_name(), elements, self.ct_layer_bytes(l));
         }
+        for l in &self.mxfp4_layers {
+            add(l.type_name(), l.n_elements(), self.mxfp4_layer_bytes(l));
+        }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());
         }
@@ -548,6 +613,10 @@ impl Checkpoint {
             layers: self.ct_layers.len() as u64,
             scheme: scheme.clone(),
         });
+        let mxfp4 = self.mxfp4.as_ref().map(|c| Mxfp4Summary {
+            layers: self.mxfp4_layers.len() as u64,
+            not_converted: c.not_converted.clone(),
+        });
         CheckpointSummary {
             tensor_count: self.tensors().count() as u64,
             parameter_count,
@@ -558,6 +627,7 @@ impl Checkpoint {
             mlx,
             fp8,
             ct,
+            mxfp4,
         }
     }
 }

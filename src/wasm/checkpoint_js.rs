@@ -7,10 +7,12 @@ use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, safetensors_js, set, summary, to_js};
+use crate::ct::CtConfig;
 use crate::fp8::Fp8Config;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
 use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
+use crate::mxfp4::Mxfp4Config;
 use crate::safetensors::SafetensorsFile;
 
 /// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes
@@ -54,6 +56,17 @@ impl SafetensorsHeader {
         (self.model.fp8_layers().iter())
             .find(|l| l.name == path)
             .ok_or_else(|| JsError::new(&format!("no FP8 layer named {path}")))
+    }
+
+    fn mxfp4(&self, name: &str) -> Result<&crate::mxfp4::Mxfp4Layer, JsError> {
+        (self.model.mxfp4_layer(name))
+            .ok_or_else(|| JsError::new(&format!("no MXFP4 tensor named {name}")))
+    }
+
+    fn ct(&self, path: &str) -> Result<&crate::ct::CtLayer, JsError> {
+        (self.model.ct_layers().iter())
+            .find(|l| l.name == path)
+            .ok_or_else(|| JsError::new(&format!("no compressed-tensors layer named {path}")))
     }
 
     fn layer(&self, name: &str) -> Result<&GptqLayer, JsError> {
@@ -131,20 +144,25 @@ impl SafetensorsHeader {
 
     /// Sets the quantization config from the text of `quantize_config.json` (`kind`
     /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
-    /// gptq `quantization_config` sets none; its MLX `quantization` and FP8
-    /// `quantization_config`, if any, are set too, as `mlxQuantization` and `fp8Config`), and
+    /// gptq `quantization_config` sets none; its MLX `quantization`, FP8 and compressed-tensors
+    /// `quantization_config`, if any, are set too, as `mlxQuantization`, `fp8Config` and
+    /// `ctConfig`), and
     /// finds the layers again with them. Returns the GPTQ config (as
     /// `quantConfig`). Throws on malformed JSON or an unsupported config.
     #[wasm_bindgen(js_name = setQuantConfig)]
     pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let (config, mlx, fp8) = match kind {
+        let (config, mlx, fp8, ct, mxfp4) = match kind {
             "config" => (
                 QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
                 MlxQuantization::from_config_json(text.as_bytes()).map_err(js_error)?,
                 Fp8Config::from_config_json(text.as_bytes()).map_err(js_error)?,
+                CtConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
+                Mxfp4Config::from_config_json(text.as_bytes()).map_err(js_error)?,
             ),
             _ => (
                 Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+                None,
+                None,
                 None,
                 None,
             ),
@@ -152,6 +170,8 @@ impl SafetensorsHeader {
         self.model.set_config(config);
         self.model.set_mlx(mlx);
         self.model.set_fp8(fp8);
+        self.model.set_ct(ct);
+        self.model.set_mxfp4(mxfp4);
         Ok(self.quant_config())
     }
 
@@ -222,6 +242,117 @@ impl SafetensorsHeader {
     ) -> Result<(), JsError> {
         let layer = self.fp8(path)?;
         crate::fp8::dequantize_rows(layer, first as u64, weight, scales, out).map_err(js_error)
+    }
+
+    /// config.json's MXFP4 `quantization_config`: `{ modulesToNotConvert }`, or null.
+    #[wasm_bindgen(js_name = mxfp4Config)]
+    pub fn mxfp4_config(&self) -> JsValue {
+        safetensors_js::mxfp4_config_to_js(self.model.mxfp4())
+    }
+
+    /// MXFP4 tensors (one per `<name>_blocks` whose `<name>_scales` fits): `{ name, path (the
+    /// same), type ("MXFP4"), shape ([experts, groups·32, rows]), experts, rowsPerExpert,
+    /// groups, nRows, rowLength, nElements, parts: { blocks, scales }, nBytes }`.
+    #[wasm_bindgen(js_name = mxfp4Layers)]
+    pub fn mxfp4_layers(&self) -> JsValue {
+        safetensors_js::mxfp4_layers_to_js(&self.model)
+    }
+
+    /// The name of the MXFP4 tensor `name` names, if any.
+    #[wasm_bindgen(js_name = mxfp4LayerNamed)]
+    pub fn mxfp4_layer_named(&self, name: &str) -> Option<String> {
+        self.model.mxfp4_layer(name).map(|l| l.name.clone())
+    }
+
+    /// Dequantizes logical rows `first..` of MXFP4 tensor `name` into `out` (whole rows of
+    /// `rowLength`) as transformers' `convert_moe_packed_tensors`, from the stored bytes of the
+    /// whole experts those rows lie in (of `_blocks` and `_scales`). Throws on sizes that do
+    /// not fit or a NaN (255) scale.
+    #[wasm_bindgen(js_name = dequantizeMxfp4Into)]
+    pub fn dequantize_mxfp4_into(
+        &self,
+        name: &str,
+        first: f64,
+        blocks: &[u8],
+        scales: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = self.mxfp4(name)?;
+        crate::mxfp4::dequantize_rows(layer, first as u64, blocks, scales, out).map_err(js_error)
+    }
+
+    /// config.json's compressed-tensors `quantization_config` (its one weight scheme): `{
+    /// format, numBits, type, strategy, groupSize, symmetric, inputActivationBits, ignore,
+    /// label }`, or null when none is set.
+    #[wasm_bindgen(js_name = ctConfig)]
+    pub fn ct_config(&self) -> JsValue {
+        safetensors_js::ct_config_to_js(self.model.ct())
+    }
+
+    /// compressed-tensors layers (one per `<path>.weight_scale` whose parts fit): `{ name
+    /// (`<path>.weight`), path, type (`CT-W<bits>A<act>-g<group>` ...), format, bits, strategy,
+    /// groupSize, symmetric, shape ([out, in]), nRows, rowLength, nElements, scaleDtype, parts:
+    /// { weight, weightScale, weightShape?, weightZeroPoint? }, nBytes }`.
+    #[wasm_bindgen(js_name = ctLayers)]
+    pub fn ct_layers(&self) -> JsValue {
+        safetensors_js::ct_layers_to_js(&self.model)
+    }
+
+    /// The path of the compressed-tensors layer `name` reads (`<path>.weight` or the path).
+    #[wasm_bindgen(js_name = ctLayerNamed)]
+    pub fn ct_layer_named(&self, name: &str) -> Option<String> {
+        self.model.ct_layer(name).map(|l| l.name.clone())
+    }
+
+    /// The scale rows `[start, end]` that rows `first..end` of compressed-tensors layer `path`
+    /// use (`[0, 1]` for a tensor scale).
+    #[wasm_bindgen(js_name = ctScaleRows)]
+    pub fn ct_scale_rows(&self, path: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
+        let rows = self.ct(path)?.scale_rows(first as u64..end as u64);
+        Ok(Float64Array::from(
+            &[rows.start as f64, rows.end as f64][..],
+        ))
+    }
+
+    /// The zero-point rows `[start, end]` (packed words down each column) that rows
+    /// `first..end` of asymmetric compressed-tensors layer `path` use.
+    #[wasm_bindgen(js_name = ctZeroRows)]
+    pub fn ct_zero_rows(&self, path: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
+        let rows = self.ct(path)?.zero_rows(first as u64..end as u64);
+        Ok(Float64Array::from(
+            &[rows.start as f64, rows.end as f64][..],
+        ))
+    }
+
+    /// Checks the stored values of pack-quantized layer `path`'s `weight_shape` (its bytes)
+    /// against the logical shape its packed weight and scales give. Throws on a misfit.
+    #[wasm_bindgen(js_name = checkCtWeightShape)]
+    pub fn check_ct_weight_shape(&self, path: &str, bytes: &[u8]) -> Result<(), JsError> {
+        let layer = self.ct(path)?;
+        let name = format!("{path}.weight_shape");
+        let (_, t) = (self.model.tensor(&name))
+            .ok_or_else(|| JsError::new(&format!("no tensor named {name}")))?;
+        crate::ct::check_weight_shape_header(layer, t.dtype(), t.shape()).map_err(js_error)?;
+        crate::ct::check_weight_shape(layer, bytes).map_err(js_error)
+    }
+
+    /// Dequantizes rows `first..` of compressed-tensors layer `path` into `out` (whole rows of
+    /// `rowLength`) as the package's `decompress` does, from the stored bytes of exactly those
+    /// rows of its weight, of the scale rows (`ctScaleRows`) and zero-point rows (`ctZeroRows`;
+    /// empty when symmetric) they use. Throws on sizes that do not fit or a NaN / infinite scale.
+    #[wasm_bindgen(js_name = dequantizeCtInto)]
+    pub fn dequantize_ct_into(
+        &self,
+        path: &str,
+        first: f64,
+        weight: &[u8],
+        scales: &[u8],
+        zeros: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let layer = self.ct(path)?;
+        crate::ct::dequantize_rows(layer, first as u64, weight, scales, zeros, out)
+            .map_err(js_error)
     }
 
     /// The path of the MLX layer `name` reads (`<path>.weight` or the path), if any.

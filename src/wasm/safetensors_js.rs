@@ -7,10 +7,12 @@ use wasm_bindgen::JsValue;
 
 use super::to_js;
 
+use crate::ct::{CtConfig, CtFormat, CtStrategy};
 use crate::fp8::Fp8Config;
 use crate::gptq::QuantConfig;
 use crate::mlx::MlxQuantization;
 use crate::model::Checkpoint;
+use crate::mxfp4::Mxfp4Config;
 use crate::safetensors::SafetensorsFile;
 
 #[derive(Serialize)]
@@ -341,4 +343,197 @@ pub(super) fn mlx_quantization_to_js(q: Option<&MlxQuantization>) -> JsValue {
         group_size: q.default.group_size as f64,
         layers,
     })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CtPartsJs {
+    /// The stored weight: `<path>.weight_packed` (pack-quantized) or `<path>.weight`.
+    weight: String,
+    weight_scale: String,
+    /// pack-quantized only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weight_shape: Option<String>,
+    /// Asymmetric only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weight_zero_point: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CtLayerJs<'a> {
+    /// `<path>.weight`: the name it is listed and read under.
+    name: String,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    format: &'static str,
+    bits: u32,
+    strategy: &'static str,
+    group_size: Option<f64>,
+    symmetric: bool,
+    /// `[out, in]`.
+    shape: [f64; 2],
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    scale_dtype: &'static str,
+    parts: CtPartsJs,
+    /// Bytes of every part.
+    n_bytes: f64,
+}
+
+fn strategy_name(s: CtStrategy) -> (&'static str, Option<f64>) {
+    match s {
+        CtStrategy::Tensor => ("tensor", None),
+        CtStrategy::Channel => ("channel", None),
+        CtStrategy::Group(g) => ("group", Some(g as f64)),
+    }
+}
+
+/// The compressed-tensors layers of a checkpoint.
+pub(super) fn ct_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<CtLayerJs<'_>> = checkpoint
+        .ct_layers()
+        .iter()
+        .map(|l| {
+            let part = |p: &str| format!("{}.{p}", l.name);
+            let (strategy, group_size) = strategy_name(l.scheme.strategy);
+            let packed = l.scheme.format == CtFormat::Packed;
+            CtLayerJs {
+                name: part("weight"),
+                path: &l.name,
+                type_name: l.type_name(),
+                format: l.scheme.format.name(),
+                bits: l.scheme.bits,
+                strategy,
+                group_size,
+                symmetric: l.scheme.symmetric,
+                shape: [l.out_features as f64, l.in_features as f64],
+                n_rows: l.out_features as f64,
+                row_length: l.in_features as f64,
+                n_elements: l.out_features as f64 * l.in_features as f64,
+                scale_dtype: l.scale_dtype.name(),
+                parts: CtPartsJs {
+                    weight: part(l.weight_part()),
+                    weight_scale: part("weight_scale"),
+                    weight_shape: packed.then(|| part("weight_shape")),
+                    weight_zero_point: (!l.scheme.symmetric).then(|| part("weight_zero_point")),
+                },
+                n_bytes: checkpoint.ct_layer_bytes(l) as f64,
+            }
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CtConfigJs<'a> {
+    format: &'static str,
+    num_bits: u32,
+    #[serde(rename = "type")]
+    value_type: &'static str,
+    strategy: &'static str,
+    group_size: Option<f64>,
+    symmetric: bool,
+    input_activation_bits: u32,
+    ignore: &'a [String],
+    /// The layers' type label (`CT-W4A16-g128`).
+    label: String,
+}
+
+/// config.json's compressed-tensors `quantization_config` (its one weight scheme), or null.
+pub(super) fn ct_config_to_js(c: Option<&CtConfig>) -> JsValue {
+    match c {
+        None => JsValue::NULL,
+        Some(c) => to_js(&ct_config_js(c)),
+    }
+}
+
+fn ct_config_js(c: &CtConfig) -> CtConfigJs<'_> {
+    let (strategy, group_size) = strategy_name(c.strategy);
+    CtConfigJs {
+        format: c.format.name(),
+        num_bits: c.bits,
+        value_type: if c.format == CtFormat::Float {
+            "float"
+        } else {
+            "int"
+        },
+        strategy,
+        group_size,
+        symmetric: c.symmetric,
+        input_activation_bits: c.activation_bits,
+        ignore: &c.ignore,
+        label: c.type_name(),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4PartsJs {
+    blocks: String,
+    scales: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4LayerJs<'a> {
+    name: &'a str,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    /// `[experts, groups * 32, rows]`.
+    shape: Vec<f64>,
+    experts: f64,
+    rows_per_expert: f64,
+    groups: f64,
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    parts: Mxfp4PartsJs,
+    n_bytes: f64,
+}
+
+/// The MXFP4 tensors of a checkpoint.
+pub(super) fn mxfp4_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<Mxfp4LayerJs<'_>> = checkpoint
+        .mxfp4_layers()
+        .iter()
+        .map(|l| Mxfp4LayerJs {
+            name: &l.name,
+            path: &l.name,
+            type_name: l.type_name(),
+            shape: l.shape().iter().map(|&d| d as f64).collect(),
+            experts: l.experts as f64,
+            rows_per_expert: l.rows as f64,
+            groups: l.groups as f64,
+            n_rows: l.n_rows() as f64,
+            row_length: l.row_len() as f64,
+            n_elements: l.n_elements() as f64,
+            parts: Mxfp4PartsJs {
+                blocks: format!("{}_blocks", l.name),
+                scales: format!("{}_scales", l.name),
+            },
+            n_bytes: checkpoint.mxfp4_layer_bytes(l) as f64,
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4ConfigJs<'a> {
+    modules_to_not_convert: &'a [String],
+}
+
+/// config.json's MXFP4 `quantization_config`, or null.
+pub(super) fn mxfp4_config_to_js(c: Option<&Mxfp4Config>) -> JsValue {
+    match c {
+        None => JsValue::NULL,
+        Some(c) => to_js(&Mxfp4ConfigJs {
+            modules_to_not_convert: &c.not_converted,
+        }),
+    }
 }

@@ -56,6 +56,33 @@ struct SummaryJs<'a> {
     /// A checkpoint's own: Some(None) is null (no FP8 config).
     #[serde(skip_serializing_if = "Option::is_none")]
     fp8: Option<Option<Fp8Js>>,
+    /// A checkpoint's own: Some(None) is null (no compressed-tensors config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ct: Option<Option<CtJs>>,
+    /// A checkpoint's own: Some(None) is null (no MXFP4 config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mxfp4: Option<Option<Mxfp4Js>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Mxfp4Js {
+    layers: f64,
+    not_converted: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CtJs {
+    layers: f64,
+    /// The layers' type label (`CT-W4A16-g128`).
+    label: String,
+    format: &'static str,
+    bits: u32,
+    strategy: &'static str,
+    group_size: Option<f64>,
+    symmetric: bool,
+    ignore: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -122,6 +149,8 @@ pub(super) fn summary_to_js(s: &Summary) -> JsValue {
         gptq: None,
         mlx: None,
         fp8: None,
+        ct: None,
+        mxfp4: None,
     };
     super::to_js(&value)
 }
@@ -184,6 +213,28 @@ pub(super) fn checkpoint_summary_to_js(
             layers: f.layers as f64,
             block: [f.block[0] as f64, f.block[1] as f64],
             not_converted: f.not_converted.clone(),
+        })),
+        ct: Some(s.ct.as_ref().map(|c| {
+            use crate::ct::CtStrategy;
+            let (strategy, group_size) = match c.scheme.strategy {
+                CtStrategy::Tensor => ("tensor", None),
+                CtStrategy::Channel => ("channel", None),
+                CtStrategy::Group(g) => ("group", Some(g as f64)),
+            };
+            CtJs {
+                layers: c.layers as f64,
+                label: c.scheme.type_name(),
+                format: c.scheme.format.name(),
+                bits: c.scheme.bits,
+                strategy,
+                group_size,
+                symmetric: c.scheme.symmetric,
+                ignore: c.scheme.ignore.clone(),
+            }
+        })),
+        mxfp4: Some(s.mxfp4.as_ref().map(|m| Mxfp4Js {
+            layers: m.layers as f64,
+            not_converted: m.not_converted.clone(),
         })),
     };
     super::to_js(&value)

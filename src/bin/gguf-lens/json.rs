@@ -271,7 +271,8 @@ fn layer_json(l: &GptqLayer) -> Json {
 /// `"gptq_layers"`, `"mlx_quantization"` (config.json's MLX defaults and layer entries, or
 /// null), `"mlx_layers"`, `"fp8_quantization"` (block size and modules not converted, or null)
 /// `"fp8_layers"`, `"ct_quantization"` (config.json's compressed-tensors scheme, or null) and
-/// `"ct_layers"` in both.
+/// `"ct_layers"`, `"mxfp4_quantization"` (modules not converted, or null) and `"mxfp4_layers"`
+/// in both.
 pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
     let shard = |i: usize| shard_json(files.shard_name(i), files.sizes[i], &c.shards()[i]);
     let mut doc = Map::new();
@@ -424,5 +425,27 @@ pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
         })
         .collect();
     doc.insert("ct_layers".into(), ct_layers.into());
+    let mxfp4 = c.mxfp4().map_or(Json::Null, |q| {
+        json!({
+            "source": files.config_source.as_deref().unwrap_or_default(),
+            "modules_to_not_convert": q.not_converted,
+        })
+    });
+    doc.insert("mxfp4_quantization".into(), mxfp4);
+    let mxfp4_layers: Vec<Json> = c
+        .mxfp4_layers()
+        .iter()
+        .map(|l| {
+            json!({
+                "name": l.name,
+                "type": l.type_name(),
+                "shape": l.shape(),
+                "blocks": format!("{}_blocks", l.name),
+                "scales": format!("{}_scales", l.name),
+                "n_bytes": c.mxfp4_layer_bytes(l),
+            })
+        })
+        .collect();
+    doc.insert("mxfp4_layers".into(), mxfp4_layers.into());
     Json::Object(doc)
 }

@@ -143,11 +143,14 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 q.checkpoint_format.name()
             );
         }
-        None if c.mlx().is_some() || c.fp8().is_some() || c.ct().is_some() => {}
+        None if c.mlx().is_some()
+            || c.fp8().is_some()
+            || c.ct().is_some()
+            || c.mxfp4().is_some() => {}
         None => {
             let _ = writeln!(
                 out,
-                "\nquantization: no quantize_config.json or GPTQ / MLX / FP8 / compressed-tensors config.json beside the file"
+                "\nquantization: no quantize_config.json or GPTQ / MLX / FP8 / compressed-tensors / MXFP4 config.json beside the file"
             );
         }
     }
@@ -158,6 +161,18 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
             "\nquantization (FP8 E4M3, {source}): blocks of {} x {}, not converted: {}",
             q.block[0],
             q.block[1],
+            if q.not_converted.is_empty() {
+                "-".to_string()
+            } else {
+                shown(&q.not_converted.join(", ")).into_owned()
+            }
+        );
+    }
+    if let Some(q) = c.mxfp4() {
+        let source = files.config_source.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nquantization (MXFP4, {source}): blocks of 32 FP4 values with e8m0 scales, not converted: {}",
             if q.not_converted.is_empty() {
                 "-".to_string()
             } else {
@@ -284,6 +299,25 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 l.out_features,
                 l.in_features,
                 l.scale_dtype.name()
+            );
+        }
+    }
+    if !c.mxfp4_layers().is_empty() {
+        let n = c.mxfp4_layers().len();
+        let _ = writeln!(
+            out,
+            "\nMXFP4 tensors ({n}), dequantized to f32 [experts, in, out] (as transformers loads them):"
+        );
+        for l in c.mxfp4_layers() {
+            let shape: Vec<String> = l.shape().iter().map(u64::to_string).collect();
+            let _ = writeln!(
+                out,
+                "  {:<48} {} [{}], from {}_blocks and {}_scales",
+                shown(&l.name),
+                l.type_name(),
+                shape.join(", "),
+                shown(&l.name),
+                shown(&l.name)
             );
         }
     }
