@@ -1,8 +1,10 @@
 //! Pass 2 over one piece: the values of the buckets a histogram edge cuts are binned one by one,
 //! those of the target buckets counted by their low key bits; the rest (nearly all) are only
-//! looked up (`table`: 1 an edge cuts the bucket, 2 a target). Equal flagged values in a row are
-//! added as one count: a tensor of few distinct values (ternary, FP4) or many zeros would
-//! otherwise make each increment of one counter wait for the last.
+//! looked up (`table`: 1 an edge cuts the bucket, 2 a target), eight at a time where AVX2 is
+//! chosen. Flagged values of one key are added as one count: the two commonest (hot) keys are
+//! only counted in the filter, the others gather in slots by key. A tensor of few distinct
+//! values (ternary, FP4) or many zeros would otherwise make each increment of one counter wait
+//! for the last.
 
 use super::histogram::Histogram;
 use super::percentiles::{from_key, key, Target, BUCKETS};
@@ -15,14 +17,16 @@ pub(super) fn pass2(
     values: &[f32],
 ) {
     let table = &table[..BUCKETS.max(table.len())];
-    let mut run = Run::default();
+    let mut run = Runs::default();
     let mut out = Out {
         table,
         histogram,
         targets,
     };
     by_table(&mut out, &mut run, values);
-    out.commit(&run);
+    for r in &run.slots {
+        out.commit(r);
+    }
 }
 
 /// Where flagged values go.
@@ -32,26 +36,46 @@ struct Out<'a, 'h> {
     targets: &'a mut [Target],
 }
 
-/// Equal keys in a row among the flagged values (often one value: zeros, a tensor of few
-/// distinct values), added at once.
-#[derive(Default)]
+/// A flagged key and how many of its values are pending, added at once.
+#[derive(Default, Clone, Copy)]
 struct Run {
     key: u32,
     n: u64,
 }
 
+/// Slots of pending runs, one per hash of their key (flagged values of many distinct keys, as an
+/// FP4 tensor's, each find theirs), and the key taken last.
+struct Runs {
+    slots: [Run; SLOTS],
+    last: u32,
+}
+
+const SLOTS: usize = 64;
+
+impl Default for Runs {
+    fn default() -> Runs {
+        Runs {
+            slots: [Run::default(); SLOTS],
+            last: COLD[0],
+        }
+    }
+}
+
 impl Out<'_, '_> {
     /// Takes `k`, the key of a value; flagged ones extend the run or start a new one.
     #[inline]
-    fn take(&mut self, run: &mut Run, k: u32) {
+    fn take(&mut self, runs: &mut Runs, k: u32) {
         if self.table[(k >> 16) as usize] == 0 {
             return;
         }
+        runs.last = k;
+        let run = &mut runs.slots[(k.wrapping_mul(0x9e37_79b1) >> 26) as usize % SLOTS];
         if k == run.key && run.n > 0 {
             run.n += 1;
         } else {
-            self.commit(run);
+            let old = *run;
             *run = Run { key: k, n: 1 };
+            self.commit(&old);
         }
     }
 
@@ -80,7 +104,7 @@ impl Out<'_, '_> {
 
 super::isa::dispatch! {
     /// Every value's bucket looked up; the flagged values taken.
-    fn by_table(out: &mut Out<'_, '_>, run: &mut Run, values: &[f32]) -> () => by_table_body
+    fn by_table(out: &mut Out<'_, '_>, run: &mut Runs, values: &[f32]) -> () => by_table_body
 }
 
 /// Two keys counted apart from the one-by-one path (a tensor of few distinct values has most of
@@ -93,7 +117,7 @@ const COLD: [u32; 2] = [u32::MAX, u32::MAX - 1];
 const REHEAT: usize = 16;
 
 #[inline(always)]
-fn by_table_body(out: &mut Out, run: &mut Run, values: &[f32]) {
+fn by_table_body(out: &mut Out, run: &mut Runs, values: &[f32]) {
     let mut flagged = [0u16; 256];
     let mut keys = [0u32; 256];
     let mut hot = COLD;
@@ -107,13 +131,13 @@ fn by_table_body(out: &mut Out, run: &mut Run, values: &[f32]) {
         for &i in &flagged[..n] {
             out.take(run, keys[i as usize]);
         }
-        if n > REHEAT && run.n > 0 && run.key != hot[0] && run.key != hot[1] {
+        if n > REHEAT && run.last != hot[0] && run.last != hot[1] {
             out.commit(&Run {
                 key: hot[1],
                 n: hits[1],
             });
             (hot[1], hits[1]) = (hot[0], hits[0]);
-            (hot[0], hits[0]) = (run.key, 0);
+            (hot[0], hits[0]) = (run.last, 0);
         }
     }
     for (key, n) in hot.into_iter().zip(hits) {
@@ -263,6 +287,18 @@ mod tests {
             for piece in values.chunks(4096) {
                 pass2(&table, Some(&mut got), &mut targets, piece);
             }
+            // Unpadded: the scalar filter, the same counts.
+            let mut scalar = h.clone();
+            let mut scalar_targets: Vec<Target> = picks.iter().map(|&b| Target::new(b)).collect();
+            for piece in values.chunks(4096) {
+                pass2(
+                    &table[..BUCKETS],
+                    Some(&mut scalar),
+                    &mut scalar_targets,
+                    piece,
+                );
+            }
+            assert_eq!(scalar.counts(), got.counts(), "{bins} bins, scalar filter");
             let mut want = h.clone();
             let mut want_targets: Vec<Target> = picks.iter().map(|&b| Target::new(b)).collect();
             for &v in &values {
@@ -281,8 +317,9 @@ mod tests {
                 }
             }
             assert_eq!(got.counts(), want.counts(), "{bins} bins");
-            for (a, b) in targets.iter().zip(&want_targets) {
+            for ((a, b), c) in targets.iter().zip(&want_targets).zip(&scalar_targets) {
                 assert_eq!(a.low, b.low);
+                assert_eq!(c.low, b.low);
                 assert!(a.low.iter().sum::<u64>() > 0);
             }
             assert_eq!(table.contains(&1), bins > 1);
