@@ -390,7 +390,8 @@ impl StatsJob {
         if !self.table.is_empty() {
             return;
         }
-        let mut table = vec![0u8; BUCKETS];
+        // Padded for the vector pass 2's 4-byte reads.
+        let mut table = vec![0u8; BUCKETS + super::pass2::PAD];
         for &b in &self.straddle {
             if let Some(f) = table.get_mut(b as usize) {
                 *f |= 1;

@@ -1,8 +1,10 @@
 //! Pass 2 over one piece: the values of the buckets a histogram edge cuts are binned one by one,
 //! those of the target buckets counted by their low key bits; the rest (nearly all) are only
-//! looked up (`table`: 1 an edge cuts the bucket, 2 a target). Equal flagged values in a row are
-//! added as one count: a tensor of few distinct values (ternary, FP4) or many zeros would
-//! otherwise make each increment of one counter wait for the last.
+//! looked up (`table`: 1 an edge cuts the bucket, 2 a target), eight at a time where AVX2 is
+//! chosen. Flagged values of one key are added as one count: the two commonest (hot) keys are
+//! only counted in the filter, the others gather in slots by key. A tensor of few distinct
+//! values (ternary, FP4) or many zeros would otherwise make each increment of one counter wait
+//! for the last.
 
 use super::histogram::Histogram;
 use super::percentiles::{from_key, key, Target, BUCKETS};
@@ -14,15 +16,17 @@ pub(super) fn pass2(
     targets: &mut [Target],
     values: &[f32],
 ) {
-    let table = &table[..BUCKETS];
-    let mut run = Run::default();
+    let table = &table[..BUCKETS.max(table.len())];
+    let mut run = Runs::default();
     let mut out = Out {
         table,
         histogram,
         targets,
     };
     by_table(&mut out, &mut run, values);
-    out.commit(&run);
+    for r in &run.slots {
+        out.commit(r);
+    }
 }
 
 /// Where flagged values go.
@@ -32,26 +36,46 @@ struct Out<'a, 'h> {
     targets: &'a mut [Target],
 }
 
-/// Equal keys in a row among the flagged values (often one value: zeros, a tensor of few
-/// distinct values), added at once.
-#[derive(Default)]
+/// A flagged key and how many of its values are pending, added at once.
+#[derive(Default, Clone, Copy)]
 struct Run {
     key: u32,
     n: u64,
 }
 
+/// Slots of pending runs, one per hash of their key (flagged values of many distinct keys, as an
+/// FP4 tensor's, each find theirs), and the key taken last.
+struct Runs {
+    slots: [Run; SLOTS],
+    last: u32,
+}
+
+const SLOTS: usize = 64;
+
+impl Default for Runs {
+    fn default() -> Runs {
+        Runs {
+            slots: [Run::default(); SLOTS],
+            last: COLD[0],
+        }
+    }
+}
+
 impl Out<'_, '_> {
     /// Takes `k`, the key of a value; flagged ones extend the run or start a new one.
     #[inline]
-    fn take(&mut self, run: &mut Run, k: u32) {
+    fn take(&mut self, runs: &mut Runs, k: u32) {
         if self.table[(k >> 16) as usize] == 0 {
             return;
         }
+        runs.last = k;
+        let run = &mut runs.slots[(k.wrapping_mul(0x9e37_79b1) >> 26) as usize % SLOTS];
         if k == run.key && run.n > 0 {
             run.n += 1;
         } else {
-            self.commit(run);
+            let old = *run;
             *run = Run { key: k, n: 1 };
+            self.commit(&old);
         }
     }
 
@@ -80,27 +104,142 @@ impl Out<'_, '_> {
 
 super::isa::dispatch! {
     /// Every value's bucket looked up; the flagged values taken.
-    fn by_table(out: &mut Out<'_, '_>, run: &mut Run, values: &[f32]) -> () => by_table_body
+    fn by_table(out: &mut Out<'_, '_>, run: &mut Runs, values: &[f32]) -> () => by_table_body
 }
 
+/// Two keys counted apart from the one-by-one path (a tensor of few distinct values has most of
+/// its flagged values on one or two keys: zeros of both signs, a ternary tensor's levels): the
+/// key taken last one by one becomes hot when a block still had many to take. Any choice gives
+/// the same counts (they are integers); the first two never match a flagged finite value.
+const COLD: [u32; 2] = [u32::MAX, u32::MAX - 1];
+
+/// Flagged values of a block taken one by one above which the last taken key becomes hot.
+const REHEAT: usize = 16;
+
 #[inline(always)]
-fn by_table_body(out: &mut Out, run: &mut Run, values: &[f32]) {
+fn by_table_body(out: &mut Out, run: &mut Runs, values: &[f32]) {
     let mut flagged = [0u16; 256];
-    let mut tops = [0u16; 256];
+    let mut keys = [0u32; 256];
+    let mut hot = COLD;
+    let mut hits = [0u64; 2];
     for block in values.chunks(256) {
-        for (t, &v) in tops.iter_mut().zip(block) {
-            *t = (key(v) >> 16) as u16;
-        }
-        // The flagged values' positions first, without branches (a few percent of the values),
-        // then those values one by one.
-        let mut n = 0;
-        for (i, &t) in tops[..block.len()].iter().enumerate() {
-            flagged[n] = i as u16;
-            n += usize::from(out.table[t as usize] != 0);
-        }
+        // The flagged values that are not hot: their positions first, without branches, then
+        // those values one by one; the hot ones only counted.
+        let (n, [c0, c1]) = filter(out.table, block, &mut keys, &mut flagged, hot);
+        hits[0] += u64::from(c0);
+        hits[1] += u64::from(c1);
         for &i in &flagged[..n] {
-            out.take(run, key(block[i as usize]));
+            out.take(run, keys[i as usize]);
         }
+        if n > REHEAT && run.last != hot[0] && run.last != hot[1] {
+            out.commit(&Run {
+                key: hot[1],
+                n: hits[1],
+            });
+            (hot[1], hits[1]) = (hot[0], hits[0]);
+            (hot[0], hits[0]) = (run.last, 0);
+        }
+    }
+    for (key, n) in hot.into_iter().zip(hits) {
+        out.commit(&Run { key, n });
+    }
+}
+
+/// Bytes past `BUCKETS` a table needs for the vector filter (it reads 4 bytes per bucket).
+pub(super) const PAD: usize = 3;
+
+/// Writes the keys of `block` (at most 256 values), the positions of its flagged values that are
+/// not `hot`, and how many values equal each hot key; returns the number of positions.
+#[inline(always)]
+fn filter(
+    table: &[u8],
+    block: &[f32],
+    keys: &mut [u32; 256],
+    flagged: &mut [u16; 256],
+    hot: [u32; 2],
+) -> (usize, [u32; 2]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if table.len() >= BUCKETS + PAD && crate::quant::avx2_chosen() {
+            // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it); the table holds every
+            // 4-byte read at a bucket index (checked just above).
+            return unsafe { x86::filter(table, block, keys, flagged, hot) };
+        }
+    }
+    filter_scalar(table, block, keys, flagged, hot, 0, (0, [0; 2]))
+}
+
+/// [`filter`] from value `from` of the block on, adding to `(n, c)` found before it.
+#[inline(always)]
+fn filter_scalar(
+    table: &[u8],
+    block: &[f32],
+    keys: &mut [u32; 256],
+    flagged: &mut [u16; 256],
+    hot: [u32; 2],
+    from: usize,
+    (mut n, mut c): (usize, [u32; 2]),
+) -> (usize, [u32; 2]) {
+    for (i, &v) in block.iter().enumerate().skip(from) {
+        let k = key(v);
+        keys[i] = k;
+        let (h0, h1) = (k == hot[0], k == hot[1]);
+        c[0] += u32::from(h0);
+        c[1] += u32::from(h1);
+        flagged[n] = i as u16;
+        n += usize::from((table[(k >> 16) as usize] != 0) & !(h0 | h1));
+    }
+    (n, c)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{filter_scalar, BUCKETS, PAD};
+    use std::arch::x86_64::*;
+
+    /// [`super::filter`] eight values at a time: keys in a vector, their buckets' flags by one
+    /// gather from the byte table, the flagged positions from the mask's set bits.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn filter(
+        table: &[u8],
+        block: &[f32],
+        keys: &mut [u32; 256],
+        flagged: &mut [u16; 256],
+        hot: [u32; 2],
+    ) -> (usize, [u32; 2]) {
+        assert!(table.len() >= BUCKETS + PAD && block.len() <= 256);
+        let n8 = block.len() / 8 * 8;
+        let top_bit = _mm256_set1_epi32(i32::MIN);
+        let low_byte = _mm256_set1_epi32(0xff);
+        let zero = _mm256_setzero_si256();
+        let h0 = _mm256_set1_epi32(hot[0] as i32);
+        let h1 = _mm256_set1_epi32(hot[1] as i32);
+        let (mut n, mut c) = (0usize, [0u32; 2]);
+        let mut i = 0;
+        while i < n8 {
+            let b = _mm256_loadu_si256(block.as_ptr().add(i).cast());
+            let k = _mm256_xor_si256(b, _mm256_or_si256(_mm256_srai_epi32::<31>(b), top_bit));
+            _mm256_storeu_si256(keys.as_mut_ptr().add(i).cast(), k);
+            let tops = _mm256_srli_epi32::<16>(k);
+            // Bucket indices are below BUCKETS: each read of 4 bytes is inside the table.
+            let f = _mm256_and_si256(
+                _mm256_i32gather_epi32::<1>(table.as_ptr().cast(), tops),
+                low_byte,
+            );
+            let e0 = _mm256_cmpeq_epi32(k, h0);
+            let e1 = _mm256_cmpeq_epi32(k, h1);
+            c[0] += (_mm256_movemask_ps(_mm256_castsi256_ps(e0)) as u32).count_ones();
+            c[1] += (_mm256_movemask_ps(_mm256_castsi256_ps(e1)) as u32).count_ones();
+            let unflagged = _mm256_or_si256(_mm256_cmpeq_epi32(f, zero), _mm256_or_si256(e0, e1));
+            let mut m = !_mm256_movemask_ps(_mm256_castsi256_ps(unflagged)) as u32 & 0xff;
+            while m != 0 {
+                flagged[n] = (i + m.trailing_zeros() as usize) as u16;
+                n += 1;
+                m &= m - 1;
+            }
+            i += 8;
+        }
+        filter_scalar(table, block, keys, flagged, hot, n8, (n, c))
     }
 }
 
@@ -129,7 +268,7 @@ mod tests {
         for bins in [1usize, 3, 32, 1000] {
             let h = Histogram::new(bins, -0.5, 0.5).unwrap();
             // The buckets an edge cuts, by the job's rule, and three targets.
-            let mut table = vec![0u8; BUCKETS];
+            let mut table = vec![0u8; BUCKETS + PAD];
             let (klo, khi) = (key(-0.5), key(0.5));
             for b in (key(f32::MIN) >> 16)..=(key(f32::MAX) >> 16) {
                 let (first, last) = (klo.max(b << 16), khi.min(b << 16 | 0xffff));
@@ -148,6 +287,18 @@ mod tests {
             for piece in values.chunks(4096) {
                 pass2(&table, Some(&mut got), &mut targets, piece);
             }
+            // Unpadded: the scalar filter, the same counts.
+            let mut scalar = h.clone();
+            let mut scalar_targets: Vec<Target> = picks.iter().map(|&b| Target::new(b)).collect();
+            for piece in values.chunks(4096) {
+                pass2(
+                    &table[..BUCKETS],
+                    Some(&mut scalar),
+                    &mut scalar_targets,
+                    piece,
+                );
+            }
+            assert_eq!(scalar.counts(), got.counts(), "{bins} bins, scalar filter");
             let mut want = h.clone();
             let mut want_targets: Vec<Target> = picks.iter().map(|&b| Target::new(b)).collect();
             for &v in &values {
@@ -166,8 +317,9 @@ mod tests {
                 }
             }
             assert_eq!(got.counts(), want.counts(), "{bins} bins");
-            for (a, b) in targets.iter().zip(&want_targets) {
+            for ((a, b), c) in targets.iter().zip(&want_targets).zip(&scalar_targets) {
                 assert_eq!(a.low, b.low);
+                assert_eq!(c.low, b.low);
                 assert!(a.low.iter().sum::<u64>() > 0);
             }
             assert_eq!(table.contains(&1), bins > 1);
