@@ -155,3 +155,25 @@ fn fit_matches_llama_fit_params() {
 fn fit_matches_llama_fit_params_held_out() {
     check(true);
 }
+
+/// Prints every case, ours beside llama-fit-params' (`cargo test --release --test oracle_fit --
+/// --ignored --nocapture print_grid`).
+#[test]
+#[ignore]
+fn print_grid() {
+    let (mut n, mut same) = (0, 0);
+    for case in cases() {
+        if case["status"].as_i64() != Some(0) {
+            continue;
+        }
+        n += 1;
+        let (got, want) = (ours(&case), case["flags"].as_str().unwrap().to_string());
+        let mark = if got == want { "=" } else { "X" };
+        same += usize::from(got == want);
+        println!(
+            "{mark} {} {} ctx={}\n    llama: {want}\n    ours:  {got}",
+            case["model"], case["gpu_mib"], case["ctx"]
+        );
+    }
+    println!("{same} of {n} cases exact");
+}

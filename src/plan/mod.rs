@@ -11,6 +11,7 @@
 
 mod compute;
 mod fit;
+mod graph;
 mod hparams;
 mod kv;
 mod report;
