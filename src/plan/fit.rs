@@ -389,6 +389,29 @@ fn cross_device_inputs(hp: &HParams, o: &Options, kv: &kv::KvPlan, a: u32, b: u3
     hp.n_embd.saturating_add(masks)
 }
 
+/// Each GPU's and the CPU's bytes for a placement given as the fit gives it: `layers` per GPU
+/// (`-ngl` their sum, `-ts` their `n_layer`, `-ot` their partial layers, as [`Fit::flags`]
+/// prints them) at context `opts.ctx` (None: the training context) with `opts.plan`'s cache
+/// options. Only `opts.ctx` and `opts.plan` are read.
+pub fn measure(
+    model: &GgufModel,
+    opts: &FitOptions,
+    layers: &[GpuLayers],
+) -> Result<(Vec<DeviceUse>, DeviceUse), Error> {
+    if layers.is_empty() || layers.len() > 16 {
+        return Err(refused(format!("1 to 16 GPUs, got {}", layers.len())));
+    }
+    let hp = HParams::read(model.first(), n_vocab(model)?)?;
+    let costs = Costs {
+        model,
+        hp,
+        n_gpu: layers.len(),
+    };
+    let mut o = opts.plan.clone();
+    o.ctx = Some(opts.ctx.unwrap_or(costs.hp.n_ctx_train));
+    costs.measure(&o, layers)
+}
+
 /// Chooses the flags `llama-fit-params` would for `model` on GPUs `opts.gpu_free`.
 pub fn fit(model: &GgufModel, opts: &FitOptions) -> Result<Fit, Error> {
     let nd = opts.gpu_free.len();

@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorKind};
 use crate::model::GgufModel;
 use crate::types::GgmlType;
 
-pub use fit::{fit, DeviceUse, Fit, FitOptions, Fraction, GpuLayers};
+pub use fit::{fit, measure, DeviceUse, Fit, FitOptions, Fraction, GpuLayers};
 pub use hparams::HParams;
 pub use hparams::Recurrent;
 pub use kv::{CachePlan, KvPlan, RecurrentPlan};
