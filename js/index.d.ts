@@ -342,7 +342,9 @@ export interface MemoryPlan {
   computeBytes: number;
   /** Each device's compute buffer (without `ngl` all the CPU's). */
   compute: { cpuBytes: number; gpuBytes: number };
-  computeEstimated: true;
+  /** False when the compute buffers are derived from the graph as llama.cpp allocates it
+   * (Llama, Mistral, Mixtral, Qwen3-MoE); true for the families where they are estimated. */
+  computeEstimated: boolean;
   totalBytes: number;
   cpuBytes: number;
   gpuBytes: number;

@@ -193,6 +193,9 @@ pub struct Fit {
     /// llama.cpp kept its default layers (all of them, split by free memory): it prints
     /// `-ngl -1` and no `-ts`.
     pub default_layers: bool,
+    /// The compute buffers come from the graph (see [`super::Plan::compute_derived`]); else
+    /// they are an estimate.
+    pub compute_derived: bool,
 }
 
 impl Fit {
@@ -750,5 +753,6 @@ fn finish(
         cpu,
         fits,
         default_layers,
+        compute_derived: costs.derived(o),
     })
 }

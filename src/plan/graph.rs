@@ -156,7 +156,7 @@ pub(super) struct Placement<'a> {
 }
 
 /// Whether this module builds `hp`'s graph (else: the estimate).
-pub(super) fn supported(model: &GgufModel, hp: &HParams, o: &Options) -> bool {
+pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
     let arch = hp.arch.as_str();
     if !matches!(arch, "llama" | "qwen3moe") {
         return false;
@@ -171,7 +171,7 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, o: &Options) -> bool {
     if !same(&hp.n_head) || !same(&hp.n_head_kv) || hp.has_kv.iter().any(|&k| !k) {
         return false;
     }
-    if hp.n_head[0] == 0 || hp.n_head_kv[0] == 0 || o.parallel > 1 {
+    if hp.n_head[0] == 0 || hp.n_head_kv[0] == 0 {
         return false;
     }
     // the tensors llm_build_llama / qwen3moe read, and no others that add ops (biases, scales)
@@ -213,7 +213,11 @@ pub(super) fn compute(
 ) -> Vec<u64> {
     let cpu = place.n_gpu;
     let dev = |d: Option<usize>| d.unwrap_or(cpu);
-    let t = n_ubatch;
+    // llama_context::graph_reserve: the tokens a multiple of the sequences (one stream each),
+    // the outputs as many as the micro-batch's tokens
+    let n_seq = u64::from(o.parallel.max(1));
+    let t = n_ubatch.div_ceil(n_seq) * n_seq;
+    let n_out = n_ubatch;
     let e = hp.n_embd;
     let (nh, nkv) = (hp.n_head[0], hp.n_head_kv[0]);
     let (hk, hv) = (hp.n_embd_head_k, hp.n_embd_head_v);
@@ -231,7 +235,19 @@ pub(super) fn compute(
     // the inputs, in the order llama.cpp's graph meets them
     let tokens = g.input(4, [t, 1, 1, 1]);
     let _embd_in = g.input(4, [e, t, 1, 1]);
+    // a quantized cache's Hadamard rotations (llama_kv_cache's attn_rot_k / attn_rot_v): K's
+    // the largest power of two from 64 dividing the head size, V's 64
+    let rot_k = (!o.type_k.is_plain() && hk % 64 == 0).then(|| {
+        let mut n = 64;
+        while hk % (n * 2) == 0 {
+            n *= 2;
+        }
+        n
+    });
+    let rot_v = (!o.type_v.is_plain() && hv % 64 == 0).then_some(64u64);
+    let k_rot = rot_k.map(|n| g.input(4, [n, n, 1, 1]));
     let pos = g.input(4, [t, 1, 1, 1]);
+    let v_rot = rot_v.map(|n| g.input(4, [n, n, 1, 1]));
     let k_idxs = g.input(8, [t, 1, 1, 1]);
     let v_idxs = if fa {
         g.input(8, [t, 1, 1, 1])
@@ -239,7 +255,7 @@ pub(super) fn compute(
         g.input(8, [t * nkv * hv, 1, 1, 1])
     };
     let mask = g.input(if fa { 2 } else { 4 }, [n_kv, t, 1, 1]);
-    let out_ids = g.input(4, [t, 1, 1, 1]);
+    let out_ids = g.input(4, [n_out, 1, 1, 1]);
 
     let tok_embd = w(&mut g, "token_embd.weight");
     let mut inp_l = g.f32([e, t, 1, 1], &[tok_embd, tokens], false);
@@ -268,11 +284,25 @@ pub(super) fn compute(
             let wqn = w(&mut g, &p("attn_q_norm"));
             qr = g.same(n, &[n, wqn], true);
         }
-        let q_rope = g.f32([hk, nh, t, 1], &[qr, pos], true);
+        let mut q_rope = g.f32([hk, nh, t, 1], &[qr, pos], true);
         g.t[q_rope].skip_weight = true;
+        // llama_mul_mat_hadamard: a 2-d view, the product with the rotation, a 4-d view
+        let hadamard = |g: &mut Graph, x: usize, rot: Option<usize>, n: Option<u64>| match (rot, n)
+        {
+            (Some(r), Some(n)) => {
+                let elems = g.t[x].size / 4;
+                let v2 = g.reshape(x, [n, elems / n, 1, 1]);
+                let m = g.f32([n, elems / n, 1, 1], &[r, v2], false);
+                let ne = g.t[x].layout.1;
+                g.reshape(m, ne)
+            }
+            _ => x,
+        };
+        q_rope = hadamard(&mut g, q_rope, k_rot, rot_k);
         let wv = w(&mut g, &p("attn_v"));
         let v = g.f32([nkv * hv, t, 1, 1], &[wv, attn_norm], false);
         let vr = g.reshape(v, [hv, nkv, t, 1]);
+        let vr = hadamard(&mut g, vr, v_rot, rot_v);
         let wk = w(&mut g, &p("attn_k"));
         let k = g.f32([nkv * hk, t, 1, 1], &[wk, attn_norm], false);
         let mut kr = g.reshape(k, [hk, nkv, t, 1]);
@@ -283,6 +313,7 @@ pub(super) fn compute(
         }
         let k_rope = g.f32([hk, nkv, t, 1], &[kr, pos], true);
         g.t[k_rope].skip_weight = true;
+        let k_rope = hadamard(&mut g, k_rope, k_rot, rot_k);
         // the cache writes
         let cache_k = g.pre(layer_dev, false);
         let cache_v = g.pre(layer_dev, false);
@@ -302,7 +333,8 @@ pub(super) fn compute(
         let attn = if fa {
             let o = g.f32([hv, nh, t, 1], &[q_perm, kc, vc, mask], false);
             g.t[o].skip_weight = true;
-            g.reshape(o, [hv * nh, t, 1, 1])
+            let r = g.reshape(o, [hv * nh, t, 1, 1]);
+            hadamard(&mut g, r, v_rot, rot_v)
         } else {
             let kq = g.f32([n_kv, t, nh, 1], &[kc, q_perm], false);
             let sm = g.same(kq, &[kq, mask], true);
@@ -314,13 +346,15 @@ pub(super) fn compute(
         let mut cur = g.f32([e, t, 1, 1], &[wo, attn], false);
         let mut inp_sa = inp_l;
         if il + 1 == hp.n_layer {
-            cur = g.f32([e, t, 1, 1], &[cur, out_ids], false);
-            inp_sa = g.f32([e, t, 1, 1], &[inp_sa, out_ids], false);
+            cur = g.f32([e, n_out, 1, 1], &[cur, out_ids], false);
+            inp_sa = g.f32([e, n_out, 1, 1], &[inp_sa, out_ids], false);
         }
         let ffn_inp = g.same(cur, &[cur, inp_sa], true);
         let norm = g.same(ffn_inp, &[ffn_inp], true);
         let wn = w(&mut g, &p("ffn_norm"));
         let ffn_norm = g.same(norm, &[norm, wn], true);
+        // the last layer's feed-forward runs on the outputs only
+        let tf = if il + 1 == hp.n_layer { n_out } else { t };
         let ffn_out = match moe_shape(il) {
             None => {
                 let n_ff = model
@@ -329,44 +363,44 @@ pub(super) fn compute(
                     .and_then(|(_, t)| t.dims().get(1).copied())
                     .unwrap_or(hp.n_ff);
                 let wg = w(&mut g, &p("ffn_gate"));
-                let gate = g.f32([n_ff, t, 1, 1], &[wg, ffn_norm], false);
+                let gate = g.f32([n_ff, tf, 1, 1], &[wg, ffn_norm], false);
                 let wu = w(&mut g, &p("ffn_up"));
-                let up = g.f32([n_ff, t, 1, 1], &[wu, ffn_norm], false);
-                let sw = g.f32([n_ff, t, 1, 1], &[gate, up], false);
+                let up = g.f32([n_ff, tf, 1, 1], &[wu, ffn_norm], false);
+                let sw = g.f32([n_ff, tf, 1, 1], &[gate, up], false);
                 let wd = w(&mut g, &p("ffn_down"));
-                g.f32([e, t, 1, 1], &[wd, sw], false)
+                g.f32([e, tf, 1, 1], &[wd, sw], false)
             }
             Some((n_exp, n_ff, n_used)) => {
                 let wgi = w(&mut g, &p("ffn_gate_inp"));
-                let logits = g.f32([n_exp, t, 1, 1], &[wgi, ffn_norm], false);
+                let logits = g.f32([n_exp, tf, 1, 1], &[wgi, ffn_norm], false);
                 let probs = g.same(logits, &[logits], true);
-                let probs_r = g.reshape(probs, [1, n_exp, t, 1]);
-                let argsort = g.op(4, [n_exp, t, 1, 1], &[probs], false);
+                let probs_r = g.reshape(probs, [1, n_exp, tf, 1]);
+                let argsort = g.op(4, [n_exp, tf, 1, 1], &[probs], false);
                 // the first n_used of each row: a strided view
-                let topk_size = 4 * ((n_used - 1) + (t - 1) * n_exp + 1);
+                let topk_size = 4 * ((n_used - 1) + (tf - 1) * n_exp + 1);
                 let topk = g.view(argsort, topk_size, (4, [0; 4]));
-                let weights = g.f32([1, n_used, t, 1], &[probs_r, topk], false);
-                let wr = g.reshape(weights, [n_used, t, 1, 1]);
-                let sum = g.f32([1, t, 1, 1], &[wr], false);
+                let weights = g.f32([1, n_used, tf, 1], &[probs_r, topk], false);
+                let wr = g.reshape(weights, [n_used, tf, 1, 1]);
+                let sum = g.f32([1, tf, 1, 1], &[wr], false);
                 let clamped = g.same(sum, &[sum], true);
-                let normed = g.f32([n_used, t, 1, 1], &[wr, clamped], true);
-                let normed_r = g.reshape(normed, [1, n_used, t, 1]);
-                let cur_r = g.reshape(ffn_norm, [e, 1, t, 1]);
+                let normed = g.f32([n_used, tf, 1, 1], &[wr, clamped], true);
+                let normed_r = g.reshape(normed, [1, n_used, tf, 1]);
+                let cur_r = g.reshape(ffn_norm, [e, 1, tf, 1]);
                 let wg = w(&mut g, &format!("blk.{il}.ffn_gate_exps.weight"));
-                let gate = g.f32([n_ff, n_used, t, 1], &[wg, cur_r, topk], false);
+                let gate = g.f32([n_ff, n_used, tf, 1], &[wg, cur_r, topk], false);
                 let wu = w(&mut g, &format!("blk.{il}.ffn_up_exps.weight"));
-                let up = g.f32([n_ff, n_used, t, 1], &[wu, cur_r, topk], false);
-                let sw = g.f32([n_ff, n_used, t, 1], &[gate, up], false);
+                let up = g.f32([n_ff, n_used, tf, 1], &[wu, cur_r, topk], false);
+                let sw = g.f32([n_ff, n_used, tf, 1], &[gate, up], false);
                 let wd = w(&mut g, &format!("blk.{il}.ffn_down_exps.weight"));
-                let down = g.f32([e, n_used, t, 1], &[wd, sw, topk], false);
+                let down = g.f32([e, n_used, tf, 1], &[wd, sw, topk], false);
                 let weighted = g.same(down, &[down, normed_r], true);
-                let size = 4 * ((e - 1) + (t - 1) * e * n_used + 1);
+                let size = 4 * ((e - 1) + (tf - 1) * e * n_used + 1);
                 let views: Vec<usize> = (0..n_used)
                     .map(|_| g.view(weighted, size, (4, [0; 4])))
                     .collect();
                 let mut acc = views[0];
                 for &v in &views[1..] {
-                    acc = g.f32([e, t, 1, 1], &[acc, v], true);
+                    acc = g.f32([e, tf, 1, 1], &[acc, v], true);
                 }
                 acc
             }
@@ -390,7 +424,7 @@ pub(super) fn compute(
         };
         g.pre(d, true)
     };
-    let logits = g.f32([hp.n_vocab, t, 1, 1], &[wout, result_norm], false);
+    let logits = g.f32([hp.n_vocab, n_out, 1, 1], &[wout, result_norm], false);
     g.t[logits].output = true;
     schedule_and_allocate(&mut g, place.n_gpu + 1, place.pipelined)
 }
