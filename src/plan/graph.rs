@@ -22,6 +22,7 @@ use super::hparams::HParams;
 use super::kv::KvPlan;
 use super::Options;
 use crate::model::GgufModel;
+use crate::types::GgmlType;
 
 /// ggml's tensor alignment for the CPU and RPC buffers (`TENSOR_ALIGNMENT`).
 const ALIGN: u64 = 32;
@@ -158,7 +159,7 @@ pub(super) struct Placement<'a> {
 /// Whether this module builds `hp`'s graph (else: the estimate).
 pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
     let arch = hp.arch.as_str();
-    if !matches!(arch, "llama" | "qwen3moe") {
+    if !matches!(arch, "llama" | "qwen2" | "qwen3" | "qwen3moe") {
         return false;
     }
     if hp.mla || hp.recurrent.is_some() || hp.no_kv || hp.fused_qkv || hp.n_swa > 0 {
@@ -178,7 +179,7 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
     let has = |n: &str| model.tensor(n).is_ok();
     for il in 0..hp.n_layer {
         for part in ["attn_q", "attn_k", "attn_v", "attn_output"] {
-            if !has(&format!("blk.{il}.{part}.weight")) || has(&format!("blk.{il}.{part}.bias")) {
+            if !has(&format!("blk.{il}.{part}.weight")) {
                 return false;
             }
         }
@@ -195,7 +196,7 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
             return false;
         }
         let qk_norm = has(&format!("blk.{il}.attn_q_norm.weight"));
-        if qk_norm != (arch == "qwen3moe") {
+        if qk_norm != matches!(arch, "qwen3" | "qwen3moe") {
             return false;
         }
     }
@@ -276,7 +277,16 @@ pub(super) fn compute(
         let wn = w(&mut g, &p("attn_norm"));
         let attn_norm = g.same(norm, &[norm, wn], true);
         let wq = w(&mut g, &p("attn_q"));
-        let q = g.f32([nh * hk, t, 1, 1], &[wq, attn_norm], false);
+        let mut q = g.f32([nh * hk, t, 1, 1], &[wq, attn_norm], false);
+        // build_qkv's biases: an add after each projection (in place)
+        let bias = |g: &mut Graph, x: usize, name: &str| match model.tensor(name) {
+            Ok(_) => {
+                let b = w(g, name);
+                g.same(x, &[x, b], true)
+            }
+            Err(_) => x,
+        };
+        q = bias(&mut g, q, &format!("blk.{il}.attn_q.bias"));
         let mut qr = g.reshape(q, [hk, nh, t, 1]);
         let qk_norm = model.tensor(&p("attn_q_norm")).is_ok();
         if qk_norm {
@@ -301,10 +311,12 @@ pub(super) fn compute(
         q_rope = hadamard(&mut g, q_rope, k_rot, rot_k);
         let wv = w(&mut g, &p("attn_v"));
         let v = g.f32([nkv * hv, t, 1, 1], &[wv, attn_norm], false);
+        let v = bias(&mut g, v, &format!("blk.{il}.attn_v.bias"));
         let vr = g.reshape(v, [hv, nkv, t, 1]);
         let vr = hadamard(&mut g, vr, v_rot, rot_v);
         let wk = w(&mut g, &p("attn_k"));
         let k = g.f32([nkv * hk, t, 1, 1], &[wk, attn_norm], false);
+        let k = bias(&mut g, k, &format!("blk.{il}.attn_k.bias"));
         let mut kr = g.reshape(k, [hk, nkv, t, 1]);
         if qk_norm {
             let n = g.f32([hk, nkv, t, 1], &[kr], true);
@@ -331,6 +343,17 @@ pub(super) fn compute(
         let vc = g.view(cache_v, 0, (2, [0; 4]));
         let q_perm = g.view(q_rope, g.t[q_rope].size, (4, [0; 4]));
         let attn = if fa {
+            // flash attention reads f16: an f32 cache is cast first (K, then V)
+            let kc = if o.type_k == GgmlType::F32 {
+                g.op(2, [hk, n_kv, nkv, 1], &[kc], false)
+            } else {
+                kc
+            };
+            let vc = if o.type_v == GgmlType::F32 {
+                g.op(2, [hv, n_kv, nkv, 1], &[vc], false)
+            } else {
+                vc
+            };
             let o = g.f32([hv, nh, t, 1], &[q_perm, kc, vc, mask], false);
             g.t[o].skip_weight = true;
             let r = g.reshape(o, [hv * nh, t, 1, 1]);
@@ -344,6 +367,7 @@ pub(super) fn compute(
         };
         let wo = w(&mut g, &p("attn_output"));
         let mut cur = g.f32([e, t, 1, 1], &[wo, attn], false);
+        cur = bias(&mut g, cur, &format!("blk.{il}.attn_output.bias"));
         let mut inp_sa = inp_l;
         if il + 1 == hp.n_layer {
             cur = g.f32([e, n_out, 1, 1], &[cur, out_ids], false);
@@ -424,7 +448,11 @@ pub(super) fn compute(
         };
         g.pre(d, true)
     };
-    let logits = g.f32([hp.n_vocab, n_out, 1, 1], &[wout, result_norm], false);
+    let mut logits = g.f32([hp.n_vocab, n_out, 1, 1], &[wout, result_norm], false);
+    if model.tensor("output.bias").is_ok() {
+        let b = w(&mut g, "output.bias");
+        logits = g.same(logits, &[logits, b], true);
+    }
     g.t[logits].output = true;
     schedule_and_allocate(&mut g, place.n_gpu + 1, place.pipelined)
 }
