@@ -1,5 +1,6 @@
 //! The compute buffers derived, not estimated, for the families whose graph this module builds
-//! (llama.cpp's `llm_build_llama` for Llama, Mistral and Mixtral, and `llm_build_qwen3moe`):
+//! (llama.cpp's graphs of `llama` for Llama, Mistral and Mixtral, `qwen2`, `qwen3` and
+//! `qwen3moe`: without SWA, MLA, recurrent layers, fused QKV or shared experts):
 //! the worst-case graph llama.cpp reserves (one `n_ubatch` batch over a full cache, every token
 //! an output) is built here node by node with each tensor's size, then scheduled and allocated
 //! as ggml does it:
@@ -54,6 +55,12 @@ struct Tn {
     skip_weight: bool,
 }
 
+/// `ts` bytes times the elements of `ne` (saturating: a header's absurd sizes give a huge
+/// buffer, never an overflow).
+fn bytes(ts: u64, ne: [u64; 4]) -> u64 {
+    ne.iter().fold(ts, |a, &n| a.saturating_mul(n))
+}
+
 /// A graph under construction, in ggml's node order.
 struct Graph {
     t: Vec<Tn>,
@@ -69,7 +76,7 @@ impl Graph {
     /// A graph input (the CPU's): tokens, positions, indices, masks.
     fn input(&mut self, ts: u64, ne: [u64; 4]) -> usize {
         let id = self.push(Tn {
-            size: ts * ne.iter().product::<u64>(),
+            size: bytes(ts, ne),
             layout: (ts, ne),
             input: true,
             ..Tn::default()
@@ -88,7 +95,7 @@ impl Graph {
     /// An op producing a new contiguous f32 (or `ts`-byte) tensor of shape `ne`.
     fn op(&mut self, ts: u64, ne: [u64; 4], srcs: &[usize], inplace: bool) -> usize {
         let id = self.push(Tn {
-            size: ts * ne.iter().product::<u64>(),
+            size: bytes(ts, ne),
             layout: (ts, ne),
             srcs: srcs.to_vec(),
             inplace,
@@ -185,6 +192,16 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
         }
         let moe = has(&format!("blk.{il}.ffn_gate_inp.weight"));
         if moe {
+            // llama.cpp's LLAMA_MAX_EXPERTS; 2 to all experts used (one used: not checked)
+            let n_expert = model
+                .tensor(&format!("blk.{il}.ffn_gate_exps.weight"))
+                .ok()
+                .and_then(|(_, t)| t.dims().get(2).copied());
+            let used = super::hparams::expert_used(model.first(), arch);
+            match (n_expert, used) {
+                (Some(n), Some(u)) if (2..=512).contains(&n) && (2..=n).contains(&u) => {}
+                _ => return false,
+            }
             if has(&format!("blk.{il}.ffn_gate_shexp.weight"))
                 || has(&format!("blk.{il}.exp_probs_b.bias"))
             {
@@ -267,8 +284,8 @@ pub(super) fn compute(
         let dims = gate.1.dims();
         let n_expert = *dims.get(2)?;
         let n_ff = *dims.get(1)?;
-        let used = super::hparams::expert_used(model.first(), &hp.arch).unwrap_or(2);
-        Some((n_expert, n_ff, used.max(1)))
+        let used = super::hparams::expert_used(model.first(), &hp.arch)?;
+        Some((n_expert, n_ff, used))
     };
     for il in 0..hp.n_layer {
         let p = |s: &str| format!("blk.{il}.{s}.weight");
@@ -668,7 +685,7 @@ impl Dyn {
         }
     }
     fn alloc(&mut self, size: u64) -> u64 {
-        let size = size.div_ceil(ALIGN) * ALIGN;
+        let size = size.div_ceil(ALIGN).saturating_mul(ALIGN);
         // the best fit among the blocks before the last (the smallest that fits; a later one
         // of the same size wins, as ggml's `<=`)
         let mut best: Option<usize> = None;
@@ -682,31 +699,35 @@ impl Dyn {
         }
         let i = best.unwrap_or(last);
         let (off, s) = self.free[i];
-        if s == size {
+        let end = off.saturating_add(size);
+        if i == last {
+            // the end of the buffer: it grows
+            self.free[i] = (end, u64::MAX / 2);
+        } else if s == size {
             self.free.remove(i);
         } else {
-            self.free[i] = (off + size, s - size);
+            self.free[i] = (end, s - size);
         }
-        self.max = self.max.max(off + size);
+        self.max = self.max.max(end);
         off
     }
     fn release(&mut self, off: u64, size: u64) {
-        let size = size.div_ceil(ALIGN) * ALIGN;
+        let size = size.div_ceil(ALIGN).saturating_mul(ALIGN);
+        let end = |(o, s): (u64, u64)| o.saturating_add(s);
         for i in 0..self.free.len() {
             let (bo, bs) = self.free[i];
-            if bo + bs == off {
-                self.free[i].1 += size;
-                if i + 1 < self.free.len() && self.free[i].0 + self.free[i].1 == self.free[i + 1].0
-                {
-                    self.free[i].1 += self.free[i + 1].1;
+            if end((bo, bs)) == off {
+                self.free[i].1 = bs.saturating_add(size);
+                if i + 1 < self.free.len() && end(self.free[i]) == self.free[i + 1].0 {
+                    self.free[i].1 = self.free[i].1.saturating_add(self.free[i + 1].1);
                     self.free.remove(i + 1);
                 }
                 return;
             }
-            if off + size == bo {
-                self.free[i] = (off, bs + size);
-                if i > 0 && self.free[i - 1].0 + self.free[i - 1].1 == off {
-                    self.free[i - 1].1 += self.free[i].1;
+            if off.saturating_add(size) == bo {
+                self.free[i] = (off, bs.saturating_add(size));
+                if i > 0 && end(self.free[i - 1]) == off {
+                    self.free[i - 1].1 = self.free[i - 1].1.saturating_add(self.free[i].1);
                     self.free.remove(i);
                 }
                 return;

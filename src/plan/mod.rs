@@ -7,9 +7,9 @@
 //! (an option),
 //! the model memory-mapped, no repacked weight copies. The KV cache and the weights are exact
 //! (checked against llama.cpp's own log, tests/oracle_plan.rs); the compute buffers are derived
-//! from the graph as llama.cpp's scheduler and allocator size them for Llama, Mistral, Mixtral
-//! and Qwen3-MoE (see [`graph`], exact in tests/oracle_compute.rs) and estimated for the other
-//! families (see [`compute`]).
+//! from the graph as llama.cpp's scheduler and allocator size them for Llama, Mistral, Mixtral,
+//! Qwen2, Qwen3 and Qwen3-MoE (see [`graph`], exact in tests/oracle_compute.rs) and estimated
+//! for the other families (see [`compute`]).
 
 mod compute;
 mod fit;
