@@ -342,7 +342,9 @@ export interface MemoryPlan {
   computeBytes: number;
   /** Each device's compute buffer (without `ngl` all the CPU's). */
   compute: { cpuBytes: number; gpuBytes: number };
-  computeEstimated: true;
+  /** False when the compute buffers are derived from the graph as llama.cpp allocates it
+   * (Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE); true for the families where they are estimated. */
+  computeEstimated: boolean;
   totalBytes: number;
   cpuBytes: number;
   gpuBytes: number;
@@ -393,6 +395,9 @@ export interface FitResult {
   fits: boolean;
   /** llama.cpp keeps its default layers (`-ngl -1`, no -ts). */
   defaultLayers: boolean;
+  /** False when the compute buffers are derived from the graph (Llama, Mistral, Mixtral, Qwen2,
+   * Qwen3, Qwen3-MoE: exact); true where they are estimated. */
+  computeEstimated: boolean;
   /** The line llama-fit-params prints: `-c N -ngl N [-ts a,b] [-ot "..."]`. */
   flags: string;
 }

@@ -19,11 +19,13 @@
 //! to the output; on several GPUs with every layer offloaded and no override, llama.cpp's
 //! pipelining keeps four copies of each input a GPU takes from another device).
 
+use super::graph;
 use super::hparams::HParams;
 use super::weights::{layer_of, n_vocab};
 use super::{compute, kv, plan_with, refused, Options};
 use crate::error::Error;
 use crate::model::GgufModel;
+use std::collections::HashMap;
 
 const MIB: i64 = 1024 * 1024;
 
@@ -191,6 +193,9 @@ pub struct Fit {
     /// llama.cpp kept its default layers (all of them, split by free memory): it prints
     /// `-ngl -1` and no `-ts`.
     pub default_layers: bool,
+    /// The compute buffers come from the graph (see [`super::Plan::compute_derived`]); else
+    /// they are an estimate.
+    pub compute_derived: bool,
 }
 
 impl Fit {
@@ -228,6 +233,13 @@ struct Costs<'a> {
     n_gpu: usize,
 }
 
+impl Costs<'_> {
+    /// Whether the compute buffers are derived from the graph ([`graph`]) for these options.
+    fn derived(&self, o: &Options) -> bool {
+        graph::supported(self.model, &self.hp, o)
+    }
+}
+
 /// The layers of GPU `id`: `from..to` over `0..=n_layer` (n_layer: the output layer).
 fn ranges(hp: &HParams, layers: &[GpuLayers]) -> Vec<(u32, u32)> {
     let total = layers.iter().fold(0u32, |a, l| a.wrapping_add(l.n_layer));
@@ -256,9 +268,14 @@ impl Costs<'_> {
         let mut gpus = vec![DeviceUse::default(); self.n_gpu];
         let mut cpu = DeviceUse::default();
         let device_of = |il: u32| ranges.iter().position(|&(a, b)| il >= a && il < b);
+        let derived = self.derived(o);
+        let mut placed: HashMap<&str, Option<usize>> = HashMap::new();
         for (_, t) in self.model.tensors() {
             let Some(il) = layer_of(t, hp) else {
                 cpu.weights = cpu.weights.saturating_add(t.n_bytes());
+                if derived {
+                    placed.insert(t.name(), None);
+                }
                 continue;
             };
             let il = il.min(u64::from(hp.n_layer)) as u32;
@@ -270,6 +287,9 @@ impl Costs<'_> {
                 {
                     dev = to;
                 }
+            }
+            if derived {
+                placed.insert(t.name(), dev);
             }
             match dev {
                 Some(id) => gpus[id].weights = gpus[id].weights.saturating_add(t.n_bytes()),
@@ -297,10 +317,12 @@ impl Costs<'_> {
         let kv_gpu = |k: u32| -> Result<u64, Error> {
             Ok(kv::plan(hp, o, n_ctx_seq, n_seq, n_ubatch, k)?.gpu)
         };
-        let mut prev = 0;
-        for k in 1..=hp.n_layer {
+        // with `-ngl k` the repeating layers from n_layer + 1 - k are offloaded: the k-th adds
+        // layer n_layer + 1 - k (the first, k = 1, the output layer, which has no cache)
+        let mut prev = kv_gpu(1)?;
+        for k in 2..=hp.n_layer + 1 {
             let now = kv_gpu(k)?;
-            let il = hp.n_layer - k;
+            let il = hp.n_layer + 1 - k;
             let bytes = now.saturating_sub(prev);
             prev = now;
             match device_of(il) {
@@ -315,6 +337,22 @@ impl Costs<'_> {
         // and events, as CUDA's and RPC's): the scheduler then keeps GGML_SCHED_MAX_COPIES (4)
         // copies of each input a device takes from another, never freed, instead of one
         let pipelined = self.n_gpu > 1 && ngl > hp.n_layer && parts.is_empty();
+        if derived {
+            let layer = |il: u32| device_of(il);
+            let tensor = |name: &str| placed.get(name).copied().flatten();
+            let place = graph::Placement {
+                layer: &layer,
+                tensor: &tensor,
+                n_gpu: self.n_gpu,
+                pipelined,
+            };
+            let c = graph::compute(self.model, hp, o, &base.kv, n_ubatch, &place);
+            for (id, g) in gpus.iter_mut().enumerate() {
+                g.compute = c[id];
+            }
+            cpu.compute = c[self.n_gpu];
+            return Ok((gpus, cpu));
+        }
         for (id, &(a, b)) in ranges.iter().enumerate() {
             if b > a {
                 let c = compute::estimate(hp, o, &base.kv, n_ubatch, hp.n_layer + 1 - a);
@@ -352,6 +390,29 @@ fn cross_device_inputs(hp: &HParams, o: &Options, kv: &kv::KvPlan, a: u32, b: u3
     }
     let masks = if o.flash_attn { masks / 2 } else { masks };
     hp.n_embd.saturating_add(masks)
+}
+
+/// Each GPU's and the CPU's bytes for a placement given as the fit gives it: `layers` per GPU
+/// (`-ngl` their sum, `-ts` their `n_layer`, `-ot` their partial layers, as [`Fit::flags`]
+/// prints them) at context `opts.ctx` (None: the training context) with `opts.plan`'s cache
+/// options. Only `opts.ctx` and `opts.plan` are read.
+pub fn measure(
+    model: &GgufModel,
+    opts: &FitOptions,
+    layers: &[GpuLayers],
+) -> Result<(Vec<DeviceUse>, DeviceUse), Error> {
+    if layers.is_empty() || layers.len() > 16 {
+        return Err(refused(format!("1 to 16 GPUs, got {}", layers.len())));
+    }
+    let hp = HParams::read(model.first(), n_vocab(model)?)?;
+    let costs = Costs {
+        model,
+        hp,
+        n_gpu: layers.len(),
+    };
+    let mut o = opts.plan.clone();
+    o.ctx = Some(opts.ctx.unwrap_or(costs.hp.n_ctx_train));
+    costs.measure(&o, layers)
 }
 
 /// Chooses the flags `llama-fit-params` would for `model` on GPUs `opts.gpu_free`.
@@ -692,5 +753,6 @@ fn finish(
         cpu,
         fits,
         default_layers,
+        compute_derived: costs.derived(o),
     })
 }

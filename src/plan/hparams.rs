@@ -482,3 +482,8 @@ impl HParams {
             .unwrap_or(0)
     }
 }
+
+/// `{arch}.expert_used_count` (None when absent or not a count).
+pub(super) fn expert_used(f: &GgufFile, arch: &str) -> Option<u64> {
+    key(f, arch, "expert_used_count").and_then(|v| v.as_u64())
+}

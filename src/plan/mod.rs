@@ -6,11 +6,14 @@
 //! KV cache per parallel slot (`kv_unified` off), `swa_full` off, `n_batch` 2048, `n_ubatch` 512
 //! (an option),
 //! the model memory-mapped, no repacked weight copies. The KV cache and the weights are exact
-//! (checked against llama.cpp's own log, tests/oracle_plan.rs); the compute buffer is an
-//! estimate (see [`compute`]).
+//! (checked against llama.cpp's own log, tests/oracle_plan.rs); the compute buffers are derived
+//! from the graph as llama.cpp's scheduler and allocator size them for Llama, Mistral, Mixtral,
+//! Qwen2, Qwen3 and Qwen3-MoE (see [`graph`], exact in tests/oracle_compute.rs) and estimated
+//! for the other families (see [`compute`]).
 
 mod compute;
 mod fit;
+mod graph;
 mod hparams;
 mod kv;
 mod report;
@@ -21,7 +24,7 @@ use crate::error::{Error, ErrorKind};
 use crate::model::GgufModel;
 use crate::types::GgmlType;
 
-pub use fit::{fit, DeviceUse, Fit, FitOptions, Fraction, GpuLayers};
+pub use fit::{fit, measure, DeviceUse, Fit, FitOptions, Fraction, GpuLayers};
 pub use hparams::HParams;
 pub use hparams::Recurrent;
 pub use kv::{CachePlan, KvPlan, RecurrentPlan};
@@ -111,10 +114,13 @@ pub struct Plan {
     pub n_ubatch: u64,
     pub weights: WeightsPlan,
     pub kv: KvPlan,
-    /// The compute buffers (estimate), both devices.
+    /// The compute buffers, both devices.
     pub compute_bytes: u64,
     /// The compute buffer of each device (without `-ngl` all the CPU's).
     pub compute: PerDevice,
+    /// The compute buffers come from the graph, allocated as llama.cpp does (the families of
+    /// [`graph`]); else they are an estimate ([`compute`]).
+    pub compute_derived: bool,
     pub options: Options,
 }
 
@@ -220,7 +226,32 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
     let ngl = options.ngl.min(hp.n_layer + 1);
     let weights = weights::plan(model, hp, ngl)?;
     let kv = kv::plan(hp, options, n_ctx_seq, n_seq, n_ubatch, ngl)?;
-    let compute = compute::estimate(hp, options, &kv, n_ubatch, ngl);
+    let compute_derived = graph::supported(model, hp, options);
+    let compute = if compute_derived {
+        // one GPU holding the layers from gpu_start (the output layer n_layer among them)
+        let gpu_start = (hp.n_layer + 1).saturating_sub(ngl);
+        let layer = |il: u32| (il >= gpu_start).then_some(0);
+        let tensor = |name: &str| {
+            let il = model
+                .tensor(name)
+                .ok()
+                .and_then(|(_, t)| weights::layer_of(t, hp))?;
+            (il >= u64::from(gpu_start)).then_some(0)
+        };
+        let place = graph::Placement {
+            layer: &layer,
+            tensor: &tensor,
+            n_gpu: 1,
+            pipelined: false,
+        };
+        let c = graph::compute(model, hp, options, &kv, n_ubatch, &place);
+        PerDevice {
+            gpu: c[0],
+            cpu: c[1],
+        }
+    } else {
+        compute::estimate(hp, options, &kv, n_ubatch, ngl)
+    };
     Ok(Plan {
         architecture: hp.arch.clone(),
         n_layer: hp.n_layer,
@@ -233,6 +264,7 @@ pub fn plan_with(model: &GgufModel, hp: &HParams, options: &Options) -> Result<P
         kv,
         compute_bytes: compute.total(),
         compute,
+        compute_derived,
         options: Options {
             ngl,
             ..options.clone()

@@ -74,7 +74,7 @@ impl Report {
             },
             compute_bytes: p.compute_bytes,
             compute: DeviceBytes::of(p.compute.cpu, p.compute.gpu),
-            compute_estimated: true,
+            compute_estimated: !p.compute_derived,
             total_bytes: p.total_bytes(),
             cpu_bytes: dev.cpu,
             gpu_bytes: dev.gpu,
@@ -108,7 +108,8 @@ pub struct Document {
     pub kv_cache: KvCacheDoc,
     pub compute_bytes: u64,
     pub compute: DeviceBytes,
-    /// Always true: the compute buffer is an estimate.
+    /// The compute buffers are an estimate (false: derived from the graph, see
+    /// [`super::Plan::compute_derived`]).
     pub compute_estimated: bool,
     pub total_bytes: u64,
     pub cpu_bytes: u64,

@@ -297,6 +297,7 @@ struct FitJs {
     cpu: DeviceUseJs,
     fits: bool,
     default_layers: bool,
+    compute_estimated: bool,
     flags: String,
 }
 
@@ -334,6 +335,7 @@ impl From<&Fit> for FitJs {
             cpu: device_use(&f.cpu, None),
             fits: f.fits,
             default_layers: f.default_layers,
+            compute_estimated: !f.compute_derived,
             flags: f.flags(),
         }
     }

@@ -13,7 +13,8 @@ use gguf_lens::model::open;
 /// reduced (to 4096 at least, when --ctx is not given), then layers filled back to front (a MoE:
 /// its experts first kept on the CPU, then moved back front to back). The last line is the
 /// flags as llama-fit-params prints them; above it each GPU's and the CPU's weights, KV cache
-/// and compute buffer (weights and KV exact, compute an estimate).
+/// and compute buffer (weights and KV exact; compute derived from the graph for Llama, Mistral,
+/// Mixtral, Qwen2, Qwen3 and Qwen3-MoE, else an estimate).
 ///
 /// Example: gguf-lens fit model.gguf --gpu 24576,12288 --margin 1024
 #[derive(clap::Args, Debug)]
@@ -45,7 +46,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',')]
     gpu_names: Vec<String>,
     /// One JSON object: {"n_ctx", "ngl", "tensor_split", "overrides", "gpus", "cpu", "fits",
-    /// "default_layers", "flags"}.
+    /// "default_layers", "compute_estimated", "flags"}.
     #[arg(long)]
     json: bool,
 }
@@ -114,16 +115,22 @@ fn document(f: &Fit) -> serde_json::Value {
         "cpu": device(&f.cpu),
         "fits": f.fits,
         "default_layers": f.default_layers,
+        "compute_estimated": !f.compute_derived,
         "flags": f.flags(),
     })
 }
 
 fn text(f: &Fit, free: &[u64]) -> String {
     let m = |b: u64| format!("{:.2} MiB", b as f64 / MIB as f64);
+    let how = if f.compute_derived {
+        "derived"
+    } else {
+        "estimate"
+    };
     let mut s = String::new();
     for (i, (d, l)) in f.gpus.iter().zip(&f.layers).enumerate() {
         s.push_str(&format!(
-            "GPU{i} ({} MiB free): {} layers ({} partial), weights {}, KV {}, compute {} (estimate), total {}\n",
+            "GPU{i} ({} MiB free): {} layers ({} partial), weights {}, KV {}, compute {} ({how}), total {}\n",
             free.get(i).copied().unwrap_or(0),
             l.n_layer,
             l.n_part,
@@ -135,7 +142,7 @@ fn text(f: &Fit, free: &[u64]) -> String {
     }
     let c = &f.cpu;
     s.push_str(&format!(
-        "CPU: weights {}, KV {}, compute {} (estimate), total {}\n",
+        "CPU: weights {}, KV {}, compute {} ({how}), total {}\n",
         m(c.weights),
         m(c.kv),
         m(c.compute),

@@ -9,8 +9,10 @@ use gguf_lens::model::open;
 
 /// Plan the memory llama.cpp needs for a GGUF model, as `llama-server` runs it by default: a
 /// separate KV cache per parallel slot, swa_full off, n_batch 2048, n_ubatch 512, the model
-/// memory-mapped. The KV cache and the weights are llama.cpp's to the byte; the compute buffer
-/// (the CPU backend's) is an estimate. A split model is planned as one (name any shard).
+/// memory-mapped. The KV cache and the weights are llama.cpp's to the byte; the compute buffers
+/// are derived from the graph as llama.cpp allocates them for Llama, Mistral, Mixtral, Qwen2,
+/// Qwen3 and Qwen3-MoE, and estimated for the other families. A split model is planned as one (name any
+/// shard).
 ///
 /// With --gpu-mem: without --ngl, the most layers that fit the GPU at this context; max_ctx is
 /// the largest context whose GPU share fits with those layers offloaded.
@@ -187,16 +189,21 @@ fn text(p: &Plan, max_context: Option<u64>, command: &str, gpu_mem: Option<u64>)
             mib(r.s_bytes)
         ));
     }
+    let how = if p.compute_derived {
+        "derived"
+    } else {
+        "estimate"
+    };
     if p.compute.gpu > 0 {
         s.push_str(&format!(
-            "compute   {:>14}  (estimate: CPU {}, GPU {})\n",
+            "compute   {:>14}  ({how}: CPU {}, GPU {})\n",
             mib(p.compute_bytes),
             mib(p.compute.cpu),
             mib(p.compute.gpu)
         ));
     } else {
         s.push_str(&format!(
-            "compute   {:>14}  (CPU backend, estimate)\n",
+            "compute   {:>14}  (CPU backend, {how})\n",
             mib(p.compute_bytes)
         ));
     }
