@@ -24,6 +24,7 @@ pub mod fp8;
 pub mod gguf;
 pub mod gptq;
 pub mod hash;
+mod hf_config;
 pub mod lint;
 pub mod llama_names;
 pub mod mlx;

@@ -78,18 +78,9 @@ impl CtConfig {
     /// From the bytes of a config.json: None without a `quantization_config` whose
     /// `quant_method` is `compressed-tensors`; an error for a scheme not read here.
     pub fn from_config_json(bytes: &[u8]) -> Result<Option<CtConfig>> {
-        let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
-            Error::new(ErrorKind::BadJson {
-                what: "config.json".to_string(),
-                message: e.to_string(),
-            })
-        })?;
-        let Some(q) = doc.get("quantization_config") else {
+        let Some(q) = crate::hf_config::quantization_config(bytes, "compressed-tensors")? else {
             return Ok(None);
         };
-        if q.get("quant_method").and_then(Json::as_str) != Some("compressed-tensors") {
-            return Ok(None);
-        }
         let format = match q.get("format").and_then(Json::as_str) {
             Some("pack-quantized") => CtFormat::Packed,
             Some("int-quantized") => CtFormat::Int,

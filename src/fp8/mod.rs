@@ -43,18 +43,9 @@ impl Fp8Config {
     /// From the bytes of a config.json: None without a `quantization_config` whose
     /// `quant_method` is `fp8`; an error for a format other than e4m3 or a bad block size.
     pub fn from_config_json(bytes: &[u8]) -> Result<Option<Fp8Config>> {
-        let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
-            Error::new(ErrorKind::BadJson {
-                what: "config.json".to_string(),
-                message: e.to_string(),
-            })
-        })?;
-        let Some(q) = doc.get("quantization_config") else {
+        let Some(q) = crate::hf_config::quantization_config(bytes, "fp8")? else {
             return Ok(None);
         };
-        if q.get("quant_method").and_then(Json::as_str) != Some("fp8") {
-            return Ok(None);
-        }
         let fmt = q.get("fmt").and_then(Json::as_str).unwrap_or("e4m3");
         if fmt != "e4m3" {
             return Err(bad_config(format!(

@@ -65,14 +65,9 @@ impl QuantConfig {
     /// From the bytes of a transformers `config.json`: None when it has no
     /// `quantization_config` or one whose `quant_method` is not `gptq`.
     pub fn from_config_json(bytes: &[u8]) -> Result<Option<QuantConfig>> {
-        let what = "config.json";
-        let doc: Json = serde_json::from_slice(bytes).map_err(|e| bad(what, e.to_string()))?;
-        match doc.get("quantization_config") {
-            Some(q) if q.get("quant_method").and_then(Json::as_str) == Some("gptq") => {
-                QuantConfig::from_json(q, "config.json quantization_config").map(Some)
-            }
-            _ => Ok(None),
-        }
+        crate::hf_config::quantization_config(bytes, "gptq")?
+            .map(|q| QuantConfig::from_json(&q, "config.json quantization_config"))
+            .transpose()
     }
 
     /// From a parsed config object; `what` names it in errors.

@@ -93,13 +93,7 @@ const DEFAULT_KEYS: [&str; 4] = ["group_size", "bits", "mode", "quantize_input"]
 impl MlxQuantization {
     /// From the bytes of a config.json: None without a `quantization` object.
     pub fn from_config_json(bytes: &[u8]) -> Result<Option<MlxQuantization>> {
-        let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
-            Error::new(ErrorKind::BadJson {
-                what: "config.json".to_string(),
-                message: e.to_string(),
-            })
-        })?;
-        MlxQuantization::from_config(&doc)
+        MlxQuantization::from_config(&crate::hf_config::parse(bytes)?)
     }
 
     /// From a parsed config.json: None without a `quantization` object; an error for a mode

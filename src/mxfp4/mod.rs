@@ -40,18 +40,9 @@ impl Mxfp4Config {
     /// From the bytes of a config.json: None without a `quantization_config` whose
     /// `quant_method` is `mxfp4`.
     pub fn from_config_json(bytes: &[u8]) -> Result<Option<Mxfp4Config>> {
-        let doc: Json = serde_json::from_slice(bytes).map_err(|e| {
-            Error::new(ErrorKind::BadJson {
-                what: "config.json".to_string(),
-                message: e.to_string(),
-            })
-        })?;
-        let Some(q) = doc.get("quantization_config") else {
+        let Some(q) = crate::hf_config::quantization_config(bytes, "mxfp4")? else {
             return Ok(None);
         };
-        if q.get("quant_method").and_then(Json::as_str) != Some("mxfp4") {
-            return Ok(None);
-        }
         let not_converted = match q.get("modules_to_not_convert") {
             Some(Json::Array(names)) => names
                 .iter()
