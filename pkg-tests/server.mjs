@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
 
-/** @type {Map<string, Buffer>} file + encoding → compressed bytes (made once per server process) */
+/** @type {Map<string, Buffer>} file + encoding + its mtime and size → compressed bytes */
 const encodedCache = new Map();
 /**
  * A static file's body in `encoding`: the precompressed copy shipped beside it (`.br` / `.gz`),
@@ -19,7 +19,8 @@ const encodedCache = new Map();
  * @param {'br' | 'gzip'} encoding
  */
 function encodedBody(file, encoding) {
-  const key = `${file}\0${encoding}`;
+  const { mtimeMs, size } = fs.statSync(file); // a file written again is compressed again
+  const key = `${file}\0${encoding}\0${mtimeMs}\0${size}`;
   let body = encodedCache.get(key);
   if (!body) {
     const shipped = file + (encoding === 'br' ? '.br' : '.gz');
