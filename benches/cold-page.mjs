@@ -113,7 +113,6 @@ try {
   out.summaryMs = performance.now();
   out.resources = resources();
   await window.summaryReached();
-  out.tensors = first.bytes === headerEnd ? 0 : -1;
   out.anchor = await anchor();
 } catch (e) { out.error = String(e).slice(0, 120); }
 window.result = out;
