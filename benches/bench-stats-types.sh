@@ -5,7 +5,8 @@
 # benches/stats_anchor.py (ggml's to_float + numpy moments and histogram, one thread), all in the
 # same run. Median of $RUNS (3) runs of wall time and of CPU time (perf's task-clock, all
 # threads); on a shared machine the CPU time is the steadier figure. Give another build (e.g.
-# main's) to measure it beside.
+# main's) to measure it beside. $ORACLE_PYTHON: the Python with gguf, numpy and llama_cpp's ggml
+# (default /root/oracle-venv/bin/python).
 #
 #   bash benches/bench-stats-types.sh [OTHER_GGUF_LENS_BINARY] [TYPE,TYPE,...]
 set -euo pipefail
@@ -14,7 +15,7 @@ other="${1:-}"
 types="${2:-}"
 runs="${RUNS:-3}"
 dir="${STATS_BENCH_DIR:-/tmp/gguf-lens-stats-bench}"
-py=/root/oracle-venv/bin/python
+py="${ORACLE_PYTHON:-/root/oracle-venv/bin/python}"
 cargo build --release --quiet --bin gguf-lens
 bin="$PWD/target/release/gguf-lens"
 $py benches/make_stats_types.py "$dir" ${types:+"$types"}

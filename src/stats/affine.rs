@@ -4,6 +4,11 @@
 //! (no cancellation), and the groups of a piece merge around the piece's mean. A few operations per group
 //! instead of two passes over its 16 values. Range and zeros come from the values themselves.
 
+#[cfg(target_arch = "x86_64")]
+use super::kernels::avx2;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::kernels::simd128;
+use super::kernels::{isa, Isa};
 use super::moments::{lane_max, lane_min, Moments};
 use super::planes::{CODES, GROUP};
 
@@ -39,7 +44,7 @@ fn low_bit(x: f32) -> Option<i32> {
     }
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// The moments of the groups `lines[g] = [a, b]` (code `q` of group `g` is `a·q - b`, exact,
     /// as `values[16g + q]` holds it) with their code counts (`counts[16g + q]`, 32 per group);
     /// `sums` is scratch.
@@ -106,30 +111,17 @@ fn affine_body(lines: &[[f32; 2]], values: &[f32], counts: &[u32], sums: &mut Ve
 /// A group's Σc·q, Σc·q² (exact: at most 32·225) and the mask of its present codes.
 #[inline(always)]
 fn code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        wasm::code_sums(c)
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        x86::code_sums(c)
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    )))]
-    {
-        portable_code_sums(c)
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => avx2::affine::code_sums(c),
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Isa::Simd128 => simd128::affine::code_sums(c),
+        Isa::Scalar => portable_code_sums(c),
     }
 }
 
-#[cfg_attr(
-    any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    ),
-    allow(dead_code)
-)]
+/// [`code_sums`] without vectors (the reference).
+#[inline(always)]
 fn portable_code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
     let (mut s1, mut s2, mut present) = (0, 0, 0);
     for (q, &k) in c.iter().enumerate() {
@@ -145,90 +137,10 @@ fn portable_code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
 #[inline(always)]
 fn any_zero(v: &[f32; CODES]) -> bool {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        wasm::any_zero(v)
+    if isa() == Isa::Simd128 {
+        return simd128::affine::any_zero(v);
     }
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-    {
-        v.contains(&0.0)
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::CODES;
-    use std::arch::x86_64::*;
-
-    /// The simd128 loop's steps in SSE2 (every x86_64): counts packed to i16, `pmaddwd` with the
-    /// codes and their squares, the nonzero counts as a byte mask.
-    #[inline(always)]
-    pub(super) fn code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
-        // SAFETY: SSE2 is part of x86_64; 16 u32 are 4 unaligned 16-byte loads.
-        unsafe {
-            let p: *const __m128i = c.as_ptr().cast();
-            let [c0, c1, c2, c3] = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
-            let (lo, hi) = (_mm_packs_epi32(c0, c1), _mm_packs_epi32(c2, c3));
-            let d1 = _mm_add_epi32(
-                _mm_madd_epi16(lo, _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7)),
-                _mm_madd_epi16(hi, _mm_setr_epi16(8, 9, 10, 11, 12, 13, 14, 15)),
-            );
-            let d2 = _mm_add_epi32(
-                _mm_madd_epi16(lo, _mm_setr_epi16(0, 1, 4, 9, 16, 25, 36, 49)),
-                _mm_madd_epi16(hi, _mm_setr_epi16(64, 81, 100, 121, 144, 169, 196, 225)),
-            );
-            // [d1 lanes 0+2, 1+3, d2 lanes 0+2, 1+3].
-            let t = _mm_add_epi32(_mm_unpacklo_epi64(d1, d2), _mm_unpackhi_epi64(d1, d2));
-            let mut lanes = [0i32; 4];
-            _mm_storeu_si128(lanes.as_mut_ptr().cast(), t);
-            let zero = _mm_setzero_si128();
-            let absent = _mm_packs_epi16(_mm_cmpeq_epi16(lo, zero), _mm_cmpeq_epi16(hi, zero));
-            let present = !(_mm_movemask_epi8(absent) as u32) & 0xffff;
-            (lanes[0] + lanes[1], lanes[2] + lanes[3], present)
-        }
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod wasm {
-    use super::CODES;
-    use std::arch::wasm32::*;
-
-    /// Counts narrowed to i16 (each at most 32) and dotted with the codes and their squares.
-    #[inline(always)]
-    pub(super) fn code_sums(c: &[u32; CODES]) -> (i32, i32, u32) {
-        let p: *const v128 = c.as_ptr().cast();
-        // SAFETY: 16 u32 are 4 v128; v128_load takes unaligned pointers.
-        let [c0, c1, c2, c3] = unsafe { [0, 1, 2, 3].map(|k| v128_load(p.add(k))) };
-        let (lo, hi) = (i16x8_narrow_i32x4(c0, c1), i16x8_narrow_i32x4(c2, c3));
-        let d1 = i32x4_add(
-            i32x4_dot_i16x8(lo, i16x8(0, 1, 2, 3, 4, 5, 6, 7)),
-            i32x4_dot_i16x8(hi, i16x8(8, 9, 10, 11, 12, 13, 14, 15)),
-        );
-        let d2 = i32x4_add(
-            i32x4_dot_i16x8(lo, i16x8(0, 1, 4, 9, 16, 25, 36, 49)),
-            i32x4_dot_i16x8(hi, i16x8(64, 81, 100, 121, 144, 169, 196, 225)),
-        );
-        let t = i32x4_add(
-            i32x4_shuffle::<0, 2, 4, 6>(d1, d2),
-            i32x4_shuffle::<1, 3, 5, 7>(d1, d2),
-        );
-        let zero = i16x8_splat(0);
-        let present = i8x16_bitmask(i8x16_narrow_i16x8(i16x8_ne(lo, zero), i16x8_ne(hi, zero)));
-        (
-            i32x4_extract_lane::<0>(t) + i32x4_extract_lane::<1>(t),
-            i32x4_extract_lane::<2>(t) + i32x4_extract_lane::<3>(t),
-            u32::from(present),
-        )
-    }
-
-    #[inline(always)]
-    pub(super) fn any_zero(v: &[f32; CODES]) -> bool {
-        let p: *const v128 = v.as_ptr().cast();
-        let zero = f32x4_splat(0.0);
-        // SAFETY: 16 f32 are 4 v128; v128_load takes unaligned pointers.
-        let [a, b, c, d] = unsafe { [0, 1, 2, 3].map(|k| f32x4_eq(v128_load(p.add(k)), zero)) };
-        v128_any_true(v128_or(v128_or(a, b), v128_or(c, d)))
-    }
+    v.contains(&0.0)
 }
 
 #[cfg(test)]

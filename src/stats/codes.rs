@@ -6,6 +6,9 @@
 use super::affine::moments_affine;
 use super::counted::moments_counted;
 use super::histogram::Histogram;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::kernels::simd128;
+use super::kernels::{isa, Isa};
 use super::moments::Moments;
 use super::percentiles::{key, Target, BUCKETS};
 
@@ -96,7 +99,7 @@ impl Groups {
     }
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// Writes the positions of the values whose bucket `table` flags into `flagged`, returns
     /// how many (`tops` is scratch, as long as `values`).
     fn flag_pairs(table: &[u8], values: &[f32], tops: &mut [u32], flagged: &mut [u32]) -> usize => flag_body
@@ -125,21 +128,7 @@ fn flag_body(table: &[u8], values: &[f32], tops: &mut [u32], flagged: &mut [u32]
 /// True where counting codes is fast (byte compares and a population count): elsewhere the
 /// per-value path is quicker.
 pub(crate) fn fast() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::quant::avx2_chosen()
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        true
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    )))]
-    {
-        false
-    }
+    isa() != Isa::Scalar
 }
 
 /// `counts[16g + c]` = how many of group `g`'s codes are `c`.
@@ -150,16 +139,15 @@ fn count_codes(planes: &[[u32; 4]], counts: &mut [u32]) {
         unsafe fn with_popcnt(planes: &[[u32; 4]], counts: &mut [u32]) {
             count_codes_portable(planes, counts)
         }
-        if fast() {
-            // SAFETY: the CPU has POPCNT (checked by `fast`), all `with_popcnt` needs.
+        if isa() == Isa::Avx2 {
+            // SAFETY: `isa` chose AVX2 only on a CPU with POPCNT, all `with_popcnt` needs.
             return unsafe { with_popcnt(planes, counts) };
         }
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        return wasm::count_codes(planes, counts);
+    if isa() == Isa::Simd128 {
+        return simd128::codes::count_codes(planes, counts);
     }
-    #[allow(unreachable_code)]
     count_codes_portable(planes, counts)
 }
 
@@ -196,7 +184,7 @@ fn count_code(planes: [u32; 4], c: usize) -> u32 {
     (bit(0) & bit(1) & bit(2) & bit(3)).count_ones()
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// Adds `counts[i]` to the coarse bucket of `values[i]`.
     fn count_coarse_counted(coarse: &mut [u64], values: &[f32], counts: &[u32]) -> () => coarse_body
 }
@@ -211,43 +199,6 @@ fn coarse_body(coarse: &mut [u64], values: &[f32], counts: &[u32]) {
         }
         for (&t, &c) in tops.iter().zip(cs) {
             coarse[t as usize] += u64::from(c);
-        }
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod wasm {
-    use super::CODES;
-    use std::arch::wasm32::*;
-
-    /// Codes `4k + l` match where low-bits mask `l` (planes 0 and 1) and high-bits mask `k`
-    /// (planes 2 and 3) do: the 4 low masks in one vector, ANDed with each high mask, and 16
-    /// population counts at once.
-    pub(super) fn count_codes(planes: &[[u32; 4]], counts: &mut [u32]) {
-        // Lane l takes plane 0 as is where bit 0 of l is set, inverted elsewhere; plane 1 by bit 1.
-        let flip0 = i32x4(-1, 0, -1, 0);
-        let flip1 = i32x4(-1, -1, 0, 0);
-        let both = |a: u32, b: u32| {
-            v128_and(
-                v128_xor(u32x4_splat(a), flip0),
-                v128_xor(u32x4_splat(b), flip1),
-            )
-        };
-        let pop =
-            |x: v128| u32x4_extadd_pairwise_u16x8(u16x8_extadd_pairwise_u8x16(i8x16_popcnt(x)));
-        for (p, out) in planes.iter().zip(counts.chunks_exact_mut(CODES)) {
-            let low = both(p[0], p[1]);
-            let high = both(p[2], p[3]);
-            let c = [
-                pop(v128_and(low, i32x4_shuffle::<0, 0, 0, 0>(high, high))),
-                pop(v128_and(low, i32x4_shuffle::<1, 1, 1, 1>(high, high))),
-                pop(v128_and(low, i32x4_shuffle::<2, 2, 2, 2>(high, high))),
-                pop(v128_and(low, i32x4_shuffle::<3, 3, 3, 3>(high, high))),
-            ];
-            for (k, v) in c.into_iter().enumerate() {
-                // SAFETY: `out` holds 16 u32 (4k + 4 <= 16); v128_store takes unaligned pointers.
-                unsafe { v128_store(out.as_mut_ptr().add(4 * k).cast(), v) };
-            }
         }
     }
 }

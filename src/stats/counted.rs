@@ -3,27 +3,27 @@
 //! once with its count. Counts, range and zeros are exact; the sums are the same products added
 //! in another order than [`Moments::of`] would, so mean and `m2` agree with it to rounding.
 
+#[cfg(target_arch = "x86_64")]
+use super::kernels::avx2;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::kernels::simd128;
+use super::kernels::{isa, Isa};
 use super::moments::{lane_max, lane_min, Moments};
 
 /// Lanes of the sums: pair `i` goes to lane `i % LANES`, combined in lane order.
-const LANES: usize = 8;
+pub(in crate::stats) const LANES: usize = 8;
 
 /// The moments of `values[i]` counted `counts[i]` times (same lengths; a count is at most
 /// 2^31 - 1, as a group's counts are; `count` their sum).
 pub(crate) fn moments_counted(values: &[f32], counts: &[u32], count: u64) -> Moments {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::quant::avx2_chosen() {
-            // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it), all `x86::counted` needs.
-            return unsafe { x86::counted(values, counts, count) };
-        }
+    match isa() {
+        // SAFETY: the CPU has AVX2 (`isa` chose it only then), all `counted` needs.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { avx2::counted::counted(values, counts, count) },
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Isa::Simd128 => simd128::counted::counted(values, counts, count),
+        Isa::Scalar => portable(values, counts, count),
     }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        return wasm::counted(values, counts, count);
-    }
-    #[allow(unreachable_code)]
-    portable(values, counts, count)
 }
 
 /// [`moments_counted`] without vectors: the reference the vector loops are tested against.
@@ -38,15 +38,15 @@ fn portable(values: &[f32], counts: &[u32], count: u64) -> Moments {
 }
 
 /// Lane state of the first loop: range, sums of `count * value`, zero counts.
-struct State {
-    lo: [f32; LANES],
-    hi: [f32; LANES],
-    sum: [f64; LANES],
-    zero: [u32; LANES],
+pub(in crate::stats) struct State {
+    pub(in crate::stats) lo: [f32; LANES],
+    pub(in crate::stats) hi: [f32; LANES],
+    pub(in crate::stats) sum: [f64; LANES],
+    pub(in crate::stats) zero: [u32; LANES],
 }
 
 impl State {
-    fn new() -> State {
+    pub(in crate::stats) fn new() -> State {
         State {
             lo: [f32::INFINITY; LANES],
             hi: [f32::NEG_INFINITY; LANES],
@@ -59,7 +59,7 @@ impl State {
 /// The portable first loop from pair `start` on (a multiple of `LANES`; a vector loop did the
 /// pairs before it into `state`, the same operations per lane, so the same bits), and whether
 /// `m2` is still to come ([`deviations_from`]).
-fn counted_from(
+pub(in crate::stats) fn counted_from(
     values: &[f32],
     counts: &[u32],
     count: u64,
@@ -107,7 +107,7 @@ fn counted_from(
 }
 
 /// `m2` from pair `start` on, `dev` holding the lanes of the pairs before.
-fn deviations_from(
+pub(in crate::stats) fn deviations_from(
     values: &[f32],
     counts: &[u32],
     start: usize,
@@ -127,172 +127,6 @@ fn deviations_from(
         dev[l] += d * d * f64::from(c);
     }
     m.m2 = dev.iter().sum();
-}
-
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{counted_from, deviations_from, Moments, State, LANES};
-    use std::arch::x86_64::*;
-
-    /// The portable loops with the lanes in AVX2 registers (pair `i` in lane `i % 8`, no fused
-    /// multiply-add): the same bits.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn counted(values: &[f32], counts: &[u32], count: u64) -> Moments {
-        let n = values.len().min(counts.len());
-        let (values, counts) = (&values[..n], &counts[..n]);
-        let n8 = n / LANES * LANES;
-        let (vp, cp) = (values.as_ptr(), counts.as_ptr());
-        let inf = _mm256_set1_ps(f32::INFINITY);
-        let ninf = _mm256_set1_ps(f32::NEG_INFINITY);
-        let zero = _mm256_setzero_ps();
-        let (mut lo, mut hi) = (inf, ninf);
-        let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-        let mut zeros = _mm256_setzero_si256();
-        let mut i = 0;
-        while i < n8 {
-            let v = _mm256_loadu_ps(vp.add(i));
-            let c = _mm256_loadu_si256(cp.add(i).cast());
-            let present = _mm256_castsi256_ps(_mm256_cmpgt_epi32(c, _mm256_setzero_si256()));
-            lo = _mm256_min_ps(lo, _mm256_blendv_ps(inf, v, present));
-            hi = _mm256_max_ps(hi, _mm256_blendv_ps(ninf, v, present));
-            let c0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(c));
-            let c1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(c));
-            s0 = _mm256_add_pd(
-                s0,
-                _mm256_mul_pd(c0, _mm256_cvtps_pd(_mm256_castps256_ps128(v))),
-            );
-            s1 = _mm256_add_pd(
-                s1,
-                _mm256_mul_pd(c1, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v))),
-            );
-            let z = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, zero));
-            zeros = _mm256_add_epi32(zeros, _mm256_and_si256(z, c));
-            i += LANES;
-        }
-        let mut state = State::new();
-        _mm256_storeu_ps(state.lo.as_mut_ptr(), lo);
-        _mm256_storeu_ps(state.hi.as_mut_ptr(), hi);
-        _mm256_storeu_pd(state.sum.as_mut_ptr(), s0);
-        _mm256_storeu_pd(state.sum.as_mut_ptr().add(4), s1);
-        _mm256_storeu_si256(state.zero.as_mut_ptr().cast(), zeros);
-        let (mut m, more) = counted_from(values, counts, count, n8, &mut state);
-        if !more {
-            return m;
-        }
-        let mean = _mm256_set1_pd(m.mean);
-        let (mut d0, mut d1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-        let mut i = 0;
-        while i < n8 {
-            let v = _mm256_loadu_ps(vp.add(i));
-            let c = _mm256_loadu_si256(cp.add(i).cast());
-            let c0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(c));
-            let c1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(c));
-            let x0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mean);
-            let x1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(v)), mean);
-            d0 = _mm256_add_pd(d0, _mm256_mul_pd(_mm256_mul_pd(x0, x0), c0));
-            d1 = _mm256_add_pd(d1, _mm256_mul_pd(_mm256_mul_pd(x1, x1), c1));
-            i += LANES;
-        }
-        let mut dev = [0f64; LANES];
-        _mm256_storeu_pd(dev.as_mut_ptr(), d0);
-        _mm256_storeu_pd(dev.as_mut_ptr().add(4), d1);
-        deviations_from(values, counts, n8, &mut m, &mut dev);
-        m
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod wasm {
-    use super::{counted_from, deviations_from, Moments, State, LANES};
-    use crate::stats::moments::wasm::{lane2, lane4};
-    use std::arch::wasm32::*;
-
-    /// The portable loops in simd128 (two f32x4, four f64x2 per 8 lanes; `pmin(b, a)` is
-    /// `lane_min(a, b)`): the same bits.
-    pub(super) fn counted(values: &[f32], counts: &[u32], count: u64) -> Moments {
-        let n = values.len().min(counts.len());
-        let (values, counts) = (&values[..n], &counts[..n]);
-        let n8 = n / LANES * LANES;
-        let (vp, cp) = (values.as_ptr(), counts.as_ptr());
-        let inf = f32x4_splat(f32::INFINITY);
-        let ninf = f32x4_splat(f32::NEG_INFINITY);
-        let zero = f32x4_splat(0.0);
-        let izero = i32x4_splat(0);
-        let (mut lo, mut hi) = ([inf; 2], [ninf; 2]);
-        let mut sum = [f64x2_splat(0.0); 4];
-        let mut zeros = [izero; 2];
-        let mut i = 0;
-        while i < n8 {
-            for h in 0..2 {
-                // SAFETY: i + 4h + 4 <= n8 <= n; v128_load takes unaligned pointers.
-                let (v, c) = unsafe {
-                    (
-                        v128_load(vp.add(i + 4 * h).cast()),
-                        v128_load(cp.add(i + 4 * h).cast()),
-                    )
-                };
-                let present = i32x4_gt(c, izero);
-                lo[h] = f32x4_pmin(v128_bitselect(v, inf, present), lo[h]);
-                hi[h] = f32x4_pmax(v128_bitselect(v, ninf, present), hi[h]);
-                let c23 = i32x4_shuffle::<2, 3, 2, 3>(c, c);
-                let v23 = i32x4_shuffle::<2, 3, 2, 3>(v, v);
-                sum[2 * h] = f64x2_add(
-                    sum[2 * h],
-                    f64x2_mul(f64x2_convert_low_i32x4(c), f64x2_promote_low_f32x4(v)),
-                );
-                sum[2 * h + 1] = f64x2_add(
-                    sum[2 * h + 1],
-                    f64x2_mul(f64x2_convert_low_i32x4(c23), f64x2_promote_low_f32x4(v23)),
-                );
-                zeros[h] = i32x4_add(zeros[h], v128_and(f32x4_eq(v, zero), c));
-            }
-            i += LANES;
-        }
-        let mut state = State::new();
-        for l in 0..LANES {
-            state.lo[l] = f32::from_bits(lane4(lo[l / 4], l % 4));
-            state.hi[l] = f32::from_bits(lane4(hi[l / 4], l % 4));
-            state.sum[l] = lane2(sum[l / 2], l % 2);
-            state.zero[l] = lane4(zeros[l / 4], l % 4);
-        }
-        let (mut m, more) = counted_from(values, counts, count, n8, &mut state);
-        if !more {
-            return m;
-        }
-        let mean = f64x2_splat(m.mean);
-        let mut dev = [f64x2_splat(0.0); 4];
-        let mut i = 0;
-        while i < n8 {
-            for h in 0..2 {
-                // SAFETY: as above.
-                let (v, c) = unsafe {
-                    (
-                        v128_load(vp.add(i + 4 * h).cast()),
-                        v128_load(cp.add(i + 4 * h).cast()),
-                    )
-                };
-                let c23 = i32x4_shuffle::<2, 3, 2, 3>(c, c);
-                let v23 = i32x4_shuffle::<2, 3, 2, 3>(v, v);
-                let x0 = f64x2_sub(f64x2_promote_low_f32x4(v), mean);
-                let x1 = f64x2_sub(f64x2_promote_low_f32x4(v23), mean);
-                dev[2 * h] = f64x2_add(
-                    dev[2 * h],
-                    f64x2_mul(f64x2_mul(x0, x0), f64x2_convert_low_i32x4(c)),
-                );
-                dev[2 * h + 1] = f64x2_add(
-                    dev[2 * h + 1],
-                    f64x2_mul(f64x2_mul(x1, x1), f64x2_convert_low_i32x4(c23)),
-                );
-            }
-            i += LANES;
-        }
-        let mut lanes = [0f64; LANES];
-        for (l, d) in lanes.iter_mut().enumerate() {
-            *d = lane2(dev[l / 2], l % 2);
-        }
-        deviations_from(values, counts, n8, &mut m, &mut lanes);
-        m
-    }
 }
 
 /// The slow general case: some value counted is NaN or infinite.

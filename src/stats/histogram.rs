@@ -95,7 +95,7 @@ impl Histogram {
     }
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// Counts `values` into `counts` by numpy's rule over `edges` (`norm` = bins / range).
     fn count_into(edges: &[f64], norm: f64, counts: &mut [u64], values: &[f32]) -> () => count_into_body
 }

@@ -7,6 +7,8 @@
 //! for the last.
 
 use super::histogram::Histogram;
+#[cfg(target_arch = "x86_64")]
+use super::kernels::{avx2, isa, Isa};
 use super::percentiles::{from_key, key, Target, BUCKETS};
 
 /// Adds the flagged values of `values` to the histogram and targets.
@@ -102,7 +104,7 @@ impl Out<'_, '_> {
     }
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// Every value's bucket looked up; the flagged values taken.
     fn by_table(out: &mut Out<'_, '_>, run: &mut Runs, values: &[f32]) -> () => by_table_body
 }
@@ -160,10 +162,10 @@ fn filter(
 ) -> (usize, [u32; 2]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if table.len() >= BUCKETS + PAD && crate::quant::avx2_chosen() {
-            // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it); the table holds every
+        if table.len() >= BUCKETS + PAD && isa() == Isa::Avx2 {
+            // SAFETY: the CPU has AVX2 (`isa` chose it only then); the table holds every
             // 4-byte read at a bucket index (checked just above).
-            return unsafe { x86::filter(table, block, keys, flagged, hot) };
+            return unsafe { avx2::pass2::filter(table, block, keys, flagged, hot) };
         }
     }
     filter_scalar(table, block, keys, flagged, hot, 0, (0, [0; 2]))
@@ -171,7 +173,7 @@ fn filter(
 
 /// [`filter`] from value `from` of the block on, adding to `(n, c)` found before it.
 #[inline(always)]
-fn filter_scalar(
+pub(in crate::stats) fn filter_scalar(
     table: &[u8],
     block: &[f32],
     keys: &mut [u32; 256],
@@ -190,57 +192,6 @@ fn filter_scalar(
         n += usize::from((table[(k >> 16) as usize] != 0) & !(h0 | h1));
     }
     (n, c)
-}
-
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{filter_scalar, BUCKETS, PAD};
-    use std::arch::x86_64::*;
-
-    /// [`super::filter`] eight values at a time: keys in a vector, their buckets' flags by one
-    /// gather from the byte table, the flagged positions from the mask's set bits.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn filter(
-        table: &[u8],
-        block: &[f32],
-        keys: &mut [u32; 256],
-        flagged: &mut [u16; 256],
-        hot: [u32; 2],
-    ) -> (usize, [u32; 2]) {
-        assert!(table.len() >= BUCKETS + PAD && block.len() <= 256);
-        let n8 = block.len() / 8 * 8;
-        let top_bit = _mm256_set1_epi32(i32::MIN);
-        let low_byte = _mm256_set1_epi32(0xff);
-        let zero = _mm256_setzero_si256();
-        let h0 = _mm256_set1_epi32(hot[0] as i32);
-        let h1 = _mm256_set1_epi32(hot[1] as i32);
-        let (mut n, mut c) = (0usize, [0u32; 2]);
-        let mut i = 0;
-        while i < n8 {
-            let b = _mm256_loadu_si256(block.as_ptr().add(i).cast());
-            let k = _mm256_xor_si256(b, _mm256_or_si256(_mm256_srai_epi32::<31>(b), top_bit));
-            _mm256_storeu_si256(keys.as_mut_ptr().add(i).cast(), k);
-            let tops = _mm256_srli_epi32::<16>(k);
-            // Bucket indices are below BUCKETS: each read of 4 bytes is inside the table.
-            let f = _mm256_and_si256(
-                _mm256_i32gather_epi32::<1>(table.as_ptr().cast(), tops),
-                low_byte,
-            );
-            let e0 = _mm256_cmpeq_epi32(k, h0);
-            let e1 = _mm256_cmpeq_epi32(k, h1);
-            c[0] += (_mm256_movemask_ps(_mm256_castsi256_ps(e0)) as u32).count_ones();
-            c[1] += (_mm256_movemask_ps(_mm256_castsi256_ps(e1)) as u32).count_ones();
-            let unflagged = _mm256_or_si256(_mm256_cmpeq_epi32(f, zero), _mm256_or_si256(e0, e1));
-            let mut m = !_mm256_movemask_ps(_mm256_castsi256_ps(unflagged)) as u32 & 0xff;
-            while m != 0 {
-                flagged[n] = (i + m.trailing_zeros() as usize) as u16;
-                n += 1;
-                m &= m - 1;
-            }
-            i += 8;
-        }
-        filter_scalar(table, block, keys, flagged, hot, n8, (n, c))
-    }
 }
 
 #[cfg(test)]

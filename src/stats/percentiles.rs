@@ -142,7 +142,7 @@ impl<'de> Deserialize<'de> for Coarse {
     }
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// Counts `values` per bucket of their key's top 16 bits into `sets` (`SETS` per bucket).
     fn count_sets(sets: &mut [u32], values: &[f32]) -> () => count_sets_body
 }

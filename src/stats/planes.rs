@@ -3,6 +3,12 @@
 //! and 16 bytes, where writing each code to its own byte and reading it back cost more than
 //! counting them (`codes.rs` counts codes from planes).
 
+#[cfg(target_arch = "x86_64")]
+use super::kernels::avx2;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::kernels::simd128;
+use super::kernels::{isa, Isa};
+
 /// Codes per group.
 pub(crate) const CODES: usize = 16;
 /// Values per group.
@@ -27,9 +33,9 @@ pub(crate) fn of_nibbles(qs: &[u8; 16]) -> [u32; 4] {
 pub(crate) fn of_pair(qs: &[u8; 32]) -> ([u32; 4], [u32; 4]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if crate::quant::avx2_chosen() {
-            // SAFETY: the CPU has AVX2 (`avx2_chosen` implies it).
-            let m = unsafe { x86::masks32(qs) };
+        if isa() == Isa::Avx2 {
+            // SAFETY: the CPU has AVX2 (`isa` chose it only then), all `masks32` needs.
+            let m = unsafe { avx2::planes::masks32(qs) };
             return ([m[0], m[1], m[2], m[3]], [m[4], m[5], m[6], m[7]]);
         }
     }
@@ -45,31 +51,17 @@ pub(crate) fn of_pair(qs: &[u8; 32]) -> ([u32; 4], [u32; 4]) {
 /// `m[k]`: bit `k` of each of the 16 bytes (bit `j` of `m[k]` from byte `j`).
 #[inline(always)]
 fn masks(x: &[u8; 16]) -> [u32; 8] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        x86::masks(x)
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        wasm::masks(x)
-    }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    )))]
-    {
-        portable_masks(x)
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => avx2::planes::masks(x),
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Isa::Simd128 => simd128::planes::masks(x),
+        Isa::Scalar => portable_masks(x),
     }
 }
 
 /// [`masks`] without vectors (the reference).
-#[cfg_attr(
-    any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    ),
-    allow(dead_code)
-)]
+#[inline(always)]
 fn portable_masks(x: &[u8; 16]) -> [u32; 8] {
     let mut m = [0u32; 8];
     for (j, &b) in x.iter().enumerate() {
@@ -78,62 +70,6 @@ fn portable_masks(x: &[u8; 16]) -> [u32; 8] {
         }
     }
     m
-}
-
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use std::arch::x86_64::*;
-
-    /// [`masks`] of 32 bytes at once (bit `j` of `m[k]`: bit `k` of byte `j`).
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn masks32(x: &[u8; 32]) -> [u32; 8] {
-        let q = _mm256_loadu_si256(x.as_ptr().cast());
-        [
-            _mm256_movemask_epi8(_mm256_slli_epi16::<7>(q)) as u32,
-            _mm256_movemask_epi8(_mm256_slli_epi16::<6>(q)) as u32,
-            _mm256_movemask_epi8(_mm256_slli_epi16::<5>(q)) as u32,
-            _mm256_movemask_epi8(_mm256_slli_epi16::<4>(q)) as u32,
-            _mm256_movemask_epi8(_mm256_slli_epi16::<3>(q)) as u32,
-            _mm256_movemask_epi8(_mm256_slli_epi16::<2>(q)) as u32,
-            _mm256_movemask_epi8(_mm256_slli_epi16::<1>(q)) as u32,
-            _mm256_movemask_epi8(q) as u32,
-        ]
-    }
-
-    /// SSE2 (every x86_64): bit k to each byte's top bit (16-bit shifts: a low byte's bits
-    /// never reach its high byte's top bit), then the top bits as a mask.
-    #[inline(always)]
-    pub(super) fn masks(x: &[u8; 16]) -> [u32; 8] {
-        // SAFETY: SSE2 is part of x86_64; a 16-byte unaligned load of 16 bytes.
-        unsafe {
-            let q = _mm_loadu_si128(x.as_ptr().cast());
-            [
-                _mm_movemask_epi8(_mm_slli_epi16::<7>(q)) as u32,
-                _mm_movemask_epi8(_mm_slli_epi16::<6>(q)) as u32,
-                _mm_movemask_epi8(_mm_slli_epi16::<5>(q)) as u32,
-                _mm_movemask_epi8(_mm_slli_epi16::<4>(q)) as u32,
-                _mm_movemask_epi8(_mm_slli_epi16::<3>(q)) as u32,
-                _mm_movemask_epi8(_mm_slli_epi16::<2>(q)) as u32,
-                _mm_movemask_epi8(_mm_slli_epi16::<1>(q)) as u32,
-                _mm_movemask_epi8(q) as u32,
-            ]
-        }
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod wasm {
-    use std::arch::wasm32::*;
-
-    #[inline(always)]
-    pub(super) fn masks(x: &[u8; 16]) -> [u32; 8] {
-        // SAFETY: 16 bytes; v128_load takes unaligned pointers.
-        let q = unsafe { v128_load(x.as_ptr().cast()) };
-        // 16-bit shifts (one instruction, where a byte shift is several): a low byte's bits
-        // never reach its high byte's top bit.
-        let m = |s: u32| u32::from(i8x16_bitmask(i16x8_shl(q, s)));
-        [m(7), m(6), m(5), m(4), m(3), m(2), m(1), m(0)]
-    }
 }
 
 #[cfg(test)]

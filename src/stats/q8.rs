@@ -10,6 +10,11 @@
 //! Results equal the per-value path's: the table replays pass 2's own logic on exact values, and
 //! the moments differ from per-value sums only by rounding (they are more accurate).
 
+#[cfg(target_arch = "x86_64")]
+use super::kernels::avx2;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::kernels::simd128;
+use super::kernels::{isa, Isa};
 use super::moments::Moments;
 
 use crate::quant::scalar::f16_to_f32;
@@ -59,33 +64,28 @@ fn by_lanes<T>(items: &[T], mut step: impl FnMut(usize, &T)) {
 
 /// One block's scale and integer sums of its codes.
 #[derive(Clone, Copy, Default)]
-struct Sums {
-    d: f32,
-    sum: i32,
-    squares: i32,
-    zeros: u32,
-    min: i8,
-    max: i8,
+pub(in crate::stats) struct Sums {
+    pub(in crate::stats) d: f32,
+    pub(in crate::stats) sum: i32,
+    pub(in crate::stats) squares: i32,
+    pub(in crate::stats) zeros: u32,
+    pub(in crate::stats) min: i8,
+    pub(in crate::stats) max: i8,
 }
 
 /// The [`Sums`] of whole blocks (`out` at least as long as the blocks).
 fn block_sums(bytes: &[u8], out: &mut [Sums]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if x86::fast() {
-            // SAFETY: the CPU has what `x86::sums` needs (checked by `fast`).
-            return unsafe { x86::sums(bytes, out) };
-        }
+    match isa() {
+        // SAFETY: `isa` chose AVX2 only on a CPU with AVX2, F16C and POPCNT, all `sums` needs.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { avx2::q8::sums(bytes, out) },
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Isa::Simd128 => simd128::q8::sums(bytes, out),
+        Isa::Scalar => portable_sums(bytes, out),
     }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        return wasm::sums(bytes, out);
-    }
-    #[allow(unreachable_code)]
-    portable_sums(bytes, out)
 }
 
-fn portable_sums(bytes: &[u8], out: &mut [Sums]) {
+pub(in crate::stats) fn portable_sums(bytes: &[u8], out: &mut [Sums]) {
     for (b, s) in bytes.chunks_exact(BLOCK_BYTES).zip(out.iter_mut()) {
         let (mut sum, mut squares, mut zeros) = (0i32, 0i32, 0u32);
         let (mut min, mut max) = (i8::MAX, i8::MIN);
@@ -105,122 +105,6 @@ fn portable_sums(bytes: &[u8], out: &mut [Sums]) {
             min,
             max,
         };
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{Sums, BLOCK_BYTES};
-    use std::arch::x86_64::*;
-
-    pub(super) fn fast() -> bool {
-        // The process's one switch; it implies AVX2, F16C and POPCNT.
-        crate::quant::avx2_chosen()
-    }
-
-    /// [`super::portable_sums`] with a block's 32 codes in one register: sums by byte
-    /// multiply-adds (|q| ≤ 127 keeps the pairs of squares in i16; a block holding -128 takes
-    /// the portable loop), range by byte minima.
-    #[target_feature(enable = "avx2,f16c,popcnt")]
-    pub(super) unsafe fn sums(bytes: &[u8], out: &mut [Sums]) {
-        let ones8 = _mm256_set1_epi8(1);
-        let ones16 = _mm256_set1_epi16(1);
-        let k80 = _mm256_set1_epi8(0x80u8 as i8);
-        let k7f = _mm256_set1_epi8(0x7f);
-        for (b, s) in bytes.chunks_exact(BLOCK_BYTES).zip(out.iter_mut()) {
-            let q = _mm256_loadu_si256(b.as_ptr().add(2).cast());
-            // Smallest and largest code: byte minima of q ^ 0x80 (order kept) and q ^ 0x7f
-            // (order reversed), 8 candidates each side by side, then halved three times.
-            let (a, z) = (_mm256_xor_si256(q, k80), _mm256_xor_si256(q, k7f));
-            let a = _mm_min_epu8(_mm256_castsi256_si128(a), _mm256_extracti128_si256::<1>(a));
-            let z = _mm_min_epu8(_mm256_castsi256_si128(z), _mm256_extracti128_si256::<1>(z));
-            let m = _mm_min_epu8(_mm_unpacklo_epi64(a, z), _mm_unpackhi_epi64(a, z));
-            let m = _mm_min_epu8(m, _mm_srli_epi64::<32>(m));
-            let m = _mm_min_epu8(m, _mm_srli_epi64::<16>(m));
-            let m = _mm_min_epu8(m, _mm_srli_epi64::<8>(m));
-            let min = (_mm_extract_epi8::<0>(m) as u8 ^ 0x80) as i8;
-            let max = (_mm_extract_epi8::<8>(m) as u8 ^ 0x7f) as i8;
-            if min == i8::MIN {
-                super::portable_sums(b, std::slice::from_mut(s));
-                continue;
-            }
-            let abs = _mm256_abs_epi8(q);
-            let sq = _mm256_madd_epi16(_mm256_maddubs_epi16(abs, abs), ones16);
-            let sm = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), ones16);
-            let h = _mm256_hadd_epi32(sq, sm);
-            let h = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
-            let h = _mm_hadd_epi32(h, h);
-            let zeros = _mm256_movemask_epi8(_mm256_cmpeq_epi8(q, _mm256_setzero_si256()));
-            let d = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(
-                u16::from_le_bytes([b[0], b[1]]),
-            ))));
-            *s = Sums {
-                d,
-                sum: _mm_extract_epi32::<1>(h),
-                squares: _mm_cvtsi128_si32(h),
-                zeros: (zeros as u32).count_ones(),
-                min,
-                max,
-            };
-        }
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod wasm {
-    use super::{Sums, BLOCK_BYTES};
-    use crate::quant::scalar::f16_to_f32;
-    use std::arch::wasm32::*;
-
-    /// Sum of the four lanes.
-    #[inline(always)]
-    fn total(v: v128) -> i32 {
-        let v = i32x4_add(v, i32x4_shuffle::<2, 3, 0, 1>(v, v));
-        i32x4_extract_lane::<0>(i32x4_add(v, i32x4_shuffle::<1, 0, 3, 2>(v, v)))
-    }
-
-    /// [`super::portable_sums`] with a block's codes in two registers (squares of i8 fit i16).
-    pub(super) fn sums(bytes: &[u8], out: &mut [Sums]) {
-        let zero = i8x16_splat(0);
-        for (b, s) in bytes.chunks_exact(BLOCK_BYTES).zip(out.iter_mut()) {
-            // SAFETY: 2 + 32 bytes in the block; v128_load takes unaligned pointers.
-            let (lo, hi) = unsafe {
-                (
-                    v128_load(b.as_ptr().add(2).cast()),
-                    v128_load(b.as_ptr().add(18).cast()),
-                )
-            };
-            let mut mn = i8x16_min(lo, hi);
-            let mut mx = i8x16_max(lo, hi);
-            mn = i8x16_min(mn, i64x2_shuffle::<1, 0>(mn, mn));
-            mx = i8x16_max(mx, i64x2_shuffle::<1, 0>(mx, mx));
-            mn = i8x16_min(mn, i32x4_shuffle::<1, 0, 3, 2>(mn, mn));
-            mx = i8x16_max(mx, i32x4_shuffle::<1, 0, 3, 2>(mx, mx));
-            mn = i8x16_min(mn, i16x8_shuffle::<1, 0, 3, 2, 5, 4, 7, 6>(mn, mn));
-            mx = i8x16_max(mx, i16x8_shuffle::<1, 0, 3, 2, 5, 4, 7, 6>(mx, mx));
-            let min = i8x16_extract_lane::<0>(mn).min(i8x16_extract_lane::<1>(mn));
-            let max = i8x16_extract_lane::<0>(mx).max(i8x16_extract_lane::<1>(mx));
-            let sum = i32x4_extadd_pairwise_i16x8(i16x8_add(
-                i16x8_extadd_pairwise_i8x16(lo),
-                i16x8_extadd_pairwise_i8x16(hi),
-            ));
-            let (l0, l1) = (i16x8_extend_low_i8x16(lo), i16x8_extend_high_i8x16(lo));
-            let (h0, h1) = (i16x8_extend_low_i8x16(hi), i16x8_extend_high_i8x16(hi));
-            let squares = i32x4_add(
-                i32x4_add(i32x4_dot_i16x8(l0, l0), i32x4_dot_i16x8(l1, l1)),
-                i32x4_add(i32x4_dot_i16x8(h0, h0), i32x4_dot_i16x8(h1, h1)),
-            );
-            let zeros = u32::from(i8x16_bitmask(i8x16_eq(lo, zero))).count_ones()
-                + u32::from(i8x16_bitmask(i8x16_eq(hi, zero))).count_ones();
-            *s = Sums {
-                d: f16_to_f32(u16::from_le_bytes([b[0], b[1]])),
-                sum: total(sum),
-                squares: total(squares),
-                zeros,
-                min,
-                max,
-            };
-        }
     }
 }
 

@@ -105,7 +105,7 @@ fn q4_k_groups(bytes: &[u8], groups: &mut Groups) {
     groups.inexact |= !exact;
 }
 
-super::isa::dispatch! {
+super::kernels::dispatch! {
     /// Writes the blocks' planes, values and lines; whether every value is exact on its line.
     fn q4_k_into(bytes: &[u8], planes: &mut [[u32; 4]], values: &mut [f32], lines: &mut [[f32; 2]]) -> bool => q4_k_body
 }
