@@ -410,3 +410,66 @@ fn each_part_that_does_not_fit_is_one_error() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+/// Every byte of a quant state changed (to a digit, a quote, a brace, a space and its
+/// complement), and every truncation: the checkpoint is built from memory, each layer found or
+/// refused with one error, and a found layer reads whole or gives one error; never a panic.
+#[test]
+fn hostile_quant_states_never_panic() {
+    let bytes = std::fs::read(dir("nf4").join("model.safetensors")).unwrap();
+    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
+    let kernel = Kernel::auto().unwrap();
+    let state_name = "model.layers.0.self_attn.q_proj.weight.quant_state.bitsandbytes__nf4";
+    let r = file.data_range(file.get(state_name).unwrap());
+    let state = bytes[r.start as usize..r.end as usize].to_vec();
+    let others: Vec<(String, Vec<u8>)> = file
+        .tensors()
+        .iter()
+        .filter(|t| t.name().contains(".quant_state.") && t.name() != state_name)
+        .map(|t| {
+            let r = file.data_range(t);
+            (
+                t.name().to_string(),
+                bytes[r.start as usize..r.end as usize].to_vec(),
+            )
+        })
+        .collect();
+    let mut variants: Vec<Vec<u8>> = (0..=state.len()).map(|n| state[..n].to_vec()).collect();
+    for i in 0..state.len() {
+        for b in [b'9', b'0', b'"', b'}', b' ', !state[i]] {
+            let mut v = state.clone();
+            v[i] = b;
+            variants.push(v);
+        }
+    }
+    let memory = vec![bytes.clone()];
+    let (mut found, mut refused) = (0, 0);
+    for v in variants {
+        let mut c = Checkpoint::new(vec![file.clone()], None);
+        c.set_bnb_states(others.iter().cloned().chain([(state_name.to_string(), v)]));
+        if c.bnb_layer("model.layers.0.self_attn.q_proj").is_none() {
+            assert_eq!(c.layer_errors().len(), 1, "{:?}", c.layer_errors());
+            refused += 1;
+            continue;
+        }
+        found += 1;
+        let model = Model::Safetensors(Box::new(c));
+        let name = "model.layers.0.self_attn.q_proj.weight";
+        let read = match model.rows(name, &memory, kernel, V1Zeros::default()) {
+            Ok(mut rows) => {
+                let n = rows.n_rows();
+                rows.read(0..n).map(|_| ())
+            }
+            Err(e) => Err(e),
+        };
+        // A read either works or is one error line.
+        if let Err(e) = read {
+            assert_eq!(e.to_string().lines().count(), 1, "{e}");
+        }
+    }
+    // Most changes are refused; some (a changed offset digit, a space) still fit.
+    assert!(
+        found > 0 && refused > found,
+        "{found} found, {refused} refused"
+    );
+}
