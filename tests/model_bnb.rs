@@ -473,3 +473,24 @@ fn hostile_quant_states_never_panic() {
         "{found} found, {refused} refused"
     );
 }
+
+/// A quant state larger than any bitsandbytes writes is refused before it is read.
+#[test]
+fn an_oversized_quant_state_is_one_error() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let name = "a.weight.quant_state.bitsandbytes__nf4";
+    let n = 70_000;
+    let header = format!(r#"{{"{name}":{{"dtype":"U8","shape":[{n}],"data_offsets":[0,{n}]}}}}"#);
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.resize(bytes.len() + n, b' ');
+    let path = tmp.path().join("model.safetensors");
+    std::fs::write(&path, bytes).unwrap();
+    let e = open(path.to_str().unwrap()).err().unwrap().to_string();
+    assert!(
+        e.contains(&format!(
+            "bitsandbytes quant state {name} length 70000 is too long (limit 65536)"
+        )),
+        "{e}"
+    );
+}

@@ -159,9 +159,9 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
     let mut states = Vec::new();
     for (shard, t) in checkpoint.bnb_state_tensors() {
         if t.n_bytes() > MAX_STATE_BYTES {
-            return Err(Error::new(ErrorKind::TooMany {
-                what: format!("bytes of bitsandbytes quant state {}", t.name()),
-                count: t.n_bytes(),
+            return Err(Error::new(ErrorKind::StringTooLong {
+                what: format!("bitsandbytes quant state {}", t.name()),
+                len: t.n_bytes(),
                 limit: MAX_STATE_BYTES,
             }));
         }
