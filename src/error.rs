@@ -148,6 +148,8 @@ pub enum ErrorKind {
     CtLayout { layer: String, message: String },
     /// A gpt-oss MXFP4 tensor (`_blocks` + e8m0 `_scales`) whose parts do not fit (or a NaN scale).
     Mxfp4Layout { layer: String, message: String },
+    /// A bitsandbytes 4-bit layer whose parts do not fit its quant state (or a scale that is not finite).
+    BnbLayout { layer: String, message: String },
     /// A call that does not fit what it works on (e.g. statistics fed rows out of their range).
     InvalidRequest { message: String },
     /// The shards of a split GGUF model that do not fit together (count, order, a name twice).
@@ -344,6 +346,7 @@ impl fmt::Display for ErrorKind {
                 write!(f, "compressed-tensors layer {layer}: {message}")
             }
             Mxfp4Layout { layer, message } => write!(f, "MXFP4 tensor {layer}: {message}"),
+            BnbLayout { layer, message } => write!(f, "bitsandbytes layer {layer}: {message}"),
             PlanRefused { message } => f.write_str(message),
             BadEdit { message } => f.write_str(message),
             ChatTemplate { message } => f.write_str(message),

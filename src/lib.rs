@@ -12,6 +12,7 @@
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub mod atomic_write;
+pub mod bnb;
 pub mod chat;
 pub mod compare;
 pub mod ct;

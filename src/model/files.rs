@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use super::rows::{ReadSeek, Shards};
 use super::{detect, split_paths, Checkpoint, Format, GgufModel, Model};
+use crate::bnb::{BnbConfig, MAX_STATE_BYTES};
 use crate::ct::CtConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fp8::Fp8Config;
-use crate::gguf::read_header;
+use crate::gguf::{read_header, read_range};
 use crate::gptq::QuantConfig;
 use crate::mlx::MlxQuantization;
 use crate::mxfp4::Mxfp4Config;
@@ -134,7 +135,8 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         let fp8 = Fp8Config::from_config_json(&bytes)?;
         let ct = CtConfig::from_config_json(&bytes)?;
         let mxfp4 = Mxfp4Config::from_config_json(&bytes)?;
-        if mlx.is_some() || fp8.is_some() || ct.is_some() || mxfp4.is_some() {
+        let bnb = BnbConfig::from_config_json(&bytes)?;
+        if mlx.is_some() || fp8.is_some() || ct.is_some() || mxfp4.is_some() || bnb.is_some() {
             config_source.get_or_insert_with(|| "config.json".to_string());
         }
         if mlx.is_some() {
@@ -149,6 +151,26 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
         if mxfp4.is_some() {
             checkpoint.set_mxfp4(mxfp4);
         }
+        if bnb.is_some() {
+            checkpoint.set_bnb(bnb);
+        }
+    }
+    // bitsandbytes layers are described by a small JSON stored as a tensor: read each.
+    let mut states = Vec::new();
+    for (shard, t) in checkpoint.bnb_state_tensors() {
+        if t.n_bytes() > MAX_STATE_BYTES {
+            return Err(Error::new(ErrorKind::StringTooLong {
+                what: format!("bitsandbytes quant state {}", t.name()),
+                len: t.n_bytes(),
+                limit: MAX_STATE_BYTES,
+            }));
+        }
+        let mut file = File::open(&paths[shard])?;
+        let range = checkpoint.shards()[shard].data_range(t);
+        states.push((t.name().to_string(), read_range(&mut file, range)?));
+    }
+    if !states.is_empty() {
+        checkpoint.set_bnb_states(states);
     }
     if let Some(err) = checkpoint.layer_errors().first() {
         return Err(err.clone());

@@ -25,8 +25,8 @@ pub use files::{open, Files, Opened};
 pub use gguf::{split_paths, GgufModel, SplitCheck};
 pub use rows::{ReadSeek, Rows, Shards};
 pub use safetensors::{
-    Checkpoint, CheckpointSummary, CtSummary, DtypeShare, Fp8Summary, GptqSummary, MlxSummary,
-    Mxfp4Summary,
+    BnbSummary, Checkpoint, CheckpointSummary, CtSummary, DtypeShare, Fp8Summary, GptqSummary,
+    MlxSummary, Mxfp4Summary,
 };
 
 use crate::error::Result;

@@ -9,6 +9,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Checkpoint, GgufModel};
+use crate::bnb::{BnbLayer, BnbParts};
 use crate::ct::{CtFormat, CtLayer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fp8::Fp8Layer;
@@ -83,6 +84,24 @@ impl<'m> PartRows<'m> {
         })
     }
 
+    /// Reads the elements `elements` of the part, whatever its shape (a bitsandbytes part
+    /// is a flat run of bytes or scales).
+    fn read_elements(&mut self, elements: Range<u64>) -> Result<()> {
+        let size = u64::from(self.tensor.dtype().bits() / 8);
+        let n = self.tensor.n_elements();
+        if elements.start > elements.end || elements.end > n || size == 0 {
+            return Err(Error::new(ErrorKind::BadRowRange {
+                name: self.tensor.name().to_string(),
+                start: elements.start,
+                end: elements.end,
+                rows: n,
+            }));
+        }
+        let base = self.file.data_range(self.tensor).start;
+        let range = base + elements.start * size..base + elements.end * size;
+        read_range_into(&mut self.input.reader, range, &mut self.bytes)
+    }
+
     /// Reads the stored rows `rows` (an MLX part's rows are the layer's, its last dimension
     /// packed or grouped; an FP8 scale's rows are blocks of rows).
     fn read(&mut self, rows: Range<u64>) -> Result<()> {
@@ -130,6 +149,13 @@ enum Source<'m> {
         weight: PartRows<'m>,
         scales: PartRows<'m>,
         zeros: Option<PartRows<'m>>,
+    },
+    Bnb {
+        layer: &'m BnbLayer,
+        weight: PartRows<'m>,
+        absmax: PartRows<'m>,
+        /// `.nested_absmax` and `.nested_quant_map` (read whole, once) with double quantization.
+        nested: Option<(PartRows<'m>, PartRows<'m>)>,
     },
     Mxfp4 {
         layer: &'m Mxfp4Layer,
@@ -191,6 +217,30 @@ impl<'m> Rows<'m> {
                         true => None,
                         false => Some(part("weight_zero_point")?),
                     },
+                },
+                shards,
+                values: AlignedF32::new(),
+            });
+        }
+        if let Some(layer) = c.bnb_layer(name) {
+            let part = |p: &str| PartRows::new(c, format!("{}.weight{p}", layer.name), shards);
+            let mut quant_map = part(".quant_map")?;
+            quant_map.read_elements(0..16)?;
+            crate::bnb::check_quant_map(layer, &quant_map.bytes)?;
+            let nested = match layer.nested {
+                Some(_) => {
+                    let mut map = part(".nested_quant_map")?;
+                    map.read_elements(0..256)?;
+                    Some((part(".nested_absmax")?, map))
+                }
+                None => None,
+            };
+            return Ok(Rows {
+                source: Source::Bnb {
+                    layer,
+                    weight: part("")?,
+                    absmax: part(".absmax")?,
+                    nested,
                 },
                 shards,
                 values: AlignedF32::new(),
@@ -343,6 +393,24 @@ impl<'m> Rows<'m> {
                     None => None,
                 },
             },
+            Source::Bnb {
+                layer,
+                weight,
+                absmax,
+                nested,
+            } => Source::Bnb {
+                layer,
+                weight: weight.another(self.shards)?,
+                absmax: absmax.another(self.shards)?,
+                nested: match nested {
+                    Some((outer, map)) => {
+                        let mut map2 = map.another(self.shards)?;
+                        map2.bytes.clone_from(&map.bytes);
+                        Some((outer.another(self.shards)?, map2))
+                    }
+                    None => None,
+                },
+            },
             Source::Mxfp4 {
                 layer,
                 blocks,
@@ -373,6 +441,7 @@ impl<'m> Rows<'m> {
             Source::Fp8 { layer, .. } => layer.type_name(),
             Source::Ct { layer, .. } => layer.type_name(),
             Source::Mxfp4 { layer, .. } => layer.type_name(),
+            Source::Bnb { layer, .. } => layer.type_name(),
         }
     }
 
@@ -386,6 +455,7 @@ impl<'m> Rows<'m> {
             Source::Fp8 { layer, .. } => vec![layer.out_features, layer.in_features],
             Source::Ct { layer, .. } => vec![layer.out_features, layer.in_features],
             Source::Mxfp4 { layer, .. } => layer.shape(),
+            Source::Bnb { layer, .. } => layer.shape.clone(),
         }
     }
 
@@ -399,6 +469,7 @@ impl<'m> Rows<'m> {
             Source::Fp8 { layer, .. } => layer.in_features,
             Source::Ct { layer, .. } => layer.in_features,
             Source::Mxfp4 { layer, .. } => layer.row_len(),
+            Source::Bnb { layer, .. } => layer.row_len(),
         }
     }
 
@@ -411,6 +482,7 @@ impl<'m> Rows<'m> {
             Source::Fp8 { layer, .. } => layer.out_features,
             Source::Ct { layer, .. } => layer.out_features,
             Source::Mxfp4 { layer, .. } => layer.n_rows(),
+            Source::Bnb { layer, .. } => layer.n_rows(),
         }
     }
 
@@ -454,6 +526,17 @@ impl<'m> Rows<'m> {
             }
             Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } | Source::Ct { weight, .. } => {
                 weight.file.rows_range(weight.tensor, rows).map(|_| ())
+            }
+            Source::Bnb { layer, .. } => {
+                if rows.start > rows.end || rows.end > layer.n_rows() {
+                    return Err(Error::new(ErrorKind::BadRowRange {
+                        name: format!("{}.weight", layer.name),
+                        start: rows.start,
+                        end: rows.end,
+                        rows: layer.n_rows(),
+                    }));
+                }
+                Ok(())
             }
             Source::Mxfp4 { layer, .. } => {
                 if rows.start > rows.end || rows.end > layer.n_rows() {
@@ -564,6 +647,31 @@ impl<'m> Rows<'m> {
                     None => &[],
                 };
                 crate::ct::dequantize_rows(layer, rows.start, &weight.bytes, &scales.bytes, z, out)
+            }
+            Source::Bnb {
+                layer,
+                weight,
+                absmax,
+                nested,
+            } => {
+                let out = values.resize(elements(rows.clone(), layer.row_len())?)?;
+                weight.read_elements(layer.weight_bytes(rows.clone()))?;
+                let blocks = layer.blocks(rows.clone());
+                absmax.read_elements(blocks.clone())?;
+                let (outer, map): (&[u8], &[u8]) = match nested {
+                    Some((outer, map)) => {
+                        outer.read_elements(layer.nested_blocks(blocks))?;
+                        (&outer.bytes, &map.bytes)
+                    }
+                    None => (&[], &[]),
+                };
+                let parts = BnbParts {
+                    weight: &weight.bytes,
+                    absmax: &absmax.bytes,
+                    nested_absmax: outer,
+                    nested_quant_map: map,
+                };
+                crate::bnb::dequantize_rows(layer, rows.start, &parts, out)
             }
             Source::Mxfp4 {
                 layer,

@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{TensorEntry, TensorType};
+use crate::bnb::{self, BnbConfig, BnbLayer};
 use crate::ct::{self, CtConfig, CtLayer};
 use crate::error::Error;
 use crate::fp8::{self, Fp8Config, Fp8Layer};
@@ -31,6 +32,15 @@ const CT_PARTS: [&str; 5] = [
 ];
 /// The stored parts of an MXFP4 tensor, suffixed to its name (`<name>_blocks`).
 const MXFP4_PARTS: [&str; 2] = ["_blocks", "_scales"];
+/// The stored parts of a bitsandbytes 4-bit layer, suffixed to `<path>.weight` (the quant
+/// state, named by its quant type, is added per layer).
+const BNB_PARTS: [&str; 5] = [
+    "",
+    ".absmax",
+    ".quant_map",
+    ".nested_absmax",
+    ".nested_quant_map",
+];
 
 /// One checkpoint over its shards, in order.
 #[derive(Debug, Clone)]
@@ -50,6 +60,11 @@ pub struct Checkpoint {
     /// config.json's `quantization_config` with `quant_method: mxfp4`, if any.
     mxfp4: Option<Mxfp4Config>,
     mxfp4_layers: Vec<Mxfp4Layer>,
+    /// config.json's `quantization_config` with `quant_method: bitsandbytes`, if any.
+    bnb: Option<BnbConfig>,
+    /// The bytes of each `*.weight.quant_state.bitsandbytes__*` tensor read so far (its JSON).
+    bnb_states: HashMap<String, Vec<u8>>,
+    bnb_layers: Vec<BnbLayer>,
     /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
     /// were left out.
     layer_errors: Vec<Error>,
@@ -125,6 +140,16 @@ pub struct CheckpointSummary {
     pub ct: Option<CtSummary>,
     /// None without an MXFP4 `quantization_config`.
     pub mxfp4: Option<Mxfp4Summary>,
+    /// None without bitsandbytes layers or config.
+    pub bnb: Option<BnbSummary>,
+}
+
+/// The bitsandbytes side of a checkpoint: its layers and config.json's settings (None when
+/// the layers were found by their quant-state tensors alone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BnbSummary {
+    pub layers: u64,
+    pub config: Option<BnbConfig>,
 }
 
 /// The MXFP4 side of a checkpoint: its tensors and config.json's modules left unquantized.
@@ -164,6 +189,9 @@ impl Checkpoint {
             ct_layers: Vec::new(),
             mxfp4: None,
             mxfp4_layers: Vec::new(),
+            bnb: None,
+            bnb_states: HashMap::new(),
+            bnb_layers: Vec::new(),
             layer_errors: Vec::new(),
             index,
             shard_index: None,
@@ -214,6 +242,27 @@ impl Checkpoint {
         self.find_layers();
     }
 
+    /// Replaces the bitsandbytes config.
+    pub fn set_bnb(&mut self, bnb: Option<BnbConfig>) {
+        self.bnb = bnb;
+        self.find_layers();
+    }
+
+    /// The `*.weight.quant_state.bitsandbytes__*` tensors whose bytes (a small JSON each) the
+    /// bitsandbytes layers need, with their shards, not given yet ([`Checkpoint::set_bnb_states`]).
+    pub fn bnb_state_tensors(&self) -> Vec<(usize, &Tensor)> {
+        self.tensors()
+            .filter(|(_, t)| bnb::state_of(t.name()).is_some())
+            .filter(|(_, t)| !self.bnb_states.contains_key(t.name()))
+            .collect()
+    }
+
+    /// Gives the bytes of quant-state tensors (name, bytes) and finds the layers again.
+    pub fn set_bnb_states(&mut self, states: impl IntoIterator<Item = (String, Vec<u8>)>) {
+        self.bnb_states.extend(states);
+        self.find_layers();
+    }
+
     /// GPTQ layers (by `.qweight`), MLX layers (by `.scales`, with an MLX config), FP8 layers
     /// (by `.weight_scale_inv`, with an FP8 config).
     fn find_layers(&mut self) {
@@ -251,8 +300,15 @@ impl Checkpoint {
             Some(_) => sort_out(mxfp4::discover(names(), short), &mut errors),
             None => Vec::new(),
         };
+        let bnb_layers = sort_out(
+            bnb::discover(names(), short, |n| {
+                self.bnb_states.get(n).map(Vec::as_slice)
+            }),
+            &mut errors,
+        );
         self.ct_layers = ct_layers;
         self.mxfp4_layers = mxfp4_layers;
+        self.bnb_layers = bnb_layers;
         self.layers = layers;
         self.mlx_layers = mlx_layers;
         self.fp8_layers = fp8_layers;
@@ -365,6 +421,44 @@ impl Checkpoint {
             .fold(0, u64::saturating_add)
     }
 
+    /// The bitsandbytes config.
+    pub fn bnb(&self) -> Option<&BnbConfig> {
+        self.bnb.as_ref()
+    }
+
+    /// The bitsandbytes 4-bit layers, in tensor order.
+    pub fn bnb_layers(&self) -> &[BnbLayer] {
+        &self.bnb_layers
+    }
+
+    /// The bitsandbytes layer `name` reads: by its path, or `<path>.weight`.
+    pub fn bnb_layer(&self, name: &str) -> Option<&BnbLayer> {
+        let path = name.strip_suffix(".weight");
+        self.bnb_layers
+            .iter()
+            .find(|l| l.name == name || Some(l.name.as_str()) == path)
+    }
+
+    /// The names of a bitsandbytes layer's stored parts.
+    fn bnb_part_names(layer: &BnbLayer) -> impl Iterator<Item = String> + '_ {
+        BNB_PARTS
+            .iter()
+            .map(|part| format!("{}.weight{part}", layer.name))
+            .chain([format!(
+                "{}{}",
+                layer.name,
+                bnb::state_suffix(layer.quant_type)
+            )])
+    }
+
+    /// Bytes of a bitsandbytes layer's stored parts.
+    pub fn bnb_layer_bytes(&self, layer: &BnbLayer) -> u64 {
+        Self::bnb_part_names(layer)
+            .filter_map(|name| self.tensor(&name))
+            .map(|(_, t)| t.n_bytes())
+            .fold(0, u64::saturating_add)
+    }
+
     /// Bytes of a compressed-tensors layer's stored parts.
     pub fn ct_layer_bytes(&self, layer: &CtLayer) -> u64 {
         self.parts_bytes(&layer.name, &CT_PARTS)
@@ -411,7 +505,13 @@ impl Checkpoint {
             .mxfp4_layers
             .iter()
             .flat_map(|l| MXFP4_PARTS.map(|part| format!("{}{part}", l.name)));
-        gptq.chain(mlx).chain(fp8).chain(ct).chain(mx).collect()
+        let bnb = self.bnb_layers.iter().flat_map(Self::bnb_part_names);
+        gptq.chain(mlx)
+            .chain(fp8)
+            .chain(ct)
+            .chain(mx)
+            .chain(bnb)
+            .collect()
     }
 
     /// The GPTQ layers, in tensor order.
@@ -503,6 +603,11 @@ impl Checkpoint {
             ty: TensorType::Named(l.type_name()),
             shape: l.shape(),
         }));
+        tensors.extend(self.bnb_layers.iter().map(|l| TensorEntry {
+            name: format!("{}.weight", l.name),
+            ty: TensorType::Named(l.type_name()),
+            shape: l.shape.clone(),
+        }));
         for t in self.shards.iter().flat_map(|s| s.tensors()) {
             if let Some(layer) = t
                 .name()
@@ -569,6 +674,9 @@ impl Checkpoint {
         for l in &self.mxfp4_layers {
             add(l.type_name(), l.n_elements(), self.mxfp4_layer_bytes(l));
         }
+        for l in &self.bnb_layers {
+            add(l.type_name(), l.n_elements(), self.bnb_layer_bytes(l));
+        }
         for (_, t) in self.tensors().filter(|(_, t)| !parts.contains(t.name())) {
             add(t.dtype().name().to_string(), t.n_elements(), t.n_bytes());
         }
@@ -617,6 +725,10 @@ impl Checkpoint {
             layers: self.mxfp4_layers.len() as u64,
             not_converted: c.not_converted.clone(),
         });
+        let bnb = (self.bnb.is_some() || !self.bnb_layers.is_empty()).then(|| BnbSummary {
+            layers: self.bnb_layers.len() as u64,
+            config: self.bnb.clone(),
+        });
         CheckpointSummary {
             tensor_count: self.tensors().count() as u64,
             parameter_count,
@@ -628,6 +740,7 @@ impl Checkpoint {
             fp8,
             ct,
             mxfp4,
+            bnb,
         }
     }
 }

@@ -271,8 +271,8 @@ fn layer_json(l: &GptqLayer) -> Json {
 /// `"gptq_layers"`, `"mlx_quantization"` (config.json's MLX defaults and layer entries, or
 /// null), `"mlx_layers"`, `"fp8_quantization"` (block size and modules not converted, or null)
 /// `"fp8_layers"`, `"ct_quantization"` (config.json's compressed-tensors scheme, or null) and
-/// `"ct_layers"`, `"mxfp4_quantization"` (modules not converted, or null) and `"mxfp4_layers"`
-/// in both.
+/// `"ct_layers"`, `"mxfp4_quantization"` (modules not converted, or null), `"mxfp4_layers"`,
+/// `"bnb_quantization"` (config.json's bitsandbytes settings, or null) and `"bnb_layers"` in both.
 pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
     let shard = |i: usize| shard_json(files.shard_name(i), files.sizes[i], &c.shards()[i]);
     let mut doc = Map::new();
@@ -447,5 +447,31 @@ pub fn checkpoint_json(c: &Checkpoint, files: &Files) -> Json {
         })
         .collect();
     doc.insert("mxfp4_layers".into(), mxfp4_layers.into());
+    let bnb = c.bnb().map_or(Json::Null, |q| {
+        json!({
+            "source": files.config_source.as_deref().unwrap_or_default(),
+            "quant_type": q.quant_type.name(),
+            "double_quant": q.double_quant,
+            "modules_to_not_convert": q.not_converted,
+        })
+    });
+    doc.insert("bnb_quantization".into(), bnb);
+    let bnb_layers: Vec<Json> = c
+        .bnb_layers()
+        .iter()
+        .map(|l| {
+            json!({
+                "name": format!("{}.weight", l.name),
+                "type": l.type_name(),
+                "shape": l.shape,
+                "quant_type": l.quant_type.name(),
+                "blocksize": l.blocksize,
+                "dtype": l.dtype.name(),
+                "double_quant": l.nested.is_some(),
+                "n_bytes": c.bnb_layer_bytes(l),
+            })
+        })
+        .collect();
+    doc.insert("bnb_layers".into(), bnb_layers.into());
     Json::Object(doc)
 }

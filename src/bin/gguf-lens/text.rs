@@ -146,7 +146,9 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
         None if c.mlx().is_some()
             || c.fp8().is_some()
             || c.ct().is_some()
-            || c.mxfp4().is_some() => {}
+            || c.mxfp4().is_some()
+            || c.bnb().is_some()
+            || !c.bnb_layers().is_empty() => {}
         None => {
             let _ = writeln!(
                 out,
@@ -166,6 +168,29 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
             } else {
                 shown(&q.not_converted.join(", ")).into_owned()
             }
+        );
+    }
+    if let Some(q) = c.bnb() {
+        let source = files.config_source.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nquantization (bitsandbytes 4-bit, {source}): {}{}, not converted: {}",
+            q.quant_type.name(),
+            if q.double_quant {
+                ", double-quantized scales"
+            } else {
+                ""
+            },
+            if q.not_converted.is_empty() {
+                "-".to_string()
+            } else {
+                shown(&q.not_converted.join(", ")).into_owned()
+            }
+        );
+    } else if !c.bnb_layers().is_empty() {
+        let _ = writeln!(
+            out,
+            "\nquantization (bitsandbytes 4-bit): inferred from the layers' quant-state tensors (no config.json)"
         );
     }
     if let Some(q) = c.mxfp4() {
@@ -299,6 +324,25 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
                 l.out_features,
                 l.in_features,
                 l.scale_dtype.name()
+            );
+        }
+    }
+    if !c.bnb_layers().is_empty() {
+        let n = c.bnb_layers().len();
+        let _ = writeln!(
+            out,
+            "\nbitsandbytes layers ({n}), dequantized to f32 (as bitsandbytes' dequantize_4bit, in the layer's dtype):"
+        );
+        for l in c.bnb_layers() {
+            let shape: Vec<String> = l.shape.iter().map(u64::to_string).collect();
+            let _ = writeln!(
+                out,
+                "  {:<48} {} [{}] {}, from {}.weight and its quant state",
+                shown(&format!("{}.weight", l.name)),
+                l.type_name(),
+                shape.join(", "),
+                l.dtype.name(),
+                shown(&l.name)
             );
         }
     }
