@@ -61,7 +61,7 @@ function generate(edit = () => {}) {
   // Beside pkg/ (as tools/ is for the tsconfig's typeRoots), removed by the caller.
   const dir = mkdtempSync(join(repo, 'target', 'types-gen-'));
   for (const f of readdirSync(join(repo, 'js'))) {
-    if (f.endsWith('.js') || f.endsWith('.d.ts') || f === 'tsconfig.json') copyFileSync(join(repo, 'js', f), join(dir, f));
+    if (f.endsWith('.js') || f.endsWith('.d.ts') || f === 'tsconfig.json' || f === 'package.json') copyFileSync(join(repo, 'js', f), join(dir, f));
   }
   // The wasm-bindgen glue's types (scripts/build-npm.sh puts them in pkg/wasm/).
   cpSync(join(installed, 'wasm'), join(dir, 'wasm'), { recursive: true, filter: (p) => !/\.(wasm|br|gz)$/.test(p) });
@@ -84,7 +84,7 @@ test('the installed declarations are what js/\'s JSDoc generates (tsc --checkJs 
   try {
     assert.equal(result.status, 0, result.stdout + result.stderr);
     assert.doesNotMatch(result.stdout, /error TS/);
-    for (const f of [...generated, 'internal.d.ts', 'preview-global.d.ts']) {
+    for (const f of [...generated, 'internal.d.ts', 'bindings.d.ts', 'preview-global.d.ts']) {
       assert.equal(readFileSync(join(installed, f), 'utf8'), readFileSync(join(dir, f), 'utf8'), `${f} differs from what js/ generates`);
     }
   } finally {
