@@ -5,7 +5,7 @@ import { CHUNK_BYTES } from './model.js';
 import { abortError } from './sources.js';
 /** @import { GgufModel } from './model.js' */
 /** @import { SafetensorsModel } from './safetensors.js' */
-/** @import { CtLayer, Mxfp4Layer, Fp8Layer, GptqLayer, MlxLayer, ModelDiff, Progress, SafetensorsTensorInfo, TensorInfo, ValueMetrics } from './index.js' */
+/** @import { CtLayer, Mxfp4Layer, Fp8Layer, GptqLayer, MlxLayer, ModelDiff, Progress, SafetensorsTensorInfo, TensorInfo, ValueMetrics } from './types.js' */
 /** @typedef {GgufModel | SafetensorsModel} Model */
 
 /** Values per file and read in compareTensor when a file is not GGUF (at least one row). */

@@ -4,7 +4,7 @@
 // never held in memory.
 
 import { abortError } from './sources.js';
-/** @import { EditChange, EditPlan, EditValue, GgufTypeName, HashOptions, HashReport, Progress, TensorInfo } from './index.js' */
+/** @import { EditChange, EditPlan, EditValue, GgufTypeName, HashOptions, HashReport, Progress, TensorInfo } from './types.js' */
 /** @import { GgufModel } from './model.js' */
 /** @typedef {{ key: string, value: EditValue, type?: GgufTypeName }} SetEntry */
 
@@ -16,7 +16,12 @@ const STREAM_CHUNK_BYTES = 8 * 1024 * 1024;
  * metadata). Nothing is written until toBlob() or toStream().
  */
 export class GgufEditor {
-  /** @param {GgufModel} model */
+  /** The model edited (a split model's first shard). @internal @type {GgufModel} */
+  model;
+  /** @internal @type {Map<string, SetEntry | null>} */
+  _changes;
+
+  /** @internal @param {GgufModel} model */
   constructor(model) {
     this.model = model.shards ? model.shards[0] : model;
     /** @type {Map<string, SetEntry | null>} null: removed */
@@ -77,7 +82,7 @@ export class GgufEditor {
    */
   changes() {
     return [...this._changes.entries()].map(([key, entry]) => {
-      /** @type {(import('./index.js').MetadataEntry & { itemType?: string, len?: number, value?: unknown }) | undefined} */
+      /** @type {(import('./types.js').MetadataEntry & { itemType?: string, len?: number, value?: unknown }) | undefined} */
       const old = this.model.metadata.find((e) => e.key === key);
       const before = old === undefined ? undefined : (old.type === 'array' ? `[${old.itemType} × ${old.len}]` : old.value);
       if (entry === null) return { key, op: 'remove', before, after: undefined, type: old?.type };
@@ -85,7 +90,7 @@ export class GgufEditor {
     });
   }
 
-  /** The pending changes as the core's edit request: keys set and keys removed. */
+  /** The pending changes as the core's edit request: keys set and keys removed. @internal */
   _edits() {
     /** @type {SetEntry[]} */
     const set = [];
@@ -102,6 +107,7 @@ export class GgufEditor {
    * Throws what the core says is wrong with these edits.
    * @param {SetEntry[]} set
    * @param {string[]} remove
+   * @internal
    */
   _check(set, remove) {
     const plan = this.model.header.editPlan({ set, remove }, this.model.byteLength);
@@ -195,6 +201,7 @@ export class GgufEditor {
  * @param {HashOptions} [options] `{ xxh64, sha1, sha256, uuid, all, perTensor = true, fileName,
  *   onProgress({loaded, total}), signal, chunkBytes }`; no algorithm: xxh64, as llama-gguf-hash
  * @returns {Promise<HashReport>}
+ * @internal
  */
 export async function hashModel(model, options = {}) {
   const all = !!options.all;

@@ -6,7 +6,7 @@ import { openGguf } from './open.js';
 import { GgufModel } from './model.js';
 import { loadCore } from './wasm.js';
 import { SourceError, abortError, errorMessage, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
-/** @import { HubOptions, InspectOptions, RepoDevice, RepoGguf, RepoGgufFile, RepoListing, RepoVerdict, Summary, RepoGgufRow } from './index.js' */
+/** @import { HubOptions, InspectOptions, RepoDevice, RepoGguf, RepoGgufFile, RepoListing, RepoVerdict, Summary, RepoGgufRow } from './types.js' */
 /** @typedef {Omit<RepoGgufRow, 'model'> & { model: GgufModel | null, opened?: (GgufModel | null)[] }} Row a row, with the shards opened so far */
 
 export const HUB_ENDPOINT = 'https://huggingface.co';
@@ -46,6 +46,7 @@ const encodePath = (/** @type {string} */ p) => p.split('/').map(encodeURICompon
 /**
  * Whether `hostname` (of a URL) is this machine: 127.0.0.0/8, localhost, [::1].
  * @param {string} hostname
+ * @internal
  */
 export function isLoopbackHost(hostname) {
   const h = String(hostname).toLowerCase().replace(/\.$/, '');
@@ -64,8 +65,10 @@ function endpointOf(options) {
 }
 
 /**
- * A Hub endpoint checked (https, or http on this machine) and without its trailing slash.
+ * `endpoint` checked as listRepoGgufs checks it (https, or http on 127.0.0.0/8, localhost or
+ * [::1]) and without its trailing slash; throws a TypeError otherwise.
  * @param {string} endpoint
+ * @returns {string}
  */
 export function checkHubEndpoint(endpoint) {
   const text = String(endpoint).replace(/\/+$/, '');
@@ -278,7 +281,7 @@ async function pool(items, limit, task, signal) {
  * @param {RepoListing} listing what listRepoGgufs returned
  * @param {InspectOptions & { maxHeaderBytes?: number }} [options] { concurrency = 3, device, fetch, headers, signal, onProgress,
  *   firstReadBytes, keepOpen = true }
- * @returns {Promise<Row[]>}
+ * @returns {Promise<RepoGgufRow[]>}
  */
 export async function inspectRepoGgufs(listing, options = {}) {
   const concurrency = Math.max(1, Math.min(16, Math.floor(options.concurrency ?? 3)));

@@ -1,21 +1,18 @@
-// Types the package's modules share but do not export (the public ones are index.d.ts's): the
-// wasm-bindgen glue's handles, the byte source every input becomes, the workers the pools drive
-// and the messages they exchange. Read by tsc only (`@import` in the JSDoc); never loaded.
-import type * as bindings from './wasm/gguf_lens.js';
-import type * as coreBindings from './wasm/gguf_lens_core.js';
-import type { GgufInput, OpenOptions, Progress, SafetensorsOptions, TensorInfo } from './index.js';
+// Types the package's modules share but do not export (the public ones are types.js's): the
+// byte source every input becomes, the workers the pools drive and the messages they exchange.
+// Read by tsc only (`@import` in the JSDoc); never loaded. Shipped: the published declarations
+// name a few (Source, AnyOpenOptions); the glue's handles are bindings.d.ts's, which they do not
+// reach (the glue's own types need a newer lib than users may have).
+import type { GgufInput, OpenOptions, Progress, SafetensorsOptions, TensorInfo } from './types.js';
 
-/** The initialized glue's exports (behind wasm.js's trap guards). */
-export type Wasm = typeof bindings;
-export type GgufHeader = bindings.GgufHeader;
-/** The core module's exports and header (the header path alone: wasm.js's loadCore). */
-export type CoreWasm = typeof coreBindings;
-export type CoreGgufHeader = coreBindings.GgufHeader;
-export type SafetensorsHeader = bindings.SafetensorsHeader;
-export type TensorStatsJob = bindings.TensorStatsJob;
-export type QuantErrorJob = bindings.QuantErrorJob;
-export type RowReader = bindings.RowReader;
-export type ByteBuffer = bindings.ByteBuffer;
+/** A shard as ShardedModel reads it: its source, and a header that knows its tensors' byte ranges. */
+export interface Shard {
+  source: Source;
+  header: { rowsRange(name: string, a: number, b: number): Float64Array | number[] };
+}
+
+/** T with its read-only fields settable: for the class that sets them (after its constructor). */
+export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Told of each chunk's bytes (or rows) as they arrive. */
 export type OnBytes = (n: number) => void;
@@ -90,21 +87,8 @@ export interface PoolWorker {
 export type RowShape = Pick<TensorInfo, 'rowLength' | 'rowBytes'>;
 export type ReadableTensor = Pick<TensorInfo, 'name' | 'rowLength' | 'rowBytes' | 'nRows' | 'shard'>;
 
-/** A shard as the readers take it: a GGUF header and its source. */
-export interface GgufShard {
-  header: GgufHeader;
-  source: Source;
-}
-
 /** A half-open range of rows [first, last). */
 export type Run = [number, number];
-
-/** A RowReader with the sizes it was made for (read-rows.js's ReaderCache). */
-export interface ReaderEntry {
-  reader: RowReader;
-  bytes: number;
-  values: number;
-}
 
 /** A worker's global scope as the worker modules use it: a Web Worker's, or Node's behind
  * stats-worker-node.js's adapter. */

@@ -10,8 +10,9 @@ import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './r
 import { ReaderCache, eachChunkAhead, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
-/** @import { ChatMessage, ChatTemplateOptions, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './index.js' */
-/** @import { GgufHeader, ModelOrigin, OnBytes, OnProgress, PoolWorker, QuantErrorJob, ReadableTensor, RowShape, Run, Source, TensorStatsJob, Wasm } from './internal.js' */
+/** @import { Progress, ChatMessage, ChatTemplateOptions, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './types.js' */
+/** @import { ModelOrigin, Shard, Writable, OnBytes, OnProgress, PoolWorker, ReadableTensor, RowShape, Run, Source } from './internal.js' */
+/** @import { GgufHeader, QuantErrorJob, TensorStatsJob, Wasm } from './bindings.js' */
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -47,19 +48,25 @@ function tensorsOf(header) {
 /**
  * What GGUF and safetensors models share: `shards` (each with a `source` and a header that
  * knows its tensors' byte ranges), the tensors by name, readTensorBytes.
- * @template {{ source: Source, header: { rowsRange(name: string, a: number, b: number): Float64Array | number[] } }} S a shard
+ * @template {object} S a shard: a `Shard` to the methods here (a constraint naming its source
+ *   and header would name internals in the published declarations, which leave them out)
  * @template {{ name: string, shard: number, nRows: number }} T a tensor's info
  */
 export class ShardedModel {
+  /** The shards' models (this one alone for a single file). @readonly @type {S[]} */
+  shards;
+  /** Every shard's tensors. @readonly @type {T[]} */
+  tensors;
+  /** Total bytes (all shards). @readonly @type {number} */
+  byteLength;
+  /** @internal @type {Map<string, T>} */
+  _tensorIndex;
+
+  /** @internal */
   constructor() {
-    /** The shards' models (this one alone for a single file).
-     * @type {S[]} */
     this.shards = [];
-    /** @type {T[]} */
     this.tensors = [];
-    /** @type {Map<string, T>} */
     this._tensorIndex = new Map();
-    /** The sum of the shards' sizes. */
     this.byteLength = 0;
   }
 
@@ -69,13 +76,15 @@ export class ShardedModel {
    * @param {S[]} models
    * @param {T[][]} tensors each model's tensors
    * @param {number[]} byteLengths each model's size
-   * @protected
+   * @internal
    */
   _joinShards(models, tensors, byteLengths) {
-    this.shards = models;
-    this.tensors = tensors.flatMap((list, shard) => list.map((t) => ({ ...t, shard })));
+    // Read-only to users; set here as in the constructor.
+    const self = /** @type {Writable<this>} */ (this);
+    self.shards = models;
+    self.tensors = tensors.flatMap((list, shard) => list.map((t) => ({ ...t, shard })));
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    this.byteLength = byteLengths.reduce((sum, n) => sum + n, 0);
+    self.byteLength = byteLengths.reduce((sum, n) => sum + n, 0);
   }
 
   /** Loads what the features past the header need (a no-op where it is loaded already).
@@ -84,9 +93,10 @@ export class ShardedModel {
     return Promise.resolve();
   }
 
-  /** Back to its own shard alone, after joining shards failed (close() then closes only it). */
+  /** Back to its own shard alone, after joining shards failed (close() then closes only it).
+   * @internal */
   _ownShardOnly() {
-    this.shards = [/** @type {S} */ (/** @type {unknown} */ (this))];
+    /** @type {Writable<this>} */ (this).shards = [/** @type {S} */ (/** @type {unknown} */ (this))];
   }
 
   /**
@@ -98,7 +108,7 @@ export class ShardedModel {
   async readTensorBytes(name, options = {}) {
     const t = this.tensor(name);
     const [a, b] = rowsOf(t, options.rows);
-    const shard = this.shards[t.shard];
+    const shard = /** @type {Shard} */ (/** @type {unknown} */ (this.shards[t.shard]));
     const [start, end] = shard.header.rowsRange(name, a, b);
     return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
   }
@@ -106,7 +116,7 @@ export class ShardedModel {
   /** Bytes and requests this model's sources have served so far. */
   get ioStats() {
     const total = { requests: 0, bytes: 0 };
-    for (const shard of this.shards) {
+    for (const shard of /** @type {Shard[]} */ (/** @type {unknown} */ (this.shards))) {
       total.requests += shard.source.stats.requests;
       total.bytes += shard.source.stats.bytes;
     }
@@ -130,7 +140,52 @@ export class ShardedModel {
  * @extends {ShardedModel<GgufModel, TensorInfo>}
  */
 export class GgufModel extends ShardedModel {
+  // The fields, declared for the published types (the constructor sets them): what users read,
+  // read-only, and the internals, left out of the declarations (marked internal: tsc's stripInternal).
+  /** @readonly @type {'gguf'} */
+  format;
+  /** The GGUF version (2 or 3). @readonly @type {number} */
+  version;
+  /** @readonly @type {'little' | 'big'} */
+  endian;
+  /** @readonly @type {number} */
+  alignment;
+  /** Where the tensor data starts in the file. @readonly @type {number} */
+  dataOffset;
+  /** @readonly @type {number} */
+  headerLength;
+  /** The header's entries, an array's with its readers. @readonly @type {MetadataEntry[]} */
+  metadata;
+  /** @internal @type {Wasm} */
+  wasm;
+  /** @internal @type {GgufHeader} */
+  header;
+  /** @internal @type {Source} */
+  source;
+  /** What a worker opens to read its part of a tensor (a URL, path, File or Blob, or the
+   * shards'). @internal @type {ModelOrigin['input']} */
+  input;
+  /** The request options a worker can receive. @internal @type {ModelOrigin['openOptions']} */
+  openOptions;
+  /** @internal @type {Map<string, MetadataEntry>} */
+  _metadataIndex;
+  /** A split model's summary (merged over its shards), else null: the header's.
+   * @internal @type {Summary | null} */
+  _splitSummary;
+  /** The id workers know this model by, once it has been sent to workers.
+   * @internal @type {string | undefined} */
+  _statsInputId;
+  /** The workers that opened this model (model.close() closes their copies).
+   * @internal @type {Set<PoolWorker> | undefined} */
+  _statsWorkers;
+  /** @internal @type {import('./wasm/gguf_lens.js').TokenizerJs | undefined} */
+  _tokenizer;
+  /** Set by preload(): every shard's header in the full module.
+   * @internal @type {Promise<void> | undefined} */
+  _full;
+
   /**
+   * @internal
    * @param {Wasm} wasm
    * @param {GgufHeader} header
    * @param {Source} source
@@ -138,18 +193,18 @@ export class GgufModel extends ShardedModel {
    */
   constructor(wasm, header, source, origin = {}) {
     super();
+    // Read-only to users (ShardedModel's fields); set here as there.
+    const self = /** @type {Writable<this>} */ (this);
     this.wasm = wasm;
     this.header = header;
     this.source = source;
-    /** @type {'gguf'} */
     this.format = 'gguf';
     this.version = header.version;
     this.endian = /** @type {'little' | 'big'} */ (header.endian);
     this.alignment = header.alignment;
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
-    this.byteLength = knownSize(source);
-    /** The header's entries, an array's with its readers. */
+    self.byteLength = knownSize(source);
     this.metadata = /** @type {MetadataEntry[]} */ (header.metadata().map((/** @type {{ key: string, type: string, len: number }} */ entry) =>
       entry.type === 'array'
         ? {
@@ -160,28 +215,16 @@ export class GgufModel extends ShardedModel {
           findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(this.header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
         }
         : entry));
-    /** @type {Map<string, MetadataEntry>} */
     this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
-    this.tensors = tensorsOf(header);
+    self.tensors = tensorsOf(header);
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    this.shards = [this];
-    /** What a worker opens to read its part of a tensor (a URL, path, File or Blob, or the
-     * shards'), with the request options a worker can receive. */
+    self.shards = [this];
     this.input = origin.input;
     this.openOptions = origin.openOptions;
-    /** A split model's summary (merged over its shards), else null: the header's.
-     * @type {Summary | null} */
     this._splitSummary = null;
-    /** The id workers know this model by, once it has been sent to workers.
-     * @type {string | undefined} */
     this._statsInputId = undefined;
-    /** The workers that opened this model (model.close() closes their copies).
-     * @type {Set<PoolWorker> | undefined} */
     this._statsWorkers = undefined;
-    /** @type {import('./wasm/gguf_lens.js').TokenizerJs | undefined} */
     this._tokenizer = undefined;
-    /** Set by preload(): every shard's header in the full module.
-     * @type {Promise<void> | undefined} */
     this._full = undefined;
   }
 
@@ -216,8 +259,9 @@ export class GgufModel extends ShardedModel {
    * for workers. Checked before
    * anything changes: on a throw every shard is still its own model, for the caller to close.
    * @param {GgufModel[]} models the shards, in order
-   * @param {import('./internal.js').CoreWasm} wasm the core module's exports (or the full one's)
+   * @param {import('./bindings.js').CoreWasm} wasm the core module's exports (or the full one's)
    * @returns {GgufModel} the first, now the model of them all
+   * @internal
    */
   static merge(models, wasm) {
     const split = new wasm.SplitSummary();
@@ -233,7 +277,7 @@ export class GgufModel extends ShardedModel {
     first._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
     first._splitSummary = summary;
     // Workers open every shard.
-    first.input = /** @type {import('./index.js').GgufInput[]} */ (models.map((m) => m.input));
+    first.input = /** @type {import('./types.js').GgufInput[]} */ (models.map((m) => m.input));
     return first;
   }
 
@@ -269,6 +313,7 @@ export class GgufModel extends ShardedModel {
    * The id workers know this model by (they get a clone of its input with every request), with
    * the workers noted so that close() closes their copies too.
    * @param {PoolWorker[]} workers
+   * @internal
    */
   _workerInputId(workers) {
     this._statsInputId ??= `${++nextJobId}:${Math.random()}`;
@@ -401,6 +446,7 @@ export class GgufModel extends ShardedModel {
    * @param {number} b
    * @param {ChunkOptions} options
    * @param {(bytes: Uint8Array, first: number, last: number) => void} consume
+   * @internal
    */
   async _eachChunk(t, a, b, options, consume) {
     const shard = this.shards[t.shard];
@@ -481,7 +527,7 @@ export class GgufModel extends ShardedModel {
     return hashModel(this, options);
   }
 
-  /** The file's tokenizer, built once on first use (throws one line when unsupported). */
+  /** The file's tokenizer, built once on first use (throws one line when unsupported). @internal */
   async _tok() {
     await this.preload();
     if (!this._tokenizer) this._tokenizer = this.header.tokenizer();
@@ -503,25 +549,15 @@ export class GgufModel extends ShardedModel {
 
   /** The text of `ids`: their llama_token_to_piece pieces concatenated (control tokens unless
    * `special: false`), decoded as UTF-8 (invalid bytes as U+FFFD; `bytes: true` for the bytes).
-   * @overload
+   * (One signature, not overloads: tsc 7 drops an overload's doc from the declarations.)
+   * @template {boolean} [B=false]
    * @param {ArrayLike<number>} ids
-   * @param {{ special?: boolean, bytes?: false }} [options]
-   * @returns {Promise<string>}
-   */
-  /**
-   * @overload
-   * @param {ArrayLike<number>} ids
-   * @param {{ special?: boolean, bytes: true }} options
-   * @returns {Promise<Uint8Array>}
-   */
-  /**
-   * @param {ArrayLike<number>} ids
-   * @param {{ special?: boolean, bytes?: boolean }} [options]
-   * @returns {Promise<string | Uint8Array>}
+   * @param {{ special?: boolean, bytes?: B }} [options]
+   * @returns {Promise<B extends true ? Uint8Array : string>}
    */
   async detokenize(ids, options = {}) {
     const bytes = (await this._tok()).detokenize(Int32Array.from(ids), options.special ?? true);
-    return options.bytes ? bytes : new TextDecoder().decode(bytes);
+    return /** @type {B extends true ? Uint8Array : string} */ (options.bytes ? bytes : new TextDecoder().decode(bytes));
   }
 
   /**
@@ -590,6 +626,7 @@ export class GgufModel extends ShardedModel {
  * A source's size once a header has been read from it: every source knows it by then (a URL
  * learns it from its first response).
  * @param {Source} source
+ * @internal
  */
 export function knownSize(source) {
   return /** @type {number} */ (source.byteLength);
@@ -601,6 +638,7 @@ export function knownSize(source) {
  * @param {number} b
  * @param {number | undefined} sample
  * @returns {Run[]}
+ * @internal
  */
 export function sampledRuns(a, b, sample) {
   if (sample === undefined || !(sample > 0) || sample >= b - a) return a < b ? [[a, b]] : [];
@@ -621,6 +659,7 @@ export function sampledRuns(a, b, sample) {
  * @param {{ name: string, nRows: number }} t
  * @param {[number, number]} [rows]
  * @returns {Run}
+ * @internal
  */
 export function rowsOf(t, rows) {
   const [a, b] = rows ?? [0, t.nRows];
@@ -634,6 +673,7 @@ export function rowsOf(t, rows) {
  * `into` (checked to hold `n` values, and cut to them) or a new Float32Array of `n`.
  * @param {unknown} into
  * @param {number} n
+ * @internal
  */
 export function outputArray(into, n) {
   if (into === undefined) return new Float32Array(n);
@@ -672,7 +712,7 @@ function asksWorkers(workers) {
   return typeof workers === 'number' ? workers > 0 : !!workers?.length;
 }
 
-/** Bytes of a tensor's chunks kept in memory between the statistics' passes (above: read again). */
+/** Bytes of a tensor's chunks kept in memory between the statistics' passes (above: read again). @internal */
 export const STATS_KEEP_BYTES = 256 << 20;
 
 /**
@@ -690,6 +730,7 @@ export const STATS_KEEP_BYTES = 256 << 20;
  * @param {(job: TensorStatsJob, chunkOptions: ChunkOptions & { rowsPerChunk: number }, keep: (chunk: C, row: number) => void) => Promise<void>} readPass
  * @param {(job: TensorStatsJob, chunk: C, row: number) => void} [replay]
  * @returns {Promise<TensorStats>}
+ * @internal
  */
 export async function runStatsJob(wasm, t, a, b, options, readPass, replay) {
   const job = new wasm.TensorStatsJob(a, b, t.rowLength, options.bins ?? 64, options.percentiles ?? true);
@@ -867,6 +908,7 @@ async function runStatsOnWorkers(model, t, a, b, options) {
  * @param {OnProgress | undefined} onProgress
  * @param {number} total
  * @returns {OnBytes | undefined}
+ * @internal
  */
 export function progressCounter(onProgress, total) {
   if (!onProgress) return undefined;
@@ -879,5 +921,5 @@ export function progressCounter(onProgress, total) {
 
 /**
  * The options a chunked read takes (a call's options, with the rows per chunk the job chose).
- * @typedef {{ chunkBytes?: number, rowsPerChunk?: number, signal?: AbortSignal, onProgress?: OnProgress, v1Zeros?: 'llama.cpp' | 'gptqmodel' }} ChunkOptions
+ * @typedef {{ chunkBytes?: number, rowsPerChunk?: number, signal?: AbortSignal, onProgress?: (progress: Progress) => void, v1Zeros?: 'llama.cpp' | 'gptqmodel' }} ChunkOptions
  */

@@ -6,7 +6,7 @@ import { readGrowingPrefix } from './prefix.js';
 import { GgufModel } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
 
-/** @import { GgufInput } from './index.js' */
+/** @import { GgufInput, OpenOptions, SafetensorsOptions } from './types.js' */
 /** @import { SafetensorsModel } from './safetensors.js' */
 /** @import { AnyOpenOptions, Source } from './internal.js' */
 
@@ -16,10 +16,11 @@ export const FIRST_READ_BYTES = 64 * 1024;
 const SHARD_PATTERN = /-(\d{5})-of-(\d{5})\.gguf$/;
 
 /**
- * Opens a GGUF file (or every shard of a split model) and parses its header.
+ * Opens a GGUF file and parses its header, reading only the header's bytes. A URL or path
+ * named `…-00001-of-0000N.gguf`, or an array of inputs, opens every shard of a split model.
  * @param {GgufInput | GgufInput[]} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path,
  *   {byteLength, slice}, or an array of those (the shards of a split model, in order)
- * @param {AnyOpenOptions} [options]
+ * @param {OpenOptions} [options]
  * @returns {Promise<GgufModel>}
  */
 export async function openGguf(input, options = {}) {
@@ -72,8 +73,8 @@ async function openOne(input, options, made) {
     // request options a worker can receive).
     // The core's exports and header stand for the full ones: what a GgufModel calls before
     // preload() moves it into the full module is in both.
-    const wasm = /** @type {import('./internal.js').Wasm} */ (/** @type {unknown} */ (await wasmReady));
-    return new GgufModel(wasm, /** @type {import('./internal.js').GgufHeader} */ (/** @type {unknown} */ (header)), source, {
+    const wasm = /** @type {import('./bindings.js').Wasm} */ (/** @type {unknown} */ (await wasmReady));
+    return new GgufModel(wasm, /** @type {import('./bindings.js').GgufHeader} */ (/** @type {unknown} */ (header)), source, {
       input: input instanceof URL ? String(input) : input,
       openOptions: { headers: options.headers, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs },
     });
@@ -84,10 +85,10 @@ async function openOne(input, options, made) {
 }
 
 /**
- * @param {Promise<import('./internal.js').CoreWasm>} wasmReady
+ * @param {Promise<import('./bindings.js').CoreWasm>} wasmReady
  * @param {Source} source
  * @param {AnyOpenOptions} options
- * @returns {Promise<import('./internal.js').CoreGgufHeader>}
+ * @returns {Promise<import('./bindings.js').CoreGgufHeader>}
  */
 function readHeader(wasmReady, source, options) {
   const firstRead = options.firstReadBytes ?? FIRST_READ_BYTES;
@@ -131,7 +132,7 @@ function primed(source, prefix) {
  * .safetensors) when the input has a name, else by the first bytes (a safetensors header
  * length followed by "{"; anything else goes to the GGUF parser), read once and reused.
  * @param {GgufInput | GgufInput[]} input any input openGguf or openSafetensors takes
- * @param {AnyOpenOptions} [options] their options
+ * @param {SafetensorsOptions} [options] their options
  * @returns {Promise<GgufModel | SafetensorsModel>}
  */
 export async function open(input, options = {}) {

@@ -3,7 +3,7 @@
 
 import { errorMessage } from './sources.js';
 /** @import { OnBytes, Source } from './internal.js' */
-/** @import { OpenOptions } from './index.js' */
+/** @import { OpenOptions } from './types.js' */
 
 /** Slack added to the parser's estimate, so a slightly low guess does not cost a request. */
 const SLACK_BYTES = 32 * 1024;

@@ -59,7 +59,9 @@ button { font: inherit; color: var(--accent); background: none; border: 1px soli
 .error { color: #d1242f; }
 `;
 
-/** @import { ArrayEntry, GgufInput, GgufModel, Summary, TensorInfo } from './index.js' */
+/** @import { ArrayEntry, GgufInput, Summary, TensorInfo } from './types.js' */
+/** @import { GgufModel } from './model.js' */
+/** @import { Writable } from './internal.js' */
 
 /** The one style sheet every element shares (created on first use).
  * @type {CSSStyleSheet | null} */
@@ -128,7 +130,23 @@ function valueText(value) {
 // (Typed as HTMLElement: the plain class stands in only where no element is ever made.)
 const Base = /** @type {typeof HTMLElement} */ (typeof HTMLElement === 'undefined' ? class {} : HTMLElement);
 
+/** Shows what a GGUF file holds, read from its header alone. Attributes: `src` (a URL), `theme`
+ * (`light` | `dark`; default: the user's colour scheme). Styled with CSS custom properties
+ * `--gguf-preview-bg`, `-fg`, `-muted`, `-border`, `-accent`, `-code-bg`, `-radius`, `-font`.
+ * Events: `load` (detail `{ summary }`), `error` (detail `{ message }`). */
 export class GgufPreview extends Base {
+  /** The open model once loaded. @readonly @type {GgufModel | null} */
+  model;
+  /** @internal @type {ShadowRoot} */
+  _root;
+  /** @internal @type {HTMLElement} */
+  _body;
+  /** What `source` was set to. @internal @type {unknown} */
+  _source;
+  /** @internal @type {number} */
+  _generation;
+
+  /** @internal */
   static get observedAttributes() { return ['src']; }
 
   constructor() {
@@ -144,10 +162,8 @@ export class GgufPreview extends Base {
     }
     this._body = h('div', { class: 'wrap', role: 'region', 'aria-label': 'GGUF model preview', 'aria-live': 'polite' });
     this._root.append(this._body);
-    /** @type {unknown} what `source` was set to */
     this._source = null;
     this._generation = 0;
-    /** @type {GgufModel | null} the open model */
     this.model = null;
   }
 
@@ -155,10 +171,11 @@ export class GgufPreview extends Base {
   get file() { return this._source instanceof Blob ? this._source : null; }
   set file(blob) { this.source = /** @type {Blob | null} */ (blob); }
 
-  /** Anything `openGguf` takes: URL, File/Blob, ArrayBuffer, Uint8Array, {byteLength, slice}. */
-  /** @returns {unknown} */
-  get source() { return this._source ?? this.getAttribute('src'); }
-  set source(/** @type {unknown} */ input) {
+  /** Anything `openGguf` takes: URL, File/Blob, ArrayBuffer, Uint8Array, {byteLength, slice};
+   * setting it (re)loads the preview.
+   * @returns {GgufInput | null} */
+  get source() { return /** @type {GgufInput | null} */ (this._source) ?? this.getAttribute('src'); }
+  set source(/** @type {GgufInput | null} */ input) {
     this._source = input;
     this._load(input);
   }
@@ -178,7 +195,7 @@ export class GgufPreview extends Base {
     }
   }
 
-  /** @param {unknown} input */
+  /** @param {unknown} input @internal */
   async _load(input) {
     const generation = ++this._generation;
     this._body.replaceChildren(h('p', { class: 'muted', role: 'status' }, 'Reading the header…'));
@@ -189,7 +206,7 @@ export class GgufPreview extends Base {
       // Whatever the page set: openGguf's error says what it cannot open.
       const model = await openGguf(/** @type {GgufInput} */ (input));
       if (generation !== this._generation) { await model.close(); return; }
-      this.model = model;
+      /** @type {Writable<this>} */ (this).model = model;
       await previous?.close();
       this._render(model);
       this.dispatchEvent(new CustomEvent('load', { detail: { summary: model.summary() } }));
@@ -204,7 +221,7 @@ export class GgufPreview extends Base {
     }
   }
 
-  /** @param {GgufModel} model */
+  /** @param {GgufModel} model @internal */
   _render(model) {
     const s = model.summary();
     const get = (/** @type {string} */ key) => model.get(key);
@@ -233,7 +250,7 @@ export class GgufPreview extends Base {
     );
   }
 
-  /** @param {Summary} s */
+  /** @param {Summary} s @internal */
   _mix(s) {
     const mix = [...s.quantMix].sort((a, b) => b.bytes - a.bytes);
     return h('section', { 'aria-labelledby': 'mix-h' },
@@ -244,7 +261,7 @@ export class GgufPreview extends Base {
         h('i', { style: { background: typeColour(m.type) } }), `${m.type} ${(m.share * 100).toFixed(1)}% · ${m.tensors} tensors`))));
   }
 
-  /** @param {GgufModel} model */
+  /** @param {GgufModel} model @internal */
   _tokenizer(model) {
     const tokens = /** @type {ArrayEntry | undefined} */ (model.get('tokenizer.ggml.tokens'));
     const merges = /** @type {ArrayEntry | undefined} */ (model.get('tokenizer.ggml.merges'));
@@ -272,7 +289,7 @@ export class GgufPreview extends Base {
         : h('p', { class: 'muted' }, 'No chat template in the metadata.'));
   }
 
-  /** @param {GgufModel} model */
+  /** @param {GgufModel} model @internal */
   _metadata(model) {
     const rows = model.metadata.map((/** @type {any} */ entry) => {
       let shown;
@@ -296,7 +313,7 @@ export class GgufPreview extends Base {
         h('tbody', {}, rows)));
   }
 
-  /** @param {GgufModel} model */
+  /** @param {GgufModel} model @internal */
   _tensors(model) {
     const tbody = h('tbody', {});
     const row = (/** @type {TensorInfo} */ t) => h('tr', { 'data-tensor': t.name },

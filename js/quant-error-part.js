@@ -8,7 +8,8 @@ import { loadWasm } from './wasm.js';
 import { useModel } from './worker-model.js';
 import { serveRequests, handleNotices } from './worker-protocol.js';
 /** @import { GgufModel } from './model.js' */
-/** @import { ModelInput, QuantErrorJob, Run, Wasm, WorkerOpenOptions } from './internal.js' */
+/** @import { ModelInput, Run, WorkerOpenOptions } from './internal.js' */
+/** @import { QuantErrorJob, Wasm } from './bindings.js' */
 /** @import { Emit } from './worker-protocol.js' */
 
 /**

@@ -10,9 +10,10 @@
 
 import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
-/** @import { QuantErrorReport, TensorInfo } from './index.js' */
+/** @import { QuantErrorReport, TensorInfo } from './types.js' */
 /** @import { GgufModel } from './model.js' */
-/** @import { PoolWorker, QuantErrorJob, Run } from './internal.js' */
+/** @import { PoolWorker, Run } from './internal.js' */
+/** @import { QuantErrorJob } from './bindings.js' */
 
 /**
  * Cuts `runs` ([first, last) row ranges, in order) into pieces in row order for `n` workers

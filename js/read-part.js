@@ -9,7 +9,8 @@ import { useModel } from './worker-model.js';
 import { serveRequests, SerialQueue } from './worker-protocol.js';
 
 /** @import { GgufModel } from './model.js' */
-/** @import { ModelInput, Run, Wasm, WorkerOpenOptions } from './internal.js' */
+/** @import { ModelInput, Run, WorkerOpenOptions } from './internal.js' */
+/** @import { Wasm } from './bindings.js' */
 
 /**
  * A read request (read-pool.js; worker-protocol.js's op 'read'): rows `run` of tensor `name`

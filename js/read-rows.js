@@ -7,7 +7,8 @@
 import { isLive, wasmMemory } from './wasm.js';
 import { readsToMemory } from './stats-read.js';
 import { abortError } from './sources.js';
-/** @import { GgufShard, OnBytes, ReadableTensor, ReaderEntry, RowShape, Wasm } from './internal.js' */
+/** @import { OnBytes, ReadableTensor, RowShape } from './internal.js' */
+/** @import { GgufShard, ReaderEntry, Wasm } from './bindings.js' */
 
 /** Values per dequantize call: the slice is still in L2 when it is copied out. */
 const SLICE_VALUES = 1 << 16;
@@ -75,7 +76,7 @@ export function readerSize(t, rows, chunkBytes) {
  * @param {number} b
  * @param {Float32Array} out
  * @param {number} firstRow
- * @param {{ reader: import('./internal.js').RowReader, chunkBytes: number, signal?: AbortSignal,
+ * @param {{ reader: import('./bindings.js').RowReader, chunkBytes: number, signal?: AbortSignal,
  *   progress?: OnBytes, stop?: () => void }} options
  */
 export async function readRows(wasm, shard, t, a, b, out, firstRow, { reader, chunkBytes, signal, progress, stop }) {

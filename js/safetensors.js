@@ -8,8 +8,9 @@ import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter, runStatsJob, outputArray, knownSize, ShardedModel } from './model.js';
 import { eachChunkAhead, rowsPerRead } from './read-rows.js';
 import { errorMessage } from './sources.js';
-/** @import { GgufInput, GptqLayer, CtConfig, CtLayer, Mxfp4Layer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './index.js' */
-/** @import { AnyOpenOptions, SafetensorsHeader, Source, Wasm } from './internal.js' */
+/** @import { SafetensorsOptions, GgufInput, GptqLayer, CtConfig, CtLayer, Mxfp4Layer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './types.js' */
+/** @import { AnyOpenOptions, Source, Writable } from './internal.js' */
+/** @import { SafetensorsHeader, Wasm } from './bindings.js' */
 /** @import { ChunkOptions } from './model.js' */
 /** @typedef {ChunkOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} StChunkOptions */
 
@@ -23,10 +24,12 @@ const SAFETENSORS_MAX_HEADER = 100_000_000 + 8;
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /**
- * Opens a safetensors file and parses its header; finds GPTQ layers and their config. A URL or
- * Node path naming `….safetensors.index.json` opens every shard beside it as one model.
+ * Opens a safetensors checkpoint (plain or quantized: GPTQ, MLX, FP8, compressed-tensors,
+ * MXFP4), reading only its header (at most 2 requests), and finds its quantized layers and
+ * their config. A URL or Node path naming `model.safetensors.index.json` opens every shard
+ * beside it as one model (GPTQ layers whose parts straddle shards included).
  * @param {GgufInput} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path or {byteLength, slice}
- * @param {AnyOpenOptions} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
+ * @param {SafetensorsOptions} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
  *   text is not accepted: pass URLs as strings or URL objects), `v1Zeros` ('llama.cpp' default, or
  *   'gptqmodel') and `findConfig` (default true: look beside a URL or path)
  * @returns {Promise<SafetensorsModel>}
@@ -40,6 +43,7 @@ export async function openSafetensors(input, options = {}) {
  * Whether `input` names a shard index (`model.safetensors.index.json`).
  * @param {unknown} input
  * @returns {input is string | URL}
+ * @internal
  */
 export function isIndexName(input) {
   return (typeof input === 'string' || input instanceof URL) && /\.safetensors\.index\.json$/i.test(String(input).split(/[?#]/)[0]);
@@ -85,6 +89,7 @@ async function openIndex(input, options) {
  * @param {Source} source
  * @param {AnyOpenOptions} [options]
  * @returns {Promise<SafetensorsModel>}
+ * @internal
  */
 export async function openSafetensorsSource(input, source, options = {}) {
   const wasmReady = loadWasm();
@@ -180,7 +185,83 @@ function besideInput(input, fileName) {
  * @extends {ShardedModel<SafetensorsModel, SafetensorsTensorInfo>}
  */
 export class SafetensorsModel extends ShardedModel {
+  // The fields, declared for the published types (the constructor and the layer and config
+  // setters set them): what users read, read-only, and the internals, left out of the declarations
+  // (marked internal: tsc's stripInternal).
+  /** @readonly @type {'safetensors'} */
+  format;
+  /** Where the tensor data starts in the file. @readonly @type {number} */
+  dataOffset;
+  /** @readonly @type {number} */
+  headerLength;
+  /** `__metadata__` as entries, the shape of GgufModel.metadata (every value a string).
+   * @readonly @type {(ScalarEntry & { value: string })[]} */
+  metadata;
+  /** The index's "metadata" (e.g. total_size), for a sharded checkpoint.
+   * @readonly @type {Record<string, unknown> | undefined} */
+  indexMetadata;
+  /** @readonly @type {GptqLayer[]} */
+  gptqLayers;
+  /** Why some `.qweight` (GPTQ) or `.scales` (MLX) tensors are not layers. @readonly @type {string[]} */
+  gptqLayerErrors;
+  /** MLX layers, each read (dequantized as `mx.dequantize`) as its `<path>.weight`.
+   * @readonly @type {MlxLayer[]} */
+  mlxLayers;
+  /** config.json's MLX `quantization` (quantConfigSource says where it came from).
+   * @readonly @type {MlxQuantization | null} */
+  mlxQuantization;
+  /** FP8 block-scaled layers, each read (dequantized as transformers' `Fp8Dequantize`) as its
+   * `<path>.weight`. @readonly @type {Fp8Layer[]} */
+  fp8Layers;
+  /** config.json's FP8 `quantization_config` (quantConfigSource says where it came from).
+   * @readonly @type {Fp8Config | null} */
+  fp8Config;
+  /** compressed-tensors layers, each read (dequantized as the package's `decompress`) as its
+   * `<path>.weight`. @readonly @type {CtLayer[]} */
+  ctLayers;
+  /** config.json's compressed-tensors `quantization_config` (quantConfigSource says where it
+   * came from). @readonly @type {CtConfig | null} */
+  ctConfig;
+  /** gpt-oss MXFP4 tensors, each read (dequantized as transformers'
+   * `convert_moe_packed_tensors`) as its `name`. @readonly @type {Mxfp4Layer[]} */
+  mxfp4Layers;
+  /** config.json's MXFP4 `quantization_config`. @readonly @type {{ modulesToNotConvert: string[] } | null} */
+  mxfp4Config;
+  /** The GPTQ config (quantize_config.json's, or config.json's quantization_config).
+   * @readonly @type {QuantConfig | null} */
+  quantConfig;
+  /** Where the config came from (a URL, path, or "options.quantizeConfig"); null if none.
+   * @readonly @type {string | null} */
+  quantConfigSource;
+  /** Set when a config found beside the file could not be used. @readonly @type {string | undefined} */
+  quantConfigError;
+  /** @internal @type {Wasm} */
+  wasm;
+  /** @internal @type {SafetensorsHeader} */
+  header;
+  /** @internal @type {Source} */
+  source;
+  /** @internal @type {'llama.cpp' | 'gptqmodel'} */
+  v1Zeros;
+  /** The last GPTQ layer read, its parts in wasm memory.
+   * @internal @type {{ name: string, data: import('./wasm/gguf_lens.js').GptqLayerData } | undefined} */
+  _lastLayer;
+  /** @internal @type {Map<string, GptqLayer>} */
+  _layerIndex;
+  /** @internal @type {Map<string, MlxLayer>} */
+  _mlxIndex;
+  /** @internal @type {Map<string, Fp8Layer>} */
+  _fp8Index;
+  /** @internal @type {Map<string, CtLayer>} */
+  _ctIndex;
+  /** Paths of the pack-quantized layers whose `weight_shape` values were checked.
+   * @internal @type {Set<string>} */
+  _ctShapeChecked;
+  /** @internal @type {Map<string, Mxfp4Layer>} */
+  _mxfp4Index;
+
   /**
+   * @internal
    * @param {Wasm} wasm
    * @param {SafetensorsHeader} header
    * @param {Source} source
@@ -188,71 +269,40 @@ export class SafetensorsModel extends ShardedModel {
    */
   constructor(wasm, header, source, options = {}) {
     super();
+    // Read-only to users (ShardedModel's fields); set here as there.
+    const self = /** @type {Writable<this>} */ (this);
     this.wasm = wasm;
     this.header = header;
     this.source = source;
-    /** @type {'safetensors'} */
     this.format = 'safetensors';
-    this.byteLength = knownSize(source);
+    self.byteLength = knownSize(source);
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
-    /** `__metadata__` as entries, the shape of a GGUF model's (every value a string).
-     * @type {(ScalarEntry & { value: string })[]} */
     this.metadata = header.metadata().map((/** @type {{ key: string, value: string }} */ { key, value }) => ({ key, type: 'string', value }));
-    /** @type {SafetensorsTensorInfo[]} */
-    this.tensors = header.tensors();
+    self.tensors = header.tensors();
     for (const t of this.tensors) t.shard = 0;
     this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    this.shards = [this];
-    /** The index's "metadata" (e.g. total_size), for a sharded checkpoint.
-     * @type {Record<string, unknown> | undefined} */
+    self.shards = [this];
     this.indexMetadata = undefined;
-    /** @type {QuantConfig | null} */
     this.quantConfig = null;
-    /** @type {string | null} */
     this.quantConfigSource = null;
-    /** Set when a config found beside the file could not be used.
-     * @type {string | undefined} */
     this.quantConfigError = undefined;
-    /** The last GPTQ layer read, its parts in wasm memory.
-     * @type {{ name: string, data: import('./wasm/gguf_lens.js').GptqLayerData } | undefined} */
     this._lastLayer = undefined;
-    /** @type {GptqLayer[]} */
     this.gptqLayers = [];
-    /** @type {Map<string, GptqLayer>} */
     this._layerIndex = new Map();
-    /** @type {string[]} */
     this.gptqLayerErrors = [];
-    /** MLX layers (config.json's `quantization`), each read as its `<path>.weight`.
-     * @type {MlxLayer[]} */
     this.mlxLayers = [];
-    /** @type {Map<string, MlxLayer>} */
     this._mlxIndex = new Map();
-    /** @type {MlxQuantization | null} */
     this.mlxQuantization = null;
-    /** FP8 block-scaled layers (config.json's `quantization_config`), each read as its `<path>.weight`.
-     * @type {Fp8Layer[]} */
     this.fp8Layers = [];
-    /** @type {Map<string, Fp8Layer>} */
     this._fp8Index = new Map();
-    /** @type {Fp8Config | null} */
     this.fp8Config = null;
-    /** compressed-tensors layers (config.json's `quantization_config`), each read as its `<path>.weight`.
-     * @type {CtLayer[]} */
     this.ctLayers = [];
-    /** @type {Map<string, CtLayer>} */
     this._ctIndex = new Map();
-    /** @type {CtConfig | null} */
     this.ctConfig = null;
-    /** Paths of the pack-quantized layers whose `weight_shape` values were checked.
-     * @type {Set<string>} */
     this._ctShapeChecked = new Set();
-    /** gpt-oss MXFP4 tensors (`<name>_blocks` + `<name>_scales`), each read as its `<name>`.
-     * @type {Mxfp4Layer[]} */
     this.mxfp4Layers = [];
-    /** @type {Map<string, Mxfp4Layer>} */
     this._mxfp4Index = new Map();
-    /** @type {{ modulesToNotConvert: string[] } | null} */
     this.mxfp4Config = null;
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
@@ -265,15 +315,18 @@ export class SafetensorsModel extends ShardedModel {
    * @param {SafetensorsModel[]} models
    * @param {{ shards: string[], weightMap: [string, string][], metadata?: Record<string, unknown> }} index
    * @param {string | URL} input the index's URL or path, for errors
+   * @internal
    */
   _joinIndex(models, index, input) {
+    // Read-only to users; set here as in the constructor.
+    const self = /** @type {Writable<this>} */ (this);
     this._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
     for (const m of models.slice(1)) this.header.addShard(m.header);
     for (const [tensor, shard] of index.weightMap) {
       const t = this._tensorIndex.get(tensor);
       if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
     }
-    this.indexMetadata = index.metadata;
+    self.indexMetadata = index.metadata;
     this._setLayers();
   }
 
@@ -286,30 +339,33 @@ export class SafetensorsModel extends ShardedModel {
     return this.metadata.find((e) => e.key === key)?.value;
   }
 
-  /** The GPTQ, MLX, FP8 and compressed-tensors layers the core found (across every shard), with the reasons for misfits. */
+  /** The GPTQ, MLX, FP8 and compressed-tensors layers the core found (across every shard), with the reasons for misfits. @internal */
   _setLayers() {
-    this.gptqLayers = this.header.gptqLayers();
+    // Read-only to users; set here as in the constructor.
+    const self = /** @type {Writable<this>} */ (this);
+    self.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
-    this.gptqLayerErrors = this.header.gptqLayerErrors();
-    this.mlxLayers = this.header.mlxLayers();
+    self.gptqLayerErrors = this.header.gptqLayerErrors();
+    self.mlxLayers = this.header.mlxLayers();
     this._mlxIndex = new Map(this.mlxLayers.map((l) => [l.path, l]));
-    this.mlxQuantization = this.header.mlxQuantization();
-    this.fp8Layers = this.header.fp8Layers();
+    self.mlxQuantization = this.header.mlxQuantization();
+    self.fp8Layers = this.header.fp8Layers();
     this._fp8Index = new Map(this.fp8Layers.map((l) => [l.path, l]));
-    this.fp8Config = this.header.fp8Config();
-    this.ctLayers = this.header.ctLayers();
+    self.fp8Config = this.header.fp8Config();
+    self.ctLayers = this.header.ctLayers();
     this._ctIndex = new Map(this.ctLayers.map((l) => [l.path, l]));
-    this.ctConfig = this.header.ctConfig();
+    self.ctConfig = this.header.ctConfig();
     this._ctShapeChecked = new Set();
-    this.mxfp4Layers = this.header.mxfp4Layers();
+    self.mxfp4Layers = this.header.mxfp4Layers();
     this._mxfp4Index = new Map(this.mxfp4Layers.map((l) => [l.name, l]));
-    this.mxfp4Config = this.header.mxfp4Config();
+    self.mxfp4Config = this.header.mxfp4Config();
   }
 
   /**
    * Sets the config from options, else from quantize_config.json then config.json beside the input.
    * @param {unknown} input
    * @param {AnyOpenOptions} options
+   * @internal
    */
   async _loadConfig(input, options) {
     /** @type {['quantizeConfig' | 'config', string][]} */
@@ -337,7 +393,7 @@ export class SafetensorsModel extends ShardedModel {
         this._setConfig(text, kind, where);
       } catch (err) {
         // A config found by guessing that is not GPTQ's or MLX's (or not JSON) is reported, not fatal.
-        this.quantConfigError = /** @type {Error} */ (err).message;
+        /** @type {Writable<this>} */ (this).quantConfigError = /** @type {Error} */ (err).message;
         continue;
       }
       if (this._anyConfig()) return;
@@ -348,20 +404,23 @@ export class SafetensorsModel extends ShardedModel {
    * @param {string} text a config's JSON
    * @param {string} kind 'quantize_config' or 'config'
    * @param {string} where where it came from, for errors and quantConfigSource
+   * @internal
    */
   _setConfig(text, kind, where) {
+    // Read-only to users; set here as in the constructor.
+    const self = /** @type {Writable<this>} */ (this);
     try {
-      this.quantConfig = this.header.setQuantConfig(text, kind);
+      self.quantConfig = this.header.setQuantConfig(text, kind);
     } catch (err) {
       throw new Error(`gguf-lens: ${where}: ${errorMessage(err)}`, { cause: err });
     }
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
     this._setLayers();
-    this.quantConfigSource = this._anyConfig() ? where : null;
+    self.quantConfigSource = this._anyConfig() ? where : null;
   }
 
-  /** Whether a quantization config (GPTQ, MLX, FP8 or compressed-tensors) is set. */
+  /** Whether a quantization config (GPTQ, MLX, FP8 or compressed-tensors) is set. @internal */
   _anyConfig() {
     return Boolean(this.quantConfig || this.mlxQuantization || this.fp8Config || this.ctConfig || this.mxfp4Config);
   }
@@ -377,6 +436,7 @@ export class SafetensorsModel extends ShardedModel {
   /** The GPTQ layer `name` reads: by its prefix, or as `<prefix>.weight` when no stored tensor
    * has that name (the core's rule, as the CLI resolves it).
    * @param {string} name
+   * @internal
    */
   _layerNamed(name) {
     const prefix = this.header.layerNamed(name);
@@ -385,6 +445,7 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The MLX layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
    * @param {string} name
+   * @internal
    */
   _mlxNamed(name) {
     const path = this.header.mlxLayerNamed(name);
@@ -393,6 +454,7 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The FP8 layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
    * @param {string} name
+   * @internal
    */
   _fp8Named(name) {
     const path = this.header.fp8LayerNamed(name);
@@ -401,6 +463,7 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The MXFP4 tensor `name` names, or undefined (the core's rule).
    * @param {string} name
+   * @internal
    */
   _mxfp4Named(name) {
     const found = this.header.mxfp4LayerNamed(name);
@@ -409,6 +472,7 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The compressed-tensors layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
    * @param {string} name
+   * @internal
    */
   _ctNamed(name) {
     const path = this.header.ctLayerNamed(name);
@@ -418,6 +482,7 @@ export class SafetensorsModel extends ShardedModel {
   /** The layer read by row ranges of its parts (compressed-tensors, FP8, MLX) that `name`
    * names, if any (in the core's order).
    * @param {string} name
+   * @internal
    */
   _rangeLayer(name) {
     return this._ctNamed(name) ?? this._mxfp4Named(name) ?? this._fp8Named(name) ?? this._mlxNamed(name);
@@ -491,6 +556,7 @@ export class SafetensorsModel extends ShardedModel {
    * @param {number} b
    * @param {StChunkOptions} options
    * @param {(values: Float32Array, first: number) => void} consume
+   * @internal
    */
   async _eachChunk(name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
@@ -578,6 +644,7 @@ export class SafetensorsModel extends ShardedModel {
    * @param {StChunkOptions} options
    * @param {(first: number, bytes: Uint8Array[], out: Float32Array) => void} dequantize
    * @param {(values: Float32Array, first: number) => void} consume
+   * @internal
    */
   async _eachRangeChunk(layer, parts, a, b, options, dequantize, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
@@ -618,6 +685,7 @@ export class SafetensorsModel extends ShardedModel {
    * against the shape its packed weight and scales give, as the core does when it reads one.
    * @param {CtLayer} layer
    * @param {StChunkOptions} options
+   * @internal
    */
   async _checkCtShape(layer, options) {
     const part = layer.parts.weightShape;
@@ -636,6 +704,7 @@ export class SafetensorsModel extends ShardedModel {
    * The layer's parts in wasm memory; the last layer read is kept (an inspector reads rows, then statistics).
    * @param {GptqLayer} layer
    * @param {StChunkOptions} options
+   * @internal
    */
   async _layerData(layer, options) {
     if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
@@ -651,6 +720,7 @@ export class SafetensorsModel extends ShardedModel {
    * @param {GptqLayer} layer
    * @param {StChunkOptions} options
    * @returns {Promise<Record<string, Uint8Array>>}
+   * @internal
    */
   async _layerParts(layer, options) {
     const names = /** @type {[string, string][]} */ (Object.entries(layer.parts));

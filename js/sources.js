@@ -7,21 +7,27 @@
 // growing header is read straight into its final buffer.
 
 /** @import { OnBytes, Source } from './internal.js' */
-/** @import { OpenOptions } from './index.js' */
+/** @import { OpenOptions } from './types.js' */
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /** Node's fs/promises, loaded only on Node paths. The specifier is a variable and the import
  * marked ignored so that bundlers (webpack, Vite, esbuild) leave it alone in browser builds. */
 const NODE_FS = 'node:fs/promises';
-/** @returns {Promise<typeof import('node:fs/promises')>} */
+/** @returns {Promise<typeof import('node:fs/promises')>} @internal */
 export function importNodeFs() {
   return import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_FS);
 }
 
-/** Thrown for transport problems; `retryable` tells the retry loop whether to try again. */
+/** A transport failure (HTTP status, dropped connection, truncated body, missing size);
+ * `retryable` tells the retry loop whether to try again. */
 export class SourceError extends Error {
+  /** Whether trying again may succeed (a 5xx, 429, dropped connection, truncated body).
+   * @readonly @type {boolean} */
+  retryable;
+
   /**
+   * @internal
    * @param {string} message
    * @param {{ retryable?: boolean, cause?: unknown }} [options]
    */
@@ -36,6 +42,7 @@ export class SourceError extends Error {
  * The error an aborted signal rejects with: its reason, else an AbortError.
  * @param {AbortSignal | undefined} signal
  * @returns {unknown}
+ * @internal
  */
 export function abortError(signal) {
   return signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
@@ -106,6 +113,7 @@ function destination(into, length) {
  * `bytes`, copied into `into` when a destination is given.
  * @param {Uint8Array} bytes
  * @param {Uint8Array} [into]
+ * @internal
  */
 export function deliver(bytes, into) {
   if (!into) return bytes;
@@ -257,11 +265,11 @@ async function nodeFileSource(path, _options) {
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
-/** No byte (nor response) for this long fails a read: a stalled server cannot hang a call. */
+/** No byte (nor response) for this long fails a read: a stalled server cannot hang a call. @internal */
 export const STALL_TIMEOUT_MS = 30_000;
 /** Redirects followed (by hand in Node, so that headers stay on the opened origin). */
 const MAX_REDIRECTS = 10;
-/** Requests in flight when opening the shards of a split model or a sharded checkpoint. */
+/** Requests in flight when opening the shards of a split model or a sharded checkpoint. @internal */
 export const OPEN_CONCURRENCY = 4;
 
 /** Waits for `promise`, failing first if `signal` aborts or `ms` pass with no answer. The
@@ -273,6 +281,7 @@ export const OPEN_CONCURRENCY = 4;
  * @param {number} ms
  * @param {() => unknown} stalled the error when `ms` pass
  * @returns {Promise<T>}
+ * @internal
  */
 export function waitFor(promise, signal, ms, stalled) {
   return new Promise((resolve, reject) => {
@@ -296,6 +305,7 @@ export function waitFor(promise, signal, ms, stalled) {
 /**
  * The stall timeout from options: a positive number of ms, or 0 / Infinity for none.
  * @param {{ stallTimeoutMs?: unknown }} options
+ * @internal
  */
 export function stallTimeoutOf(options) {
   const ms = options.stallTimeoutMs ?? STALL_TIMEOUT_MS;
@@ -334,6 +344,7 @@ function plainHeaders(headers) {
  * @param {string} url
  * @param {{ headers?: HeadersInit, extra?: Record<string, string>, signal?: AbortSignal, state?: { follow?: boolean } }} init
  * @returns {Promise<Response>}
+ * @internal
  */
 export async function guardedFetch(fetchFn, url, { headers, extra = {}, signal, state = {} }) {
   const own = plainHeaders(headers);
@@ -366,7 +377,7 @@ export async function guardedFetch(fetchFn, url, { headers, extra = {}, signal, 
  * colon (a URL scheme as in `https:host:port`, a drive as in `C:x`), `?` and `#` (a URL's query
  * and fragment), a percent escape (`%2f`, `%2e%2e`: a URL would decode it), control characters.
  */
-/** @param {unknown} name */
+/** @param {unknown} name @internal */
 export function plainNameProblem(name) {
   if (typeof name !== 'string' || name === '') return 'it is empty';
   if (name.length > 255) return 'it is longer than 255 characters';
@@ -384,6 +395,7 @@ export function plainNameProblem(name) {
 /**
  * A name for an error message: quoted, escaped, and cut short.
  * @param {unknown} name
+ * @internal
  */
 export function quoteName(name) {
   const text = JSON.stringify(String(name));
@@ -396,6 +408,7 @@ export function quoteName(name) {
  * @param {string} base
  * @param {string} name
  * @param {string} what what the name is, for the error ("shard", "config")
+ * @internal
  */
 export function siblingOf(base, name, what) {
   const problem = plainNameProblem(name);
@@ -424,6 +437,7 @@ export function siblingOf(base, name, what) {
  * @param {(item: I, index: number, signal: AbortSignal) => Promise<M>} openItem
  * @param {{ limit?: number, signal?: AbortSignal }} [options]
  * @returns {Promise<M[]>}
+ * @internal
  */
 export async function openBounded(items, openItem, { limit = OPEN_CONCURRENCY, signal } = {}) {
   const inner = new AbortController();
@@ -781,7 +795,7 @@ function urlSource(url, options) {
   return source;
 }
 
-/** Largest JSON text fetched beside a model (a shard index, a config). */
+/** Largest JSON text fetched beside a model (a shard index, a config). @internal */
 export const MAX_TEXT_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -791,6 +805,7 @@ export const MAX_TEXT_BYTES = 64 * 1024 * 1024;
  * @param {string} url
  * @param {OpenOptions} options
  * @returns {Promise<{ status: number, text: string | undefined }>}
+ * @internal
  */
 export async function fetchTextBounded(url, options) {
   const fetchFn = options.fetch ?? globalThis.fetch;
@@ -847,6 +862,7 @@ function bodyOf(response) {
  * The message of a thrown value (an Error's, else the value as text).
  * @param {unknown} err
  * @returns {string}
+ * @internal
  */
 export function errorMessage(err) {
   return String(/** @type {{ message?: unknown } | null | undefined} */ (err)?.message ?? err);

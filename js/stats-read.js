@@ -5,7 +5,8 @@
 // run of rows, which a later pass then reads without touching the file (a worker does this).
 import { wasmMemory } from './wasm.js';
 import { abortError } from './sources.js';
-/** @import { ByteBuffer, GgufShard, OnBytes, ReadableTensor, Source, TensorStatsJob, Wasm } from './internal.js' */
+/** @import { OnBytes, ReadableTensor, Source } from './internal.js' */
+/** @import { ByteBuffer, GgufShard, TensorStatsJob, Wasm } from './bindings.js' */
 
 /**
  * Whether `source` can be read straight into this wasm instance's memory.

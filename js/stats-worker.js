@@ -19,7 +19,8 @@ import './quant-error-part.js';
 import './read-part.js';
 import { serveRequests, handleNotices, SerialQueue } from './worker-protocol.js';
 /** @import { GgufModel } from './model.js' */
-/** @import { ByteBuffer, ModelInput, ReadableTensor, Run, TensorStatsJob, Wasm, WorkerOpenOptions } from './internal.js' */
+/** @import { ModelInput, ReadableTensor, Run, WorkerOpenOptions } from './internal.js' */
+/** @import { ByteBuffer, TensorStatsJob, Wasm } from './bindings.js' */
 
 /**
  * A statistics request (model.js's runStatsOnWorkers; worker-protocol.js's op 'stats'), and the

@@ -18,8 +18,9 @@ import initCore, { initSync as initCoreSync } from './wasm/gguf_lens_core.js';
 import * as coreBindings from './wasm/gguf_lens_core.js';
 import { errorMessage } from './sources.js';
 
-/** The full module's glue, imported on first use (its JS is a few hundred KB).
- * @typedef {typeof import('./wasm/gguf_lens.js')} FullBindings */
+// The full module's glue (bindings.d.ts's Wasm) is imported on first use (its JS is a few
+// hundred KB).
+/** @import { Wasm } from './bindings.js' */
 
 /** A glue function or method, as the guards wrap it (any arguments, any `this`).
  * @typedef {(this: unknown, ...args: unknown[]) => unknown} AnyFunction */
@@ -307,16 +308,18 @@ const core = new Loaded(async () => ({
  * The full module (every feature), loaded once.
  * @param {WebAssembly.Module} [module] a module another thread compiled (a statistics worker gets
  *   its parent's, so each worker neither fetches nor compiles it again); used on the first call only
- * @returns {Promise<FullBindings>} the initialized wasm-bindgen exports (behind the trap guards)
+ * @returns {Promise<Wasm>} the initialized wasm-bindgen exports (behind the trap guards)
+ * @internal
  */
 export function loadWasm(module) {
-  return /** @type {Promise<FullBindings>} */ (full.load(module));
+  return /** @type {Promise<Wasm>} */ (full.load(module));
 }
 
 /**
  * The core module (the header path: parse, summary, metadata, tensor infos, special tokens, the
  * planner), loaded once; a few hundred KB where the full module is a few MB.
  * @returns {Promise<typeof coreBindings>}
+ * @internal
  */
 export function loadCore() {
   return /** @type {Promise<typeof coreBindings>} */ (core.load());
@@ -325,6 +328,7 @@ export function loadCore() {
 /**
  * The full module's compiled WebAssembly.Module (postMessage it to a worker's loadWasm), after loadWasm.
  * @returns {WebAssembly.Module | null}
+ * @internal
  */
 export function wasmModule() {
   return full.compiled;
@@ -333,6 +337,7 @@ export function wasmModule() {
 /**
  * The full instance's WebAssembly.Memory (its buffer is replaced whenever the memory grows).
  * @returns {WebAssembly.Memory | null}
+ * @internal
  */
 export function wasmMemory() {
   return full.memory;
@@ -343,6 +348,7 @@ export function wasmMemory() {
  * in place: the caches of wasm objects (readers, buffers, a worker's open models) drop what the
  * old one made.
  * @param {() => void} fn
+ * @internal
  */
 export function onWasmReset(fn) {
   full.resetHooks.add(fn);
@@ -353,12 +359,13 @@ export function onWasmReset(fn) {
  * Whether `obj`, a wasm-bindgen object of the full module, was made by the live instance (false
  * once a trap discarded the one that made it).
  * @param {unknown} obj
+ * @internal
  */
 export function isLive(obj) {
   return full.isLive(obj);
 }
 
-/** How many times a trap replaced an instance (for tests). */
+/** How many times a trap replaced an instance (for tests). @internal */
 export function wasmResets() {
   return full.generation + core.generation;
 }

@@ -80,7 +80,7 @@ export function tellWorker(worker, op, fields = {}) {
  * @returns {ModelInput | undefined}
  */
 export function inputForWorkers(input) {
-  if (Array.isArray(input)) return input.map((shard) => /** @type {import('./index.js').GgufInput} */ (inputForWorkers(shard)));
+  if (Array.isArray(input)) return input.map((shard) => /** @type {import('./types.js').GgufInput} */ (inputForWorkers(shard)));
   const base = globalThis.location?.href;
   const inBrowser = typeof process === 'undefined' || !process.versions?.node;
   return typeof input === 'string' && inBrowser && base ? new URL(input, base).href : input;

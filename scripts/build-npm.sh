@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package: the crate for wasm32 with simd128 kernels and a scalar fallback
 # (cargo + wasm-bindgen, --target web), wasm-opt from the npm binaryen package (tools/), the hand-written ESM wrapper
-# (js/) beside it in pkg/ with the glue's types for tsc, and an installable tarball from `npm pack` in target/npm/.
+# (js/) beside it in pkg/ with its declarations generated from the JSDoc (tsc, tools/), and an
+# installable tarball from `npm pack` in target/npm/.
 # Prints the tarball's path on its last line. Run scripts/setup.sh first (test.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,7 @@ env -u RUSTFLAGS CARGO_TARGET_DIR=target/wasm-core \
 stamp=$(cat target/wasm-web/wasm32-unknown-unknown/release/gguf_lens.wasm \
   target/wasm-web-scalar/wasm32-unknown-unknown/release/gguf_lens.wasm \
   target/wasm-core/wasm32-unknown-unknown/release/gguf_lens.wasm \
-  js/* LICENSE "$0" scripts/precompress.mjs scripts/bundle.mjs tools/package-lock.json <(wasm-bindgen --version) | sha256sum | cut -d' ' -f1)
+  js/* LICENSE "$0" scripts/precompress.mjs scripts/bundle.mjs scripts/dts-docs.mjs tools/package-lock.json <(wasm-bindgen --version) | sha256sum | cut -d' ' -f1)
 tarball=$(ls "$PWD"/target/npm/gguf-lens-*.tgz 2>/dev/null | head -n 1 || true)
 if [ -n "$tarball" ] && [ -d pkg/wasm ] && [ "$(cat target/npm/stamp 2>/dev/null)" = "$stamp" ]; then
   echo "build-npm: up to date" >&2
@@ -53,8 +54,9 @@ mv pkg/wasm-scalar/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm
 rm -rf pkg/wasm-scalar
 bindgen target/wasm-core pkg/wasm --no-typescript gguf_lens_core
 rm -f pkg/wasm/.gitignore pkg/wasm/*.d.ts pkg/wasm/package.json pkg/wasm/README.md
-# The glue's types, for tsc over the package only (pkg/tsconfig.json, below; not in the tarball),
-# from a second run: the shipped glue stays the one without types (it names no .d.ts).
+# The glue's types, for tsc over the package (pkg/tsconfig.json, below) and shipped beside the
+# glue for the declarations that name its handles (internal.d.ts), from a second run: the
+# shipped glue stays the one without types (it names no .d.ts).
 types=$(mktemp -d)
 bindgen target/wasm-web "$types"
 bindgen target/wasm-core "$types" "" gguf_lens_core
@@ -74,12 +76,19 @@ done
 node scripts/precompress.mjs pkg/wasm/gguf_lens_bg.wasm pkg/wasm/gguf_lens_scalar_bg.wasm pkg/wasm/gguf_lens_core_bg.wasm >&2
 
 cp js/*.js js/*.d.ts js/package.json pkg/
+# The published declarations, generated from the modules' JSDoc: tsc checks them (strict; an
+# error fails the build) and writes a .d.ts beside each module (pkg/tsconfig.json).
+# dts-docs.mjs then puts each typedef's description on its type (a tsc 7 emit bug).
+cp js/tsconfig.json pkg/
+generated=$(cd js && ls ./*.js | sed 's/\.js$/.d.ts/')
+node tools/node_modules/typescript/bin/tsc -p pkg
+(cd pkg && node ../scripts/dts-docs.mjs $generated)
+# types.js holds typedefs alone, now in types.d.ts: shipped without them (index.js imports it).
+printf '// The public data shapes: types only (types.d.ts, generated from js/types.js).\nexport {};\n' >pkg/types.js
 # The single-file browser builds (index.bundle.js, preview.bundle.js) for pages without a
 # bundler, and their precompressed copies.
 node scripts/bundle.mjs pkg >&2
 node scripts/precompress.mjs pkg/index.bundle.js pkg/preview.bundle.js >&2
-# tsc's view of the package (pkg-tests/types.test.mjs runs `tsc -p pkg`): not in the tarball.
-cp js/tsconfig.json js/types-agree.ts pkg/
 cp js/README.md pkg/README.md
 cp LICENSE pkg/LICENSE
 mkdir -p target/npm

@@ -1,4 +1,4 @@
-// All parsing and dequantization run here, on the npm package (./pkg/, js/index.d.ts) called
+// All parsing and dequantization run here, on the npm package (./pkg/, its types: js/types.js) called
 // directly: `model` is the package's GgufModel or SafetensorsModel. Protocol: the page posts {id,
 // op, args}; the worker answers {id, progress: {loaded, total}}* then exactly one {id, result} or
 // {id, error: {name, message}}. Float32Arrays are transferred. {op: 'cancel', args: {target}}

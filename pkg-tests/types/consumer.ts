@@ -1,6 +1,7 @@
 // A typed consumer of the package as users install it: compiled with `tsc --noEmit --strict`
-// by types.test.mjs against the installed tarball's index.d.ts (resolved through package.json's
-// "exports"). Every documented entry point is used with the types a user would write.
+// by types.test.mjs against the installed tarball's declarations (generated from the JSDoc,
+// resolved through package.json's "exports"). Every documented entry point is used with the
+// types a user would write, and every export is named (the end of the file).
 import {
   open,
   openGguf,
@@ -35,6 +36,7 @@ import {
   type RepoGgufRow,
   type RepoVerdict,
 } from 'gguf-lens';
+import * as lens from 'gguf-lens';
 import { GgufPreview, quantLabel } from 'gguf-lens/preview';
 
 export async function inspect(url: string, file: Blob): Promise<void> {
@@ -153,4 +155,47 @@ export async function hubRepo(token: string, signal: AbortSignal): Promise<strin
   });
   await closeRepoModels(rows);
   return out;
+}
+
+// Every export the package documents, by name (a value's type, a type's use): one lost from the
+// declarations fails this file.
+export const values = [
+  lens.open, lens.openGguf, lens.openSafetensors, lens.toSource, lens.kernelName, lens.simdSupported, lens.setWasmSimd,
+  lens.GgufModel, lens.SafetensorsModel, lens.GgufEditor, lens.SourceError,
+  lens.listRepoGgufs, lens.inspectRepoGgufs, lens.repoVerdict, lens.closeRepoModels, lens.scanRepo, lens.parseRepo,
+  lens.checkHubEndpoint, lens.compareModels, lens.compareReport, lens.compareTensor,
+] as const;
+export const constants: number[] = [lens.FIRST_READ_BYTES, lens.SAFETENSORS_FIRST_READ_BYTES, lens.CHUNK_BYTES, lens.COMPARE_CHUNK_ELEMENTS];
+export const endpoint: string = lens.HUB_ENDPOINT;
+export type Types = [
+  lens.GgufInput, lens.Progress, lens.OpenOptions, lens.MetadataValue, lens.NestedArray, lens.ScalarEntry,
+  lens.ArrayEntry, lens.MetadataEntry, lens.TensorInfo, lens.QuantShare, lens.Summary, lens.SpecialToken,
+  lens.ReadOptions, lens.TensorReadOptions, lens.TensorStats, lens.StatsOptions, lens.LintFinding, lens.LintReport,
+  lens.KvCacheType, lens.MemoryPlanOptions, lens.KvCachePlan, lens.MemoryPlan, lens.FitOptions, lens.FitDevice,
+  lens.FitResult, lens.TokenizeOptions, lens.ChatMessage, lens.ChatTemplateOptions, lens.GgufTypeName, lens.EditValue,
+  lens.EditChange, lens.EditPlan, lens.HashOptions, lens.Digests, lens.HashReport, lens.QuantErrorOptions,
+  lens.QuantErrorResult, lens.QuantErrorReport, lens.SummaryFieldDiff, lens.KeyChange, lens.ModelDiff, lens.ValueMetrics,
+  lens.SafetensorsOptions, lens.SafetensorsTensorInfo, lens.QuantConfig, lens.GptqLayer, lens.MlxLayer, lens.Fp8Layer,
+  lens.CtLayer, lens.Mxfp4Layer, lens.CtConfig, lens.Fp8Config, lens.MlxQuantization, lens.DtypeShare,
+  lens.SafetensorsSummary, lens.HubOptions, lens.RepoGgufFile, lens.RepoGguf, lens.RepoListing, lens.RepoVerdict,
+  lens.RepoDevice, lens.RepoGgufRow, lens.InspectOptions,
+  lens.GgufModel, lens.SafetensorsModel, lens.GgufEditor, lens.SourceError,
+];
+
+// What the declarations say beyond names: read-only fields, literal types, the overload-like
+// detokenize.
+export async function shapes(model: GgufModel, st: SafetensorsModel): Promise<void> {
+  // @ts-expect-error read-only
+  model.tensors = [];
+  // @ts-expect-error read-only
+  st.gptqLayers = [];
+  const format: 'gguf' = model.format;
+  const stFormat: 'safetensors' = st.summary().format;
+  // @ts-expect-error bytes: true gives bytes, not a string
+  const wrong: string = await model.detokenize([1], { bytes: true });
+  const preview = new GgufPreview();
+  // @ts-expect-error read-only
+  preview.model = null;
+  preview.source = 'https://example.invalid/m.gguf';
+  console.log(format, stFormat, wrong);
 }

@@ -1,5 +1,5 @@
 //! The comparison results as JS sees them (`compareSides`, `ValueDiff.result`): serde types with
-//! the field names of `js/index.d.ts` (`ModelDiff`, `ValueMetrics`). Counts and sizes are JS
+//! the field names of `js/types.js` (`ModelDiff`, `ValueMetrics`). Counts and sizes are JS
 //! numbers (f64), as every JS number is.
 
 use serde::{Deserialize, Serialize};

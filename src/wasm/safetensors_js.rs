@@ -1,5 +1,5 @@
 //! A safetensors checkpoint as JS sees it (`SafetensorsHeader.metadata()`, `.tensors()`, GPTQ
-//! and MLX layers and configs): serde types with the field names of `js/index.d.ts`. Sizes are
+//! and MLX layers and configs): serde types with the field names of `js/types.js`. Sizes are
 //! JS numbers.
 
 use serde::Serialize;

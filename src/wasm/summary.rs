@@ -114,7 +114,7 @@ struct GptqJs {
     config_source: Option<String>,
 }
 
-/// `summary` as the JS object `js/index.d.ts` declares (`Summary`).
+/// `summary` as the JS object `js/types.js` declares (`Summary`).
 pub(super) fn summary_to_js(s: &Summary) -> JsValue {
     let num = |v: Option<u64>| v.map(|n| n as f64);
     let value = SummaryJs {
