@@ -74,11 +74,14 @@ test('every MXFP4 tensor reads as transformers converts it, bit for bit, over HT
   }
 });
 
-test('without config.json the parts are stored tensors; a NaN scale is one error', async () => {
+test('without config.json the tensors are inferred from names and shapes; a NaN scale is one error', async () => {
   const original = new Uint8Array(fs.readFileSync(path.join(DIR, 'model.safetensors')));
   const bare = await openSafetensors(original);
-  assert.equal(bare.mxfp4Layers.length, 0);
+  assert.equal(bare.mxfp4Layers.length, 2);
   assert.equal(bare.mxfp4Config, null);
+  for (const l of bare.mxfp4Layers) {
+    assert.ok(sameBytes(bytesOf(await bare.readTensor(l.name)), expected(l.name)), l.name);
+  }
   await bare.close();
   const config = JSON.parse(fs.readFileSync(path.join(DIR, 'config.json'), 'utf8'));
   const name = 'model.layers.0.mlp.experts.down_proj';

@@ -247,14 +247,36 @@ fn each_part_that_does_not_fit_is_one_error() {
 }
 
 #[test]
-fn without_config_json_the_parts_are_stored_tensors() {
+fn without_config_json_the_tensors_are_inferred_from_names_and_shapes() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = tmp.path().join("model.safetensors");
     std::fs::copy(dir().join("model.safetensors"), &path).unwrap();
     let opened = open(path.to_str().unwrap()).unwrap();
+    assert_eq!(opened.files.config_source, None);
+    let names: Vec<String> = (opened.model.tensors(Layout::Logical).into_iter())
+        .map(|t| t.name)
+        .collect();
+    assert!(names.contains(&format!("{PREFIX}.down_proj")));
+    assert!(!names.contains(&format!("{PREFIX}.down_proj_blocks")));
+    let s = checkpoint(&opened).summary();
+    let m = s.mxfp4.unwrap();
+    assert_eq!((m.layers, m.inferred), (2, true));
+    assert!(m.not_converted.is_empty());
+    for (proj, _) in LAYERS {
+        let name = format!("{PREFIX}.{proj}");
+        let got = read_all(&opened.model, &opened.files, &name, 17);
+        assert_eq!(bits(&got), bits(&expected(&name)), "{proj}");
+    }
+    // A pair that does not fit gpt-oss's layout stays two plain tensors, without an error.
+    let (_t, path) = broken(
+        |h| h[format!("{PREFIX}.down_proj_blocks")]["dtype"] = "I8".into(),
+        |_, _| {},
+    );
+    std::fs::remove_file(Path::new(&path).with_file_name("config.json")).unwrap();
+    let opened = open(&path).unwrap();
     let names: Vec<String> = (opened.model.tensors(Layout::Logical).into_iter())
         .map(|t| t.name)
         .collect();
     assert!(names.contains(&format!("{PREFIX}.down_proj_blocks")));
-    assert!(!names.contains(&format!("{PREFIX}.down_proj")));
+    assert!(names.contains(&format!("{PREFIX}.gate_up_proj")));
 }

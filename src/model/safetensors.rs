@@ -156,6 +156,8 @@ pub struct BnbSummary {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mxfp4Summary {
     pub layers: u64,
+    /// Found by tensor names and shapes alone (no MXFP4 config.json).
+    pub inferred: bool,
     /// `modules_to_not_convert`, as the config lists them.
     pub not_converted: Vec<String>,
 }
@@ -298,7 +300,12 @@ impl Checkpoint {
         };
         let mxfp4_layers = match &self.mxfp4 {
             Some(_) => sort_out(mxfp4::discover(names(), short), &mut errors),
-            None => Vec::new(),
+            // Without config.json: every `_blocks` / `_scales` pair that fits gpt-oss's layout
+            // (U8, 16-byte blocks, one e8m0 per block) is one; the others stay plain tensors.
+            None => mxfp4::discover(names(), short)
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect(),
         };
         let bnb_layers = sort_out(
             bnb::discover(names(), short, |n| {
@@ -721,9 +728,14 @@ impl Checkpoint {
             layers: self.ct_layers.len() as u64,
             scheme: scheme.clone(),
         });
-        let mxfp4 = self.mxfp4.as_ref().map(|c| Mxfp4Summary {
+        let mxfp4 = (self.mxfp4.is_some() || !self.mxfp4_layers.is_empty()).then(|| Mxfp4Summary {
             layers: self.mxfp4_layers.len() as u64,
-            not_converted: c.not_converted.clone(),
+            inferred: self.mxfp4.is_none(),
+            not_converted: self
+                .mxfp4
+                .as_ref()
+                .map(|c| c.not_converted.clone())
+                .unwrap_or_default(),
         });
         let bnb = (self.bnb.is_some() || !self.bnb_layers.is_empty()).then(|| BnbSummary {
             layers: self.bnb_layers.len() as u64,

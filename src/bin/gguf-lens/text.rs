@@ -148,7 +148,8 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
             || c.ct().is_some()
             || c.mxfp4().is_some()
             || c.bnb().is_some()
-            || !c.bnb_layers().is_empty() => {}
+            || !c.bnb_layers().is_empty()
+            || !c.mxfp4_layers().is_empty() => {}
         None => {
             let _ = writeln!(
                 out,
@@ -191,6 +192,12 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
         let _ = writeln!(
             out,
             "\nquantization (bitsandbytes 4-bit): inferred from the layers' quant-state tensors (no config.json)"
+        );
+    }
+    if c.mxfp4().is_none() && !c.mxfp4_layers().is_empty() {
+        let _ = writeln!(
+            out,
+            "\nquantization (MXFP4): inferred from the tensor names and shapes (_blocks / _scales; no config.json)"
         );
     }
     if let Some(q) = c.mxfp4() {
