@@ -418,7 +418,7 @@ impl SafetensorsHeader {
     /// The checkpoint's summary (`SafetensorsSummary`): the fields of a GGUF model's summary
     /// with the same names, plus `dtypeMix` and `gptq` (`configSource` as given).
     pub fn summary(&self, config_source: Option<String>) -> JsValue {
-        summary::checkpoint_summary_to_js(&self.model.summary(), config_source)
+        summary::summary_to_js(&self.model.summary(), config_source)
     }
 
     /// Keeps the whole data of GPTQ layer `name`'s parts in wasm memory, to dequantize any of

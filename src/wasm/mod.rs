@@ -15,10 +15,10 @@ use crate::compare::{self, Layout, ModelView};
 #[cfg(feature = "wasm-full")]
 use crate::gguf::row_chunks;
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
+use crate::model::Summary;
 #[cfg(feature = "wasm-full")]
 use crate::model::{GgufModel, Model};
 use crate::quant::Kernel;
-use crate::summary::Summary;
 
 #[cfg(feature = "wasm-full")]
 mod checkpoint_js;
@@ -302,7 +302,7 @@ impl GgufHeader {
     /// Architecture, name, parameter count, file type label, quant mix, bits per weight and
     /// hyper-parameters (null when absent).
     pub fn summary(&self) -> JsValue {
-        summary::summary_to_js(&Summary::of(&self.file))
+        summary::summary_to_js(&Summary::of_gguf(&self.file), None)
     }
 
     /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
