@@ -1,10 +1,10 @@
-//! The model summary as JS sees it (`GgufHeader.summary()`, `SplitSummary`): one serde type, so
+//! The model summary as JS sees it (`ModelHeader.summary()`, `SplitSummary`): one serde type, so
 //! the field names live in one place. Counts are JS numbers (f64), as every JS number is.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::GgufHeader;
+use super::ModelHeader;
 use crate::model::{Detail, SplitCheck, Summary, TensorType};
 
 #[derive(Serialize)]
@@ -237,9 +237,9 @@ impl SplitSummary {
     }
 
     /// Adds the next shard; throws when it does not belong (split.no, a tensor twice).
-    pub fn add(&mut self, shard: &GgufHeader) -> Result<(), JsError> {
-        self.check.add(&shard.file).map_err(super::js_error)?;
-        let next = Summary::of_gguf(&shard.file);
+    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
+        self.check.add(shard.gguf()?).map_err(super::js_error)?;
+        let next = Summary::of_gguf(shard.gguf()?);
         self.summary = Some(match self.summary.take() {
             None => next,
             Some(summary) => summary.with_tensors_of(next),
