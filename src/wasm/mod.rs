@@ -350,7 +350,15 @@ impl ModelHeader {
     /// hyper-parameters (null when absent); a checkpoint's `dtypeMix` and quantization configs
     /// (`gptq.configSource` as given).
     pub fn summary(&self, config_source: Option<String>) -> JsValue {
-        summary::summary_to_js(&self.model.summary(), config_source)
+        let summary = match &self.model {
+            Model::Gguf(m) => m.summary(),
+            #[cfg(feature = "wasm-full")]
+            Model::Safetensors(c) => c.summary(),
+            // The core module parses no checkpoint: its summary code stays out of that module.
+            #[cfg(not(feature = "wasm-full"))]
+            Model::Safetensors(_) => return JsValue::NULL,
+        };
+        summary::summary_to_js(&summary, config_source)
     }
 
     /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name` of this file

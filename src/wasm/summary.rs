@@ -61,6 +61,7 @@ struct SummaryJs<'a> {
     mxfp4: Option<Option<Mxfp4Js>>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Mxfp4Js {
@@ -68,6 +69,7 @@ struct Mxfp4Js {
     not_converted: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CtJs {
@@ -82,6 +84,7 @@ struct CtJs {
     ignore: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Fp8Js {
@@ -90,6 +93,7 @@ struct Fp8Js {
     not_converted: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct MlxJs {
@@ -99,6 +103,7 @@ struct MlxJs {
     overrides: f64,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GptqJs {
@@ -170,6 +175,10 @@ pub(super) fn summary_to_js(s: &Summary, config_source: Option<String>) -> JsVal
             value.embedding_size = num(d.embedding_length);
             value.vocab_size = num(d.vocab_size);
         }
+        // The core module parses no checkpoint: its summary code stays out of that module.
+        #[cfg(not(feature = "wasm-full"))]
+        Detail::Checkpoint(_) => drop(config_source),
+        #[cfg(feature = "wasm-full")]
         Detail::Checkpoint(c) => {
             value.dtype_mix = Some(shares(None));
             value.gptq = Some(c.gptq.as_ref().map(|g| GptqJs {
