@@ -7,11 +7,14 @@ import type { Source } from './internal.js';
 
 /** The initialized glue's exports (behind wasm.js's trap guards). */
 export type Wasm = typeof bindings;
-export type GgufHeader = bindings.GgufHeader;
+/** The one wasm model handle (`ModelHeader`, over the core's `Model`), for both formats: the
+ * names below say which format's handle a module holds (a format's own methods throw on the other). */
+export type ModelHeader = bindings.ModelHeader;
+export type GgufHeader = ModelHeader;
+export type SafetensorsHeader = ModelHeader;
 /** The core module's exports and header (the header path alone: wasm.js's loadCore). */
 export type CoreWasm = typeof coreBindings;
-export type CoreGgufHeader = coreBindings.GgufHeader;
-export type SafetensorsHeader = bindings.SafetensorsHeader;
+export type CoreGgufHeader = coreBindings.ModelHeader;
 export type TensorStatsJob = bindings.TensorStatsJob;
 export type QuantErrorJob = bindings.QuantErrorJob;
 export type RowReader = bindings.RowReader;

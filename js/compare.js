@@ -23,8 +23,8 @@ function sideOf(m, label) {
   }
   const side = new m.wasm.CompareSide();
   try {
-    if (m.format === 'gguf') for (const shard of m.shards) side.addGguf(shard.header);
-    else side.setSafetensors(m.header);
+    // A GGUF model is one handle per shard; a checkpoint's first handle holds every shard.
+    for (const header of m.format === 'gguf' ? m.shards.map((s) => s.header) : [m.header]) side.add(header);
     return side;
   } catch (err) {
     side.free();

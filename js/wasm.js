@@ -97,7 +97,7 @@ class Loaded {
     this.memory = null;
     /** Instances discarded after a trap so far: the glue's instance id of the live one. */
     this.generation = 0;
-    /** What trapped last (`GgufHeader.renderChatTemplate`), for the errors of stale objects.
+    /** What trapped last (`ModelHeader.renderChatTemplate`), for the errors of stale objects.
      * @type {string | null} */
     this.lastTrap = null;
     /** Set when a fresh instance could not be made: every later call fails with it.

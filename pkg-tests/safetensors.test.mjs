@@ -219,6 +219,37 @@ test('open() dispatches by extension and by the first bytes', async () => {
   await assert.rejects(open(new Uint8Array(64)), /not a GGUF file/);
 });
 
+test('one wasm model handle for both formats: what both have works on each, a format\'s own methods throw naming it', async () => {
+  const st = await open(path.join(GPTQ, 'b4_g32_v1/model.safetensors'));
+  const g = await open(read(path.join(DEQUANT, 'Q4_K.gguf')));
+  // GGUF headers parse in the small core module first; the full one (the checkpoint's) after preload.
+  await g.preload();
+  assert.equal(Object.getPrototypeOf(st.header), Object.getPrototypeOf(g.header));
+  assert.deepEqual([st.header.format, g.header.format], ['safetensors', 'gguf']);
+  for (const m of [st, g]) {
+    assert.equal(m.header.dataOffset, m.dataOffset);
+    assert.equal(m.header.headerLength, m.headerLength);
+    assert.equal(m.header.summary().format, m.format);
+    const t = m.tensors[0];
+    const [start, end] = m.header.rowsRange(t.name, 0, 1);
+    assert.equal(end - start, t.rowBytes);
+  }
+  assert.throws(() => st.header.tensorColumns(), /a safetensors model has no GGUF header/);
+  assert.throws(() => st.header.version, /a safetensors model has no GGUF header/);
+  assert.throws(() => g.header.gptqLayers(), /a GGUF model has no safetensors checkpoint/);
+  assert.throws(() => g.header.addShard(st.header), /a GGUF model has no safetensors checkpoint/);
+  // A compare side holds one model of one format.
+  const side = new g.wasm.CompareSide();
+  try {
+    side.add(g.header);
+    assert.throws(() => side.add(st.header), /one model of one format/);
+  } finally {
+    side.free();
+  }
+  await st.close();
+  await g.close();
+});
+
 test('open() by the first bytes: a header longer than the first read grows from them', async () => {
   const big = makeBigHeader({ nTokens: 60_000, nTensors: 50, bpe: true });
   const byMagic = await open(new Uint8Array(big.bytes));

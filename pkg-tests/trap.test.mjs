@@ -62,7 +62,7 @@ test('after a trap the next open works, and the models opened before say to reop
   assert.equal(wasmResets(), resets + 1);
 
   // The old model's header lived in the discarded instance.
-  assert.throws(() => old.summary(), oneLine(/^gguf-lens: GgufHeader\.summary: the wasm module trapped in TokenizerJs\.tokenize; reopen the model$/));
+  assert.throws(() => old.summary(), oneLine(/^gguf-lens: ModelHeader\.summary: the wasm module trapped in TokenizerJs\.tokenize; reopen the model$/));
   await assert.rejects(old.tensorStats(TENSOR), oneLine(/reopen the model/));
   // Closing it frees nothing in the fresh instance.
   await old.close();

@@ -29,9 +29,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{row_chunks, ArrayView, GgufFile, Value, ValueType};
-use crate::model::{gguf_tensors, Checkpoint, Model, Rows};
+use crate::model::{gguf_tensors, Checkpoint, Model, Rows, Summary};
 pub use crate::model::{Layout, TensorEntry, TensorType};
-use crate::summary::Summary;
 
 /// One summary field of both files.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,23 +237,24 @@ impl<'a> ModelView<'a> {
                 tensors: Vec::new(),
             };
         };
-        let s = Summary::of_shards(shards);
+        let s = Summary::of_gguf_shards(shards);
+        let d = s.gguf().cloned().unwrap_or_default();
         // Saturating, as `Summary` sums the tensors: the sizes come from the files.
         let size = shards.iter().skip(1).fold(first.file_size(), |size, f| {
             size.zip(f.file_size()).map(|(x, y)| x.saturating_add(y))
         });
         let tensors = gguf_tensors(shards, layout);
         let summary = vec![
-            ("architecture", s.architecture.into()),
-            ("name", s.name.into()),
+            ("architecture", d.architecture.into()),
+            ("name", d.name.into()),
             ("parameters", FieldValue::Int(s.parameter_count)),
-            ("file_type", s.file_type.into()),
+            ("file_type", d.file_type.into()),
             ("bits_per_weight", FieldValue::Float(s.bits_per_weight)),
             ("file_size", size.into()),
-            ("context_length", s.context_length.into()),
-            ("block_count", s.block_count.into()),
-            ("embedding_length", s.embedding_length.into()),
-            ("vocab_size", s.vocab_size.into()),
+            ("context_length", d.context_length.into()),
+            ("block_count", d.block_count.into()),
+            ("embedding_length", d.embedding_length.into()),
+            ("vocab_size", d.vocab_size.into()),
             ("tensor_count", FieldValue::Int(tensors.len() as u64)),
         ];
         ModelView {

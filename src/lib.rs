@@ -37,7 +37,6 @@ pub mod quantize;
 pub mod safetensors;
 pub mod special_tokens;
 pub mod stats;
-pub mod summary;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod threads;
 pub mod tokenizer;

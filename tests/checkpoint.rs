@@ -40,18 +40,22 @@ fn gguf(path: &Path) -> GgufModel {
 /// (format, parameters, bits per weight) from the core, whatever the format.
 fn summary_of(path: &str) -> (&'static str, u64, f64) {
     let path = Path::new(REPO).join(path);
-    if path.extension().is_some_and(|e| e == "gguf") {
+    // One summary type for both formats; the format is the summary's own, not the path's.
+    let s = if path.extension().is_some_and(|e| e == "gguf") {
         let s = gguf(&path).summary();
-        ("gguf", s.parameter_count, s.bits_per_weight)
+        assert!(s.gguf().is_some() && s.checkpoint().is_none());
+        s
     } else {
         let s = checkpoint(&path).summary();
-        assert!((s.dtype_mix.iter().map(|m| m.share).sum::<f64>() - 1.0).abs() < 1e-12);
-        assert_eq!(
-            s.dtype_mix.iter().map(|m| m.bytes).sum::<u64>(),
-            s.tensor_bytes
-        );
-        ("safetensors", s.parameter_count, s.bits_per_weight)
-    }
+        assert!(s.checkpoint().is_some() && s.gguf().is_none());
+        s
+    };
+    assert!((s.type_mix.iter().map(|m| m.byte_share).sum::<f64>() - 1.0).abs() < 1e-12);
+    assert_eq!(
+        s.type_mix.iter().map(|m| m.bytes).sum::<u64>(),
+        s.tensor_bytes
+    );
+    (s.format.name(), s.parameter_count, s.bits_per_weight)
 }
 
 #[test]
@@ -99,14 +103,14 @@ fn a_gptq_layer_is_one_type_counted_in_times_out() {
     let s = c.summary();
     let layer = &c.layers()[0];
     let gptq = s
-        .dtype_mix
+        .type_mix
         .iter()
-        .find(|m| m.type_name == "GPTQ-4bit")
+        .find(|m| m.ty.name() == "GPTQ-4bit")
         .unwrap();
     assert_eq!(gptq.tensors, 1);
     assert_eq!(gptq.elements, layer.in_features * layer.out_features);
     assert_eq!(gptq.bytes, c.layer_bytes(layer));
-    let g = s.gptq.unwrap();
+    let g = s.checkpoint().unwrap().gptq.clone().unwrap();
     assert_eq!((g.layers, g.bits, g.group_size), (1, Some(4), Some(32)));
     assert_eq!(s.tensor_count, c.tensors().count() as u64);
     // The layer by its prefix or as `<prefix>.weight`.

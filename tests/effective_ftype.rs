@@ -3,16 +3,17 @@
 
 use gguf_lens::effective_ftype::guess_file_type_of;
 use gguf_lens::gguf::GgufFile;
-use gguf_lens::summary::Summary;
+use gguf_lens::model::Summary;
 
 fn guess_and_label(path: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
     let bytes = std::fs::read(path).unwrap();
     let file = GgufFile::from_bytes(&bytes).unwrap();
-    let summary = Summary::of(&file);
+    let summary = Summary::of_gguf(&file);
+    let detail = summary.gguf().unwrap();
     (
         guess_file_type_of(&file),
-        summary.file_type,
-        summary.file_type_by_tensor_mix,
+        detail.file_type,
+        detail.file_type_by_tensor_mix,
     )
 }
 

@@ -85,9 +85,9 @@ fn a_gptq_layer_has_one_label_everywhere() {
     let Model::Safetensors(c) = &opened.model else {
         panic!("a checkpoint");
     };
-    let mix = c.summary().dtype_mix;
+    let mix = c.summary().type_mix;
     assert!(
-        mix.iter().any(|m| m.type_name == layer.ty.name()),
+        mix.iter().any(|m| m.ty.name() == layer.ty.name()),
         "{mix:?}"
     );
     let rows = (opened.model)

@@ -140,21 +140,21 @@ fn a_layer_is_listed_once_and_counted_as_the_hub_counts() {
     let s = checkpoint(&opened).summary();
     // Logical elements; absmax, code books and quant states are not parameters.
     assert_eq!(s.parameter_count, 20 * 33 + 16 * 64 + 32 * 96 + 16);
-    let b = s.bnb.unwrap();
+    let b = s.checkpoint().unwrap().bnb.clone().unwrap();
     assert_eq!(b.layers, 3);
     let config = b.config.unwrap();
     assert!(config.double_quant);
     assert_eq!(config.not_converted, ["lm_head"]);
     let mix = s
-        .dtype_mix
+        .type_mix
         .iter()
-        .find(|m| m.type_name == "NF4-b64-dq")
+        .find(|m| m.ty.name() == "NF4-b64-dq")
         .unwrap();
     // q_proj: 1536 code bytes, 48 u8 scales, 4 nested + 1024 map, 64 quant map, 167 state.
     assert_eq!((mix.tensors, mix.elements), (1, 32 * 96));
     assert_eq!(mix.bytes, 1536 + 48 + 4 + 1024 + 64 + 167);
     // Every stored tensor is counted once: the mix covers all bytes.
-    let all: u64 = s.dtype_mix.iter().map(|m| m.bytes).sum();
+    let all: u64 = s.type_mix.iter().map(|m| m.bytes).sum();
     assert_eq!(all, s.tensor_bytes);
 }
 
@@ -166,7 +166,7 @@ fn without_config_json_the_layers_are_found_by_their_quant_state() {
     let opened = open(path.to_str().unwrap()).unwrap();
     assert_eq!(opened.files.config_source, None);
     let s = checkpoint(&opened).summary();
-    let b = s.bnb.unwrap();
+    let b = s.checkpoint().unwrap().bnb.clone().unwrap();
     assert_eq!((b.layers, b.config), (3, None));
     let name = "model.layers.0.self_attn.v_proj.weight";
     let got = read_all(&opened.model, &opened.files, name, 9);

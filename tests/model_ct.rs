@@ -109,15 +109,15 @@ fn a_layer_is_listed_once_under_its_weight_and_counted_as_the_hub_counts() {
             shape[0] * shape[1] + 8 * shape[1],
             "{case}"
         );
-        let ct = s.ct.unwrap();
+        let ct = s.checkpoint().unwrap().ct.clone().unwrap();
         assert_eq!(ct.layers, 1);
         assert_eq!(ct.scheme.ignore, ["lm_head"]);
-        let mix: Vec<&str> = s.dtype_mix.iter().map(|m| m.type_name.as_str()).collect();
+        let mix: Vec<&str> = s.type_mix.iter().map(|m| m.ty.name()).collect();
         assert!(
             mix.contains(&label) && mix.contains(&"BF16"),
             "{case}: {mix:?}"
         );
-        assert_eq!(s.dtype_mix.len(), 2, "{case}");
+        assert_eq!(s.type_mix.len(), 2, "{case}");
     }
 }
 

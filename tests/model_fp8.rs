@@ -97,13 +97,13 @@ fn a_layer_is_listed_once_and_counted_as_the_hub_counts() {
     let s = c.summary();
     let logical: u64 = manifest().iter().map(|l| l.1.iter().product::<u64>()).sum();
     assert_eq!(s.parameter_count, logical + 32 * 256 + 256);
-    let fp8 = s.fp8.unwrap();
+    let fp8 = s.checkpoint().unwrap().fp8.clone().unwrap();
     assert_eq!((fp8.layers, fp8.block), (3, [128, 128]));
     assert_eq!(fp8.not_converted, ["lm_head"]);
     let share = s
-        .dtype_mix
+        .type_mix
         .iter()
-        .find(|m| m.type_name == "FP8-E4M3-block128")
+        .find(|m| m.ty.name() == "FP8-E4M3-block128")
         .unwrap();
     assert_eq!((share.tensors, share.elements), (3, logical));
 }

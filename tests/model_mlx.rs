@@ -130,18 +130,19 @@ fn a_layer_is_listed_once_under_its_weight_and_counted_as_the_hub_counts() {
     let bpw = s.tensor_bytes as f64 * 8.0 / s.parameter_count as f64;
     assert_eq!(s.bits_per_weight, bpw);
     let four = s
-        .dtype_mix
+        .type_mix
         .iter()
-        .find(|m| m.type_name == "MLX-4bit-g64")
+        .find(|m| m.ty.name() == "MLX-4bit-g64")
         .unwrap();
     let of_four: Vec<_> = layers.iter().filter(|l| (l.1, l.2) == (4, 64)).collect();
     assert_eq!(four.tensors, of_four.len() as u64);
     let elements: u64 = of_four.iter().map(|l| l.3.iter().product::<u64>()).sum();
     assert_eq!(four.elements, elements);
-    let mlx = s.mlx.unwrap();
+    let detail = s.checkpoint().unwrap();
+    let mlx = detail.mlx.clone().unwrap();
     assert_eq!((mlx.layers, mlx.bits, mlx.group_size), (20, 4, 64));
     assert_eq!(mlx.overrides, (layers.len() - of_four.len()) as u64);
-    assert!(s.gptq.is_none());
+    assert!(detail.gptq.is_none());
 }
 
 /// A copy of model.safetensors in a new directory, with `config` as its config.json.

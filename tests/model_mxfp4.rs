@@ -115,13 +115,13 @@ fn a_tensor_is_listed_once_and_counted_as_the_hub_counts() {
         s.parameter_count,
         logical + 2 * 24 + 3 * 16 + 3 * 64 + 8 * 64
     );
-    let m = s.mxfp4.unwrap();
+    let m = s.checkpoint().unwrap().mxfp4.clone().unwrap();
     assert_eq!(m.layers, 2);
     assert_eq!(m.not_converted[3], "lm_head");
-    let mix = s.dtype_mix.iter().find(|m| m.type_name == "MXFP4").unwrap();
+    let mix = s.type_mix.iter().find(|m| m.ty.name() == "MXFP4").unwrap();
     assert_eq!((mix.tensors, mix.elements), (2, logical));
     assert_eq!(mix.bytes, 1536 + 96 + 2304 + 144);
-    assert_eq!(s.dtype_mix.len(), 2);
+    assert_eq!(s.type_mix.len(), 2);
 }
 
 /// A copy of the fixture in a temporary directory with its model bytes changed by `bytes` and
@@ -259,7 +259,7 @@ fn without_config_json_the_tensors_are_inferred_from_names_and_shapes() {
     assert!(names.contains(&format!("{PREFIX}.down_proj")));
     assert!(!names.contains(&format!("{PREFIX}.down_proj_blocks")));
     let s = checkpoint(&opened).summary();
-    let m = s.mxfp4.unwrap();
+    let m = s.checkpoint().unwrap().mxfp4.clone().unwrap();
     assert_eq!((m.layers, m.inferred), (2, true));
     assert!(m.not_converted.is_empty());
     for (proj, _) in LAYERS {

@@ -126,10 +126,10 @@ pub(super) fn render(r: &DiffReport) -> String {
     table(&mut out, &["A", "B", "tensors"], rows);
     if let (Some(ma), Some(mb)) = (&r.a.quant_mix, &r.b.quant_mix) {
         out.push_str("## Quant mix\n\n");
-        let mut types: Vec<&str> = ma.iter().map(|m| m.type_name).collect();
+        let mut types: Vec<&str> = ma.iter().map(|m| m.type_name.as_str()).collect();
         for m in mb {
-            if !types.contains(&m.type_name) {
-                types.push(m.type_name);
+            if !types.contains(&m.type_name.as_str()) {
+                types.push(&m.type_name);
             }
         }
         let cells = |mix: &[super::MixRow], ty: &str| match mix.iter().find(|m| m.type_name == ty) {

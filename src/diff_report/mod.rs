@@ -66,7 +66,7 @@ pub struct Side {
 /// One ggml type's share of a GGUF model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MixRow {
-    pub type_name: &'static str,
+    pub type_name: String,
     pub tensors: u64,
     pub elements: u64,
     pub bytes: u64,
@@ -191,10 +191,10 @@ pub struct Values {
 fn mix_of(model: &GgufModel) -> Vec<MixRow> {
     model
         .summary()
-        .quant_mix
+        .type_mix
         .iter()
         .map(|m| MixRow {
-            type_name: m.ggml_type.name(),
+            type_name: m.ty.name().to_string(),
             tensors: m.tensors,
             elements: m.elements,
             bytes: m.bytes,
@@ -476,7 +476,7 @@ pub(crate) fn field_text(name: &str, v: &FieldValue) -> String {
     match v {
         FieldValue::Absent => "-".to_string(),
         FieldValue::Text(s) => s.clone(),
-        FieldValue::Int(n) if name == "file_type" => match crate::summary::file_type_label(*n) {
+        FieldValue::Int(n) if name == "file_type" => match crate::model::file_type_label(*n) {
             Some(label) => format!("{n} ({label})"),
             None => n.to_string(),
         },

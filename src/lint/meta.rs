@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use super::{architecture, Finding, View};
 use crate::effective_ftype::{base_type, default_type, guess_file_type, TensorKind};
 use crate::gguf::{GgufFile, TensorInfo, Value};
-use crate::summary::file_type_label;
+use crate::model::file_type_label;
 use crate::types::GgmlType;
 
 const FILE_TYPE_KEY: &str = "general.file_type";

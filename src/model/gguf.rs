@@ -3,12 +3,12 @@
 //! convention: `split.no`, `split.count`, `split.tensors.count` there), tensors from every shard.
 //! The CLI, the comparison views and (through wasm) the JS package read split models through it.
 
+use super::Summary;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{GgufFile, TensorInfo};
 #[cfg(doc)]
 use crate::safetensors::is_plain_file_name;
 use crate::safetensors::not_plain_file_name;
-use crate::summary::Summary;
 
 /// One GGUF model over its shards, in order.
 #[derive(Debug)]
@@ -51,10 +51,10 @@ impl GgufModel {
         &self.shards[0]
     }
 
-    /// The summary over every shard (see [`Summary::of_shards`]).
+    /// The summary over every shard (see [`Summary::of_gguf_shards`]).
     pub fn summary(&self) -> Summary {
         let shards: Vec<&GgufFile> = self.shards.iter().collect();
-        Summary::of_shards(&shards)
+        Summary::of_gguf_shards(&shards)
     }
 
     /// Every tensor with the index of the shard holding it, in shard then file order.

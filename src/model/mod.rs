@@ -3,7 +3,8 @@
 //! layers ([`Checkpoint`]).
 //! Everything that reads tensors goes through [`Model`]: the tensor list in logical shape
 //! ([`Model::tensors`]), any tensor as f32 rows ([`Model::rows`], whatever the storage), the
-//! name a tensor is read under (a GPTQ or MLX layer as `<layer>.weight`). [`detect`] is the one place
+//! name a tensor is read under (a GPTQ or MLX layer as `<layer>.weight`), the one [`Summary`]
+//! ([`Model::summary`]). [`detect`] is the one place
 //! a format is chosen; adding a format is one more [`Model`] variant and storage file here.
 //!
 //! Logical shapes are row-major, outermost first: a safetensors shape as stored, a GGUF shape
@@ -19,14 +20,16 @@ mod files;
 mod gguf;
 mod rows;
 mod safetensors;
+mod summary;
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use files::{open, Files, Opened};
 pub use gguf::{split_paths, GgufModel, SplitCheck};
 pub use rows::{ReadSeek, Rows, Shards};
-pub use safetensors::{
-    BnbSummary, Checkpoint, CheckpointSummary, CtSummary, DtypeShare, Fp8Summary, GptqSummary,
-    MlxSummary, Mxfp4Summary,
+pub use safetensors::Checkpoint;
+pub use summary::{
+    file_type_label, BnbSummary, CheckpointDetail, CtSummary, Detail, Fp8Summary, GgufDetail,
+    GptqSummary, MlxSummary, Mxfp4Summary, Summary, TypeShare,
 };
 
 use crate::error::Result;
@@ -150,6 +153,14 @@ impl Model {
         match self {
             Model::Gguf(m) => Rows::gguf(m, name, shards, kernel),
             Model::Safetensors(c) => Rows::checkpoint(c, name, shards, v1),
+        }
+    }
+
+    /// The model at a glance, one type for every format (see [`Summary`]).
+    pub fn summary(&self) -> Summary {
+        match self {
+            Model::Gguf(m) => m.summary(),
+            Model::Safetensors(c) => c.summary(),
         }
     }
 

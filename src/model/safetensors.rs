@@ -1,12 +1,16 @@
 //! A safetensors checkpoint as one model's storage: one file or the shards of a sharded one
 //! (with its shard index when opened through one), its quantization configs (GPTQ's, MLX's,
 //! FP8's) and the GPTQ, MLX and FP8 layers found across every shard. It owns tensor lookup, layer grouping,
-//! the logical tensor list and the summary (dtype mix with a quantized layer counted as one
-//! type: `GPTQ-<bits>bit`, `MLX-<bits>bit-g<group>`).
+//! the logical tensor list and its [`Summary`] (type mix with a quantized layer counted as one
+//! type: `GPTQ-<bits>bit`, `MLX-<bits>bit-g<group>`; the configs as a `CheckpointDetail`).
 
 use std::collections::{HashMap, HashSet};
 
-use super::{TensorEntry, TensorType};
+use super::summary::{
+    ratio, BnbSummary, CheckpointDetail, CtSummary, Detail, Fp8Summary, GptqSummary, MlxSummary,
+    Mxfp4Summary, Summary, TypeShare,
+};
+use super::{Format, TensorEntry, TensorType};
 use crate::bnb::{self, BnbConfig, BnbLayer};
 use crate::ct::{self, CtConfig, CtLayer};
 use crate::error::Error;
@@ -72,101 +76,6 @@ pub struct Checkpoint {
     index: HashMap<String, usize>,
     /// The shard index the checkpoint was opened through, if any.
     shard_index: Option<ShardIndex>,
-}
-
-/// The tensors of one type: a dtype name (`BF16`), `GPTQ-<bits>bit` or `MLX-<bits>bit-g<group>`
-/// (a layer's parts).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DtypeShare {
-    pub type_name: String,
-    pub tensors: u64,
-    pub elements: u64,
-    pub bytes: u64,
-    /// Fraction of all tensor bytes (0..=1).
-    pub share: f64,
-}
-
-/// The GPTQ side of a checkpoint: the config's values, else the first layer's.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GptqSummary {
-    pub layers: u64,
-    pub bits: Option<u32>,
-    /// −1 for one group over all inputs (as the config says it).
-    pub group_size: Option<i64>,
-    pub desc_act: Option<bool>,
-    pub sym: Option<bool>,
-    pub checkpoint_format: CheckpointFormat,
-}
-
-/// The MLX side of a checkpoint: its layers and config.json's defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MlxSummary {
-    pub layers: u64,
-    /// The defaults' bits and group size (layers may override them: see the dtype mix).
-    pub bits: u32,
-    pub group_size: u64,
-    /// Layers quantized otherwise than the defaults.
-    pub overrides: u64,
-}
-
-/// The FP8 side of a checkpoint: its layers and config.json's block size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fp8Summary {
-    pub layers: u64,
-    pub block: [u64; 2],
-    /// `modules_to_not_convert`, as the config lists them.
-    pub not_converted: Vec<String>,
-}
-
-/// A checkpoint at a glance.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckpointSummary {
-    pub tensor_count: u64,
-    /// Elements of the plain tensors plus the logical elements of each GPTQ or MLX layer (not
-    /// its packed parts, scales or zeros), as the Hub counts parameters.
-    pub parameter_count: u64,
-    /// Bytes of every stored tensor.
-    pub tensor_bytes: u64,
-    pub bits_per_weight: f64,
-    /// By bytes, largest first (ties in first-seen order: GPTQ layers, then header order).
-    pub dtype_mix: Vec<DtypeShare>,
-    /// None without GPTQ layers and config.
-    pub gptq: Option<GptqSummary>,
-    /// None without an MLX `quantization` config.
-    pub mlx: Option<MlxSummary>,
-    /// None without an FP8 `quantization_config`.
-    pub fp8: Option<Fp8Summary>,
-    /// None without a compressed-tensors `quantization_config`.
-    pub ct: Option<CtSummary>,
-    /// None without an MXFP4 `quantization_config`.
-    pub mxfp4: Option<Mxfp4Summary>,
-    /// None without bitsandbytes layers or config.
-    pub bnb: Option<BnbSummary>,
-}
-
-/// The bitsandbytes side of a checkpoint: its layers and config.json's settings (None when
-/// the layers were found by their quant-state tensors alone).
-#[derive(Debug, Clone, PartialEq)]
-pub struct BnbSummary {
-    pub layers: u64,
-    pub config: Option<BnbConfig>,
-}
-
-/// The MXFP4 side of a checkpoint: its tensors and config.json's modules left unquantized.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mxfp4Summary {
-    pub layers: u64,
-    /// Found by tensor names and shapes alone (no MXFP4 config.json).
-    pub inferred: bool,
-    /// `modules_to_not_convert`, as the config lists them.
-    pub not_converted: Vec<String>,
-}
-
-/// The compressed-tensors side of a checkpoint: its layers and config.json's scheme.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CtSummary {
-    pub layers: u64,
-    pub scheme: CtConfig,
 }
 
 impl Checkpoint {
@@ -638,21 +547,21 @@ impl Checkpoint {
         tensors
     }
 
-    /// Tensor count, parameters (a quantized layer by its logical shape), bytes, dtype mix,
-    /// GPTQ and MLX configs.
-    pub fn summary(&self) -> CheckpointSummary {
+    /// The summary: tensor count, parameters (a quantized layer by its logical shape), bytes,
+    /// type mix (a quantized layer as one tensor of its type), and the quantization configs.
+    pub fn summary(&self) -> Summary {
         let parts = self.part_names();
-        let mut mix: Vec<DtypeShare> = Vec::new();
+        let mut mix: Vec<TypeShare> = Vec::new();
         let mut add = |type_name: String, elements: u64, bytes: u64| {
-            let i = match mix.iter().position(|m| m.type_name == type_name) {
+            let i = match mix.iter().position(|m| m.ty.name() == type_name) {
                 Some(i) => i,
                 None => {
-                    mix.push(DtypeShare {
-                        type_name,
+                    mix.push(TypeShare {
+                        ty: TensorType::Named(type_name),
                         tensors: 0,
                         elements: 0,
                         bytes: 0,
-                        share: 0.0,
+                        byte_share: 0.0,
                     });
                     mix.len() - 1
                 }
@@ -693,7 +602,7 @@ impl Checkpoint {
             .fold(0, u64::saturating_add);
         let parameter_count = mix.iter().map(|m| m.elements).fold(0, u64::saturating_add);
         for m in &mut mix {
-            m.share = ratio(m.bytes as f64, tensor_bytes as f64);
+            m.byte_share = ratio(m.bytes as f64, tensor_bytes as f64);
         }
         // Stable: equal sizes keep first-seen order.
         mix.sort_by_key(|m| std::cmp::Reverse(m.bytes));
@@ -741,27 +650,23 @@ impl Checkpoint {
             layers: self.bnb_layers.len() as u64,
             config: self.bnb.clone(),
         });
-        CheckpointSummary {
+        Summary {
+            format: Format::Safetensors,
             tensor_count: self.tensors().count() as u64,
             parameter_count,
             tensor_bytes,
             bits_per_weight: ratio(tensor_bytes as f64 * 8.0, parameter_count as f64),
-            dtype_mix: mix,
-            gptq,
-            mlx,
-            fp8,
-            ct,
-            mxfp4,
-            bnb,
+            type_mix: mix,
+            file_type_label: None,
+            detail: Detail::Checkpoint(CheckpointDetail {
+                gptq,
+                mlx,
+                fp8,
+                ct,
+                mxfp4,
+                bnb,
+            }),
         }
-    }
-}
-
-fn ratio(num: f64, den: f64) -> f64 {
-    if den > 0.0 {
-        num / den
-    } else {
-        0.0
     }
 }
 

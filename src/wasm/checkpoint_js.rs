@@ -1,29 +1,30 @@
-//! A safetensors checkpoint for JS: `parseSafetensors` gives a `SafetensorsHeader` over one
-//! file that holds the core's `Checkpoint` (shards added with `addShard`), so GPTQ layers, the
-//! and MLX layers, the configs and the summary come from the core, once, whatever the number of
-//! shards.
+//! A safetensors checkpoint for JS: `parseSafetensors` gives the one `ModelHeader` (see
+//! `wasm/mod.rs`) over one file, holding the core's `Checkpoint` (shards added with
+//! `addShard`), so GPTQ, MLX, FP8, compressed-tensors and MXFP4 layers, the configs and the
+//! summary come from the core, once, whatever the number of shards. The methods here are a
+//! checkpoint's own; on a GGUF handle they throw.
 
 use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
-use super::{js_error, safetensors_js, set, summary, to_js};
+use super::{js_error, safetensors_js, set, to_js, ModelHeader};
 use crate::ct::CtConfig;
 use crate::fp8::Fp8Config;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
 use crate::mlx::MlxQuantization;
-use crate::model::Checkpoint;
+use crate::model::{Checkpoint, Model};
 use crate::mxfp4::Mxfp4Config;
 use crate::safetensors::SafetensorsFile;
 
 /// Parses a safetensors header from `prefix`, the first bytes of a file of `file_size` bytes
-/// (undefined when unknown). Returns a `SafetensorsHeader`, or `{ needMore }` (the least prefix
+/// (undefined when unknown). Returns a `ModelHeader`, or `{ needMore }` (the least prefix
 /// length that holds the header: exact once the first 8 bytes are in). Throws on a bad file.
 #[wasm_bindgen(js_name = parseSafetensors)]
 pub fn parse_safetensors(prefix: &[u8], file_size: Option<f64>) -> Result<JsValue, JsError> {
     let file_size = file_size.map(|size| size as u64);
     match crate::safetensors::parse(prefix, file_size).map_err(js_error)? {
-        crate::safetensors::ParseStatus::Complete(file) => Ok(SafetensorsHeader {
-            model: Checkpoint::new(vec![file], None),
+        crate::safetensors::ParseStatus::Complete(file) => Ok(ModelHeader {
+            model: Model::Safetensors(Box::new(Checkpoint::new(vec![file], None))),
         }
         .into()),
         crate::safetensors::ParseStatus::NeedMore { at_least } => {
@@ -34,43 +35,48 @@ pub fn parse_safetensors(prefix: &[u8], file_size: Option<f64>) -> Result<JsValu
     }
 }
 
-/// A parsed safetensors header: `__metadata__`, tensors and plain-tensor conversion of this
-/// file; GPTQ layers, config and summary of the checkpoint it starts (itself, plus the shards
-/// added after it).
-#[wasm_bindgen]
-pub struct SafetensorsHeader {
-    model: Checkpoint,
-}
+/// A safetensors handle: tensors and plain-tensor conversion of this file; layers, configs
+/// and summary of the checkpoint it starts (itself, plus the shards added after it).
+impl ModelHeader {
+    /// The checkpoint, or an error naming the format the handle holds.
+    pub(super) fn checkpoint(&self) -> Result<&Checkpoint, JsError> {
+        match &self.model {
+            Model::Safetensors(c) => Ok(c),
+            Model::Gguf(_) => Err(not_a_checkpoint()),
+        }
+    }
 
-impl SafetensorsHeader {
-    pub(super) fn model(&self) -> &Checkpoint {
-        &self.model
+    fn checkpoint_mut(&mut self) -> Result<&mut Checkpoint, JsError> {
+        match &mut self.model {
+            Model::Safetensors(c) => Ok(c),
+            Model::Gguf(_) => Err(not_a_checkpoint()),
+        }
     }
 
     /// This file's header (the checkpoint's first shard).
-    fn file(&self) -> &SafetensorsFile {
-        &self.model.shards()[0]
+    fn st_file(&self) -> Result<&SafetensorsFile, JsError> {
+        Ok(&self.checkpoint()?.shards()[0])
     }
 
     fn fp8(&self, path: &str) -> Result<&crate::fp8::Fp8Layer, JsError> {
-        (self.model.fp8_layers().iter())
+        (self.checkpoint()?.fp8_layers().iter())
             .find(|l| l.name == path)
             .ok_or_else(|| JsError::new(&format!("no FP8 layer named {path}")))
     }
 
     fn mxfp4(&self, name: &str) -> Result<&crate::mxfp4::Mxfp4Layer, JsError> {
-        (self.model.mxfp4_layer(name))
+        (self.checkpoint()?.mxfp4_layer(name))
             .ok_or_else(|| JsError::new(&format!("no MXFP4 tensor named {name}")))
     }
 
     fn ct(&self, path: &str) -> Result<&crate::ct::CtLayer, JsError> {
-        (self.model.ct_layers().iter())
+        (self.checkpoint()?.ct_layers().iter())
             .find(|l| l.name == path)
             .ok_or_else(|| JsError::new(&format!("no compressed-tensors layer named {path}")))
     }
 
     fn layer(&self, name: &str) -> Result<&GptqLayer, JsError> {
-        self.model
+        self.checkpoint()?
             .layers()
             .iter()
             .find(|l| l.name == name)
@@ -79,56 +85,26 @@ impl SafetensorsHeader {
 }
 
 #[wasm_bindgen]
-impl SafetensorsHeader {
-    /// The JSON header's length N (the data section starts at 8 + N).
-    #[wasm_bindgen(getter, js_name = headerLength)]
-    pub fn header_length(&self) -> f64 {
-        self.file().header_len() as f64
-    }
-
-    /// Absolute offset of the data section.
-    #[wasm_bindgen(getter, js_name = dataOffset)]
-    pub fn data_offset(&self) -> f64 {
-        self.file().data_offset() as f64
-    }
-
-    /// `__metadata__` in header order, as `[{ key, value }]` (both strings).
-    pub fn metadata(&self) -> JsValue {
-        safetensors_js::metadata_to_js(self.file())
-    }
-
+impl ModelHeader {
     /// Tensors of this file in header order: `{ name, type (the dtype), typeId (-1), shape (outermost first),
     /// nElements, offset (absolute), relativeOffset, nBytes, rowLength, nRows, rowBytes (null
     /// for sub-byte dtypes), plain (whether toF32 converts it) }`.
-    pub fn tensors(&self) -> JsValue {
-        safetensors_js::tensors_to_js(self.file())
-    }
-
-    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name` of this file.
-    #[wasm_bindgen(js_name = rowsRange)]
-    pub fn rows_range(&self, name: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
-        let file = self.file();
-        let tensor = file.tensor(name).map_err(js_error)?;
-        let range = file
-            .rows_range(tensor, first as u64..end as u64)
-            .map_err(js_error)?;
-        Ok(Float64Array::from(
-            &[range.start as f64, range.end as f64][..],
-        ))
+    pub fn tensors(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::tensors_to_js(self.st_file()?))
     }
 
     /// Converts `bytes`, whole rows of plain tensor `name`, into `out` (exactly their length),
     /// as torch's `.to(torch.float32)` does.
     #[wasm_bindgen(js_name = toF32Into)]
     pub fn to_f32_into(&self, name: &str, bytes: &[u8], out: &mut [f32]) -> Result<(), JsError> {
-        let tensor = self.file().tensor(name).map_err(js_error)?;
+        let tensor = self.st_file()?.tensor(name).map_err(js_error)?;
         crate::safetensors::to_f32(tensor.dtype(), name, bytes, out).map_err(js_error)
     }
 
     /// Like `toF32Into`, into a new Float32Array.
     #[wasm_bindgen(js_name = toF32)]
     pub fn to_f32(&self, name: &str, bytes: &[u8]) -> Result<Vec<f32>, JsError> {
-        let tensor = self.file().tensor(name).map_err(js_error)?;
+        let tensor = self.st_file()?.tensor(name).map_err(js_error)?;
         let size = (tensor.dtype().bits() / 8).max(1) as usize;
         let mut out = vec![0f32; bytes.len() / size];
         crate::safetensors::to_f32(tensor.dtype(), name, bytes, &mut out).map_err(js_error)?;
@@ -138,8 +114,10 @@ impl SafetensorsHeader {
     /// Adds the next shard of a sharded checkpoint (a copy of its header): GPTQ layers are
     /// found again with parts in any shard.
     #[wasm_bindgen(js_name = addShard)]
-    pub fn add_shard(&mut self, shard: &SafetensorsHeader) {
-        self.model.add_shard(shard.file().clone());
+    pub fn add_shard(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
+        let file = shard.st_file()?.clone();
+        self.checkpoint_mut()?.add_shard(file);
+        Ok(())
     }
 
     /// Sets the quantization config from the text of `quantize_config.json` (`kind`
@@ -167,19 +145,22 @@ impl SafetensorsHeader {
                 None,
             ),
         };
-        self.model.set_config(config);
-        self.model.set_mlx(mlx);
-        self.model.set_fp8(fp8);
-        self.model.set_ct(ct);
-        self.model.set_mxfp4(mxfp4);
-        Ok(self.quant_config())
+        let c = self.checkpoint_mut()?;
+        c.set_config(config);
+        c.set_mlx(mlx);
+        c.set_fp8(fp8);
+        c.set_ct(ct);
+        c.set_mxfp4(mxfp4);
+        self.quant_config()
     }
 
     /// config.json's MLX `quantization`: `{ mode, bits, groupSize, layers: { [path]:
     /// { bits, groupSize } | false } }`, or null when none is set.
     #[wasm_bindgen(js_name = mlxQuantization)]
-    pub fn mlx_quantization(&self) -> JsValue {
-        safetensors_js::mlx_quantization_to_js(self.model.mlx())
+    pub fn mlx_quantization(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::mlx_quantization_to_js(
+            self.checkpoint()?.mlx(),
+        ))
     }
 
     /// MLX layers (one per `<path>.scales` the config quantizes whose parts fit): `{ name
@@ -187,29 +168,29 @@ impl SafetensorsHeader {
     /// (logical), nRows, rowLength, nElements, scalesDtype, parts: { weight, scales, biases },
     /// nBytes }`.
     #[wasm_bindgen(js_name = mlxLayers)]
-    pub fn mlx_layers(&self) -> JsValue {
-        safetensors_js::mlx_layers_to_js(&self.model)
+    pub fn mlx_layers(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::mlx_layers_to_js(self.checkpoint()?))
     }
 
     /// config.json's FP8 `quantization_config`: `{ fmt, weightBlockSize, modulesToNotConvert,
     /// activationScheme }`, or null when none is set.
     #[wasm_bindgen(js_name = fp8Config)]
-    pub fn fp8_config(&self) -> JsValue {
-        safetensors_js::fp8_config_to_js(self.model.fp8())
+    pub fn fp8_config(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::fp8_config_to_js(self.checkpoint()?.fp8()))
     }
 
     /// FP8 block-scaled layers (one per `<path>.weight_scale_inv` whose weight fits): `{ name
     /// (`<path>.weight`), path, type (`FP8-E4M3-block<side>`), shape ([out, in]), block, nRows,
     /// rowLength, nElements, scaleDtype, parts: { weight, weightScaleInv }, nBytes }`.
     #[wasm_bindgen(js_name = fp8Layers)]
-    pub fn fp8_layers(&self) -> JsValue {
-        safetensors_js::fp8_layers_to_js(&self.model)
+    pub fn fp8_layers(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::fp8_layers_to_js(self.checkpoint()?))
     }
 
     /// The path of the FP8 layer `name` reads (`<path>.weight` or the path), if any.
     #[wasm_bindgen(js_name = fp8LayerNamed)]
-    pub fn fp8_layer_named(&self, name: &str) -> Option<String> {
-        self.model.fp8_layer(name).map(|l| l.name.clone())
+    pub fn fp8_layer_named(&self, name: &str) -> Result<Option<String>, JsError> {
+        Ok(self.checkpoint()?.fp8_layer(name).map(|l| l.name.clone()))
     }
 
     /// The scale rows `[start, end]` that rows `first..end` of FP8 layer `path` use.
@@ -246,22 +227,24 @@ impl SafetensorsHeader {
 
     /// config.json's MXFP4 `quantization_config`: `{ modulesToNotConvert }`, or null.
     #[wasm_bindgen(js_name = mxfp4Config)]
-    pub fn mxfp4_config(&self) -> JsValue {
-        safetensors_js::mxfp4_config_to_js(self.model.mxfp4())
+    pub fn mxfp4_config(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::mxfp4_config_to_js(
+            self.checkpoint()?.mxfp4(),
+        ))
     }
 
     /// MXFP4 tensors (one per `<name>_blocks` whose `<name>_scales` fits): `{ name, path (the
     /// same), type ("MXFP4"), shape ([experts, groups·32, rows]), experts, rowsPerExpert,
     /// groups, nRows, rowLength, nElements, parts: { blocks, scales }, nBytes }`.
     #[wasm_bindgen(js_name = mxfp4Layers)]
-    pub fn mxfp4_layers(&self) -> JsValue {
-        safetensors_js::mxfp4_layers_to_js(&self.model)
+    pub fn mxfp4_layers(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::mxfp4_layers_to_js(self.checkpoint()?))
     }
 
     /// The name of the MXFP4 tensor `name` names, if any.
     #[wasm_bindgen(js_name = mxfp4LayerNamed)]
-    pub fn mxfp4_layer_named(&self, name: &str) -> Option<String> {
-        self.model.mxfp4_layer(name).map(|l| l.name.clone())
+    pub fn mxfp4_layer_named(&self, name: &str) -> Result<Option<String>, JsError> {
+        Ok(self.checkpoint()?.mxfp4_layer(name).map(|l| l.name.clone()))
     }
 
     /// Dequantizes logical rows `first..` of MXFP4 tensor `name` into `out` (whole rows of
@@ -285,8 +268,8 @@ impl SafetensorsHeader {
     /// format, numBits, type, strategy, groupSize, symmetric, inputActivationBits, ignore,
     /// label }`, or null when none is set.
     #[wasm_bindgen(js_name = ctConfig)]
-    pub fn ct_config(&self) -> JsValue {
-        safetensors_js::ct_config_to_js(self.model.ct())
+    pub fn ct_config(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::ct_config_to_js(self.checkpoint()?.ct()))
     }
 
     /// compressed-tensors layers (one per `<path>.weight_scale` whose parts fit): `{ name
@@ -294,14 +277,14 @@ impl SafetensorsHeader {
     /// groupSize, symmetric, shape ([out, in]), nRows, rowLength, nElements, scaleDtype, parts:
     /// { weight, weightScale, weightShape?, weightZeroPoint? }, nBytes }`.
     #[wasm_bindgen(js_name = ctLayers)]
-    pub fn ct_layers(&self) -> JsValue {
-        safetensors_js::ct_layers_to_js(&self.model)
+    pub fn ct_layers(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::ct_layers_to_js(self.checkpoint()?))
     }
 
     /// The path of the compressed-tensors layer `name` reads (`<path>.weight` or the path).
     #[wasm_bindgen(js_name = ctLayerNamed)]
-    pub fn ct_layer_named(&self, name: &str) -> Option<String> {
-        self.model.ct_layer(name).map(|l| l.name.clone())
+    pub fn ct_layer_named(&self, name: &str) -> Result<Option<String>, JsError> {
+        Ok(self.checkpoint()?.ct_layer(name).map(|l| l.name.clone()))
     }
 
     /// The scale rows `[start, end]` that rows `first..end` of compressed-tensors layer `path`
@@ -330,7 +313,7 @@ impl SafetensorsHeader {
     pub fn check_ct_weight_shape(&self, path: &str, bytes: &[u8]) -> Result<(), JsError> {
         let layer = self.ct(path)?;
         let name = format!("{path}.weight_shape");
-        let (_, t) = (self.model.tensor(&name))
+        let (_, t) = (self.checkpoint()?.tensor(&name))
             .ok_or_else(|| JsError::new(&format!("no tensor named {name}")))?;
         crate::ct::check_weight_shape_header(layer, t.dtype(), t.shape()).map_err(js_error)?;
         crate::ct::check_weight_shape(layer, bytes).map_err(js_error)
@@ -357,8 +340,8 @@ impl SafetensorsHeader {
 
     /// The path of the MLX layer `name` reads (`<path>.weight` or the path), if any.
     #[wasm_bindgen(js_name = mlxLayerNamed)]
-    pub fn mlx_layer_named(&self, name: &str) -> Option<String> {
-        self.model.mlx_layer(name).map(|l| l.name.clone())
+    pub fn mlx_layer_named(&self, name: &str) -> Result<Option<String>, JsError> {
+        Ok(self.checkpoint()?.mlx_layer(name).map(|l| l.name.clone()))
     }
 
     /// Dequantizes rows `first..` of MLX layer `path` into `out` (whole rows of `rowLength`) as
@@ -374,7 +357,7 @@ impl SafetensorsHeader {
         biases: &[u8],
         out: &mut [f32],
     ) -> Result<(), JsError> {
-        let layer = (self.model.mlx_layers().iter())
+        let layer = (self.checkpoint()?.mlx_layers().iter())
             .find(|l| l.name == path)
             .ok_or_else(|| JsError::new(&format!("no MLX layer named {path}")))?;
         crate::mlx::dequantize_rows(layer, first as u64, weight, scales, biases, out)
@@ -384,8 +367,8 @@ impl SafetensorsHeader {
     /// `{ bits, groupSize, descAct, sym, checkpointFormat }` (null fields when the config has
     /// none), or null when no config is set.
     #[wasm_bindgen(js_name = quantConfig)]
-    pub fn quant_config(&self) -> JsValue {
-        safetensors_js::config_to_js(self.model.config())
+    pub fn quant_config(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::config_to_js(self.checkpoint()?.config()))
     }
 
     /// GPTQ layers (one per `<prefix>.qweight` whose parts fit): `{ name, bits, groupSize,
@@ -393,32 +376,24 @@ impl SafetensorsHeader {
     /// without a config), checkpointFormat, scalesDtype, parts: { qweight, qzeros, scales,
     /// g_idx? }, nBytes (of every part) }` (tensor names).
     #[wasm_bindgen(js_name = gptqLayers)]
-    pub fn gptq_layers(&self) -> JsValue {
-        safetensors_js::layers_to_js(&self.model)
+    pub fn gptq_layers(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::layers_to_js(self.checkpoint()?))
     }
 
     /// The prefix of the GPTQ layer `name` reads: `name` itself, or `<prefix>.weight` when no
     /// stored tensor of any shard has that name (the core's rule, as the CLI resolves it).
     #[wasm_bindgen(js_name = layerNamed)]
-    pub fn layer_named(&self, name: &str) -> Option<String> {
-        self.model.layer(name).map(|l| l.name.clone())
+    pub fn layer_named(&self, name: &str) -> Result<Option<String>, JsError> {
+        Ok(self.checkpoint()?.layer(name).map(|l| l.name.clone()))
     }
 
     /// Why `<prefix>.qweight` (GPTQ) or `<prefix>.scales` (MLX) tensors that are not layers
     /// were left out (one line each).
     #[wasm_bindgen(js_name = gptqLayerErrors)]
-    pub fn gptq_layer_errors(&self) -> Vec<String> {
-        self.model
-            .layer_errors()
-            .iter()
+    pub fn gptq_layer_errors(&self) -> Result<Vec<String>, JsError> {
+        Ok((self.checkpoint()?.layer_errors().iter())
             .map(|e| e.to_string())
-            .collect()
-    }
-
-    /// The checkpoint's summary (`SafetensorsSummary`): the fields of a GGUF model's summary
-    /// with the same names, plus `dtypeMix` and `gptq` (`configSource` as given).
-    pub fn summary(&self, config_source: Option<String>) -> JsValue {
-        summary::checkpoint_summary_to_js(&self.model.summary(), config_source)
+            .collect())
     }
 
     /// Keeps the whole data of GPTQ layer `name`'s parts in wasm memory, to dequantize any of
@@ -434,7 +409,7 @@ impl SafetensorsHeader {
     ) -> Result<GptqLayerData, JsError> {
         Ok(GptqLayerData {
             layer: self.layer(name)?.clone(),
-            format: self.model.checkpoint_format(),
+            format: self.checkpoint()?.checkpoint_format(),
             qweight,
             qzeros,
             scales,
@@ -500,6 +475,12 @@ struct ShardIndexJs<'a> {
 
 /// A `model.safetensors.index.json`: `{ weightMap: [[tensor, shard file]], shards (in order
 /// of first mention), metadata }`. Throws on a bad index (shards must be plain file names).
+fn not_a_checkpoint() -> JsError {
+    JsError::new(
+        "a GGUF model has no safetensors checkpoint (shards, quantization configs, layers)",
+    )
+}
+
 #[wasm_bindgen(js_name = parseShardIndex)]
 pub fn parse_shard_index(bytes: &[u8]) -> Result<JsValue, JsError> {
     let index = crate::safetensors::ShardIndex::from_bytes(bytes).map_err(js_error)?;

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, GgufHeader};
+use super::{to_js, ModelHeader};
 use crate::edit::{from_json, plan, EditPlan, Edits};
 use crate::hash::{Algorithms, Hasher};
 
@@ -53,7 +53,7 @@ impl EditPlanJs {
 }
 
 #[wasm_bindgen]
-impl GgufHeader {
+impl ModelHeader {
     /// Plans an edit: `edits` is `{ set: [{key, value, type?}], remove: [key] }`; `fileSize` the
     /// input's length. Throws with one line naming the key when an edit is invalid.
     #[wasm_bindgen(js_name = editPlan)]
@@ -65,11 +65,11 @@ impl GgufHeader {
             ..Default::default()
         };
         for set in given.set {
-            let value = from_json(&self.file, &set.key, &set.value, set.ty.as_deref())
+            let value = from_json(self.gguf()?, &set.key, &set.value, set.ty.as_deref())
                 .map_err(super::js_error)?;
             edits.set.push((set.key, value));
         }
-        let plan = plan(&self.file, file_size as u64, &edits).map_err(super::js_error)?;
+        let plan = plan(self.gguf()?, file_size as u64, &edits).map_err(super::js_error)?;
         Ok(EditPlanJs { plan })
     }
 }

@@ -2,17 +2,17 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, GgufHeader};
+use super::{to_js, ModelHeader};
 use crate::gguf::GgufFile;
 use crate::lint::{lint, lint_model, Report};
 use crate::model::GgufModel;
 
 #[wasm_bindgen]
-impl GgufHeader {
+impl ModelHeader {
     /// `{ findings: [{code, severity, message, offset?, key?, tensor?, shard?}], errors, warnings,
     /// infos }`, errors first.
-    pub fn lint(&self) -> JsValue {
-        to_js(&Report::new(lint(&self.file)))
+    pub fn lint(&self) -> Result<JsValue, JsError> {
+        Ok(to_js(&Report::new(lint(self.gguf()?))))
     }
 }
 
@@ -30,8 +30,9 @@ impl LintShards {
         LintShards::default()
     }
 
-    pub fn add(&mut self, shard: &GgufHeader) {
-        self.shards.push(shard.file.clone());
+    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
+        self.shards.push(shard.gguf()?.clone());
+        Ok(())
     }
 
     /// The report over every shard (a shard set llama.cpp would refuse is a finding too).

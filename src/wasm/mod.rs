@@ -15,10 +15,8 @@ use crate::compare::{self, Layout, ModelView};
 #[cfg(feature = "wasm-full")]
 use crate::gguf::row_chunks;
 use crate::gguf::{ArrayView, GgufFile, ParseStatus, Value};
-#[cfg(feature = "wasm-full")]
 use crate::model::{GgufModel, Model};
 use crate::quant::Kernel;
-use crate::summary::Summary;
 
 #[cfg(feature = "wasm-full")]
 mod checkpoint_js;
@@ -47,7 +45,7 @@ mod tokenizer_js;
 /// Values per file dequantized at a time by `ValueDiff::add_rows` (at least one row).
 const SLICE_ELEMENTS: u64 = 1 << 16;
 
-/// Numbers per tensor in `GgufHeader::tensor_columns`.
+/// Numbers per tensor in `ModelHeader::tensor_columns`.
 const TENSOR_FIELDS: usize = 13;
 
 fn js_error(err: crate::Error) -> JsError {
@@ -69,7 +67,7 @@ fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
 }
 
 /// Parses a header from `prefix`, the first bytes of a file of `file_size` bytes (undefined
-/// when unknown). Returns a `GgufHeader`, or `{ needMore, estimate }` when the header goes on
+/// when unknown). Returns a `ModelHeader`, or `{ needMore, estimate }` when the header goes on
 /// past the prefix: `needMore` is the least prefix length that can hold it, `estimate` a guess
 /// at its whole length. Throws on a malformed file.
 #[wasm_bindgen(js_name = parseHeader)]
@@ -78,7 +76,7 @@ pub fn parse_header(prefix: Vec<u8>, file_size: Option<f64>) -> Result<JsValue, 
     // By value: wasm-bindgen copies the JS bytes into wasm memory either way, and owning that
     // copy lets the header keep it, where a borrowed slice would be copied a second time.
     match crate::gguf::parse_owned(prefix, file_size).map_err(js_error)? {
-        ParseStatus::Complete(file) => Ok(GgufHeader { file }.into()),
+        ParseStatus::Complete(file) => Ok(ModelHeader::of_gguf(file).into()),
         ParseStatus::NeedMore { at_least, estimate } => {
             let result = Object::new();
             set(&result, "needMore", at_least as f64);
@@ -94,17 +92,39 @@ pub fn kernel_name() -> String {
     Kernel::best().name().to_string()
 }
 
-/// A parsed header: metadata, tensor infos, summary, row ranges and dequantization.
+/// A parsed model header of either format, over the core's one `Model`: the same handle for a
+/// GGUF file (`parseHeader`) and a safetensors checkpoint (`parseSafetensors`). What every
+/// format has (`format`, `headerLength`, `dataOffset`, `metadata`, `rowsRange`, `summary`) works
+/// on both; a format's own methods (GGUF arrays, tensor columns, tokenizer, plan, edit; a
+/// checkpoint's shards, configs and quantized layers) throw on the other, naming it.
 #[wasm_bindgen]
-pub struct GgufHeader {
-    file: GgufFile,
+pub struct ModelHeader {
+    model: Model,
 }
 
-impl GgufHeader {
+impl ModelHeader {
+    /// The handle of one GGUF file (a split model's shards are one handle each; the front end
+    /// joins them).
+    fn of_gguf(file: GgufFile) -> ModelHeader {
+        ModelHeader {
+            model: Model::Gguf(GgufModel::single(file)),
+        }
+    }
+
+    /// The GGUF file, or an error naming the format the handle holds.
+    pub(super) fn gguf(&self) -> Result<&GgufFile, JsError> {
+        match &self.model {
+            Model::Gguf(m) => Ok(m.first()),
+            Model::Safetensors(_) => Err(JsError::new(
+                "a safetensors model has no GGUF header (metadata arrays, tokenizer, plan, edit)",
+            )),
+        }
+    }
+
     /// The array under `key`, or an error naming the key.
     fn array(&self, key: &str) -> Result<ArrayView<'_>, JsError> {
         let value = self
-            .file
+            .gguf()?
             .get(key)
             .ok_or_else(|| JsError::new(&format!("no metadata key {key}")))?;
         value
@@ -115,34 +135,46 @@ impl GgufHeader {
 }
 
 #[wasm_bindgen]
-impl GgufHeader {
+impl ModelHeader {
+    /// "gguf" or "safetensors".
     #[wasm_bindgen(getter)]
-    pub fn version(&self) -> u32 {
-        self.file.version()
+    pub fn format(&self) -> String {
+        self.model.format().name().to_string()
     }
 
-    /// "little" or "big".
+    /// The GGUF version.
     #[wasm_bindgen(getter)]
-    pub fn endian(&self) -> String {
-        self.file.endian().name().to_string()
+    pub fn version(&self) -> Result<u32, JsError> {
+        Ok(self.gguf()?.version())
     }
 
+    /// "little" or "big" (GGUF).
     #[wasm_bindgen(getter)]
-    pub fn alignment(&self) -> f64 {
-        self.file.alignment() as f64
+    pub fn endian(&self) -> Result<String, JsError> {
+        Ok(self.gguf()?.endian().name().to_string())
     }
 
-    /// Where the header's last tensor info ends.
+    /// The data alignment (GGUF).
+    #[wasm_bindgen(getter)]
+    pub fn alignment(&self) -> Result<f64, JsError> {
+        Ok(self.gguf()?.alignment() as f64)
+    }
+
+    /// Where a GGUF header's last tensor info ends; a safetensors file's JSON header length N
+    /// (the data section starts at 8 + N).
     #[wasm_bindgen(getter, js_name = headerLength)]
     pub fn header_length(&self) -> f64 {
-        self.file.header_len() as f64
+        (match &self.model {
+            Model::Gguf(m) => m.first().header_len(),
+            Model::Safetensors(c) => c.shards()[0].header_len(),
+        }) as f64
     }
 
-    /// The header's bytes (a copy): what the full module parses again when a feature the core
-    /// module lacks is first used.
+    /// The GGUF header's bytes (a copy): what the full module parses again when a feature the
+    /// core module lacks is first used.
     #[wasm_bindgen(js_name = headerBytes)]
-    pub fn header_bytes(&self) -> Uint8Array {
-        Uint8Array::from(self.file.header_bytes())
+    pub fn header_bytes(&self) -> Result<Uint8Array, JsError> {
+        Ok(Uint8Array::from(self.gguf()?.header_bytes()))
     }
 
     /// The module this header lives in: "core" (the header path alone) or "full".
@@ -156,16 +188,28 @@ impl GgufHeader {
         .to_string()
     }
 
-    /// Absolute offset of the data section.
+    /// Absolute offset of the data section (of this file: a checkpoint's first shard).
     #[wasm_bindgen(getter, js_name = dataOffset)]
     pub fn data_offset(&self) -> f64 {
-        self.file.data_offset() as f64
+        (match &self.model {
+            Model::Gguf(m) => m.first().data_offset(),
+            Model::Safetensors(c) => c.shards()[0].data_offset(),
+        }) as f64
     }
 
-    /// Metadata in file order: `{ key, type, value }`, arrays as `{ key, type: "array",
-    /// itemType, len }` (elements through `arrayItems`). 64-bit integers are BigInts.
-    pub fn metadata(&self) -> Array {
-        self.file
+    /// Metadata in file order. GGUF: `{ key, type, value }`, arrays as `{ key, type: "array",
+    /// itemType, len }` (elements through `arrayItems`), 64-bit integers as BigInts.
+    /// Safetensors: `__metadata__` in header order, as `[{ key, value }]` (both strings).
+    pub fn metadata(&self) -> JsValue {
+        let file = match &self.model {
+            Model::Gguf(m) => m.first(),
+            #[cfg(feature = "wasm-full")]
+            Model::Safetensors(c) => return safetensors_js::metadata_to_js(&c.shards()[0]),
+            // The core module parses no safetensors header (`parseSafetensors` is full-only).
+            #[cfg(not(feature = "wasm-full"))]
+            Model::Safetensors(_) => return Array::new().into(),
+        };
+        let entries: Array = file
             .metadata()
             .map(|(key, value)| {
                 let entry = Object::new();
@@ -180,7 +224,8 @@ impl GgufHeader {
                 }
                 JsValue::from(entry)
             })
-            .collect()
+            .collect();
+        entries.into()
     }
 
     /// Elements `start..end` (clamped to the length) of the array under `key`. Nested arrays
@@ -253,8 +298,9 @@ impl GgufHeader {
     /// typeId, nDims, dims[0..4] (innermost first, 0 past nDims), nElements, offset (absolute),
     /// relativeOffset, nBytes, rowLength, nRows, rowBytes.
     #[wasm_bindgen(js_name = tensorColumns)]
-    pub fn tensor_columns(&self) -> Array {
-        let tensors = self.file.tensors();
+    pub fn tensor_columns(&self) -> Result<Array, JsError> {
+        let file = self.gguf()?;
+        let tensors = file.tensors();
         let names: Array = tensors
             .iter()
             .map(|t| JsValue::from_str(t.name()))
@@ -272,7 +318,7 @@ impl GgufHeader {
             numbers.extend(
                 [
                     t.n_elements(),
-                    self.file.tensor_range(t).start,
+                    file.tensor_range(t).start,
                     t.offset(),
                     t.n_bytes(),
                     t.row_len(),
@@ -282,37 +328,56 @@ impl GgufHeader {
                 .map(|v| v as f64),
             );
         }
-        [
+        Ok([
             JsValue::from(names),
             JsValue::from(types),
             Float64Array::from(numbers.as_slice()).into(),
         ]
         .into_iter()
-        .collect()
+        .collect())
     }
 
     /// Every special-token id the metadata names (`tokenizer.ggml.*_token_id`):
     /// `[{ name, key, id, recognized }]` in llama.cpp's order (`recognized`: llama.cpp reads it).
     #[wasm_bindgen(js_name = specialTokens)]
     pub fn special_tokens(&self) -> Result<JsValue, JsError> {
-        let tokens = crate::special_tokens::special_tokens(&self.file);
+        let tokens = crate::special_tokens::special_tokens(self.gguf()?);
         serde_wasm_bindgen::to_value(&tokens).map_err(|e| JsError::new(&e.to_string()))
     }
 
-    /// Architecture, name, parameter count, file type label, quant mix, bits per weight and
-    /// hyper-parameters (null when absent).
-    pub fn summary(&self) -> JsValue {
-        summary::summary_to_js(&Summary::of(&self.file))
+    /// The core's one summary, for either format (`Summary`): parameter count, tensor
+    /// bytes, quant mix, bits per weight; a GGUF model's architecture, file type label and
+    /// hyper-parameters (null when absent); a checkpoint's `dtypeMix` and quantization configs
+    /// (`gptq.configSource` as given).
+    pub fn summary(&self, config_source: Option<String>) -> JsValue {
+        let summary = match &self.model {
+            Model::Gguf(m) => m.summary(),
+            #[cfg(feature = "wasm-full")]
+            Model::Safetensors(c) => c.summary(),
+            // The core module parses no checkpoint: its summary code stays out of that module.
+            #[cfg(not(feature = "wasm-full"))]
+            Model::Safetensors(_) => return JsValue::NULL,
+        };
+        summary::summary_to_js(&summary, config_source)
     }
 
-    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name`.
+    /// Absolute byte range `[start, end]` of rows `first..end` of tensor `name` of this file
+    /// (a checkpoint's first shard).
     #[wasm_bindgen(js_name = rowsRange)]
     pub fn rows_range(&self, name: &str, first: f64, end: f64) -> Result<Float64Array, JsError> {
-        let tensor = self.file.tensor(name).map_err(js_error)?;
-        let range = self
-            .file
-            .rows_range(tensor, first as u64..end as u64)
-            .map_err(js_error)?;
+        let rows = first as u64..end as u64;
+        let range = match &self.model {
+            Model::Gguf(m) => {
+                let file = m.first();
+                let tensor = file.tensor(name).map_err(js_error)?;
+                file.rows_range(tensor, rows).map_err(js_error)?
+            }
+            Model::Safetensors(c) => {
+                let file = &c.shards()[0];
+                let tensor = file.tensor(name).map_err(js_error)?;
+                file.rows_range(tensor, rows).map_err(js_error)?
+            }
+        };
         Ok(Float64Array::from(
             &[range.start as f64, range.end as f64][..],
         ))
@@ -320,7 +385,7 @@ impl GgufHeader {
 }
 
 #[cfg(feature = "wasm-full")]
-impl GgufHeader {
+impl ModelHeader {
     /// Dequantizes rows `rows` of `bytes` (whole rows of `tensor`) into `out`, resized to them.
     fn dequantize_slice(
         &self,
@@ -349,7 +414,7 @@ impl GgufHeader {
         bytes: &[u8],
         out: &mut [f32],
     ) -> Result<(), JsError> {
-        self.file
+        self.gguf()?
             .dequantize_rows_with(Kernel::best(), tensor, bytes, out)
             .map_err(js_error)
     }
@@ -384,7 +449,7 @@ fn value_to_js(value: &Value<'_>) -> JsValue {
     }
 }
 
-/// One item's canonical bytes for `GgufHeader::array_packed`.
+/// One item's canonical bytes for `ModelHeader::array_packed`.
 fn pack_item(value: &Value<'_>, out: &mut Vec<u8>) {
     match value {
         Value::U8(v) => out.push(*v),
@@ -438,31 +503,17 @@ impl CompareSide {
         CompareSide::default()
     }
 
-    /// Adds the next shard of a GGUF model (a copy of its header).
-    #[wasm_bindgen(js_name = addGguf)]
-    pub fn add_gguf(&mut self, header: &GgufHeader) -> Result<(), JsError> {
-        let file = header.file.clone();
-        match &mut self.model {
-            None => self.model = Some(Model::Gguf(GgufModel::single(file))),
-            Some(Model::Gguf(m)) => m.push_shard(file),
-            Some(Model::Safetensors(_)) => {
-                return Err(JsError::new("a compare side holds one format"))
+    /// Adds a model's header (a copy): a GGUF model's next shard, or a checkpoint (its first
+    /// shard's handle, which holds every shard and the layers found across them).
+    pub fn add(&mut self, header: &ModelHeader) -> Result<(), JsError> {
+        match (&mut self.model, &header.model) {
+            (None, Model::Gguf(m)) => {
+                self.model = Some(Model::Gguf(GgufModel::single(m.first().clone())))
             }
+            (Some(Model::Gguf(side)), Model::Gguf(m)) => side.push_shard(m.first().clone()),
+            (None, Model::Safetensors(c)) => self.model = Some(Model::Safetensors(c.clone())),
+            _ => return Err(JsError::new("a compare side holds one model of one format")),
         }
-        Ok(())
-    }
-
-    /// Sets the safetensors checkpoint (a copy of the first shard's header, which holds every
-    /// shard and the GPTQ layers found across them).
-    #[wasm_bindgen(js_name = setSafetensors)]
-    pub fn set_safetensors(
-        &mut self,
-        header: &checkpoint_js::SafetensorsHeader,
-    ) -> Result<(), JsError> {
-        if let Some(Model::Gguf(_)) = self.model {
-            return Err(JsError::new("a compare side holds one format"));
-        }
-        self.model = Some(Model::Safetensors(Box::new(header.model().clone())));
         Ok(())
     }
 }
@@ -545,13 +596,13 @@ impl ValueDiff {
     pub fn add_rows(
         &mut self,
         name: &str,
-        header_a: &GgufHeader,
+        header_a: &ModelHeader,
         bytes_a: &[u8],
-        header_b: &GgufHeader,
+        header_b: &ModelHeader,
         bytes_b: &[u8],
     ) -> Result<(), JsError> {
-        let ta = header_a.file.tensor(name).map_err(js_error)?;
-        let tb = header_b.file.tensor(name).map_err(js_error)?;
+        let ta = header_a.gguf()?.tensor(name).map_err(js_error)?;
+        let tb = header_b.gguf()?.tensor(name).map_err(js_error)?;
         let rows = whole_rows(name, ta.row_bytes(), bytes_a.len())?;
         if ta.row_len() != tb.row_len() || whole_rows(name, tb.row_bytes(), bytes_b.len())? != rows
         {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, GgufHeader};
+use super::{to_js, ModelHeader};
 use crate::gguf::GgufFile;
 use crate::model::GgufModel;
 use crate::plan::{
@@ -235,8 +235,9 @@ impl MemoryPlanner {
     }
 
     /// Adds the next shard.
-    pub fn add(&mut self, shard: &GgufHeader) {
-        self.shards.push(shard.file.clone());
+    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
+        self.shards.push(shard.gguf()?.clone());
+        Ok(())
     }
 
     /// `options`: `{ctx, parallel, cacheTypeK, cacheTypeV, flashAttn, ngl, gpuMem, file}`, all

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{js_error, GgufHeader};
+use super::{js_error, ModelHeader};
 use crate::error::ErrorKind;
 use crate::quantize::{block_mismatch_message, QuantErrorSet, SUPPORTED};
 use crate::types::GgmlType;
@@ -87,11 +87,11 @@ impl QuantErrorJob {
     #[wasm_bindgen(js_name = addRows)]
     pub fn add_rows(
         &mut self,
-        header: &GgufHeader,
+        header: &ModelHeader,
         name: &str,
         bytes: &[u8],
     ) -> Result<(), JsError> {
-        let tensor = header.file.tensor(name).map_err(js_error)?;
+        let tensor = header.gguf()?.tensor(name).map_err(js_error)?;
         let rows = super::whole_rows(name, tensor.row_bytes(), bytes.len())?;
         let batch = (BATCH_VALUES / self.row_len.max(1)).max(1);
         let mut values = std::mem::take(&mut self.values);

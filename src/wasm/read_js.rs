@@ -5,7 +5,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{js_error, whole_rows, GgufHeader};
+use super::{js_error, whole_rows, ModelHeader};
 
 /// Largest buffer a reader holds (either one).
 const MAX_BYTES: u64 = 1 << 30;
@@ -51,12 +51,12 @@ impl RowReader {
     /// buffer into the start of the value buffer; returns how many values it wrote.
     pub fn dequantize(
         &mut self,
-        header: &GgufHeader,
+        header: &ModelHeader,
         name: &str,
         offset: u32,
         len: u32,
     ) -> Result<u32, JsError> {
-        let tensor = header.file.tensor(name).map_err(js_error)?;
+        let tensor = header.gguf()?.tensor(name).map_err(js_error)?;
         let (start, end) = (
             offset as usize,
             (offset as usize).saturating_add(len as usize),

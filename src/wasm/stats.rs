@@ -5,7 +5,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{js_error, GgufHeader};
+use super::{js_error, ModelHeader};
 use crate::stats::{Pass, StatsJob, StatsRequest};
 
 /// One tensor's statistics being computed: `pass()` says which pass the next chunks are for
@@ -91,17 +91,17 @@ impl TensorStatsJob {
     #[wasm_bindgen(js_name = addRows)]
     pub fn add_rows(
         &mut self,
-        header: &GgufHeader,
+        header: &ModelHeader,
         name: &str,
         first_row: f64,
         bytes: &[u8],
     ) -> Result<(), JsError> {
-        let tensor = header.file.tensor(name).map_err(js_error)?;
+        let tensor = header.gguf()?.tensor(name).map_err(js_error)?;
         super::whole_rows(name, tensor.row_bytes(), bytes.len())?;
         // Piece by piece into a small buffer (no chunk-sized f32 array).
         crate::stats::add_gguf_rows(
             &mut self.job,
-            &header.file,
+            header.gguf()?,
             tensor,
             crate::Kernel::best(),
             first_row as u64,
@@ -115,7 +115,7 @@ impl TensorStatsJob {
     #[wasm_bindgen(js_name = addRowsFrom)]
     pub fn add_rows_from(
         &mut self,
-        header: &GgufHeader,
+        header: &ModelHeader,
         name: &str,
         first_row: f64,
         buffer: &ByteBuffer,

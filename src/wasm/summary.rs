@@ -1,14 +1,11 @@
-//! The model summary as JS sees it (`GgufHeader.summary()`, `SplitSummary`): one serde type, so
+//! The model summary as JS sees it (`ModelHeader.summary()`, `SplitSummary`): one serde type, so
 //! the field names live in one place. Counts are JS numbers (f64), as every JS number is.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::GgufHeader;
-#[cfg(feature = "wasm-full")]
-use crate::model::CheckpointSummary;
-use crate::model::SplitCheck;
-use crate::summary::Summary;
+use super::ModelHeader;
+use crate::model::{Detail, SplitCheck, Summary, TensorType};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -64,6 +61,7 @@ struct SummaryJs<'a> {
     mxfp4: Option<Option<Mxfp4Js>>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Mxfp4Js {
@@ -71,6 +69,7 @@ struct Mxfp4Js {
     not_converted: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CtJs {
@@ -85,6 +84,7 @@ struct CtJs {
     ignore: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Fp8Js {
@@ -93,6 +93,7 @@ struct Fp8Js {
     not_converted: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct MlxJs {
@@ -102,6 +103,7 @@ struct MlxJs {
     overrides: f64,
 }
 
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GptqJs {
@@ -114,77 +116,38 @@ struct GptqJs {
     config_source: Option<String>,
 }
 
-/// `summary` as the JS object `js/types.js` declares (`Summary`).
-pub(super) fn summary_to_js(s: &Summary) -> JsValue {
+/// `s` as the JS object `js/types.js` declares (`Summary`): one function for every format.
+/// The GGUF fields a checkpoint has no such thing for are null; a checkpoint's own fields
+/// (`dtypeMix`, `gptq`, `mlx`, …) are absent from a GGUF model's. `config_source` says where
+/// a checkpoint's quantization config came from (`gptq.configSource`).
+pub(super) fn summary_to_js(s: &Summary, config_source: Option<String>) -> JsValue {
     let num = |v: Option<u64>| v.map(|n| n as f64);
-    let value = SummaryJs {
-        format: "gguf",
-        tensor_count: s.quant_mix.iter().map(|m| m.tensors as f64).sum(),
-        architecture: s.architecture.as_deref(),
-        name: s.name.as_deref(),
-        parameter_count: s.parameter_count as f64,
-        tensor_bytes: s.tensor_bytes as f64,
-        file_type: num(s.file_type),
-        file_type_label: s.file_type_label,
-        quant_mix: s
-            .quant_mix
+    // A checkpoint's quantMix entries carry typeId -1 (no ggml type), its dtypeMix none.
+    let shares = |no_type: Option<i64>| -> Vec<QuantShareJs> {
+        s.type_mix
             .iter()
             .map(|m| QuantShareJs {
-                type_name: m.ggml_type.name().to_string(),
-                type_id: Some(i64::from(m.ggml_type.id())),
+                type_name: m.ty.name().to_string(),
+                type_id: match &m.ty {
+                    TensorType::Ggml(t) => Some(i64::from(t.id())),
+                    TensorType::Named(_) => no_type,
+                },
                 tensors: m.tensors as f64,
                 elements: m.elements as f64,
                 bytes: m.bytes as f64,
                 share: m.byte_share,
             })
-            .collect(),
-        bits_per_weight: s.bits_per_weight,
-        context_length: num(s.context_length),
-        layers: num(s.block_count),
-        heads: num(s.head_count),
-        kv_heads: num(s.head_count_kv),
-        embedding_size: num(s.embedding_length),
-        vocab_size: num(s.vocab_size),
-        dtype_mix: None,
-        gptq: None,
-        mlx: None,
-        fp8: None,
-        ct: None,
-        mxfp4: None,
-    };
-    super::to_js(&value)
-}
-
-/// A checkpoint's summary (the core's `CheckpointSummary`) as the same JS type: the GGUF
-/// fields a checkpoint has no such thing for are null; `configSource` says where the
-/// quantization config came from.
-#[cfg(feature = "wasm-full")]
-pub(super) fn checkpoint_summary_to_js(
-    s: &CheckpointSummary,
-    config_source: Option<String>,
-) -> JsValue {
-    let shares = |type_id: Option<i64>| -> Vec<QuantShareJs> {
-        s.dtype_mix
-            .iter()
-            .map(|m| QuantShareJs {
-                type_name: m.type_name.clone(),
-                type_id,
-                tensors: m.tensors as f64,
-                elements: m.elements as f64,
-                bytes: m.bytes as f64,
-                share: m.share,
-            })
             .collect()
     };
-    let value = SummaryJs {
-        format: "safetensors",
+    let mut value = SummaryJs {
+        format: s.format.name(),
         tensor_count: s.tensor_count as f64,
         architecture: None,
         name: None,
         parameter_count: s.parameter_count as f64,
         tensor_bytes: s.tensor_bytes as f64,
         file_type: None,
-        file_type_label: None,
+        file_type_label: s.file_type_label,
         quant_mix: shares(Some(-1)),
         bits_per_weight: s.bits_per_weight,
         context_length: None,
@@ -193,50 +156,75 @@ pub(super) fn checkpoint_summary_to_js(
         kv_heads: None,
         embedding_size: None,
         vocab_size: None,
-        dtype_mix: Some(shares(None)),
-        gptq: Some(s.gptq.as_ref().map(|g| GptqJs {
-            layers: g.layers as f64,
-            bits: g.bits,
-            group_size: g.group_size.map(|n| n as f64),
-            desc_act: g.desc_act,
-            sym: g.sym,
-            checkpoint_format: g.checkpoint_format.name(),
-            config_source: config_source.clone(),
-        })),
-        mlx: Some(s.mlx.as_ref().map(|m| MlxJs {
-            layers: m.layers as f64,
-            bits: m.bits,
-            group_size: m.group_size as f64,
-            overrides: m.overrides as f64,
-        })),
-        fp8: Some(s.fp8.as_ref().map(|f| Fp8Js {
-            layers: f.layers as f64,
-            block: [f.block[0] as f64, f.block[1] as f64],
-            not_converted: f.not_converted.clone(),
-        })),
-        ct: Some(s.ct.as_ref().map(|c| {
-            use crate::ct::CtStrategy;
-            let (strategy, group_size) = match c.scheme.strategy {
-                CtStrategy::Tensor => ("tensor", None),
-                CtStrategy::Channel => ("channel", None),
-                CtStrategy::Group(g) => ("group", Some(g as f64)),
-            };
-            CtJs {
-                layers: c.layers as f64,
-                label: c.scheme.type_name(),
-                format: c.scheme.format.name(),
-                bits: c.scheme.bits,
-                strategy,
-                group_size,
-                symmetric: c.scheme.symmetric,
-                ignore: c.scheme.ignore.clone(),
-            }
-        })),
-        mxfp4: Some(s.mxfp4.as_ref().map(|m| Mxfp4Js {
-            layers: m.layers as f64,
-            not_converted: m.not_converted.clone(),
-        })),
+        dtype_mix: None,
+        gptq: None,
+        mlx: None,
+        fp8: None,
+        ct: None,
+        mxfp4: None,
     };
+    match &s.detail {
+        Detail::Gguf(d) => {
+            value.architecture = d.architecture.as_deref();
+            value.name = d.name.as_deref();
+            value.file_type = num(d.file_type);
+            value.context_length = num(d.context_length);
+            value.layers = num(d.block_count);
+            value.heads = num(d.head_count);
+            value.kv_heads = num(d.head_count_kv);
+            value.embedding_size = num(d.embedding_length);
+            value.vocab_size = num(d.vocab_size);
+        }
+        // The core module parses no checkpoint: its summary code stays out of that module.
+        #[cfg(not(feature = "wasm-full"))]
+        Detail::Checkpoint(_) => drop(config_source),
+        #[cfg(feature = "wasm-full")]
+        Detail::Checkpoint(c) => {
+            value.dtype_mix = Some(shares(None));
+            value.gptq = Some(c.gptq.as_ref().map(|g| GptqJs {
+                layers: g.layers as f64,
+                bits: g.bits,
+                group_size: g.group_size.map(|n| n as f64),
+                desc_act: g.desc_act,
+                sym: g.sym,
+                checkpoint_format: g.checkpoint_format.name(),
+                config_source: config_source.clone(),
+            }));
+            value.mlx = Some(c.mlx.as_ref().map(|m| MlxJs {
+                layers: m.layers as f64,
+                bits: m.bits,
+                group_size: m.group_size as f64,
+                overrides: m.overrides as f64,
+            }));
+            value.fp8 = Some(c.fp8.as_ref().map(|f| Fp8Js {
+                layers: f.layers as f64,
+                block: [f.block[0] as f64, f.block[1] as f64],
+                not_converted: f.not_converted.clone(),
+            }));
+            value.ct = Some(c.ct.as_ref().map(|c| {
+                use crate::ct::CtStrategy;
+                let (strategy, group_size) = match c.scheme.strategy {
+                    CtStrategy::Tensor => ("tensor", None),
+                    CtStrategy::Channel => ("channel", None),
+                    CtStrategy::Group(g) => ("group", Some(g as f64)),
+                };
+                CtJs {
+                    layers: c.layers as f64,
+                    label: c.scheme.type_name(),
+                    format: c.scheme.format.name(),
+                    bits: c.scheme.bits,
+                    strategy,
+                    group_size,
+                    symmetric: c.scheme.symmetric,
+                    ignore: c.scheme.ignore.clone(),
+                }
+            }));
+            value.mxfp4 = Some(c.mxfp4.as_ref().map(|m| Mxfp4Js {
+                layers: m.layers as f64,
+                not_converted: m.not_converted.clone(),
+            }));
+        }
+    }
     super::to_js(&value)
 }
 
@@ -258,9 +246,9 @@ impl SplitSummary {
     }
 
     /// Adds the next shard; throws when it does not belong (split.no, a tensor twice).
-    pub fn add(&mut self, shard: &GgufHeader) -> Result<(), JsError> {
-        self.check.add(&shard.file).map_err(super::js_error)?;
-        let next = Summary::of(&shard.file);
+    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
+        self.check.add(shard.gguf()?).map_err(super::js_error)?;
+        let next = Summary::of_gguf(shard.gguf()?);
         self.summary = Some(match self.summary.take() {
             None => next,
             Some(summary) => summary.with_tensors_of(next),
@@ -272,6 +260,10 @@ impl SplitSummary {
     /// (split.count, split.tensors.count).
     pub fn result(&self) -> Result<JsValue, JsError> {
         self.check.finish().map_err(super::js_error)?;
-        Ok(summary_to_js(&self.summary.clone().unwrap_or_default()))
+        let summary = match &self.summary {
+            Some(summary) => summary.clone(),
+            None => Summary::of_gguf_shards(&[]),
+        };
+        Ok(summary_to_js(&summary, None))
     }
 }

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::GgufHeader;
+use super::ModelHeader;
 use crate::chat::{file_template, render_chat_template, token_text_for, ChatOptions};
 use crate::tokenizer::Tokenizer;
 
@@ -65,10 +65,10 @@ struct ChatOptionsJs {
 }
 
 #[wasm_bindgen]
-impl GgufHeader {
+impl ModelHeader {
     /// The file's tokenizer; throws with one line when it cannot be built.
     pub fn tokenizer(&self) -> Result<TokenizerJs, JsError> {
-        Tokenizer::from_gguf(&self.file)
+        Tokenizer::from_gguf(self.gguf()?)
             .map(|tok| TokenizerJs { tok })
             .map_err(|e| JsError::new(&e.to_string()))
     }
@@ -91,15 +91,15 @@ impl GgufHeader {
         };
         let source = match opts.template {
             Some(t) => t,
-            None => file_template(&self.file)
+            None => file_template(self.gguf()?)
                 .ok_or_else(|| JsError::new("no tokenizer.chat_template in the file"))?,
         };
         let chat = ChatOptions {
             tools: opts.tools.filter(|t| !t.is_null()),
             add_generation_prompt: opts.add_generation_prompt,
             variables: opts.variables,
-            bos_token: token_text_for(&self.file, "tokenizer.ggml.bos_token_id"),
-            eos_token: token_text_for(&self.file, "tokenizer.ggml.eos_token_id"),
+            bos_token: token_text_for(self.gguf()?, "tokenizer.ggml.bos_token_id"),
+            eos_token: token_text_for(self.gguf()?, "tokenizer.ggml.eos_token_id"),
             now: None,
         };
         render_chat_template(&source, &messages, &chat).map_err(super::js_error)

@@ -3,8 +3,7 @@
 use std::fmt::Write;
 
 use gguf_lens::ct::{CtFormat, CtStrategy};
-use gguf_lens::model::{Checkpoint, Files, GgufModel};
-use gguf_lens::summary::file_type_label;
+use gguf_lens::model::{file_type_label, Checkpoint, Files, GgufModel};
 use gguf_lens::value_show::preview;
 
 use crate::escape::shown;
@@ -77,7 +76,7 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
     if let Some(label) = summary.file_type_label {
         let _ = writeln!(out, "\nfile type: {label}");
     }
-    if let Some(guess) = summary.file_type_by_tensor_mix {
+    if let Some(guess) = summary.gguf().and_then(|d| d.file_type_by_tensor_mix) {
         let label = file_type_label(guess).unwrap_or("?");
         let _ = writeln!(out, "file type by tensor mix: {label}");
     }
@@ -87,11 +86,11 @@ pub fn inspect_text(model: &GgufModel, file_sizes: &[u64]) -> String {
             "\nquant mix ({} elements, {:.3} bits per weight):",
             summary.parameter_count, summary.bits_per_weight
         );
-        for share in &summary.quant_mix {
+        for share in &summary.type_mix {
             let _ = writeln!(
                 out,
                 "  {:<8} {:>5} tensors {:>14} elements {:>14} bytes {:>6.2}%",
-                share.ggml_type.name(),
+                share.ty.name(),
                 share.tensors,
                 share.elements,
                 share.bytes,
