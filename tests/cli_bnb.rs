@@ -7,51 +7,24 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use common::cli_fixture::{self, f32_bits as f32s, ok, run};
+
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 const NAME: &str = "model.layers.0.self_attn.q_proj.weight";
 
 fn fixture(which: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/bnb")
-        .join(which)
-        .join(name)
+    cli_fixture::fixture(&format!("bnb/{which}"), name)
 }
 
-fn run(args: &[&str]) -> Output {
-    common::gguf_lens_command().args(args).output().unwrap()
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-/// `name`'s f32 values (as bits) in expected.safetensors, the header parsed here.
+/// `name`'s f32 values (as bits) in expected.safetensors.
 fn expected(which: &str, name: &str) -> Vec<u32> {
-    let bytes = std::fs::read(fixture(which, "expected.safetensors")).unwrap();
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    let offsets = header[name]["data_offsets"].as_array().unwrap();
-    let (a, b) = (
-        offsets[0].as_u64().unwrap() as usize,
-        offsets[1].as_u64().unwrap() as usize,
-    );
-    f32s(&bytes[8 + n + a..8 + n + b])
+    f32s(&cli_fixture::stored_bytes(
+        &fixture(which, "expected.safetensors"),
+        name,
+    ))
 }
 
 #[test]

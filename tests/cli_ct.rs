@@ -7,8 +7,9 @@
 
 mod common;
 
+use common::cli_fixture::{self, f32_bits as f32s, ok, run};
+
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::Value;
 
@@ -23,45 +24,16 @@ const CASES: [&str; 6] = [
 ];
 
 fn fixture(case: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/ct")
-        .join(case)
-        .join(name)
+    cli_fixture::fixture(&format!("ct/{case}"), name)
 }
 
-fn run(args: &[&str]) -> Output {
-    common::gguf_lens_command().args(args).output().unwrap()
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-/// The layer's f32 values (as bits) in expected.safetensors, the header parsed here.
+/// The layer's f32 values (as bits) in the case's expected.safetensors.
 fn expected(case: &str) -> Vec<u32> {
-    let bytes = std::fs::read(fixture(case, "expected.safetensors")).unwrap();
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    let offsets = header[format!("{LAYER}.weight")]["data_offsets"]
-        .as_array()
-        .unwrap();
-    let (a, b) = (
-        offsets[0].as_u64().unwrap() as usize,
-        offsets[1].as_u64().unwrap() as usize,
-    );
-    f32s(&bytes[8 + n + a..8 + n + b])
+    let path = fixture(case, "expected.safetensors");
+    f32s(&cli_fixture::stored_bytes(
+        &path,
+        &format!("{LAYER}.weight"),
+    ))
 }
 
 #[test]

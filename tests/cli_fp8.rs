@@ -6,41 +6,19 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use common::cli_fixture::{self, ok_bytes as ok, run};
+
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/fp8")
-        .join(name)
+    cli_fixture::fixture("fp8", name)
 }
 
-fn run(args: &[&str]) -> Output {
-    common::gguf_lens_command().args(args).output().unwrap()
-}
-
-fn ok(output: &Output) -> Vec<u8> {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout.clone()
-}
-
-/// `name`'s stored bytes in expected.safetensors (the header parsed here, not by gguf-lens).
+/// `name`'s stored bytes in expected.safetensors.
 fn expected(name: &str) -> Vec<u8> {
-    let bytes = std::fs::read(fixture("expected.safetensors")).unwrap();
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    let offsets = header[name]["data_offsets"].as_array().unwrap();
-    let (a, b) = (
-        offsets[0].as_u64().unwrap() as usize,
-        offsets[1].as_u64().unwrap() as usize,
-    );
-    bytes[8 + n + a..8 + n + b].to_vec()
+    cli_fixture::stored_bytes(&fixture("expected.safetensors"), name)
 }
 
 #[test]

@@ -6,52 +6,11 @@
 
 mod common;
 
+use common::cli_fixture::{self, f32_values as f32s, ok, run};
+
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::Value;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/mlx")
-        .join(name)
-}
-
-fn run(args: &[&str]) -> Output {
-    common::gguf_lens_command().args(args).output().unwrap()
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-/// `name`'s f32 values in expected.safetensors (the header parsed here, not by gguf-lens).
-fn expected(name: &str) -> Vec<f32> {
-    let bytes = std::fs::read(fixture("expected.safetensors")).unwrap();
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    let offsets = header[name]["data_offsets"].as_array().unwrap();
-    let (a, b) = (
-        offsets[0].as_u64().unwrap() as usize,
-        offsets[1].as_u64().unwrap() as usize,
-    );
-    bytes[8 + n + a..8 + n + b]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
 
 fn assert_close(got: &[f32], want: &[f32], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
@@ -60,6 +19,18 @@ fn assert_close(got: &[f32], want: &[f32], what: &str) {
         .map(|(g, w)| (g - w).abs())
         .fold(0f32, f32::max);
     assert!(worst <= 1e-6 * max_abs, "{what}: worst {worst}");
+}
+
+fn fixture(name: &str) -> PathBuf {
+    cli_fixture::fixture("mlx", name)
+}
+
+/// `name`'s f32 values in expected.safetensors.
+fn expected(name: &str) -> Vec<f32> {
+    f32s(&cli_fixture::stored_bytes(
+        &fixture("expected.safetensors"),
+        name,
+    ))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! (fixtures/); this only builds the broken ones.
 #![allow(dead_code)]
 
+pub mod cli_fixture;
 pub mod corpus;
 pub mod model_rows;
 pub mod plan_cases;
