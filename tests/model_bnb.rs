@@ -8,9 +8,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::model_rows::read_all;
+use common::model_rows::{checkpoint, expected_f32, read_all};
 use gguf_lens::gptq::V1Zeros;
-use gguf_lens::model::{open, Checkpoint, Layout, Model, Opened, TensorType};
+use gguf_lens::model::{open, Checkpoint, Layout, Model, TensorType};
 use gguf_lens::quant::Kernel;
 use gguf_lens::safetensors::SafetensorsFile;
 
@@ -50,26 +50,6 @@ fn dir(which: &str) -> PathBuf {
         .join(which)
 }
 
-/// Tensor `name`'s f32 values in expected.safetensors, decoded here from the bytes.
-fn expected(which: &str, name: &str) -> Vec<f32> {
-    let bytes = std::fs::read(dir(which).join("expected.safetensors")).unwrap();
-    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
-    let t = file.get(name).unwrap();
-    assert_eq!(t.dtype().name(), "F32");
-    let r = file.data_range(t);
-    bytes[r.start as usize..r.end as usize]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-fn checkpoint(opened: &Opened) -> &Checkpoint {
-    match &opened.model {
-        Model::Safetensors(c) => c,
-        Model::Gguf(_) => panic!("a checkpoint"),
-    }
-}
-
 /// Bit-for-bit equality, naming the first value that differs.
 fn same(got: &[f32], want: &[f32], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
@@ -82,6 +62,11 @@ fn same(got: &[f32], want: &[f32], what: &str) {
             want[i].to_bits()
         );
     }
+}
+
+/// Tensor `name`'s f32 values in expected.safetensors.
+fn expected(which: &str, name: &str) -> Vec<f32> {
+    expected_f32(&dir(which).join("expected.safetensors"), name)
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::model_rows::read_all;
+use common::model_rows::{bits, expected_f32, read_all};
 use gguf_lens::fp8::{dequantize_rows, Fp8Config, Fp8Layer};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::model::{open, Checkpoint, Layout, Model, TensorType};
@@ -34,20 +34,9 @@ fn manifest() -> Vec<(String, Vec<u64>)> {
         .collect()
 }
 
-/// `name`'s f32 values in expected.safetensors, decoded here from the bytes.
+/// `name`'s f32 values in expected.safetensors.
 fn expected(name: &str) -> Vec<f32> {
-    let bytes = std::fs::read(dir().join("expected.safetensors")).unwrap();
-    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
-    let t = file.get(name).unwrap();
-    let r = file.data_range(t);
-    bytes[r.start as usize..r.end as usize]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-fn bits(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|v| v.to_bits()).collect()
+    expected_f32(&dir().join("expected.safetensors"), name)
 }
 
 #[test]

@@ -7,10 +7,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::model_rows::read_all;
+use common::model_rows::{checkpoint, expected_f32, read_all};
 use gguf_lens::gptq::V1Zeros;
 use gguf_lens::mlx::MlxQuantization;
-use gguf_lens::model::{open, Checkpoint, Layout, Model, Opened, TensorType};
+use gguf_lens::model::{open, Checkpoint, Layout, Model, TensorType};
 use gguf_lens::quant::Kernel;
 use gguf_lens::safetensors::SafetensorsFile;
 use serde_json::Value;
@@ -37,19 +37,6 @@ fn manifest() -> Vec<(String, u32, u64, Vec<u64>)> {
         .collect()
 }
 
-/// `name`'s f32 values in expected.safetensors, decoded here from the bytes.
-fn expected(name: &str) -> Vec<f32> {
-    let bytes = std::fs::read(dir().join("expected.safetensors")).unwrap();
-    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
-    let t = file.get(name).unwrap();
-    assert_eq!(t.dtype().name(), "F32");
-    let r = file.data_range(t);
-    bytes[r.start as usize..r.end as usize]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
 fn assert_close(got: &[f32], want: &[f32], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
     let max_abs = want.iter().fold(0f32, |m, x| m.max(x.abs()));
@@ -64,11 +51,9 @@ fn assert_close(got: &[f32], want: &[f32], what: &str) {
     );
 }
 
-fn checkpoint(opened: &Opened) -> &Checkpoint {
-    match &opened.model {
-        Model::Safetensors(c) => c,
-        Model::Gguf(_) => panic!("a checkpoint"),
-    }
+/// `name`'s f32 values in expected.safetensors.
+fn expected(name: &str) -> Vec<f32> {
+    expected_f32(&dir().join("expected.safetensors"), name)
 }
 
 #[test]

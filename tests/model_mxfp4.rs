@@ -8,9 +8,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::model_rows::read_all;
+use common::model_rows::{bits, checkpoint, expected_f32, read_all};
 use gguf_lens::gptq::V1Zeros;
-use gguf_lens::model::{open, Checkpoint, Layout, Model, Opened, TensorType};
+use gguf_lens::model::{open, Layout, TensorType};
 use gguf_lens::quant::Kernel;
 use gguf_lens::safetensors::SafetensorsFile;
 
@@ -22,28 +22,9 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mxfp4")
 }
 
-/// Tensor `name`'s f32 values in expected.safetensors, decoded here from the bytes.
+/// Tensor `name`'s f32 values in expected.safetensors.
 fn expected(name: &str) -> Vec<f32> {
-    let bytes = std::fs::read(dir().join("expected.safetensors")).unwrap();
-    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
-    let t = file.get(name).unwrap();
-    assert_eq!(t.dtype().name(), "F32");
-    let r = file.data_range(t);
-    bytes[r.start as usize..r.end as usize]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-fn checkpoint(opened: &Opened) -> &Checkpoint {
-    match &opened.model {
-        Model::Safetensors(c) => c,
-        Model::Gguf(_) => panic!("a checkpoint"),
-    }
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
+    expected_f32(&dir().join("expected.safetensors"), name)
 }
 
 #[test]

@@ -25,3 +25,28 @@ pub fn read_all(model: &Model, shards: &dyn Shards, name: &str, step: u64) -> Ve
     }
     out
 }
+
+/// Tensor `name`'s f32 values in the safetensors file at `path`, decoded here from the bytes.
+pub fn expected_f32(path: &std::path::Path, name: &str) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    let file = gguf_lens::safetensors::SafetensorsFile::from_bytes(&bytes).unwrap();
+    let t = file.get(name).unwrap();
+    assert_eq!(t.dtype().name(), "F32");
+    let r = file.data_range(t);
+    bytes[r.start as usize..r.end as usize]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+/// The checkpoint a test opened (a GGUF model fails the test).
+pub fn checkpoint(opened: &gguf_lens::model::Opened) -> &gguf_lens::model::Checkpoint {
+    match &opened.model {
+        Model::Safetensors(c) => c,
+        Model::Gguf(_) => panic!("a checkpoint"),
+    }
+}
+
+pub fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
