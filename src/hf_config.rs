@@ -21,3 +21,20 @@ pub(crate) fn quantization_config(bytes: &[u8], method: &str) -> Result<Option<J
     let q = doc.get_mut("quantization_config").map(Json::take);
     Ok(q.filter(|q| q.get("quant_method").and_then(Json::as_str) == Some(method)))
 }
+
+/// A `quantization_config` list of module names (`modules_to_not_convert`,
+/// `llm_int8_skip_modules`): empty when absent or null, an error naming `key` when it is not
+/// a list.
+pub(crate) fn name_list(q: &Json, key: &str) -> Result<Vec<String>> {
+    match q.get(key) {
+        Some(Json::Array(names)) => Ok(names
+            .iter()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect()),
+        None | Some(Json::Null) => Ok(Vec::new()),
+        Some(other) => Err(Error::new(ErrorKind::BadJson {
+            what: "config.json quantization_config".to_string(),
+            message: format!("{key} {other} is not a list of names"),
+        })),
+    }
+}

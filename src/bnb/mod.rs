@@ -183,18 +183,7 @@ impl BnbConfig {
                 )))
             }
         };
-        let not_converted = match q.get("llm_int8_skip_modules") {
-            Some(Json::Array(names)) => names
-                .iter()
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect(),
-            None | Some(Json::Null) => Vec::new(),
-            Some(other) => {
-                return Err(bad_config(format!(
-                    "llm_int8_skip_modules {other} is not a list of names"
-                )))
-            }
-        };
+        let not_converted = crate::hf_config::name_list(&q, "llm_int8_skip_modules")?;
         Ok(Some(BnbConfig {
             quant_type,
             double_quant: flag("bnb_4bit_use_double_quant"),

@@ -7,8 +7,6 @@
 //! · 2^(scale[e][r][k / 32] − 127)`, exact in f32 (and in bf16: an FP4 value has two significant
 //! bits). Scale 255 is e8m0's NaN: refused.
 
-use serde_json::Value as Json;
-
 use crate::error::{Error, ErrorKind, Result};
 use crate::safetensors::Dtype;
 
@@ -43,19 +41,7 @@ impl Mxfp4Config {
         let Some(q) = crate::hf_config::quantization_config(bytes, "mxfp4")? else {
             return Ok(None);
         };
-        let not_converted = match q.get("modules_to_not_convert") {
-            Some(Json::Array(names)) => names
-                .iter()
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect(),
-            None | Some(Json::Null) => Vec::new(),
-            Some(other) => {
-                return Err(Error::new(ErrorKind::BadJson {
-                    what: "config.json quantization_config".to_string(),
-                    message: format!("modules_to_not_convert {other} is not a list of names"),
-                }))
-            }
-        };
+        let not_converted = crate::hf_config::name_list(&q, "modules_to_not_convert")?;
         Ok(Some(Mxfp4Config { not_converted }))
     }
 }
