@@ -513,42 +513,14 @@ impl<'m> Rows<'m> {
                 }
                 Ok(())
             }
-            Source::Gptq { layer, .. } => {
-                if rows.start > rows.end || rows.end > layer.out_features {
-                    return Err(Error::new(ErrorKind::BadRowRange {
-                        name: layer.name.clone(),
-                        start: rows.start,
-                        end: rows.end,
-                        rows: layer.out_features,
-                    }));
-                }
-                Ok(())
-            }
+            Source::Gptq { layer, .. } => within(rows, layer.out_features, || layer.name.clone()),
             Source::Mlx { weight, .. } | Source::Fp8 { weight, .. } | Source::Ct { weight, .. } => {
                 weight.file.rows_range(weight.tensor, rows).map(|_| ())
             }
             Source::Bnb { layer, .. } => {
-                if rows.start > rows.end || rows.end > layer.n_rows() {
-                    return Err(Error::new(ErrorKind::BadRowRange {
-                        name: format!("{}.weight", layer.name),
-                        start: rows.start,
-                        end: rows.end,
-                        rows: layer.n_rows(),
-                    }));
-                }
-                Ok(())
+                within(rows, layer.n_rows(), || format!("{}.weight", layer.name))
             }
-            Source::Mxfp4 { layer, .. } => {
-                if rows.start > rows.end || rows.end > layer.n_rows() {
-                    return Err(Error::new(ErrorKind::BadRowRange {
-                        name: layer.name.clone(),
-                        start: rows.start,
-                        end: rows.end,
-                        rows: layer.n_rows(),
-                    }));
-                }
-                Ok(())
-            }
+            Source::Mxfp4 { layer, .. } => within(rows, layer.n_rows(), || layer.name.clone()),
         }
     }
 
@@ -723,4 +695,17 @@ fn elements(rows: Range<u64>, row_len: u64) -> Result<usize> {
             limit: usize::MAX as u64,
         })
     })
+}
+
+/// `rows` within `0..n` (start ≤ end ≤ n), else the one row-range error naming the tensor.
+fn within(rows: Range<u64>, n: u64, name: impl FnOnce() -> String) -> Result<()> {
+    if rows.start > rows.end || rows.end > n {
+        return Err(Error::new(ErrorKind::BadRowRange {
+            name: name(),
+            start: rows.start,
+            end: rows.end,
+            rows: n,
+        }));
+    }
+    Ok(())
 }
