@@ -1,30 +1,23 @@
 // Comparing two models with the core's definitions (src/compare.rs, as `gguf-lens diff`): the
 // header diff computed in wasm, and the numeric metrics of one tensor read from both in row
 // chunks and accumulated in wasm (f64 sums).
-import { CHUNK_BYTES } from './model.js';
+import { CHUNK_BYTES, Model } from './model.js';
 import { abortError } from './sources.js';
-/** @import { GgufModel } from './model.js' */
-/** @import { SafetensorsModel } from './safetensors.js' */
-/** @import { CtLayer, Mxfp4Layer, Fp8Layer, GptqLayer, MlxLayer, ModelDiff, Progress, SafetensorsTensorInfo, TensorInfo, ValueMetrics } from './types.js' */
-/** @typedef {GgufModel | SafetensorsModel} Model */
+/** @import { ModelDiff, Progress, ValueMetrics } from './types.js' */
 
 /** Values per file and read in compareTensor when a file is not GGUF (at least one row). */
 export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
 
-/** The core's CompareSide of a model: every GGUF shard's header, or the checkpoint (its first header holds every shard). */
 /**
+ * The core's CompareSide of a model (the headers that hold it, Model._coreHeaders).
  * @param {Model} m
  * @param {string} label
  */
 function sideOf(m, label) {
-  if (m?.format !== 'gguf' && m?.format !== 'safetensors') {
-    const format = /** @type {{ format?: unknown } | undefined} */ (m)?.format;
-    throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is ${format ?? 'not a model'})`);
-  }
+  if (!(m instanceof Model)) throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is not a model)`);
   const side = new m.wasm.CompareSide();
   try {
-    // A GGUF model is one handle per shard; a checkpoint's first handle holds every shard.
-    for (const header of m.format === 'gguf' ? m.shards.map((s) => s.header) : [m.header]) side.add(header);
+    for (const header of m._coreHeaders()) side.add(header);
     return side;
   } catch (err) {
     side.free();
@@ -83,23 +76,6 @@ export async function compareReport(a, b, options = {}) {
   }
 }
 
-/**
- * What is read for `name`: a tensor, an MLX, FP8 or compressed-tensors layer (its `<path>.weight`), or the GPTQ
- * layer a `<layer>.weight` name stands for.
- * @param {Model} m
- * @param {string} name
- * @returns {{ info: TensorInfo | SafetensorsTensorInfo | GptqLayer | MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer, read: string, shape: number[] }}
- */
-function resolve(m, name) {
-  const ranged = m.format === 'safetensors' ? m._rangeLayer(name) : undefined;
-  if (ranged) return { info: ranged, read: ranged.name, shape: ranged.shape };
-  const layer = m.format === 'safetensors' ? m._layerNamed(name) : undefined;
-  if (layer) return { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] };
-  const info = m.tensor(name);
-  // The row-major shape every format reports (a GPTQ layer: [out, in]).
-  return { info, read: name, shape: info.shape };
-}
-
 const sameDims = (/** @type {number[]} */ p, /** @type {number[]} */ q) => p.length === q.length && p.every((d, i) => Number(d) === Number(q[i]));
 
 /**
@@ -116,21 +92,22 @@ const sameDims = (/** @type {number[]} */ p, /** @type {number[]} */ q) => p.len
  */
 export async function compareTensor(a, b, name, options = {}) {
   await Promise.all([a?.preload?.(), b?.preload?.()]);
-  const ra = resolve(a, name), rb = resolve(b, name);
+  const ra = a._readable(name), rb = b._readable(name);
   const x = ra.info, y = rb.info;
-  const gguf = a.format === 'gguf' && b.format === 'gguf';
+  // Stored rows the core dequantizes on both sides (GGUF's): compared as bytes in wasm; else as values.
+  const ha = ra.header, hb = rb.header;
+  const raw = ha !== null && hb !== null;
   if (!sameDims(ra.shape, rb.shape)) throw new Error(`gguf-lens: tensor ${name} has another shape in each file`);
   const { signal, onProgress } = options;
-  const step = Math.max(1, gguf && options.chunkElements === undefined
-    // Two GGUF tensors: rowBytes are numbers.
-    ? Math.floor(CHUNK_BYTES / Math.max(1, /** @type {number} */ (/** @type {TensorInfo} */ (x).rowBytes), /** @type {TensorInfo} */ (y).rowBytes))
+  const step = Math.max(1, raw && options.chunkElements === undefined
+    ? Math.floor(CHUNK_BYTES / Math.max(1, x.rowBytes ?? 0, y.rowBytes ?? 0))
     : Math.floor((options.chunkElements ?? COMPARE_CHUNK_ELEMENTS) / Math.max(1, x.rowLength)));
   /**
    * @param {Model} m
    * @param {[number, number]} rows
    * @returns {Promise<Uint8Array | Float32Array>}
    */
-  const read = (m, rows) => (gguf ? m.readTensorBytes(name, { rows, signal }) : m.readTensor((m === a ? ra : rb).read, { rows, signal }));
+  const read = (m, rows) => (raw ? m.readTensorBytes(name, { rows, signal }) : m.readTensor((m === a ? ra : rb).read, { rows, signal }));
   const fetchChunk = (/** @type {number} */ first) => {
     /** @type {[number, number]} */
     const rows = [first, Math.min(x.nRows, first + step)];
@@ -143,11 +120,8 @@ export async function compareTensor(a, b, name, options = {}) {
       const { rows, va, vb } = await pending;
       pending = rows[1] < x.nRows ? fetchChunk(rows[1]) : null;
       if (signal?.aborted) throw abortError(signal);
-      if (gguf) {
-        // Both GGUF: bytes of GGUF shards.
-        const sa = /** @type {GgufModel} */ (a).shards[/** @type {TensorInfo} */ (x).shard];
-        const sb = /** @type {GgufModel} */ (b).shards[/** @type {TensorInfo} */ (y).shard];
-        acc.addRows(name, sa.header, /** @type {Uint8Array} */ (va), sb.header, /** @type {Uint8Array} */ (vb));
+      if (raw) {
+        acc.addRows(name, ha, /** @type {Uint8Array} */ (va), hb, /** @type {Uint8Array} */ (vb));
       } else {
         acc.add(/** @type {Float32Array} */ (va), /** @type {Float32Array} */ (vb));
       }

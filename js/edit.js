@@ -1,4 +1,4 @@
-// Editing a GGUF's metadata and hashing its tensor data, on top of a GgufModel's source.
+// Editing a GGUF's metadata and hashing its tensor data, on top of a GGUF model's source.
 // The core plans the edited file (new header + pieces of the input); here the pieces become a
 // Blob (File.slice: nothing is read) or a stream (read chunk by chunk), so a 100 GB file is
 // never held in memory.

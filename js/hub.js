@@ -3,7 +3,8 @@
 // a few files at a time, for the quant label, size, bits per weight, parameters and the memory
 // planner's verdict for a device (fits / largest context / layers to offload).
 import { openGguf } from './open.js';
-import { GgufModel } from './model.js';
+import { Model } from './model.js';
+/** @import { GgufModel } from './model.js' */
 import { loadCore } from './wasm.js';
 import { SourceError, abortError, errorMessage, guardedFetch, plainNameProblem, quoteName, waitFor, stallTimeoutOf } from './sources.js';
 /** @import { HubOptions, InspectOptions, RepoDevice, RepoGguf, RepoGgufFile, RepoListing, RepoVerdict, Summary, RepoGgufRow } from './types.js' */
@@ -308,7 +309,7 @@ export async function inspectRepoGgufs(listing, options = {}) {
     try {
       // Every shard is open here.
       const shards = /** @type {GgufModel[]} */ (row.opened);
-      const model = shards.length === 1 ? shards[0] : GgufModel.merge(shards, wasm);
+      const model = shards.length === 1 ? shards[0] : Model.merge(shards, wasm);
       row.model = model;
       row.summary = model.summary();
       row.requests = model.ioStats.requests;

@@ -4,8 +4,8 @@
 // The public data shapes (options, results, tensor and layer infos): JSDoc typedefs, no values.
 export * from './types.js';
 export { open, openGguf, FIRST_READ_BYTES } from './open.js';
-export { openSafetensors, SafetensorsModel, SAFETENSORS_FIRST_READ_BYTES } from './safetensors.js';
-export { GgufModel, CHUNK_BYTES } from './model.js';
+export { openSafetensors, SAFETENSORS_FIRST_READ_BYTES } from './safetensors.js';
+export { Model, GgufModel, SafetensorsModel, CHUNK_BYTES } from './model.js';
 export { GgufEditor } from './edit.js';
 export { SourceError, toSource } from './sources.js';
 export { listRepoGgufs, inspectRepoGgufs, repoVerdict, closeRepoModels, scanRepo, parseRepo, checkHubEndpoint, HUB_ENDPOINT } from './hub.js';

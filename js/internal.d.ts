@@ -5,12 +5,6 @@
 // reach (the glue's own types need a newer lib than users may have).
 import type { GgufInput, OpenOptions, Progress, SafetensorsOptions, TensorInfo } from './types.js';
 
-/** A shard as ShardedModel reads it: its source, and a header that knows its tensors' byte ranges. */
-export interface Shard {
-  source: Source;
-  header: { rowsRange(name: string, a: number, b: number): Float64Array | number[] };
-}
-
 /** T with its read-only fields settable: for the class that sets them (after its constructor). */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 

@@ -1,5 +1,10 @@
-// GgufModel: a parsed header plus its byte source. Tensor reads fetch only the requested rows,
-// in chunks, and dequantize each chunk in wasm, copying it once into the Float32Array.
+// Model: the one model class, for GGUF files (single or split) and safetensors checkpoints
+// (single or sharded; plain, GPTQ, MLX, FP8, compressed-tensors, MXFP4) alike. A parsed header
+// (the wasm `ModelHeader`, over the core's `Model`) plus its byte source; tensor reads fetch only
+// the requested rows, in chunks. A GGUF tensor's rows are dequantized in wasm a chunk at a time,
+// copied once into the Float32Array; a checkpoint's reads go through its `Checkpoint`
+// (safetensors.js: the layers its config makes and how each is read). What only GGUF has
+// (tokenizer, chat template, edit, hash, lint, planner) throws one error on a checkpoint.
 import { GgufEditor, hashModel } from './edit.js';
 import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { loadWasm, wasmModule } from './wasm.js';
@@ -10,9 +15,10 @@ import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './r
 import { ReaderCache, eachChunkAhead, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
-/** @import { Progress, ChatMessage, ChatTemplateOptions, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './types.js' */
-/** @import { ModelOrigin, Shard, Writable, OnBytes, OnProgress, PoolWorker, ReadableTensor, RowShape, Run, Source } from './internal.js' */
+/** @import { Progress, ChatMessage, ChatTemplateOptions, CtConfig, CtLayer, Fp8Config, Fp8Layer, GptqLayer, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, MlxLayer, MlxQuantization, Mxfp4Layer, QuantConfig, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './types.js' */
+/** @import { ModelOrigin, Writable, OnBytes, OnProgress, PoolWorker, ReadableTensor, RowShape, Run, Source } from './internal.js' */
 /** @import { GgufHeader, QuantErrorJob, TensorStatsJob, Wasm } from './bindings.js' */
+/** @import { Checkpoint } from './safetensors.js' */
 
 /** Bytes fetched per request when reading tensor data (memory stays ~2 chunks). */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -23,6 +29,10 @@ const readers = new ReaderCache();
 /** Numbers per tensor in the header's tensorColumns(): typeId, nDims, 4 dims, then FIELDS. */
 const TENSOR_FIELDS = 13;
 const FIELDS = ['nElements', 'offset', 'relativeOffset', 'nBytes', 'rowLength', 'nRows', 'rowBytes'];
+
+/** What a GGUF model lists for a checkpoint's layers: nothing (one frozen array for every list,
+ * typed as the lists it stands for). */
+const NO_LAYERS = /** @type {never[]} */ (Object.freeze([]));
 
 /**
  * Tensor infos `{ name, type, typeId, shape, nElements, offset, relativeOffset, nBytes,
@@ -46,115 +56,37 @@ function tensorsOf(header) {
 }
 
 /**
- * What GGUF and safetensors models share: `shards` (each with a `source` and a header that
- * knows its tensors' byte ranges), the tensors by name, readTensorBytes.
- * @template {object} S a shard: a `Shard` to the methods here (a constraint naming its source
- *   and header would name internals in the published declarations, which leave them out)
- * @template {{ name: string, shard: number, nRows: number }} T a tensor's info
+ * A model: a GGUF file (single or split) or a safetensors checkpoint (single or sharded, plain
+ * or quantized). Its format is `format`; `GgufModel` and `SafetensorsModel` are this class under
+ * the names of its formats (`Model<'gguf'>`, `Model<'safetensors'>` as types). Header facts,
+ * metadata, tensors, and tensor reads for every format; the GGUF-only methods (tokenizer, chat
+ * template, edit, hash, lint, planMemory, fit, specialTokens) throw one `TypeError` on a
+ * checkpoint, whose layer lists (gptqLayers, mlxLayers, …) are empty and configs null on GGUF.
+ * @template {'gguf' | 'safetensors'} [F='gguf' | 'safetensors'] the format
  */
-export class ShardedModel {
-  /** The shards' models (this one alone for a single file). @readonly @type {S[]} */
+export class Model {
+  // The fields, declared for the published types (the constructor sets them): what users read,
+  // read-only, and the internals, left out of the declarations (marked internal: tsc's stripInternal).
+  /** 'gguf' or 'safetensors'. @readonly @type {F} */
+  format;
+  /** The shards' models (this one alone for a single file). @readonly @type {Model<F>[]} */
   shards;
-  /** Every shard's tensors. @readonly @type {T[]} */
+  /** Every shard's tensors. @readonly @type {(F extends 'gguf' ? TensorInfo : SafetensorsTensorInfo)[]} */
   tensors;
   /** Total bytes (all shards). @readonly @type {number} */
   byteLength;
-  /** @internal @type {Map<string, T>} */
-  _tensorIndex;
-
-  /** @internal */
-  constructor() {
-    this.shards = [];
-    this.tensors = [];
-    this._tensorIndex = new Map();
-    this.byteLength = 0;
-  }
-
-  /**
-   * Becomes the model of every shard in `models` (this one first): their tensors, each with its
-   * shard's index, and their bytes.
-   * @param {S[]} models
-   * @param {T[][]} tensors each model's tensors
-   * @param {number[]} byteLengths each model's size
-   * @internal
-   */
-  _joinShards(models, tensors, byteLengths) {
-    // Read-only to users; set here as in the constructor.
-    const self = /** @type {Writable<this>} */ (this);
-    self.shards = models;
-    self.tensors = tensors.flatMap((list, shard) => list.map((t) => ({ ...t, shard })));
-    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    self.byteLength = byteLengths.reduce((sum, n) => sum + n, 0);
-  }
-
-  /** Loads what the features past the header need (a no-op where it is loaded already).
-   * @returns {Promise<void>} */
-  preload() {
-    return Promise.resolve();
-  }
-
-  /** Back to its own shard alone, after joining shards failed (close() then closes only it).
-   * @internal */
-  _ownShardOnly() {
-    /** @type {Writable<this>} */ (this).shards = [/** @type {S} */ (/** @type {unknown} */ (this))];
-  }
-
-  /**
-   * The raw bytes of rows [a, b) (default: all rows) of a stored tensor.
-   * @param {string} name
-   * @param {ReadOptions} [options]
-   * @returns {Promise<Uint8Array>}
-   */
-  async readTensorBytes(name, options = {}) {
-    const t = this.tensor(name);
-    const [a, b] = rowsOf(t, options.rows);
-    const shard = /** @type {Shard} */ (/** @type {unknown} */ (this.shards[t.shard]));
-    const [start, end] = shard.header.rowsRange(name, a, b);
-    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
-  }
-
-  /** Bytes and requests this model's sources have served so far. */
-  get ioStats() {
-    const total = { requests: 0, bytes: 0 };
-    for (const shard of /** @type {Shard[]} */ (/** @type {unknown} */ (this.shards))) {
-      total.requests += shard.source.stats.requests;
-      total.bytes += shard.source.stats.bytes;
-    }
-    return total;
-  }
-
-  /**
-   * A tensor's info (throws if absent).
-   * @param {string} name
-   * @returns {T}
-   */
-  tensor(name) {
-    const t = this._tensorIndex.get(name);
-    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
-    return t;
-  }
-}
-
-/**
- * One GGUF file: header facts, metadata, tensors, and tensor reads.
- * @extends {ShardedModel<GgufModel, TensorInfo>}
- */
-export class GgufModel extends ShardedModel {
-  // The fields, declared for the published types (the constructor sets them): what users read,
-  // read-only, and the internals, left out of the declarations (marked internal: tsc's stripInternal).
-  /** @readonly @type {'gguf'} */
-  format;
-  /** The GGUF version (2 or 3). @readonly @type {number} */
+  /** The GGUF version (2 or 3); null for a checkpoint. @readonly @type {F extends 'gguf' ? number : null} */
   version;
-  /** @readonly @type {'little' | 'big'} */
+  /** null for a checkpoint. @readonly @type {F extends 'gguf' ? 'little' | 'big' : null} */
   endian;
-  /** @readonly @type {number} */
+  /** null for a checkpoint. @readonly @type {F extends 'gguf' ? number : null} */
   alignment;
   /** Where the tensor data starts in the file. @readonly @type {number} */
   dataOffset;
   /** @readonly @type {number} */
   headerLength;
-  /** The header's entries, an array's with its readers. @readonly @type {MetadataEntry[]} */
+  /** The header's entries, an array's with its readers; a checkpoint's `__metadata__` (every
+   * value a string). @readonly @type {F extends 'gguf' ? MetadataEntry[] : (ScalarEntry & { value: string })[]} */
   metadata;
   /** @internal @type {Wasm} */
   wasm;
@@ -167,9 +99,14 @@ export class GgufModel extends ShardedModel {
   input;
   /** The request options a worker can receive. @internal @type {ModelOrigin['openOptions']} */
   openOptions;
+  /** A checkpoint's layers, config and readers (safetensors.js); null for GGUF.
+   * @internal @type {Checkpoint | null} */
+  _checkpoint;
+  /** @internal @type {Map<string, TensorInfo | SafetensorsTensorInfo>} */
+  _tensorIndex;
   /** @internal @type {Map<string, MetadataEntry>} */
   _metadataIndex;
-  /** A split model's summary (merged over its shards), else null: the header's.
+  /** A split GGUF model's summary (merged over its shards), else null: the header's.
    * @internal @type {Summary | null} */
   _splitSummary;
   /** The id workers know this model by, once it has been sent to workers.
@@ -190,35 +127,44 @@ export class GgufModel extends ShardedModel {
    * @param {GgufHeader} header
    * @param {Source} source
    * @param {ModelOrigin} [origin] what workers open this model from again
+   * @param {Checkpoint | null} [checkpoint] a safetensors header's layers and config (null: GGUF)
    */
-  constructor(wasm, header, source, origin = {}) {
-    super();
-    // Read-only to users (ShardedModel's fields); set here as there.
-    const self = /** @type {Writable<this>} */ (this);
+  constructor(wasm, header, source, origin = {}, checkpoint = null) {
     this.wasm = wasm;
     this.header = header;
     this.source = source;
-    this.format = 'gguf';
-    this.version = header.version;
-    this.endian = /** @type {'little' | 'big'} */ (header.endian);
-    this.alignment = header.alignment;
+    this._checkpoint = checkpoint;
+    const gguf = checkpoint === null;
+    this.format = /** @type {F} */ (gguf ? 'gguf' : 'safetensors');
+    // The GGUF facts a checkpoint has no such thing as.
+    const fact = (/** @type {() => unknown} */ read) => /** @type {any} */ (gguf ? read() : null);
+    this.version = fact(() => header.version);
+    this.endian = fact(() => header.endian);
+    this.alignment = fact(() => header.alignment);
     this.dataOffset = header.dataOffset;
     this.headerLength = header.headerLength;
-    self.byteLength = knownSize(source);
-    this.metadata = /** @type {MetadataEntry[]} */ (header.metadata().map((/** @type {{ key: string, type: string, len: number }} */ entry) =>
-      entry.type === 'array'
-        ? {
-          ...entry,
-          // this.header, not header: preload() moves the header into the full module.
-          items: (start = 0, end = entry.len) => this.header.arrayItems(entry.key, start, end),
-          packed: () => this.header.arrayPacked(entry.key),
-          findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(this.header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
-        }
-        : entry));
-    this._metadataIndex = new Map(this.metadata.map((entry) => [entry.key, entry]));
-    self.tensors = tensorsOf(header);
-    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    self.shards = [this];
+    this.byteLength = knownSize(source);
+    /** @type {MetadataEntry[]} */
+    const metadata = gguf
+      ? header.metadata().map((/** @type {{ key: string, type: string, len: number }} */ entry) =>
+        entry.type === 'array'
+          ? {
+            ...entry,
+            // this.header, not header: preload() moves the header into the full module.
+            items: (start = 0, end = entry.len) => this.header.arrayItems(entry.key, start, end),
+            packed: () => this.header.arrayPacked(entry.key),
+            findText: (/** @type {string} */ needle, { start = 0, limit = Infinity } = {}) => Array.from(this.header.arrayFindText(entry.key, needle, start, Math.min(limit, 2 ** 32 - 1))),
+          }
+          : entry)
+      : header.metadata().map((/** @type {{ key: string, value: string }} */ { key, value }) => ({ key, type: 'string', value }));
+    this.metadata = /** @type {any} */ (metadata);
+    this._metadataIndex = new Map(metadata.map((entry) => [entry.key, entry]));
+    /** @type {(TensorInfo | SafetensorsTensorInfo)[]} */
+    const tensors = gguf ? tensorsOf(header) : header.tensors();
+    for (const t of tensors) t.shard = 0;
+    this.tensors = /** @type {any} */ (tensors);
+    this._tensorIndex = new Map(tensors.map((t) => [t.name, t]));
+    this.shards = [this];
     this.input = origin.input;
     this.openOptions = origin.openOptions;
     this._splitSummary = null;
@@ -229,38 +175,36 @@ export class GgufModel extends ShardedModel {
   }
 
   /**
-   * Loads the full wasm module (tokenizer, templates, dequantization, stats, …) and moves every
-   * shard's header into it, once. Opening parses in the small core module, so a summary never
-   * waits for the full one; each method that needs it calls this first, and an app may call it
-   * ahead (after showing the summary) so that the first tokenize or read does not wait.
-   * @returns {Promise<void>}
+   * Becomes the model of every shard in `models` (this one first): their tensors, each with its
+   * shard's index, and their bytes.
+   * @param {Model<F>[]} models
+   * @internal
    */
-  preload() {
-    this._full ??= (async () => {
-      const wasm = await loadWasm();
-      for (const shard of this.shards) {
-        if (shard.header.module === 'full') continue;
-        // The header's own bytes parse whole: a GgufHeader, never { needMore }.
-        const header = /** @type {GgufHeader} */ (wasm.parseHeader(shard.header.headerBytes(), shard.source.byteLength));
-        shard.header.free();
-        shard.header = header;
-        shard.wasm = wasm;
-      }
-      this.wasm = wasm;
-    })();
-    // A failed load (the module not found, offline) is tried again by the next call.
-    this._full.catch(() => { this._full = undefined; });
-    return this._full;
+  _joinShards(models) {
+    // Read-only to users; set here as in the constructor.
+    const self = /** @type {Writable<this>} */ (this);
+    self.shards = models;
+    self.tensors = /** @type {any} */ (models.flatMap((m, shard) => m.tensors.map((t) => ({ ...t, shard }))));
+    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
+    let total = 0;
+    for (const m of models) total += m.byteLength;
+    self.byteLength = total;
+  }
+
+  /** Back to its own shard alone, after joining shards failed (close() then closes only it).
+   * @internal */
+  _ownShardOnly() {
+    /** @type {Writable<this>} */ (this).shards = [this];
   }
 
   /**
-   * One model over the shards of a split file: metadata from the first, every shard's tensors,
-   * the summary merged in wasm (the core's one definition, `SplitSummary`), the shards' inputs
-   * for workers. Checked before
-   * anything changes: on a throw every shard is still its own model, for the caller to close.
-   * @param {GgufModel[]} models the shards, in order
+   * One GGUF model over the shards of a split file: metadata from the first, every shard's
+   * tensors, the summary merged in wasm (the core's one definition, `SplitSummary`), the shards'
+   * inputs for workers. Checked before anything changes: on a throw every shard is still its own
+   * model, for the caller to close.
+   * @param {Model<'gguf'>[]} models the shards, in order
    * @param {import('./bindings.js').CoreWasm} wasm the core module's exports (or the full one's)
-   * @returns {GgufModel} the first, now the model of them all
+   * @returns {Model<'gguf'>} the first, now the model of them all
    * @internal
    */
   static merge(models, wasm) {
@@ -274,38 +218,246 @@ export class GgufModel extends ShardedModel {
       split.free();
     }
     const [first] = models;
-    first._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
-    first._splitSummary = summary;
-    // Workers open every shard.
-    first.input = /** @type {import('./types.js').GgufInput[]} */ (models.map((m) => m.input));
+    first._joinSplit(models, summary);
     return first;
   }
 
   /**
-   * A scalar's value, or an array's entry ({itemType, len, items(start, end)}); undefined if absent.
+   * A split GGUF model's join: the shards, their merged summary, and every shard's input (what
+   * workers open).
+   * @param {Model<F>[]} models
+   * @param {Summary} summary
+   * @internal
+   */
+  _joinSplit(models, summary) {
+    this._joinShards(models);
+    this._splitSummary = summary;
+    this.input = /** @type {import('./types.js').GgufInput[]} */ (models.map((m) => m.input));
+  }
+
+  /**
+   * A sharded checkpoint's join (this model first), checked against the index's weight map.
+   * @param {Model<F>[]} models
+   * @param {{ shards: string[], weightMap: [string, string][], metadata?: Record<string, unknown> }} index
+   * @param {string | URL} input the index's URL or path, for errors
+   * @internal
+   */
+  _joinIndex(models, index, input) {
+    this._joinShards(models);
+    this._needCheckpoint('a shard index').joinIndex(this, models, index, input);
+  }
+
+  /**
+   * Sets a checkpoint's quantization config: from options, else found beside `input`.
+   * @param {unknown} input
+   * @param {import('./internal.js').AnyOpenOptions} options
+   * @internal
+   */
+  _loadConfig(input, options) {
+    return this._needCheckpoint('a quantization config').loadConfig(this.tensors, input, options);
+  }
+
+  /**
+   * Loads the full wasm module (tokenizer, templates, dequantization, stats, …) and moves every
+   * shard's header into it, once. Opening a GGUF parses in the small core module, so a summary
+   * never waits for the full one; each method that needs it calls this first, and an app may
+   * call it ahead (after showing the summary) so that the first tokenize or read does not wait.
+   * (A checkpoint opens in the full module: nothing to do.)
+   * @returns {Promise<void>}
+   */
+  preload() {
+    this._full ??= (async () => {
+      const wasm = await loadWasm();
+      for (const shard of this.shards) shard._moveToFull(wasm);
+      this.wasm = wasm;
+    })();
+    // A failed load (the module not found, offline) is tried again by the next call.
+    this._full.catch(() => { this._full = undefined; });
+    return this._full;
+  }
+
+  /**
+   * This model's own header in the full module (`wasm`'s), parsed again from its bytes.
+   * @param {Wasm} wasm
+   * @internal
+   */
+  _moveToFull(wasm) {
+    if (this.header.module === 'full') return;
+    // The header's own bytes parse whole: a GgufHeader, never { needMore }.
+    const header = /** @type {GgufHeader} */ (wasm.parseHeader(this.header.headerBytes(), this.source.byteLength));
+    this.header.free();
+    this.header = header;
+    this.wasm = wasm;
+  }
+
+  /**
+   * The checkpoint's part, or the one error of a checkpoint-only step on a GGUF model.
+   * @param {string} what
+   * @internal
+   */
+  _needCheckpoint(what) {
+    if (!this._checkpoint) throw new TypeError(`gguf-lens: ${what} belongs to a safetensors checkpoint; this model is GGUF`);
+    return this._checkpoint;
+  }
+
+  /** This model as GGUF's readers, pools and editor take it (on a GGUF model's paths only).
+   * @returns {GgufModel}
+   * @internal */
+  _asGguf() {
+    return /** @type {GgufModel} */ (/** @type {unknown} */ (this));
+  }
+
+  /**
+   * The one error of a GGUF-only method called on a checkpoint.
+   * @param {string} call
+   * @internal
+   */
+  _ggufOnly(call) {
+    if (this._checkpoint) throw new TypeError(`gguf-lens: ${call} needs a GGUF model; this is a safetensors checkpoint`);
+  }
+
+  /** The index's "metadata" (e.g. total_size) of a sharded checkpoint, else undefined.
+   * @returns {Record<string, unknown> | undefined} */
+  get indexMetadata() { return this._checkpoint?.indexMetadata; }
+  /** A checkpoint's GPTQ layers ([] for GGUF). @returns {GptqLayer[]} */
+  get gptqLayers() { return this._checkpoint?.gptqLayers ?? NO_LAYERS; }
+  /** Why some `.qweight` (GPTQ) or `.scales` (MLX) tensors are not layers. @returns {string[]} */
+  get gptqLayerErrors() { return this._checkpoint?.gptqLayerErrors ?? NO_LAYERS; }
+  /** MLX layers, each read (dequantized as `mx.dequantize`) as its `<path>.weight`. @returns {MlxLayer[]} */
+  get mlxLayers() { return this._checkpoint?.mlxLayers ?? NO_LAYERS; }
+  /** config.json's MLX `quantization` (quantConfigSource says where it came from). @returns {MlxQuantization | null} */
+  get mlxQuantization() { return this._checkpoint?.mlxQuantization ?? null; }
+  /** FP8 block-scaled layers, each read (dequantized as transformers' `Fp8Dequantize`) as its
+   * `<path>.weight`. @returns {Fp8Layer[]} */
+  get fp8Layers() { return this._checkpoint?.fp8Layers ?? NO_LAYERS; }
+  /** config.json's FP8 `quantization_config`. @returns {Fp8Config | null} */
+  get fp8Config() { return this._checkpoint?.fp8Config ?? null; }
+  /** compressed-tensors layers, each read (dequantized as the package's `decompress`) as its
+   * `<path>.weight`. @returns {CtLayer[]} */
+  get ctLayers() { return this._checkpoint?.ctLayers ?? NO_LAYERS; }
+  /** config.json's compressed-tensors `quantization_config`. @returns {CtConfig | null} */
+  get ctConfig() { return this._checkpoint?.ctConfig ?? null; }
+  /** gpt-oss MXFP4 tensors, each read (dequantized as transformers' `convert_moe_packed_tensors`)
+   * as its `name`. @returns {Mxfp4Layer[]} */
+  get mxfp4Layers() { return this._checkpoint?.mxfp4Layers ?? NO_LAYERS; }
+  /** config.json's MXFP4 `quantization_config`. @returns {{ modulesToNotConvert: string[] } | null} */
+  get mxfp4Config() { return this._checkpoint?.mxfp4Config ?? null; }
+  /** The GPTQ config (quantize_config.json's, or config.json's quantization_config). @returns {QuantConfig | null} */
+  get quantConfig() { return this._checkpoint?.quantConfig ?? null; }
+  /** Where a checkpoint's config came from (a URL, path, or "options.quantizeConfig"); null if none.
+   * @returns {string | null} */
+  get quantConfigSource() { return this._checkpoint?.quantConfigSource ?? null; }
+  /** Set when a config found beside the file could not be used. @returns {string | undefined} */
+  get quantConfigError() { return this._checkpoint?.quantConfigError; }
+
+  /**
+   * A GPTQ layer by prefix, or undefined (always for GGUF).
+   * @param {string} name
+   * @returns {GptqLayer | undefined}
+   */
+  gptqLayer(name) {
+    return this._checkpoint?.gptqLayer(name);
+  }
+
+  /**
+   * A tensor's info (throws if absent).
+   * @param {string} name
+   * @returns {F extends 'gguf' ? TensorInfo : SafetensorsTensorInfo}
+   */
+  tensor(name) {
+    return /** @type {any} */ (this._tensor(name));
+  }
+
+  /**
+   * A tensor's info, for this module's readers (throws if absent).
+   * @param {string} name
+   * @internal
+   */
+  _tensor(name) {
+    const t = this._tensorIndex.get(name);
+    if (!t) throw new Error(`gguf-lens: no tensor named ${name}`);
+    return t;
+  }
+
+  /**
+   * What reading `name` reads: a tensor, or a checkpoint's layer (an MLX, FP8, compressed-tensors
+   * or MXFP4 layer by its `<path>.weight`, a GPTQ layer by its prefix or `<prefix>.weight`), with
+   * the name its read takes and its row-major shape; `header` is the shard header whose core
+   * dequantizes the stored rows (`ValueDiff.addRows`), null where rows are read as values.
+   * @param {string} name
+   * @returns {{ info: { nRows: number, rowLength: number, rowBytes?: number | null }, read: string, shape: number[], header: GgufHeader | null }}
+   * @internal
+   */
+  _readable(name) {
+    if (this._checkpoint) return { ...this._checkpoint.readable(this, name), header: null };
+    const info = /** @type {TensorInfo} */ (this._tensor(name));
+    return { info, read: name, shape: info.shape, header: this.shards[info.shard].header };
+  }
+
+  /**
+   * The wasm headers that hold this model for the core (a CompareSide takes them in order):
+   * every GGUF shard's, or a checkpoint's first (its core checkpoint holds every shard).
+   * @returns {GgufHeader[]}
+   * @internal
+   */
+  _coreHeaders() {
+    return this._checkpoint ? [this.header] : this.shards.map((s) => s.header);
+  }
+
+  /**
+   * The raw bytes of rows [a, b) (default: all rows) of a stored tensor.
+   * @param {string} name
+   * @param {ReadOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  async readTensorBytes(name, options = {}) {
+    const t = this._tensor(name);
+    const [a, b] = rowsOf(t, options.rows);
+    const shard = this.shards[t.shard];
+    const [start, end] = shard.header.rowsRange(name, a, b);
+    return shard.source.read(start, end, options.signal, progressCounter(options.onProgress, end - start));
+  }
+
+  /** Bytes and requests this model's sources have served so far. */
+  get ioStats() {
+    const total = { requests: 0, bytes: 0 };
+    for (const shard of this.shards) {
+      total.requests += shard.source.stats.requests;
+      total.bytes += shard.source.stats.bytes;
+    }
+    return total;
+  }
+
+  /**
+   * A scalar's value, or a GGUF array's entry ({itemType, len, items(start, end)}); undefined
+   * if absent. A checkpoint's `__metadata__` values are strings.
    * @param {string} key
-   * @returns {ScalarEntry['value'] | ArrayEntry | undefined}
+   * @returns {F extends 'gguf' ? ScalarEntry['value'] | ArrayEntry | undefined : string | undefined}
    */
   get(key) {
     const entry = this._metadataIndex.get(key);
     // ScalarEntry's `type` is any other type name: 'array' is ArrayEntry's alone.
-    return entry && (entry.type === 'array' ? /** @type {ArrayEntry} */ (entry) : /** @type {ScalarEntry} */ (entry).value);
+    return /** @type {any} */ (entry && (entry.type === 'array' ? /** @type {ArrayEntry} */ (entry) : /** @type {ScalarEntry} */ (entry).value));
   }
 
   /**
-   * Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters.
-   * @returns {Summary}
+   * Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters
+   * (the core's one summary; a checkpoint's has null where it has no such thing, then dtypeMix,
+   * gptq, mlx, fp8, ct).
+   * @returns {F extends 'gguf' ? Summary : SafetensorsSummary}
    */
   summary() {
-    return this._splitSummary ? structuredClone(this._splitSummary) : this.header.summary();
+    if (this._splitSummary) return /** @type {any} */ (structuredClone(this._splitSummary));
+    return this.header.summary(this._checkpoint?.quantConfigSource ?? undefined);
   }
 
   /**
    * Every special-token id the metadata names (each `tokenizer.ggml.*_token_id` key llama.cpp
-   * reads, and the `sep`/`pad` spellings it does not): [{ name, key, id, recognized }].
+   * reads, and the `sep`/`pad` spellings it does not): [{ name, key, id, recognized }]. GGUF only.
    * @returns {SpecialToken[]}
    */
   specialTokens() {
+    this._ggufOnly('specialTokens');
     return this.header.specialTokens();
   }
 
@@ -323,29 +475,32 @@ export class GgufModel extends ShardedModel {
   }
 
   /**
-   * Rows [a, b) (default: all) of a tensor as f32, bit for bit as llama.cpp dequantizes them.
-   * Each chunk is dequantized in wasm a slice at a time and copied into the result (one copy,
-   * read-rows.js); `options.into`, a Float32Array of at least that many values, is filled
-   * instead of a new array. With
-   * `options.workers` (as for tensorStats) the result is a new Float32Array over a
+   * Rows [a, b) (default: all) of a tensor as f32: a GGUF tensor bit for bit as llama.cpp
+   * dequantizes it; a checkpoint's tensor converted as torch does, a GPTQ layer (by prefix)
+   * dequantized to [outFeatures, inFeatures] rows, an MLX, FP8, compressed-tensors or MXFP4
+   * layer (by `<path>.weight`) dequantized to its logical rows. A GGUF chunk is dequantized in
+   * wasm a slice at a time and copied into the result (one copy, read-rows.js); `options.into`,
+   * a Float32Array of at least that many values, is filled instead of a new array. With
+   * `options.workers` (as for tensorStats; GGUF) the result is a new Float32Array over a
    * SharedArrayBuffer that the workers fill, each reading its own rows; an `into` over a
    * SharedArrayBuffer is filled by workers (by default, as tensorStats picks them). Where memory
    * cannot be shared (an `into` over an ArrayBuffer, a page not cross-origin isolated) this
    * thread reads.
    * @param {string} name
-   * @param {TensorReadOptions} [options]
+   * @param {TensorReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
    * @returns {Promise<Float32Array>}
    */
   async readTensor(name, options = {}) {
-    const t = this.tensor(name);
+    if (this._checkpoint) return this._checkpoint.readTensor(this, name, options);
+    const t = /** @type {TensorInfo} */ (this._tensor(name));
     await this.preload();
     const [a, b] = rowsOf(t, options.rows);
     const n = (b - a) * t.rowLength;
-    const workers = await readTensorWorkers(this, t, n, options);
+    const workers = await readTensorWorkers(this._asGguf(), t, n, options);
     if (workers) {
       const out = options.into === undefined ? sharedFloat32Array(n) : outputArray(options.into, n);
       const progress = progressCounter(options.onProgress, (b - a) * t.rowBytes);
-      return readOnWorkers(this, t, a, b, out, workers, {
+      return readOnWorkers(this._asGguf(), t, a, b, out, workers, {
         signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onBytes: progress,
         inputId: this._workerInputId(workers), wasmModule: wasmModule(),
       });
@@ -365,13 +520,15 @@ export class GgufModel extends ShardedModel {
   }
 
   /**
-   * Streaming statistics of rows [a, b) (default: all): min, max, mean, std, counts, histogram.
+   * Streaming statistics of rows [a, b) (default: all) of a tensor or checkpoint layer: min,
+   * max, mean, std, counts, histogram. `options.workers` is GGUF's (a checkpoint reads on this thread).
    * @param {string} name
-   * @param {StatsOptions} [options]
+   * @param {StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
    * @returns {Promise<TensorStats>}
    */
   async tensorStats(name, options = {}) {
-    const t = this.tensor(name);
+    if (this._checkpoint) return this._checkpoint.tensorStats(this, name, options);
+    const t = /** @type {TensorInfo} */ (this._tensor(name));
     await this.preload();
     const [a, b] = rowsOf(t, options.rows);
     const shard = this.shards[t.shard];
@@ -379,10 +536,10 @@ export class GgufModel extends ShardedModel {
     // Not told: one worker per core for a big tensor of a local file in Node, else this thread.
     const workers = options.workers ?? (workersCanOpen(this.input) ? await autoWorkers(shard.source, (b - a) * t.rowLength) : 0);
     if (typeof workers === 'number' && workers > 0) {
-      checkWorkersCanOpen(this, 'tensorStats');
-      return runStatsOnWorkers(this, t, a, b, { ...options, workers: await ownWorkers(workers) });
+      checkWorkersCanOpen(this._asGguf(), 'tensorStats');
+      return runStatsOnWorkers(this._asGguf(), t, a, b, { ...options, workers: await ownWorkers(workers) });
     }
-    if (typeof workers === 'object' && workers.length) return runStatsOnWorkers(this, t, a, b, { ...options, workers });
+    if (typeof workers === 'object' && workers.length) return runStatsOnWorkers(this._asGguf(), t, a, b, { ...options, workers });
     if (readsToMemory(shard.source, this.wasm)) {
       return runStatsJob(this.wasm, t, a, b, options, (job, chunkOptions) =>
         feedRowsFromFile(this.wasm, shard, t, a, b, chunkOptions.rowsPerChunk, job, options.signal,
@@ -403,13 +560,15 @@ export class GgufModel extends ShardedModel {
    * `options.sampleRows`: quantize about that many rows, in up to 64 runs spread evenly over
    * [a, b) (exact for those rows; `onProgress` counts rows). `options.workers`: as for
    * tensorStats (Workers running `gguf-lens/stats-worker`, or a number in Node): the rows are
-   * shared among them, with the same result bit for bit (the sums are exact).
+   * shared among them, with the same result bit for bit (the sums are exact). A checkpoint's
+   * tensor or layer is read as values on this thread (the same quantizers).
    * @param {string} name
-   * @param {QuantErrorOptions} [options]
+   * @param {QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
    * @returns {Promise<QuantErrorReport>}
    */
   async quantError(name, options = {}) {
-    const t = this.tensor(name);
+    if (this._checkpoint) return this._checkpoint.quantError(this, name, options);
+    const t = /** @type {TensorInfo} */ (this._tensor(name));
     await this.preload();
     const [a, b] = rowsOf(t, options.rows);
     const header = this.shards[t.shard].header;
@@ -420,10 +579,10 @@ export class GgufModel extends ShardedModel {
       const progress = progressCounter(options.onProgress, runs.reduce((n, [first, last]) => n + last - first, 0));
       /** @type {PoolWorker[] | number | undefined} */
       let workers = options.workers;
-      if (asksWorkers(workers)) checkWorkersCanOpen(this, 'quantError');
+      if (asksWorkers(workers)) checkWorkersCanOpen(this._asGguf(), 'quantError');
       if (typeof workers === 'number' && workers > 0) workers = await ownWorkers(workers);
       if (typeof workers === 'object' && workers.length) {
-        return await quantErrorOnWorkers(this, t, runs, job, options.types ?? [], workers, {
+        return await quantErrorOnWorkers(this._asGguf(), t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
           inputId: this._workerInputId(workers), wasmModule: wasmModule(),
         });
@@ -464,8 +623,9 @@ export class GgufModel extends ShardedModel {
    * then toBlob() or toStream() for the new file.
    * @returns {Promise<GgufEditor>} */
   async edit() {
+    this._ggufOnly('edit');
     await this.preload();
-    return new GgufEditor(this);
+    return new GgufEditor(this._asGguf());
   }
 
   /** What is wrong with the file (the core's lint over every shard): `{ findings: [{ code,
@@ -474,6 +634,7 @@ export class GgufModel extends ShardedModel {
    * @returns {Promise<LintReport>}
    */
   async lint() {
+    this._ggufOnly('lint');
     await this.preload();
     if (this.shards.length === 1) return this.header.lint();
     const job = new this.wasm.LintShards();
@@ -493,6 +654,7 @@ export class GgufModel extends ShardedModel {
    * @returns {MemoryPlan}
    */
   planMemory(options = {}) {
+    this._ggufOnly('planMemory');
     const planner = new this.wasm.MemoryPlanner();
     try {
       for (const shard of this.shards) planner.add(shard.header);
@@ -509,6 +671,7 @@ export class GgufModel extends ShardedModel {
    * @returns {FitResult}
    */
   fit(options) {
+    this._ggufOnly('fit');
     const planner = new this.wasm.MemoryPlanner();
     try {
       for (const shard of this.shards) planner.add(shard.header);
@@ -523,12 +686,16 @@ export class GgufModel extends ShardedModel {
    * @param {HashOptions} [options]
    */
   async hash(options = {}) {
+    this._ggufOnly('hash');
     await this.preload();
-    return hashModel(this, options);
+    return hashModel(this._asGguf(), options);
   }
 
-  /** The file's tokenizer, built once on first use (throws one line when unsupported). @internal */
-  async _tok() {
+  /** The file's tokenizer, built once on first use (throws one line when unsupported).
+   * @param {string} call the method that needs it, for the error on a checkpoint
+   * @internal */
+  async _tok(call) {
+    this._ggufOnly(call);
     await this.preload();
     if (!this._tokenizer) this._tokenizer = this.header.tokenizer();
     return this._tokenizer;
@@ -544,7 +711,7 @@ export class GgufModel extends ShardedModel {
    */
   async tokenize(text, options = {}) {
     const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
-    return (await this._tok()).tokenize(bytes, options.addSpecial ?? true, options.parseSpecial ?? false);
+    return (await this._tok('tokenize')).tokenize(bytes, options.addSpecial ?? true, options.parseSpecial ?? false);
   }
 
   /** The text of `ids`: their llama_token_to_piece pieces concatenated (control tokens unless
@@ -556,7 +723,7 @@ export class GgufModel extends ShardedModel {
    * @returns {Promise<B extends true ? Uint8Array : string>}
    */
   async detokenize(ids, options = {}) {
-    const bytes = (await this._tok()).detokenize(Int32Array.from(ids), options.special ?? true);
+    const bytes = (await this._tok('detokenize')).detokenize(Int32Array.from(ids), options.special ?? true);
     return /** @type {B extends true ? Uint8Array : string} */ (options.bytes ? bytes : new TextDecoder().decode(bytes));
   }
 
@@ -567,7 +734,7 @@ export class GgufModel extends ShardedModel {
    * @returns {Promise<Uint8Array>}
    */
   async tokenPiece(id, options = {}) {
-    return (await this._tok()).tokenToPiece(id, options.special ?? true);
+    return (await this._tok('tokenPiece')).tokenToPiece(id, options.special ?? true);
   }
 
   /** Each id's piece as text (llama_token_to_piece, special = true unless told) and whether it is
@@ -576,7 +743,7 @@ export class GgufModel extends ShardedModel {
    * @param {{ special?: boolean }} [options]
    */
   async tokenPieces(ids, options = {}) {
-    const tok = await this._tok();
+    const tok = await this._tok('tokenPieces');
     const decoder = new TextDecoder();
     /** @type {string[]} */
     const pieces = [];
@@ -599,6 +766,7 @@ export class GgufModel extends ShardedModel {
    * @returns {Promise<string>}
    */
   async renderChatTemplate(messages, options = {}) {
+    this._ggufOnly('renderChatTemplate');
     await this.preload();
     return this.header.renderChatTemplate(messages, {
       tools: options.tools ?? null,
@@ -608,19 +776,27 @@ export class GgufModel extends ShardedModel {
     });
   }
 
-  /** Frees the wasm header and closes file handles / open streams (statistics workers that
+  /** Frees the wasm headers and closes file handles / open streams (statistics workers that
    * opened this model close their copy). */
   async close() {
     for (const w of this._statsWorkers ?? []) tellWorker(w, 'close', { inputId: this._statsInputId });
     this._statsWorkers = undefined;
     this._tokenizer?.free();
     this._tokenizer = undefined;
+    this._checkpoint?.close();
     for (const shard of this.shards) {
       shard.header.free();
       await shard.source.close();
     }
   }
 }
+
+/** @typedef {Model<'gguf'>} GgufModel A GGUF model (`Model` with `format: 'gguf'`). */
+/** An alias of `Model` (the same class: `GgufModel === Model`, and `instanceof` holds for a model of either format). */
+export const GgufModel = Model;
+/** @typedef {Model<'safetensors'>} SafetensorsModel A safetensors checkpoint (`Model` with `format: 'safetensors'`). */
+/** An alias of `Model` (the same class: `SafetensorsModel === Model`, and `instanceof` holds for a model of either format). */
+export const SafetensorsModel = Model;
 
 /**
  * A source's size once a header has been read from it: every source knows it by then (a URL

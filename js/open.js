@@ -1,13 +1,13 @@
 // openGguf: read a prefix, parse it in wasm, fetch only the missing suffix until the header is
-// whole, then wrap the parsed header and its source in a GgufModel.
+// whole, then wrap the parsed header and its source in a Model.
 import { loadCore } from './wasm.js';
 import { toSource, deliver, openBounded } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { GgufModel } from './model.js';
+import { Model } from './model.js';
 import { openSafetensors, openSafetensorsSource } from './safetensors.js';
 
 /** @import { GgufInput, OpenOptions, SafetensorsOptions } from './types.js' */
-/** @import { SafetensorsModel } from './safetensors.js' */
+/** @import { GgufModel, SafetensorsModel } from './model.js' */
 /** @import { AnyOpenOptions, Source } from './internal.js' */
 
 /** First read: a header without a vocabulary in one request, and within the 64 KiB allowance when small. */
@@ -30,7 +30,7 @@ export async function openGguf(input, options = {}) {
   const models = await openBounded(shards, (shard, _i, signal) => openOne(shard, { ...options, signal }),
     { signal: options.signal });
   try {
-    return GgufModel.merge(models, await loadCore());
+    return Model.merge(models, await loadCore());
   } catch (err) {
     await Promise.all(models.map((m) => m.close())); // shards that are not one model
     throw err;
@@ -63,7 +63,7 @@ function shardInputs(input) {
  */
 async function openOne(input, options, made) {
   // The core module (the header path alone) compiles while the first bytes are on their way;
-  // the full one loads when a feature needs it (GgufModel.preload).
+  // the full one loads when a feature needs it (Model.preload).
   const wasmReady = loadCore();
   wasmReady.catch(() => {}); // a failed load is reported where it is awaited
   const source = made ?? await toSource(input, options);
@@ -71,13 +71,13 @@ async function openOne(input, options, made) {
     const header = await readHeader(wasmReady, source, options);
     // What a worker opens to read its part of a tensor (a URL, path, File or Blob; with the
     // request options a worker can receive).
-    // The core's exports and header stand for the full ones: what a GgufModel calls before
+    // The core's exports and header stand for the full ones: what a model calls before
     // preload() moves it into the full module is in both.
     const wasm = /** @type {import('./bindings.js').Wasm} */ (/** @type {unknown} */ (await wasmReady));
-    return new GgufModel(wasm, /** @type {import('./bindings.js').GgufHeader} */ (/** @type {unknown} */ (header)), source, {
+    return /** @type {GgufModel} */ (new Model(wasm, /** @type {import('./bindings.js').GgufHeader} */ (/** @type {unknown} */ (header)), source, {
       input: input instanceof URL ? String(input) : input,
       openOptions: { headers: options.headers, retries: options.retries, stallTimeoutMs: options.stallTimeoutMs },
-    });
+    }));
   } catch (err) {
     await source.close();
     throw err;

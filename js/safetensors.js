@@ -1,17 +1,18 @@
-// openSafetensors: a safetensors checkpoint, plain or GPTQ. The header is parsed in wasm from a
-// prefix (the first 8 bytes give its exact length: at most 2 requests); the quantization config
-// comes from the options or from quantize_config.json / config.json beside the file; tensor rows
-// and GPTQ layers are fetched on demand and converted / dequantized in wasm.
+// openSafetensors: a safetensors checkpoint, plain or quantized, as a Model (model.js) with its
+// Checkpoint (below). The header is parsed in wasm from a prefix (the first 8 bytes give its exact
+// length: at most 2 requests); the quantization config comes from the options or from
+// quantize_config.json / config.json beside the file; tensor rows and quantized layers are
+// fetched on demand and converted / dequantized in wasm.
 import { loadWasm } from './wasm.js';
 import { toSource, importNodeFs, openBounded, siblingOf, fetchTextBounded, MAX_TEXT_BYTES } from './sources.js';
 import { readGrowingPrefix } from './prefix.js';
-import { rowsOf, progressCounter, runStatsJob, outputArray, knownSize, ShardedModel } from './model.js';
+import { rowsOf, progressCounter, runStatsJob, outputArray, Model } from './model.js';
 import { eachChunkAhead, rowsPerRead } from './read-rows.js';
 import { errorMessage } from './sources.js';
 /** @import { SafetensorsOptions, GgufInput, GptqLayer, CtConfig, CtLayer, Mxfp4Layer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './types.js' */
-/** @import { AnyOpenOptions, Source, Writable } from './internal.js' */
+/** @import { AnyOpenOptions, Source } from './internal.js' */
 /** @import { SafetensorsHeader, Wasm } from './bindings.js' */
-/** @import { ChunkOptions } from './model.js' */
+/** @import { ChunkOptions, SafetensorsModel } from './model.js' */
 /** @typedef {ChunkOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} StChunkOptions */
 
 /** First read of a safetensors file: most headers fit. */
@@ -96,7 +97,7 @@ export async function openSafetensorsSource(input, source, options = {}) {
   wasmReady.catch(() => {}); // a failed load is reported where it is awaited
   try {
     const header = await readHeader(wasmReady, source, options);
-    const model = new SafetensorsModel(await wasmReady, header, source, options);
+    const model = /** @type {SafetensorsModel} */ (new Model(await wasmReady, header, source, {}, new Checkpoint(header, options)));
     try {
       await model._loadConfig(input, options);
     } catch (err) {
@@ -179,110 +180,82 @@ function besideInput(input, fileName) {
   // A Node path.
   return text.slice(0, text.search(/[^/\\]*$/)) + fileName;
 }
+/**
+ * A stored tensor's info (throws if absent): a checkpoint's model lists safetensors infos.
+ * @param {Model} model
+ * @param {string} name
+ */
+function stored(model, name) {
+  return /** @type {SafetensorsTensorInfo} */ (model._tensor(name));
+}
 
 /**
- * A safetensors file: metadata, tensors, GPTQ layers, and reads of either as f32.
- * @extends {ShardedModel<SafetensorsModel, SafetensorsTensorInfo>}
+ * A checkpoint's part of its `Model` (model.js): the quantized layers the core found in the
+ * header (GPTQ, MLX, FP8, compressed-tensors, MXFP4) and the config that makes them, and how a
+ * tensor or layer is read as f32 rows. The model holds one and passes itself to the readers
+ * (its shards, sources and tensors).
+ * @internal
  */
-export class SafetensorsModel extends ShardedModel {
-  // The fields, declared for the published types (the constructor and the layer and config
-  // setters set them): what users read, read-only, and the internals, left out of the declarations
-  // (marked internal: tsc's stripInternal).
-  /** @readonly @type {'safetensors'} */
-  format;
-  /** Where the tensor data starts in the file. @readonly @type {number} */
-  dataOffset;
-  /** @readonly @type {number} */
-  headerLength;
-  /** `__metadata__` as entries, the shape of GgufModel.metadata (every value a string).
-   * @readonly @type {(ScalarEntry & { value: string })[]} */
-  metadata;
+export class Checkpoint {
   /** The index's "metadata" (e.g. total_size), for a sharded checkpoint.
-   * @readonly @type {Record<string, unknown> | undefined} */
+   * @type {Record<string, unknown> | undefined} */
   indexMetadata;
-  /** @readonly @type {GptqLayer[]} */
+  /** @type {GptqLayer[]} */
   gptqLayers;
-  /** Why some `.qweight` (GPTQ) or `.scales` (MLX) tensors are not layers. @readonly @type {string[]} */
+  /** Why some `.qweight` (GPTQ) or `.scales` (MLX) tensors are not layers. @type {string[]} */
   gptqLayerErrors;
-  /** MLX layers, each read (dequantized as `mx.dequantize`) as its `<path>.weight`.
-   * @readonly @type {MlxLayer[]} */
+  /** @type {MlxLayer[]} */
   mlxLayers;
-  /** config.json's MLX `quantization` (quantConfigSource says where it came from).
-   * @readonly @type {MlxQuantization | null} */
+  /** @type {MlxQuantization | null} */
   mlxQuantization;
-  /** FP8 block-scaled layers, each read (dequantized as transformers' `Fp8Dequantize`) as its
-   * `<path>.weight`. @readonly @type {Fp8Layer[]} */
+  /** @type {Fp8Layer[]} */
   fp8Layers;
-  /** config.json's FP8 `quantization_config` (quantConfigSource says where it came from).
-   * @readonly @type {Fp8Config | null} */
+  /** @type {Fp8Config | null} */
   fp8Config;
-  /** compressed-tensors layers, each read (dequantized as the package's `decompress`) as its
-   * `<path>.weight`. @readonly @type {CtLayer[]} */
+  /** @type {CtLayer[]} */
   ctLayers;
-  /** config.json's compressed-tensors `quantization_config` (quantConfigSource says where it
-   * came from). @readonly @type {CtConfig | null} */
+  /** @type {CtConfig | null} */
   ctConfig;
-  /** gpt-oss MXFP4 tensors, each read (dequantized as transformers'
-   * `convert_moe_packed_tensors`) as its `name`. @readonly @type {Mxfp4Layer[]} */
+  /** @type {Mxfp4Layer[]} */
   mxfp4Layers;
-  /** config.json's MXFP4 `quantization_config`. @readonly @type {{ modulesToNotConvert: string[] } | null} */
+  /** @type {{ modulesToNotConvert: string[] } | null} */
   mxfp4Config;
   /** The GPTQ config (quantize_config.json's, or config.json's quantization_config).
-   * @readonly @type {QuantConfig | null} */
+   * @type {QuantConfig | null} */
   quantConfig;
   /** Where the config came from (a URL, path, or "options.quantizeConfig"); null if none.
-   * @readonly @type {string | null} */
+   * @type {string | null} */
   quantConfigSource;
-  /** Set when a config found beside the file could not be used. @readonly @type {string | undefined} */
+  /** Set when a config found beside the file could not be used. @type {string | undefined} */
   quantConfigError;
-  /** @internal @type {Wasm} */
-  wasm;
-  /** @internal @type {SafetensorsHeader} */
+  /** The first shard's header: the core checkpoint of every shard (addShard).
+   * @type {SafetensorsHeader} */
   header;
-  /** @internal @type {Source} */
-  source;
-  /** @internal @type {'llama.cpp' | 'gptqmodel'} */
+  /** @type {'llama.cpp' | 'gptqmodel'} */
   v1Zeros;
   /** The last GPTQ layer read, its parts in wasm memory.
-   * @internal @type {{ name: string, data: import('./wasm/gguf_lens.js').GptqLayerData } | undefined} */
+   * @type {{ name: string, data: import('./wasm/gguf_lens.js').GptqLayerData } | undefined} */
   _lastLayer;
-  /** @internal @type {Map<string, GptqLayer>} */
+  /** @type {Map<string, GptqLayer>} */
   _layerIndex;
-  /** @internal @type {Map<string, MlxLayer>} */
+  /** @type {Map<string, MlxLayer>} */
   _mlxIndex;
-  /** @internal @type {Map<string, Fp8Layer>} */
+  /** @type {Map<string, Fp8Layer>} */
   _fp8Index;
-  /** @internal @type {Map<string, CtLayer>} */
+  /** @type {Map<string, CtLayer>} */
   _ctIndex;
   /** Paths of the pack-quantized layers whose `weight_shape` values were checked.
-   * @internal @type {Set<string>} */
+   * @type {Set<string>} */
   _ctShapeChecked;
-  /** @internal @type {Map<string, Mxfp4Layer>} */
+  /** @type {Map<string, Mxfp4Layer>} */
   _mxfp4Index;
 
   /**
-   * @internal
-   * @param {Wasm} wasm
    * @param {SafetensorsHeader} header
-   * @param {Source} source
    * @param {AnyOpenOptions} [options]
    */
-  constructor(wasm, header, source, options = {}) {
-    super();
-    // Read-only to users (ShardedModel's fields); set here as there.
-    const self = /** @type {Writable<this>} */ (this);
-    this.wasm = wasm;
+  constructor(header, options = {}) {
     this.header = header;
-    this.source = source;
-    this.format = 'safetensors';
-    self.byteLength = knownSize(source);
-    this.dataOffset = header.dataOffset;
-    this.headerLength = header.headerLength;
-    this.metadata = header.metadata().map((/** @type {{ key: string, value: string }} */ { key, value }) => ({ key, type: 'string', value }));
-    self.tensors = header.tensors();
-    for (const t of this.tensors) t.shard = 0;
-    this._tensorIndex = new Map(this.tensors.map((t) => [t.name, t]));
-    self.shards = [this];
     this.indexMetadata = undefined;
     this.quantConfig = null;
     this.quantConfigSource = null;
@@ -309,65 +282,51 @@ export class SafetensorsModel extends ShardedModel {
   }
 
   /**
-   * Becomes the model of a sharded checkpoint's shards (this one first), checked against the
-   * index's weight map: the core checkpoint in this header holds every shard (GPTQ layers may
-   * straddle them).
-   * @param {SafetensorsModel[]} models
+   * Becomes the checkpoint of a sharded checkpoint's shards (`model`, joined to them already),
+   * checked against the index's weight map: the core checkpoint in this header holds every shard
+   * (GPTQ layers may straddle them).
+   * @param {Model} model
+   * @param {Model[]} models the shards, `model` first
    * @param {{ shards: string[], weightMap: [string, string][], metadata?: Record<string, unknown> }} index
    * @param {string | URL} input the index's URL or path, for errors
-   * @internal
    */
-  _joinIndex(models, index, input) {
-    // Read-only to users; set here as in the constructor.
-    const self = /** @type {Writable<this>} */ (this);
-    this._joinShards(models, models.map((m) => m.tensors), models.map((m) => m.byteLength));
+  joinIndex(model, models, index, input) {
     for (const m of models.slice(1)) this.header.addShard(m.header);
     for (const [tensor, shard] of index.weightMap) {
-      const t = this._tensorIndex.get(tensor);
+      const t = model._tensorIndex.get(tensor);
       if (!t || index.shards[t.shard] !== shard) throw new Error(`gguf-lens: ${input}: ${tensor} is not in ${shard}`);
     }
-    self.indexMetadata = index.metadata;
+    this.indexMetadata = index.metadata;
     this._setLayers();
   }
 
-  /**
-   * A `__metadata__` value, or undefined (as GgufModel.get).
-   * @param {string} key
-   * @returns {string | undefined}
-   */
-  get(key) {
-    return this.metadata.find((e) => e.key === key)?.value;
-  }
-
-  /** The GPTQ, MLX, FP8 and compressed-tensors layers the core found (across every shard), with the reasons for misfits. @internal */
+  /** The GPTQ, MLX, FP8, compressed-tensors and MXFP4 layers the core found (across every shard), with the reasons for misfits. */
   _setLayers() {
-    // Read-only to users; set here as in the constructor.
-    const self = /** @type {Writable<this>} */ (this);
-    self.gptqLayers = this.header.gptqLayers();
+    this.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
-    self.gptqLayerErrors = this.header.gptqLayerErrors();
-    self.mlxLayers = this.header.mlxLayers();
+    this.gptqLayerErrors = this.header.gptqLayerErrors();
+    this.mlxLayers = this.header.mlxLayers();
     this._mlxIndex = new Map(this.mlxLayers.map((l) => [l.path, l]));
-    self.mlxQuantization = this.header.mlxQuantization();
-    self.fp8Layers = this.header.fp8Layers();
+    this.mlxQuantization = this.header.mlxQuantization();
+    this.fp8Layers = this.header.fp8Layers();
     this._fp8Index = new Map(this.fp8Layers.map((l) => [l.path, l]));
-    self.fp8Config = this.header.fp8Config();
-    self.ctLayers = this.header.ctLayers();
+    this.fp8Config = this.header.fp8Config();
+    this.ctLayers = this.header.ctLayers();
     this._ctIndex = new Map(this.ctLayers.map((l) => [l.path, l]));
-    self.ctConfig = this.header.ctConfig();
+    this.ctConfig = this.header.ctConfig();
     this._ctShapeChecked = new Set();
-    self.mxfp4Layers = this.header.mxfp4Layers();
+    this.mxfp4Layers = this.header.mxfp4Layers();
     this._mxfp4Index = new Map(this.mxfp4Layers.map((l) => [l.name, l]));
-    self.mxfp4Config = this.header.mxfp4Config();
+    this.mxfp4Config = this.header.mxfp4Config();
   }
 
   /**
    * Sets the config from options, else from quantize_config.json then config.json beside the input.
+   * @param {readonly { name: string }[]} tensors the model's (every shard's)
    * @param {unknown} input
    * @param {AnyOpenOptions} options
-   * @internal
    */
-  async _loadConfig(input, options) {
+  async loadConfig(tensors, input, options) {
     /** @type {['quantizeConfig' | 'config', string][]} */
     const given = [['quantizeConfig', 'quantize_config'], ['config', 'config']];
     for (const [option, kind] of given) {
@@ -382,8 +341,8 @@ export class SafetensorsModel extends ShardedModel {
     // GPTQ layers have a `.qweight`, MLX layers a `.scales` (and GPTQ's too), FP8 layers a
     // `.weight_scale_inv`, compressed-tensors layers a `.weight_scale`.
     // MXFP4 tensors a `_blocks`.
-    const quantized = (/** @type {SafetensorsTensorInfo} */ t) => /\.(qweight|scales|weight_scale_inv|weight_scale)$|_blocks$/.test(t.name);
-    if (options.findConfig === false || !this.tensors.some(quantized)) return;
+    const quantized = (/** @type {{ name: string }} */ t) => /\.(qweight|scales|weight_scale_inv|weight_scale)$|_blocks$/.test(t.name);
+    if (options.findConfig === false || !tensors.some(quantized)) return;
     for (const [file, kind] of [['quantize_config.json', 'quantize_config'], ['config.json', 'config']]) {
       const where = besideInput(input, file);
       if (!where) return;
@@ -393,7 +352,7 @@ export class SafetensorsModel extends ShardedModel {
         this._setConfig(text, kind, where);
       } catch (err) {
         // A config found by guessing that is not GPTQ's or MLX's (or not JSON) is reported, not fatal.
-        /** @type {Writable<this>} */ (this).quantConfigError = /** @type {Error} */ (err).message;
+        this.quantConfigError = /** @type {Error} */ (err).message;
         continue;
       }
       if (this._anyConfig()) return;
@@ -404,23 +363,20 @@ export class SafetensorsModel extends ShardedModel {
    * @param {string} text a config's JSON
    * @param {string} kind 'quantize_config' or 'config'
    * @param {string} where where it came from, for errors and quantConfigSource
-   * @internal
    */
   _setConfig(text, kind, where) {
-    // Read-only to users; set here as in the constructor.
-    const self = /** @type {Writable<this>} */ (this);
     try {
-      self.quantConfig = this.header.setQuantConfig(text, kind);
+      this.quantConfig = this.header.setQuantConfig(text, kind);
     } catch (err) {
       throw new Error(`gguf-lens: ${where}: ${errorMessage(err)}`, { cause: err });
     }
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
     this._setLayers();
-    self.quantConfigSource = this._anyConfig() ? where : null;
+    this.quantConfigSource = this._anyConfig() ? where : null;
   }
 
-  /** Whether a quantization config (GPTQ, MLX, FP8 or compressed-tensors) is set. @internal */
+  /** Whether a quantization config (GPTQ, MLX, FP8, compressed-tensors or MXFP4) is set. */
   _anyConfig() {
     return Boolean(this.quantConfig || this.mlxQuantization || this.fp8Config || this.ctConfig || this.mxfp4Config);
   }
@@ -436,7 +392,6 @@ export class SafetensorsModel extends ShardedModel {
   /** The GPTQ layer `name` reads: by its prefix, or as `<prefix>.weight` when no stored tensor
    * has that name (the core's rule, as the CLI resolves it).
    * @param {string} name
-   * @internal
    */
   _layerNamed(name) {
     const prefix = this.header.layerNamed(name);
@@ -445,7 +400,6 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The MLX layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
    * @param {string} name
-   * @internal
    */
   _mlxNamed(name) {
     const path = this.header.mlxLayerNamed(name);
@@ -454,7 +408,6 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The FP8 layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
    * @param {string} name
-   * @internal
    */
   _fp8Named(name) {
     const path = this.header.fp8LayerNamed(name);
@@ -463,7 +416,6 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The MXFP4 tensor `name` names, or undefined (the core's rule).
    * @param {string} name
-   * @internal
    */
   _mxfp4Named(name) {
     const found = this.header.mxfp4LayerNamed(name);
@@ -472,7 +424,6 @@ export class SafetensorsModel extends ShardedModel {
 
   /** The compressed-tensors layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
    * @param {string} name
-   * @internal
    */
   _ctNamed(name) {
     const path = this.header.ctLayerNamed(name);
@@ -482,49 +433,68 @@ export class SafetensorsModel extends ShardedModel {
   /** The layer read by row ranges of its parts (compressed-tensors, FP8, MLX) that `name`
    * names, if any (in the core's order).
    * @param {string} name
-   * @internal
    */
   _rangeLayer(name) {
     return this._ctNamed(name) ?? this._mxfp4Named(name) ?? this._fp8Named(name) ?? this._mlxNamed(name);
   }
 
-  /** The core's summary: GGUF's summary fields (null where a checkpoint has no such thing),
-   * then dtypeMix (= quantMix), gptq, mlx and fp8.
-   * @returns {SafetensorsSummary}
+  /**
+   * What reading `name` reads: a layer read by row ranges of its parts, a GPTQ layer (by prefix
+   * or `<prefix>.weight`), or a stored tensor; with the name its read takes and its row-major
+   * shape (a GPTQ layer's [out, in]).
+   * @param {Model} model
+   * @param {string} name
+   * @returns {{ info: SafetensorsTensorInfo | GptqLayer | MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer, read: string, shape: number[] }}
    */
-  summary() {
-    return this.header.summary(this.quantConfigSource ?? undefined);
+  readable(model, name) {
+    const ranged = this._rangeLayer(name);
+    if (ranged) return { info: ranged, read: ranged.name, shape: ranged.shape };
+    const layer = this._layerNamed(name);
+    if (layer) return { info: layer, read: layer.name, shape: [layer.outFeatures, layer.inFeatures] };
+    const info = stored(model, name);
+    return { info, read: name, shape: info.shape };
+  }
+
+  /**
+   * The rows `name` reads (as readable's info), for the readers.
+   * @param {Model} model
+   * @param {string} name
+   */
+  _rowsOf(model, name) {
+    return this._rangeLayer(name) ?? this._layerNamed(name) ?? stored(model, name);
   }
 
   /**
    * Rows [a, b) (default: all) as f32: a stored tensor converted as torch does, a GPTQ layer
    * (by prefix) dequantized to [outFeatures, inFeatures] rows, or an MLX layer (by
    * `<path>.weight`) dequantized to its logical rows.
+   * @param {Model} model
    * @param {string} name
-   * @param {ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
+   * @param {ReadOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} options
    * @returns {Promise<Float32Array>}
    */
-  async readTensor(name, options = {}) {
-    const t = this._rangeLayer(name) ?? this._layerNamed(name) ?? this.tensor(name);
+  async readTensor(model, name, options) {
+    const t = this._rowsOf(model, name);
     const [a, b] = rowsOf(t, options.rows);
     const out = outputArray(options.into, (b - a) * t.rowLength);
-    await this._eachChunk(name, a, b, options, (values, first) => out.set(values, (first - a) * t.rowLength));
+    await this.eachChunk(model, name, a, b, options, (values, first) => out.set(values, (first - a) * t.rowLength));
     return out;
   }
 
   /**
    * Streaming statistics of rows [a, b) (default: all) of a tensor or GPTQ layer.
+   * @param {Model} model
    * @param {string} name
-   * @param {StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
+   * @param {StatsOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} options
    * @returns {Promise<TensorStats>}
    */
-  async tensorStats(name, options = {}) {
-    const t = this._rangeLayer(name) ?? this._layerNamed(name) ?? this.tensor(name);
+  async tensorStats(model, name, options) {
+    const t = this._rowsOf(model, name);
     const [a, b] = rowsOf(t, options.rows);
     const rowLength = t.rowLength;
     // Values reach wasm as f32 here (checkpoint dtypes are converted in JS or per layer).
-    return runStatsJob(this.wasm, { rowLength, rowBytes: 4 * rowLength }, a, b, options,
-      (job, chunkOptions, /** @type {(values: Float32Array, first: number) => void} */ keep) => this._eachChunk(name, a, b, chunkOptions, (values, first) => {
+    return runStatsJob(model.wasm, { rowLength, rowBytes: 4 * rowLength }, a, b, options,
+      (job, chunkOptions, /** @type {(values: Float32Array, first: number) => void} */ keep) => this.eachChunk(model, name, a, b, chunkOptions, (values, first) => {
         job.add(first, values);
         keep(values, first);
       }), (job, values, first) => job.add(first, values));
@@ -532,17 +502,18 @@ export class SafetensorsModel extends ShardedModel {
 
   /**
    * The error of quantizing rows [a, b) (default: all) of a tensor or GPTQ layer to each ggml
-   * type, bit-exact to ggml's quantizers without an importance matrix: as `GgufModel.quantError`.
+   * type, bit-exact to ggml's quantizers without an importance matrix: as `Model.quantError` does a GGUF tensor.
+   * @param {Model} model
    * @param {string} name
-   * @param {QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} [options]
+   * @param {QuantErrorOptions & { v1Zeros?: 'llama.cpp' | 'gptqmodel' }} options
    * @returns {Promise<QuantErrorReport>}
    */
-  async quantError(name, options = {}) {
-    const t = this._rangeLayer(name) ?? this._layerNamed(name) ?? this.tensor(name);
+  async quantError(model, name, options) {
+    const t = this._rowsOf(model, name);
     const [a, b] = rowsOf(t, options.rows);
-    const job = new this.wasm.QuantErrorJob(options.types ?? [], t.rowLength);
+    const job = new model.wasm.QuantErrorJob(options.types ?? [], t.rowLength);
     try {
-      await this._eachChunk(name, a, b, options, (values) => job.add(values));
+      await this.eachChunk(model, name, a, b, options, (values) => job.add(values));
       return job.result();
     } finally {
       job.free();
@@ -551,27 +522,27 @@ export class SafetensorsModel extends ShardedModel {
 
   /**
    * Calls consume(values, firstRow) for consecutive row chunks of [a, b).
+   * @param {Model} model
    * @param {string} name
    * @param {number} a
    * @param {number} b
    * @param {StChunkOptions} options
    * @param {(values: Float32Array, first: number) => void} consume
-   * @internal
    */
-  async _eachChunk(name, a, b, options, consume) {
+  async eachChunk(model, name, a, b, options, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const ct = this._ctNamed(name);
     if (ct) {
-      await this._checkCtShape(ct, options);
+      await this._checkCtShape(model, ct, options);
       const span = (/** @type {(path: string, first: number, last: number) => Float64Array} */ f) =>
         (/** @type {number} */ first, /** @type {number} */ last) => Array.from(f.call(this.header, ct.path, first, last));
       const parts = [
-        { t: this.tensor(ct.parts.weight), rows: (/** @type {number} */ first, /** @type {number} */ last) => [first, last] },
-        { t: this.tensor(ct.parts.weightScale), rows: span(this.header.ctScaleRows) },
+        { t: stored(model, ct.parts.weight), rows: (/** @type {number} */ first, /** @type {number} */ last) => [first, last] },
+        { t: stored(model, ct.parts.weightScale), rows: span(this.header.ctScaleRows) },
       ];
-      if (ct.parts.weightZeroPoint) parts.push({ t: this.tensor(ct.parts.weightZeroPoint), rows: span(this.header.ctZeroRows) });
+      if (ct.parts.weightZeroPoint) parts.push({ t: stored(model, ct.parts.weightZeroPoint), rows: span(this.header.ctZeroRows) });
       const none = new Uint8Array(0);
-      await this._eachRangeChunk(ct, parts, a, b, options, (first, [w, s, z], out) => this.header.dequantizeCtInto(ct.path, first, w, s, z ?? none, out), consume);
+      await this._eachRangeChunk(model, ct, parts, a, b, options, (first, [w, s, z], out) => this.header.dequantizeCtInto(ct.path, first, w, s, z ?? none, out), consume);
       return;
     }
     const mx = this._mxfp4Named(name);
@@ -581,33 +552,33 @@ export class SafetensorsModel extends ShardedModel {
       const experts = (/** @type {number} */ first, /** @type {number} */ last) => [Math.floor(first / k), Math.floor((last - 1) / k) + 1];
       const per = (/** @type {number} */ n) => (/** @type {number} */ first, /** @type {number} */ last) => experts(first, last).map((e) => e * n);
       const parts = [
-        { t: this.tensor(mx.parts.blocks), rows: per(mx.rowsPerExpert * mx.groups) },
-        { t: this.tensor(mx.parts.scales), rows: per(mx.rowsPerExpert) },
+        { t: stored(model, mx.parts.blocks), rows: per(mx.rowsPerExpert * mx.groups) },
+        { t: stored(model, mx.parts.scales), rows: per(mx.rowsPerExpert) },
       ];
-      await this._eachRangeChunk(mx, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeMxfp4Into(mx.name, first, w, s, out), consume);
+      await this._eachRangeChunk(model, mx, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeMxfp4Into(mx.name, first, w, s, out), consume);
       return;
     }
     const fp8 = this._fp8Named(name);
     if (fp8) {
       const scaleRows = (/** @type {number} */ first, /** @type {number} */ last) => Array.from(this.header.fp8ScaleRows(fp8.path, first, last));
       const parts = [
-        { t: this.tensor(fp8.parts.weight), rows: (/** @type {number} */ first, /** @type {number} */ last) => [first, last] },
-        { t: this.tensor(fp8.parts.weightScaleInv), rows: scaleRows },
+        { t: stored(model, fp8.parts.weight), rows: (/** @type {number} */ first, /** @type {number} */ last) => [first, last] },
+        { t: stored(model, fp8.parts.weightScaleInv), rows: scaleRows },
       ];
-      await this._eachRangeChunk(fp8, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeFp8Into(fp8.path, first, w, s, out), consume);
+      await this._eachRangeChunk(model, fp8, parts, a, b, options, (first, [w, s], out) => this.header.dequantizeFp8Into(fp8.path, first, w, s, out), consume);
       return;
     }
     const mlx = this._mlxNamed(name);
     if (mlx) {
-      const parts = [mlx.parts.weight, mlx.parts.scales, mlx.parts.biases].map((p) => this.tensor(p));
+      const parts = [mlx.parts.weight, mlx.parts.scales, mlx.parts.biases].map((p) => stored(model, p));
       const same = (/** @type {number} */ first, /** @type {number} */ last) => [first, last];
-      await this._eachRangeChunk(mlx, parts.map((t) => ({ t, rows: same })), a, b, options, (first, [w, s, z], out) => this.header.dequantizeMlxInto(mlx.path, first, w, s, z, out), consume);
+      await this._eachRangeChunk(model, mlx, parts.map((t) => ({ t, rows: same })), a, b, options, (first, [w, s, z], out) => this.header.dequantizeMlxInto(mlx.path, first, w, s, z, out), consume);
       return;
     }
     const layer = this._layerNamed(name);
     if (layer) {
       if (a === b) return;
-      const data = await this._layerData(layer, options);
+      const data = await this._layerData(model, layer, options);
       const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(4 * layer.inFeatures, chunkBytes, b - a));
       const wrapping = (options.v1Zeros ?? this.v1Zeros) === 'gptqmodel';
       for (let first = a; first < b; first += rowsPerChunk) {
@@ -619,10 +590,10 @@ export class SafetensorsModel extends ShardedModel {
       }
       return;
     }
-    const t = this.tensor(name);
+    const t = stored(model, name);
     const rowBytes = t.rowBytes;
     if (!t.plain || rowBytes === null) throw new Error(`gguf-lens: tensor ${name} has dtype ${t.type}, which is not read as f32`);
-    const shard = this.shards[t.shard];
+    const shard = model.shards[t.shard];
     const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(rowBytes, chunkBytes, b - a));
     const progress = progressCounter(options.onProgress, (b - a) * rowBytes);
     const fetchRows = (/** @type {number} */ first, /** @type {number} */ last) => {
@@ -637,6 +608,7 @@ export class SafetensorsModel extends ShardedModel {
    * Calls consume(values, firstRow) for consecutive row chunks of [a, b) of an MLX, FP8 or compressed-tensors layer:
    * each chunk's rows of its parts (`rows` maps the layer's rows to a part's) fetched by Range
    * (the next chunk while one is dequantized), then `dequantize(first, bytes, out)`.
+   * @param {Model} model
    * @param {MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer} layer
    * @param {{ t: SafetensorsTensorInfo, rows: (first: number, last: number) => number[] }[]} parts
    * @param {number} a
@@ -644,9 +616,8 @@ export class SafetensorsModel extends ShardedModel {
    * @param {StChunkOptions} options
    * @param {(first: number, bytes: Uint8Array[], out: Float32Array) => void} dequantize
    * @param {(values: Float32Array, first: number) => void} consume
-   * @internal
    */
-  async _eachRangeChunk(layer, parts, a, b, options, dequantize, consume) {
+  async _eachRangeChunk(model, layer, parts, a, b, options, dequantize, consume) {
     const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     const rowsPerChunk = Math.max(1, options.rowsPerChunk ?? rowsPerRead(4 * layer.rowLength, chunkBytes, b - a));
     // A part's rows shared by consecutive chunks (an MXFP4 expert) are fetched once; a scale
@@ -664,7 +635,7 @@ export class SafetensorsModel extends ShardedModel {
     /** @type {({ p: number, q: number, bytes: Promise<Uint8Array> } | null)[]} */
     const last = parts.map(() => null);
     const fetchRows = (/** @type {number} */ first, /** @type {number} */ end) => Promise.all(parts.map(({ t, rows }, i) => {
-      const shard = this.shards[t.shard];
+      const shard = model.shards[t.shard];
       const [p, q] = rows(first, end);
       const held = last[i];
       if (held && held.p === p && held.q === q) return held.bytes;
@@ -683,15 +654,15 @@ export class SafetensorsModel extends ShardedModel {
   /**
    * Checks a pack-quantized layer's stored `weight_shape` values (16 bytes, fetched once)
    * against the shape its packed weight and scales give, as the core does when it reads one.
+   * @param {Model} model
    * @param {CtLayer} layer
    * @param {StChunkOptions} options
-   * @internal
    */
-  async _checkCtShape(layer, options) {
+  async _checkCtShape(model, layer, options) {
     const part = layer.parts.weightShape;
     if (!part || this._ctShapeChecked.has(layer.path)) return;
-    const t = this.tensor(part);
-    const bytes = await this.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal);
+    const t = stored(model, part);
+    const bytes = await model.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal);
     try {
       this.header.checkCtWeightShape(layer.path, bytes);
     } catch (err) {
@@ -702,13 +673,13 @@ export class SafetensorsModel extends ShardedModel {
 
   /**
    * The layer's parts in wasm memory; the last layer read is kept (an inspector reads rows, then statistics).
+   * @param {Model} model
    * @param {GptqLayer} layer
    * @param {StChunkOptions} options
-   * @internal
    */
-  async _layerData(layer, options) {
+  async _layerData(model, layer, options) {
     if (this._lastLayer?.name === layer.name) return this._lastLayer.data;
-    const parts = await this._layerParts(layer, options);
+    const parts = await this._layerParts(model, layer, options);
     const data = this.header.gptqLayerData(layer.name, parts.qweight, parts.qzeros, parts.scales, parts.g_idx);
     this._lastLayer?.data.free();
     this._lastLayer = { name: layer.name, data };
@@ -717,29 +688,25 @@ export class SafetensorsModel extends ShardedModel {
 
   /**
    * The whole data of a layer's parts (qweight's columns are the output rows: strided).
+   * @param {Model} model
    * @param {GptqLayer} layer
    * @param {StChunkOptions} options
    * @returns {Promise<Record<string, Uint8Array>>}
-   * @internal
    */
-  async _layerParts(layer, options) {
+  async _layerParts(model, layer, options) {
     const names = /** @type {[string, string][]} */ (Object.entries(layer.parts));
-    const total = names.reduce((sum, [, part]) => sum + this.tensor(part).nBytes, 0);
+    const total = names.reduce((sum, [, part]) => sum + stored(model, part).nBytes, 0);
     const progress = progressCounter(options.onProgress, total);
     const bytes = await Promise.all(names.map(([, part]) => {
-      const t = this.tensor(part);
-      return this.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal, progress);
+      const t = stored(model, part);
+      return model.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal, progress);
     }));
     return Object.fromEntries(names.map(([key], i) => [key, bytes[i]]));
   }
 
-  /** Frees the wasm header and closes the source. */
-  async close() {
+  /** Frees the GPTQ layer kept in wasm memory (the model frees the headers). */
+  close() {
     this._lastLayer?.data.free();
     this._lastLayer = undefined;
-    for (const shard of this.shards) {
-      shard.header.free();
-      await shard.source.close();
-    }
   }
 }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { open, openSafetensors, openGguf } from 'gguf-lens';
+import { open, openSafetensors, openGguf, Model, GgufModel, SafetensorsModel } from 'gguf-lens';
 import { startServer } from './server.mjs';
 import { REPO, bytesOf, sameBytes, DEQUANT, makeBigHeader } from './helpers.mjs';
 
@@ -246,6 +246,42 @@ test('one wasm model handle for both formats: what both have works on each, a fo
   } finally {
     side.free();
   }
+  await st.close();
+  await g.close();
+});
+
+test('one model class for both formats: the aliases are it, GGUF-only methods throw one TypeError on a checkpoint', async () => {
+  const st = await openSafetensors(path.join(GPTQ, 'b4_g32_v1/model.safetensors'));
+  const g = await openGguf(read(path.join(DEQUANT, 'Q4_K.gguf')));
+  assert.equal(GgufModel, Model);
+  assert.equal(SafetensorsModel, Model);
+  for (const m of [st, g]) {
+    assert.ok(m instanceof Model && m instanceof GgufModel && m instanceof SafetensorsModel, m.format);
+    assert.equal(m.constructor, Model, m.format);
+  }
+  // What a checkpoint has no such thing as, and what GGUF has no layers or config for.
+  assert.deepEqual([st.version, st.endian, st.alignment], [null, null, null]);
+  assert.equal(typeof g.version, 'number');
+  for (const list of ['gptqLayers', 'gptqLayerErrors', 'mlxLayers', 'fp8Layers', 'ctLayers', 'mxfp4Layers']) assert.deepEqual(g[list], [], list);
+  for (const config of ['quantConfig', 'mlxQuantization', 'fp8Config', 'ctConfig', 'mxfp4Config', 'quantConfigSource']) assert.equal(g[config], null, config);
+  assert.equal(g.gptqLayer('model.layers.0.self_attn.q_proj'), undefined);
+  assert.equal(st.gptqLayer('model.layers.0.self_attn.q_proj'), st.gptqLayers[0]);
+  assert.equal(st.gptqLayers.length, 1);
+  // One line naming the call, the same for each GGUF-only method (sync ones throw, async ones reject).
+  const refused = (call) => (err) => err instanceof TypeError
+    && err.message === `gguf-lens: ${call} needs a GGUF model; this is a safetensors checkpoint`;
+  for (const [call, run] of [['specialTokens', () => st.specialTokens()], ['planMemory', () => st.planMemory()], ['fit', () => st.fit({ gpus: [2 ** 30] })]]) {
+    assert.throws(run, refused(call), call);
+  }
+  const calls = [
+    ['tokenize', () => st.tokenize('hi')], ['detokenize', () => st.detokenize([1])], ['tokenPiece', () => st.tokenPiece(1)],
+    ['tokenPieces', () => st.tokenPieces([1])], ['renderChatTemplate', () => st.renderChatTemplate([{ role: 'user', content: 'hi' }])],
+    ['edit', () => st.edit()], ['hash', () => st.hash()], ['lint', () => st.lint()],
+  ];
+  for (const [call, run] of calls) await assert.rejects(run, refused(call), call);
+  // The same methods work on the GGUF model of the same class.
+  assert.ok(Array.isArray(g.specialTokens()));
+  assert.ok(Array.isArray((await g.lint()).findings));
   await st.close();
   await g.close();
 });

@@ -45,7 +45,7 @@ test('the declarations leave the models\' internals out (@internal)', () => {
   const result = compile('internals.ts');
   assert.notEqual(result.status, 0);
   const missing = [...result.stdout.matchAll(/internals\.ts.*error TS2339: Property '(\w+)' does not exist/g)].map((m) => m[1]);
-  assert.deepEqual(missing.sort(), ['_statsInputId', '_tensorIndex', 'header', 'source', 'wasm'], result.stdout);
+  assert.deepEqual(missing.sort(), ['_checkpoint', '_statsInputId', '_tensorIndex', 'header', 'source', 'wasm'], result.stdout);
 });
 
 test('the installed declarations carry each typedef\'s description on its type', () => {

@@ -4,5 +4,5 @@ import { openGguf } from 'gguf-lens';
 
 export async function internals(): Promise<unknown[]> {
   const model = await openGguf('https://example.invalid/m.gguf');
-  return [model.wasm, model.header, model.source, model._statsInputId, model._tensorIndex];
+  return [model.wasm, model.header, model.source, model._statsInputId, model._tensorIndex, model._checkpoint];
 }
