@@ -157,9 +157,10 @@ const ops = {
     const md = entries.map((e) => (e.type === 'array'
       ? { key: e.key, type: 'array', itemType: e.itemType, length: Number(e.len), preview: e.items(0, Math.min(Number(e.len), 8)).map(plain) }
       : { key: e.key, type: e.type, value: e.value }));
-    // Every special-token key llama.cpp reads (the core's list), with the token's text.
+    // Every special-token key llama.cpp reads (the core's list), with the token's text: GGUF's
+    // alone (the method throws on a checkpoint).
     const special = {};
-    for (const t of m.specialTokens?.() ?? []) {
+    for (const t of m.format === 'gguf' ? m.specialTokens() : []) {
       special[t.name] = { id: t.id, text: tokens().tokens[t.id] ?? null, key: t.key, recognized: t.recognized };
     }
     // The package's full module (tokenizer, stats, …) loads while the summary is read.
