@@ -9,12 +9,25 @@ import { abortError } from './sources.js';
 export const COMPARE_CHUNK_ELEMENTS = 1 << 20;
 
 /**
- * The core's CompareSide of a model (the headers that hold it, Model._coreHeaders).
- * @param {Model} m
- * @param {string} label
+ * `m`, checked to be a model (the one error of a compare given anything else).
+ * @param {unknown} m
+ * @param {string} label 'A' or 'B'
+ * @param {string} call
+ * @returns {Model}
  */
-function sideOf(m, label) {
-  if (!(m instanceof Model)) throw new TypeError(`gguf-lens: compareModels compares GGUF and safetensors models (${label} is not a model)`);
+function modelOf(m, label, call) {
+  if (!(m instanceof Model)) throw new TypeError(`gguf-lens: ${call} compares GGUF and safetensors models (${label} is not a model)`);
+  return m;
+}
+
+/**
+ * The core's CompareSide of a model (the headers that hold it, Model._coreHeaders).
+ * @param {Model} model
+ * @param {string} label
+ * @param {string} call
+ */
+function sideOf(model, label, call) {
+  const m = modelOf(model, label, call);
   const side = new m.wasm.CompareSide();
   try {
     for (const header of m._coreHeaders()) side.add(header);
@@ -39,10 +52,10 @@ function sideOf(m, label) {
  */
 export async function compareModels(a, b) {
   await Promise.all([a?.preload?.(), b?.preload?.()]);
-  const sa = sideOf(a, 'A');
+  const sa = sideOf(a, 'A', 'compareModels');
   let sb;
   try {
-    sb = sideOf(b, 'B');
+    sb = sideOf(b, 'B', 'compareModels');
     return a.wasm.compareSides(sa, sb);
   } finally {
     sa.free();
@@ -65,10 +78,10 @@ export async function compareReport(a, b, options = {}) {
   await Promise.all([a?.preload?.(), b?.preload?.()]);
   const { format = 'markdown', paths, values } = options;
   const list = values === undefined ? undefined : [...(values instanceof Map ? values.entries() : values)].map(([name, m]) => ({ ...m, name }));
-  const sa = sideOf(a, 'A');
+  const sa = sideOf(a, 'A', 'compareReport');
   let sb;
   try {
-    sb = sideOf(b, 'B');
+    sb = sideOf(b, 'B', 'compareReport');
     return a.wasm.compareReport(sa, sb, { format, paths: paths && [String(paths[0]), String(paths[1])], values: list });
   } finally {
     sa.free();
@@ -92,7 +105,7 @@ const sameDims = (/** @type {number[]} */ p, /** @type {number[]} */ q) => p.len
  */
 export async function compareTensor(a, b, name, options = {}) {
   await Promise.all([a?.preload?.(), b?.preload?.()]);
-  const ra = a._readable(name), rb = b._readable(name);
+  const ra = modelOf(a, 'A', 'compareTensor')._readable(name), rb = modelOf(b, 'B', 'compareTensor')._readable(name);
   const x = ra.info, y = rb.info;
   // Stored rows the core dequantizes on both sides (GGUF's): compared as bytes in wasm; else as values.
   const ha = ra.header, hb = rb.header;

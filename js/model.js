@@ -61,7 +61,8 @@ function tensorsOf(header) {
  * the names of its formats (`Model<'gguf'>`, `Model<'safetensors'>` as types). Header facts,
  * metadata, tensors, and tensor reads for every format; the GGUF-only methods (tokenizer, chat
  * template, edit, hash, lint, planMemory, fit, specialTokens) throw one `TypeError` on a
- * checkpoint, whose layer lists (gptqLayers, mlxLayers, …) are empty and configs null on GGUF.
+ * checkpoint, and a checkpoint's layer lists (gptqLayers, mlxLayers, …) are empty and its
+ * configs null on a GGUF model.
  * @template {'gguf' | 'safetensors'} [F='gguf' | 'safetensors'] the format
  */
 export class Model {

@@ -144,5 +144,6 @@ test('compareTensor refuses tensors of another shape; compareModels refuses what
   const a = await openGguf(path.join(REPO, expected.pairs[0].a));
   await assert.rejects(() => compareModels(a, {}), /compares GGUF and safetensors models \(B is not a model\)/);
   await assert.rejects(() => compareModels({ format: 'gguf', wasm: a.wasm, shards: a.shards }, a), /\(A is not a model\)/);
+  await assert.rejects(() => compareTensor(a, { format: 'gguf' }, a.tensors[0].name), /^TypeError: gguf-lens: compareTensor compares GGUF and safetensors models \(B is not a model\)$/);
   await a.close();
 });
