@@ -107,9 +107,10 @@ export class Model {
   _tensorIndex;
   /** @internal @type {Map<string, MetadataEntry>} */
   _metadataIndex;
-  /** A split GGUF model's summary (merged over its shards), else null: the header's.
-   * @internal @type {Summary | null} */
-  _splitSummary;
+  /** A split GGUF model's one handle over every shard (summary, lint, plan, fit; the core's
+   * `ShardJoin`), else null: the header serves.
+   * @internal @type {GgufHeader | null} */
+  _joined;
   /** The id workers know this model by, once it has been sent to workers.
    * @internal @type {string | undefined} */
   _statsInputId;
@@ -168,7 +169,7 @@ export class Model {
     this.shards = [this];
     this.input = origin.input;
     this.openOptions = origin.openOptions;
-    this._splitSummary = null;
+    this._joined = null;
     this._statsInputId = undefined;
     this._statsWorkers = undefined;
     this._tokenizer = undefined;
@@ -209,30 +210,22 @@ export class Model {
    * @internal
    */
   static merge(models, wasm) {
-    const split = new wasm.SplitSummary();
-    /** @type {Summary} */
-    let summary;
-    try {
-      for (const m of models) split.add(m.header); // throws when a shard does not belong
-      summary = split.result();
-    } finally {
-      split.free();
-    }
+    const joined = joinHeaders(wasm, models); // throws when a shard does not belong
     const [first] = models;
-    first._joinSplit(models, summary);
+    first._joinSplit(models, joined);
     return first;
   }
 
   /**
-   * A split GGUF model's join: the shards, their merged summary, and every shard's input (what
+   * A split GGUF model's join: the shards, their one handle, and every shard's input (what
    * workers open).
    * @param {Model<F>[]} models
-   * @param {Summary} summary
+   * @param {GgufHeader} joined
    * @internal
    */
-  _joinSplit(models, summary) {
+  _joinSplit(models, joined) {
     this._joinShards(models);
-    this._splitSummary = summary;
+    this._joined = joined;
     this.input = /** @type {import('./types.js').GgufInput[]} */ (models.map((m) => m.input));
   }
 
@@ -270,6 +263,11 @@ export class Model {
     this._full ??= (async () => {
       const wasm = await loadWasm();
       for (const shard of this.shards) shard._moveToFull(wasm);
+      if (this._joined) {
+        const joined = joinHeaders(wasm, this.shards);
+        this._joined.free();
+        this._joined = joined;
+      }
       this.wasm = wasm;
     })();
     // A failed load (the module not found, offline) is tried again by the next call.
@@ -448,7 +446,7 @@ export class Model {
    * @returns {F extends 'gguf' ? Summary : SafetensorsSummary}
    */
   summary() {
-    if (this._splitSummary) return /** @type {any} */ (structuredClone(this._splitSummary));
+    if (this._joined) return this._joined.summary(undefined);
     return this.header.summary(this._checkpoint?.quantConfigSource ?? undefined);
   }
 
@@ -637,14 +635,7 @@ export class Model {
   async lint() {
     this._ggufOnly('lint');
     await this.preload();
-    if (this.shards.length === 1) return this.header.lint();
-    const job = new this.wasm.LintShards();
-    try {
-      for (const shard of this.shards) job.add(shard.header);
-      return job.finish();
-    } finally {
-      job.free();
-    }
+    return (this._joined ?? this.header).lint();
   }
 
   /** What llama.cpp allocates to run this model (every shard of a split one): weights, KV cache
@@ -656,13 +647,7 @@ export class Model {
    */
   planMemory(options = {}) {
     this._ggufOnly('planMemory');
-    const planner = new this.wasm.MemoryPlanner();
-    try {
-      for (const shard of this.shards) planner.add(shard.header);
-      return planner.plan(options);
-    } finally {
-      planner.free();
-    }
+    return (this._joined ?? this.header).planMemory(options);
   }
 
   /** The flags llama.cpp's llama-fit-params chooses for GPUs with `gpus` bytes free (each
@@ -673,13 +658,7 @@ export class Model {
    */
   fit(options) {
     this._ggufOnly('fit');
-    const planner = new this.wasm.MemoryPlanner();
-    try {
-      for (const shard of this.shards) planner.add(shard.header);
-      return planner.fit(options);
-    } finally {
-      planner.free();
-    }
+    return (this._joined ?? this.header).fit(options);
   }
 
   /**
@@ -785,6 +764,8 @@ export class Model {
     this._tokenizer?.free();
     this._tokenizer = undefined;
     this._checkpoint?.close();
+    this._joined?.free();
+    this._joined = null;
     for (const shard of this.shards) {
       shard.header.free();
       await shard.source.close();
@@ -798,6 +779,23 @@ export const GgufModel = Model;
 /** @typedef {Model<'safetensors'>} SafetensorsModel A safetensors checkpoint (`Model` with `format: 'safetensors'`). */
 /** An alias of `Model` (the same class: `SafetensorsModel === Model`, and `instanceof` holds for a model of either format). */
 export const SafetensorsModel = Model;
+
+/**
+ * One handle over the shards' headers, in order (the core's split check: throws when a shard
+ * does not belong or some are missing).
+ * @param {import('./bindings.js').CoreWasm | Wasm} wasm
+ * @param {{ header: GgufHeader }[]} shards
+ * @returns {GgufHeader}
+ */
+function joinHeaders(wasm, shards) {
+  const join = new wasm.ShardJoin();
+  try {
+    for (const s of shards) join.add(s.header);
+    return /** @type {GgufHeader} */ (join.finish());
+  } finally {
+    join.free();
+  }
+}
 
 /**
  * A source's size once a header has been read from it: every source knows it by then (a URL

@@ -122,6 +122,11 @@ test('a split model opened from its shards has the summary over every shard, as 
     const bytes = s.quantMix.reduce((sum, q) => sum + q.bytes, 0);
     assert.equal(bytes, s.tensorBytes);
     assert.ok(Math.abs(s.quantMix.reduce((sum, q) => sum + q.share, 0) - 1) < 1e-12);
+    // The one handle over the shards moves to the full module with them (lint loads it): the
+    // same summary after. (plan.test.mjs plans split models.)
+    const lint = await model.lint();
+    assert.ok(Array.isArray(lint.findings));
+    assert.deepEqual(model.summary(), s);
     await model.close();
   }
 });

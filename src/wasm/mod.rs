@@ -103,22 +103,28 @@ pub struct ModelHeader {
 }
 
 impl ModelHeader {
-    /// The handle of one GGUF file (a split model's shards are one handle each; the front end
-    /// joins them).
+    /// The handle of one GGUF file (a split model's shards are one handle each, and one more
+    /// over all of them from [`ShardJoin`]).
     fn of_gguf(file: GgufFile) -> ModelHeader {
         ModelHeader {
             model: Model::Gguf(GgufModel::single(file)),
         }
     }
 
-    /// The GGUF file, or an error naming the format the handle holds.
-    pub(super) fn gguf(&self) -> Result<&GgufFile, JsError> {
+    /// The GGUF model (every shard of a joined handle), or an error naming the format the
+    /// handle holds.
+    pub(super) fn gguf_model(&self) -> Result<&GgufModel, JsError> {
         match &self.model {
-            Model::Gguf(m) => Ok(m.first()),
+            Model::Gguf(m) => Ok(m),
             Model::Safetensors(_) => Err(JsError::new(
                 "a safetensors model has no GGUF header (metadata arrays, tokenizer, plan, edit)",
             )),
         }
+    }
+
+    /// The (first) GGUF file, or an error naming the format the handle holds.
+    pub(super) fn gguf(&self) -> Result<&GgufFile, JsError> {
+        self.gguf_model().map(GgufModel::first)
     }
 
     /// The array under `key`, or an error naming the key.
@@ -131,6 +137,38 @@ impl ModelHeader {
             .as_array()
             .cloned()
             .ok_or_else(|| JsError::new(&format!("metadata key {key} is not an array")))
+    }
+}
+
+/// A split GGUF model's one handle, from its shards' handles in order: `add` each, then
+/// `finish()` gives a handle over all of them, checked as the core's `GgufModel` checks a split
+/// (split.no, split.count, split.tensors.count, no tensor twice). Its summary, lint, memory plan
+/// and fit cover every shard; its metadata and arrays are the first shard's.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct ShardJoin {
+    shards: Vec<GgufFile>,
+}
+
+#[wasm_bindgen]
+impl ShardJoin {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> ShardJoin {
+        ShardJoin::default()
+    }
+
+    /// Adds the next shard (its header is copied; the shard's own handle stays usable).
+    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
+        self.shards.push(shard.gguf()?.clone());
+        Ok(())
+    }
+
+    /// The handle over every shard added; throws when they are not one whole model.
+    pub fn finish(&mut self) -> Result<ModelHeader, JsError> {
+        let model = GgufModel::from_shards(std::mem::take(&mut self.shards)).map_err(js_error)?;
+        Ok(ModelHeader {
+            model: Model::Gguf(model),
+        })
     }
 }
 

@@ -6,8 +6,6 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use super::{to_js, ModelHeader};
-use crate::gguf::GgufFile;
-use crate::model::GgufModel;
 use crate::plan::{
     cache_type, fit, DeviceBytes, DeviceUse, Document, Fit, FitOptions, Options, Report,
 };
@@ -220,31 +218,15 @@ impl From<Document> for DocumentJs {
     }
 }
 
-/// Plans a model over its shards (added in order, as `SplitSummary`).
 #[wasm_bindgen]
-#[derive(Default)]
-pub struct MemoryPlanner {
-    shards: Vec<GgufFile>,
-}
-
-#[wasm_bindgen]
-impl MemoryPlanner {
-    #[wasm_bindgen(constructor)]
-    pub fn new() -> MemoryPlanner {
-        MemoryPlanner::default()
-    }
-
-    /// Adds the next shard.
-    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
-        self.shards.push(shard.gguf()?.clone());
-        Ok(())
-    }
-
+impl ModelHeader {
     /// `options`: `{ctx, parallel, cacheTypeK, cacheTypeV, flashAttn, ngl, gpuMem, file}`, all
     /// optional. Throws llama.cpp's refusal (or why the model cannot be planned) as one line.
-    pub fn plan(&self, options: JsValue) -> Result<JsValue, JsError> {
+    /// The plan covers every shard of a joined handle.
+    #[wasm_bindgen(js_name = planMemory)]
+    pub fn plan_memory(&self, options: JsValue) -> Result<JsValue, JsError> {
         let given: OptionsJs = self::options(options)?;
-        let model = GgufModel::from_shards(self.shards.clone()).map_err(super::js_error)?;
+        let model = self.gguf_model()?;
         let parallel = count("parallel", given.parallel)?.unwrap_or(1);
         let ngl = count("ngl", given.ngl)?;
         let opts = Options {
@@ -257,7 +239,7 @@ impl MemoryPlanner {
             ..Options::default()
         };
         let gpu_mem = count("gpuMem", given.gpu_mem)?;
-        let report = Report::new(&model, opts, ngl.is_none(), gpu_mem)
+        let report = Report::new(model, opts, ngl.is_none(), gpu_mem)
             .map_err(|e| JsError::new(&e.to_string()))?;
         let file = given.file.as_deref().unwrap_or("model.gguf");
         Ok(to_js(&DocumentJs::from(
@@ -343,7 +325,7 @@ impl From<&Fit> for FitJs {
 }
 
 #[wasm_bindgen]
-impl MemoryPlanner {
+impl ModelHeader {
     /// `options`: `{gpus, margin, ctx, nCtxMin, parallel, cacheTypeK, cacheTypeV, flashAttn,
     /// gpuNames}` (bytes); what llama-fit-params chooses, as `gguf-lens fit --json`.
     pub fn fit(&self, options: JsValue) -> Result<JsValue, JsError> {
@@ -380,8 +362,7 @@ impl MemoryPlanner {
             },
             buffer_names: given.gpu_names,
         };
-        let model = GgufModel::from_shards(self.shards.clone()).map_err(super::js_error)?;
-        let f = fit(&model, &opts).map_err(|e| JsError::new(&e.to_string()))?;
+        let f = fit(self.gguf_model()?, &opts).map_err(|e| JsError::new(&e.to_string()))?;
         Ok(to_js(&FitJs::from(&f)))
     }
 }

@@ -1,11 +1,10 @@
-//! The model summary as JS sees it (`ModelHeader.summary()`, `SplitSummary`): one serde type, so
+//! The model summary as JS sees it (`ModelHeader.summary()`, a split model's too): one serde type, so
 //! the field names live in one place. Counts are JS numbers (f64), as every JS number is.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::ModelHeader;
-use crate::model::{Detail, SplitCheck, Summary, TensorType};
+use crate::model::{Detail, Summary, TensorType};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -228,42 +227,3 @@ pub(super) fn summary_to_js(s: &Summary, config_source: Option<String>) -> JsVal
     super::to_js(&value)
 }
 
-/// The summary of a split model, built shard by shard in order (the core's
-/// `Summary::with_tensors_of`): metadata fields from the first shard, tensors from all. The
-/// shards are checked as the core's `GgufModel` checks them (`SplitCheck`).
-#[wasm_bindgen]
-#[derive(Default)]
-pub struct SplitSummary {
-    summary: Option<Summary>,
-    check: SplitCheck,
-}
-
-#[wasm_bindgen]
-impl SplitSummary {
-    #[wasm_bindgen(constructor)]
-    pub fn new() -> SplitSummary {
-        SplitSummary::default()
-    }
-
-    /// Adds the next shard; throws when it does not belong (split.no, a tensor twice).
-    pub fn add(&mut self, shard: &ModelHeader) -> Result<(), JsError> {
-        self.check.add(shard.gguf()?).map_err(super::js_error)?;
-        let next = Summary::of_gguf(shard.gguf()?);
-        self.summary = Some(match self.summary.take() {
-            None => next,
-            Some(summary) => summary.with_tensors_of(next),
-        });
-        Ok(())
-    }
-
-    /// The summary of every shard added; throws when they are not the whole model
-    /// (split.count, split.tensors.count).
-    pub fn result(&self) -> Result<JsValue, JsError> {
-        self.check.finish().map_err(super::js_error)?;
-        let summary = match &self.summary {
-            Some(summary) => summary.clone(),
-            None => Summary::of_gguf_shards(&[]),
-        };
-        Ok(summary_to_js(&summary, None))
-    }
-}
