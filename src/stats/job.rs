@@ -8,7 +8,8 @@
 //! cells in order; it also counts the values per coarse key bucket (`percentiles.rs`). Pass 2
 //! bins, one by one, only the values of the buckets a histogram edge cuts, and counts the
 //! buckets holding the wanted percentile ranks by their low key bits. Two passes in all; for
-//! Q8_0 blocks one over the data, pass 2 running on pass 1's counts per (scale, code) (`q8.rs`).
+//! blocks of `d · level` values (Q8_0, Q4_0, MXFP4, ...) one over the data, pass 2 running on
+//! pass 1's counts per (scale, level) (`scaled.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -21,8 +22,9 @@ use super::moments::Moments;
 use super::percentiles::{
     from_key, key, lerp, locate, ranks, Coarse, Target, BUCKETS, PERCENTILES,
 };
-use super::q8::{self, Table};
+use super::scaled::{self, Layout, Levels, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::quant::Kernel;
 
 /// Values per cell of the grid the moments are computed on (whole rows, at least one).
 pub const CELL_ELEMENTS: u64 = 1 << 16;
@@ -70,19 +72,20 @@ pub struct StatsJob {
     targets: Vec<Target>,
     /// Each wanted rank: (rank, index in `targets`, rank within that bucket).
     wanted: Vec<(u64, usize, u64)>,
-    /// Pass 1's Q8_0 values as counts per (scale, code), when they came as blocks.
+    /// Pass 1's values as counts per (scale, level), when they came as `d · level` blocks.
     #[serde(default)]
-    q8: Q8,
+    scaled: Tabled,
     /// Pass 2's flag per bucket (1: straddles, 2: a target), rebuilt from the fields above.
     #[serde(skip)]
     table: Vec<u8>,
 }
 
-/// Where pass 1 counted values that came as Q8_0 blocks: a [`Table`] (then, if it holds every
-/// value, pass 2 runs on the table instead of the data), or, once the table was full, `coarse`.
+/// Where pass 1 counted values that came as `d · level` blocks: a [`Table`] (then, if it holds
+/// every value, pass 2 runs on the table instead of the data), or, once the table was full,
+/// `coarse`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Q8 {
+enum Tabled {
     #[default]
     Unused,
     Table(Box<Table>),
@@ -112,8 +115,8 @@ enum Source<'a> {
     Slice(&'a [f32]),
     Fill(&'a mut Fill<'a>),
     Groups(&'a mut FillGroups<'a>),
-    /// Whole Q8_0 blocks of the rows fed.
-    Q8(&'a [u8]),
+    /// Whole `d · level` blocks of the rows fed, dequantized by `kernel` where values are read.
+    Scaled(&'a [u8], &'static Layout, Kernel),
 }
 
 /// One piece's values, as they came.
@@ -136,9 +139,10 @@ impl Source<'_> {
                 fill(range, out)?;
                 Ok(Piece::Values(out))
             }
-            Source::Q8(bytes) => {
+            Source::Scaled(bytes, layout, kernel) => {
                 let out = &mut buf[..range.len()];
-                q8::dequant(q8_piece(bytes, range)?, out);
+                let piece = scaled_piece(bytes, layout, range)?;
+                crate::quant::dequantize_with(*kernel, layout.ty, piece, out)?;
                 Ok(Piece::Values(out))
             }
             Source::Groups(fill) => {
@@ -175,7 +179,7 @@ impl StatsJob {
             straddle: Vec::new(),
             targets: Vec::new(),
             wanted: Vec::new(),
-            q8: Q8::Unused,
+            scaled: Tabled::Unused,
             table: Vec::new(),
         }
     }
@@ -250,44 +254,61 @@ impl StatsJob {
         self.feed(first_row, n_rows, Source::Groups(fill))
     }
 
-    /// Adds rows `first_row..first_row + n_rows` of a Q8_0 tensor from their blocks `bytes`
-    /// (row length a multiple of 32): the same counts, range, histogram and percentiles as
-    /// the values would give, the mean and standard deviation to rounding (same bits for any
-    /// chunk size and thread count). See `q8.rs`.
-    pub(crate) fn add_q8_0(&mut self, first_row: u64, n_rows: u64, bytes: &[u8]) -> Result<()> {
+    /// Adds rows `first_row..first_row + n_rows` of a tensor of `d · level` blocks (`layout`)
+    /// from their bytes: the same counts, range, histogram and percentiles as the values would
+    /// give, the mean and standard deviation to rounding (same bits for any chunk size and
+    /// thread count). See `scaled.rs`.
+    pub(crate) fn add_scaled(
+        &mut self,
+        first_row: u64,
+        n_rows: u64,
+        layout: &'static Layout,
+        kernel: Kernel,
+        bytes: &[u8],
+    ) -> Result<()> {
         let values = n_rows.saturating_mul(self.row_len);
-        if self.row_len % q8::BLOCK as u64 != 0
-            || (bytes.len() / q8::BLOCK_BYTES) as u64 != values / q8::BLOCK as u64
-            || bytes.len() % q8::BLOCK_BYTES != 0
+        let (block, block_bytes) = (layout.block as u64, layout.block_bytes);
+        if self.row_len % block != 0
+            || (bytes.len() / block_bytes) as u64 != values / block
+            || bytes.len() % block_bytes != 0
         {
             return Err(bad_chunk(format!(
-                "{} bytes are not the Q8_0 blocks of {n_rows} rows of {}",
+                "{} bytes are not the {} blocks of {n_rows} rows of {}",
                 bytes.len(),
+                layout.ty.name(),
                 self.row_len
             )));
         }
-        self.feed(first_row, n_rows, Source::Q8(bytes))
+        self.feed(first_row, n_rows, Source::Scaled(bytes, layout, kernel))
     }
 
-    /// Counts a Q8_0 piece's values for pass 1: into the table, or per coarse bucket once it
-    /// is full (`buf` holds a piece).
-    fn count_q8(&mut self, bytes: &[u8], buf: &mut [f32]) {
-        if let Q8::Unused = self.q8 {
-            self.q8 = Q8::Table(Box::default());
+    /// Counts a decoded piece's values for pass 1: into the table, or per coarse bucket once it
+    /// is full (`bytes` the piece's blocks, `buf` holds a piece).
+    fn count_scaled(
+        &mut self,
+        layout: &Layout,
+        kernel: Kernel,
+        bytes: &[u8],
+        piece: &Levels,
+        buf: &mut [f32],
+    ) -> Result<()> {
+        if let Tabled::Unused = self.scaled {
+            self.scaled = Tabled::Table(Box::new(Table::new(layout.scale)));
         }
         let mut rest = bytes;
-        if let Q8::Table(t) = &mut self.q8 {
-            let took = t.add(bytes);
-            if took * q8::BLOCK_BYTES == bytes.len() {
-                return;
+        if let Tabled::Table(t) = &mut self.scaled {
+            let took = t.add(&piece.scales, &piece.levels, layout.block, layout.levels);
+            if took == piece.scales.len() {
+                return Ok(());
             }
             t.add_to_coarse(self.coarse.base_mut());
-            self.q8 = Q8::Spilled;
-            rest = &bytes[took * q8::BLOCK_BYTES..];
+            self.scaled = Tabled::Spilled;
+            rest = &bytes[took * layout.block_bytes..];
         }
-        let out = &mut buf[..rest.len() / q8::BLOCK_BYTES * q8::BLOCK];
-        q8::dequant(rest, out);
+        let out = &mut buf[..rest.len() / layout.block_bytes * layout.block];
+        crate::quant::dequantize_with(kernel, layout.ty, rest, out)?;
         self.coarse.count(out);
+        Ok(())
     }
 
     fn feed(&mut self, first_row: u64, n_rows: u64, mut source: Source<'_>) -> Result<()> {
@@ -308,10 +329,11 @@ impl StatsJob {
         let too_big = || bad_chunk("a chunk too big for this machine".to_string());
         let n = usize::try_from(n_rows * self.row_len).map_err(|_| too_big())?;
         let mut buf = match source {
-            Source::Fill(_) | Source::Q8(_) => vec![0f32; PIECE.min(n)],
+            Source::Fill(..) | Source::Scaled(..) => vec![0f32; PIECE.min(n)],
             _ => Vec::new(),
         };
         let mut groups = Groups::default();
+        let mut levels = Levels::default();
         match self.pass {
             Pass::Moments => {
                 let offset = first_row - self.rows.start;
@@ -330,15 +352,19 @@ impl StatsJob {
                     let mut at = start;
                     while at < end {
                         let stop = (at + PIECE).min(end);
-                        if let Source::Q8(bytes) = source {
-                            let b = q8_piece(bytes, at..stop)?;
-                            m.merge(&q8::moments(b).unwrap_or_else(|| {
-                                let out = &mut buf[..stop - at];
-                                q8::dequant(b, out);
-                                Moments::of(out)
-                            }));
+                        if let Source::Scaled(bytes, layout, kernel) = source {
+                            let b = scaled_piece(bytes, layout, at..stop)?;
+                            levels.decode(layout, kernel, b)?;
+                            m.merge(&match scaled::moments(layout, &levels) {
+                                Some(m) => m,
+                                None => {
+                                    let out = &mut buf[..stop - at];
+                                    crate::quant::dequantize_with(kernel, layout.ty, b, out)?;
+                                    Moments::of(out)
+                                }
+                            });
                             if !self.coarse.is_empty() {
-                                self.count_q8(b, &mut buf);
+                                self.count_scaled(layout, kernel, b, &levels, &mut buf)?;
                             }
                             at = stop;
                             continue;
@@ -425,7 +451,7 @@ impl StatsJob {
             straddle: self.straddle.clone(),
             targets: self.targets.iter().map(Target::emptied).collect(),
             wanted: self.wanted.clone(),
-            q8: Q8::Unused,
+            scaled: Tabled::Unused,
             table: self.table.clone(),
         }
     }
@@ -437,22 +463,22 @@ impl StatsJob {
         if self.pass == Pass::Moments {
             self.coarse.merge(&part.coarse);
             // Tables merge while they fit; any other mix ends in `coarse` (exact either way).
-            self.q8 = match (std::mem::take(&mut self.q8), part.q8) {
-                (Q8::Unused, x) | (x, Q8::Unused) => x,
-                (Q8::Table(mut a), Q8::Table(b)) => {
+            self.scaled = match (std::mem::take(&mut self.scaled), part.scaled) {
+                (Tabled::Unused, x) | (x, Tabled::Unused) => x,
+                (Tabled::Table(mut a), Tabled::Table(b)) => {
                     if a.merge(&b) {
-                        Q8::Table(a)
+                        Tabled::Table(a)
                     } else {
                         a.add_to_coarse(self.coarse.base_mut());
                         b.add_to_coarse(self.coarse.base_mut());
-                        Q8::Spilled
+                        Tabled::Spilled
                     }
                 }
-                (Q8::Table(a), Q8::Spilled) | (Q8::Spilled, Q8::Table(a)) => {
+                (Tabled::Table(a), Tabled::Spilled) | (Tabled::Spilled, Tabled::Table(a)) => {
                     a.add_to_coarse(self.coarse.base_mut());
-                    Q8::Spilled
+                    Tabled::Spilled
                 }
-                (Q8::Spilled, Q8::Spilled) => Q8::Spilled,
+                (Tabled::Spilled, Tabled::Spilled) => Tabled::Spilled,
             };
         }
         if let (Some(h), Some(p)) = (&mut self.histogram, &part.histogram) {
@@ -484,8 +510,8 @@ impl StatsJob {
                 }
                 self.moments = total;
                 // A table holding every value stands for the data in pass 2.
-                let table = match std::mem::take(&mut self.q8) {
-                    Q8::Table(t) => {
+                let table = match std::mem::take(&mut self.scaled) {
+                    Tabled::Table(t) => {
                         t.add_to_coarse(self.coarse.base_mut());
                         (t.values() == total.count).then_some(t)
                     }
@@ -603,10 +629,10 @@ impl StatsJob {
 }
 
 /// The blocks of values `range` (whole blocks, counted from the first value fed).
-fn q8_piece(bytes: &[u8], range: Range<usize>) -> Result<&[u8]> {
-    let (a, b) = (range.start / q8::BLOCK, range.end / q8::BLOCK);
+fn scaled_piece<'b>(bytes: &'b [u8], layout: &Layout, range: Range<usize>) -> Result<&'b [u8]> {
+    let (a, b) = (range.start / layout.block, range.end / layout.block);
     bytes
-        .get(a * q8::BLOCK_BYTES..b * q8::BLOCK_BYTES)
+        .get(a * layout.block_bytes..b * layout.block_bytes)
         .ok_or_else(|| bad_chunk(format!("values {range:?} are not in the blocks given")))
 }
 

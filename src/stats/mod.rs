@@ -14,8 +14,8 @@ mod moments;
 mod pass2;
 mod percentiles;
 mod planes;
-mod q8;
 mod quantized;
+mod scaled;
 mod state;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod tensor;

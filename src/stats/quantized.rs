@@ -6,6 +6,7 @@ use super::affine::exact_block;
 use super::codes::{self, Groups, CODES};
 use super::job::{StatsJob, PIECE};
 use super::planes;
+use super::scaled;
 use crate::error::{Error, ErrorKind, Result};
 use crate::gguf::{Endian, GgufFile, TensorInfo};
 use crate::quant::scalar::f16_to_f32;
@@ -52,9 +53,12 @@ pub fn add_gguf_rows(
                 })
             })
     };
-    // Q8_0 from its blocks' codes (q8.rs), past the same reference rule.
-    if kernel != Kernel::Scalar && file.endian() == Endian::Little && ty == GgmlType::Q8_0 {
-        return job.add_q8_0(first_row, n_rows, bytes);
+    // Blocks of `d · level` values from their scales and levels (scaled.rs), past the same
+    // reference rule.
+    if kernel != Kernel::Scalar && file.endian() == Endian::Little {
+        if let Some(layout) = scaled::layout_of(ty) {
+            return job.add_scaled(first_row, n_rows, layout, kernel, bytes);
+        }
     }
     // Types with 4-bit codes go by groups of codes (the scalar kernel keeps the per-value path:
     // it is the reference the faster paths are measured and tested against).

@@ -313,22 +313,37 @@ pub(in crate::stats) mod planes {
     }
 }
 
-pub(in crate::stats) mod q8 {
-    use crate::stats::q8::{Sums, BLOCK_BYTES};
+pub(in crate::stats) mod scaled {
+    use crate::stats::scaled::Sums;
     use std::arch::x86_64::*;
 
-    /// [`crate::stats::q8::portable_sums`] with a block's 32 codes in one register: sums by byte
-    /// multiply-adds (|q| ≤ 127 keeps the pairs of squares in i16; a block holding -128 takes
-    /// the portable loop), range by byte minima.
-    #[target_feature(enable = "avx2,f16c,popcnt")]
-    pub(in crate::stats) unsafe fn sums(bytes: &[u8], out: &mut [Sums]) {
+    /// f16 bits to f32, eight at a time by F16C (the same conversion as `f16_to_f32`).
+    #[target_feature(enable = "avx2,f16c")]
+    pub(in crate::stats) unsafe fn f16_values(bits: &[u16], out: &mut [f32]) {
+        let n = bits.len().min(out.len());
+        let mut i = 0;
+        while i + 8 <= n {
+            let h = _mm_loadu_si128(bits.as_ptr().add(i).cast());
+            _mm256_storeu_ps(out.as_mut_ptr().add(i), _mm256_cvtph_ps(h));
+            i += 8;
+        }
+        for (o, &b) in out[i..n].iter_mut().zip(&bits[i..n]) {
+            *o = crate::quant::scalar::f16_to_f32(b);
+        }
+    }
+
+    /// [`crate::stats::scaled::portable_sums`] for blocks of 32 levels, a block in one register:
+    /// sums by byte multiply-adds (|l| ≤ 127 keeps the pairs of squares in i16; a block holding
+    /// -128 takes the portable loop), range by byte minima.
+    #[target_feature(enable = "avx2")]
+    pub(in crate::stats) unsafe fn sums(levels: &[i8], d: &[f32], out: &mut [Sums]) {
         let ones8 = _mm256_set1_epi8(1);
         let ones16 = _mm256_set1_epi16(1);
         let k80 = _mm256_set1_epi8(0x80u8 as i8);
         let k7f = _mm256_set1_epi8(0x7f);
-        for (b, s) in bytes.chunks_exact(BLOCK_BYTES).zip(out.iter_mut()) {
-            let q = _mm256_loadu_si256(b.as_ptr().add(2).cast());
-            // Smallest and largest code: byte minima of q ^ 0x80 (order kept) and q ^ 0x7f
+        for ((b, s), &d) in levels.chunks_exact(32).zip(out.iter_mut()).zip(d) {
+            let q = _mm256_loadu_si256(b.as_ptr().cast());
+            // Smallest and largest level: byte minima of q ^ 0x80 (order kept) and q ^ 0x7f
             // (order reversed), 8 candidates each side by side, then halved three times.
             let (a, z) = (_mm256_xor_si256(q, k80), _mm256_xor_si256(q, k7f));
             let a = _mm_min_epu8(_mm256_castsi256_si128(a), _mm256_extracti128_si256::<1>(a));
@@ -340,7 +355,7 @@ pub(in crate::stats) mod q8 {
             let min = (_mm_extract_epi8::<0>(m) as u8 ^ 0x80) as i8;
             let max = (_mm_extract_epi8::<8>(m) as u8 ^ 0x7f) as i8;
             if min == i8::MIN {
-                crate::stats::q8::portable_sums(b, std::slice::from_mut(s));
+                crate::stats::scaled::portable_sums(b, &[d], 32, std::slice::from_mut(s));
                 continue;
             }
             let abs = _mm256_abs_epi8(q);
@@ -350,9 +365,6 @@ pub(in crate::stats) mod q8 {
             let h = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
             let h = _mm_hadd_epi32(h, h);
             let zeros = _mm256_movemask_epi8(_mm256_cmpeq_epi8(q, _mm256_setzero_si256()));
-            let d = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(
-                u16::from_le_bytes([b[0], b[1]]),
-            ))));
             *s = Sums {
                 d,
                 sum: _mm_extract_epi32::<1>(h),

@@ -1,6 +1,6 @@
 //! The hot loops of the statistics, one module per instruction set as `quant/` has them:
 //! `avx2.rs` (x86_64) and `simd128.rs` (wasm32), one submodule per concept (`moments`,
-//! `counted`, `pass2`, `planes`, `q8`, `codes`, `affine`) with the same functions as that
+//! `counted`, `pass2`, `planes`, `scaled`, `codes`, `affine`) with the same functions as that
 //! concept's portable loop, which stays beside its concept as the reference. [`isa`] is the one
 //! choice, made once from `quant::Kernel::auto` (so `GGUF_LENS_KERNEL=scalar` turns every vector
 //! loop of the statistics off, on wasm too). Every vector loop gives the portable loop's bits.

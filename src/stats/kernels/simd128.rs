@@ -279,9 +279,8 @@ pub(in crate::stats) mod planes {
     }
 }
 
-pub(in crate::stats) mod q8 {
-    use crate::quant::scalar::f16_to_f32;
-    use crate::stats::q8::{Sums, BLOCK_BYTES};
+pub(in crate::stats) mod scaled {
+    use crate::stats::scaled::Sums;
     use std::arch::wasm32::*;
 
     /// Sum of the four lanes.
@@ -291,15 +290,16 @@ pub(in crate::stats) mod q8 {
         i32x4_extract_lane::<0>(i32x4_add(v, i32x4_shuffle::<1, 0, 3, 2>(v, v)))
     }
 
-    /// [`crate::stats::q8::portable_sums`] with a block's codes in two registers (squares of i8 fit i16).
-    pub(in crate::stats) fn sums(bytes: &[u8], out: &mut [Sums]) {
+    /// [`crate::stats::scaled::portable_sums`] for blocks of 32 levels, a block in two registers
+    /// (squares of i8 fit i16).
+    pub(in crate::stats) fn sums(levels: &[i8], d: &[f32], out: &mut [Sums]) {
         let zero = i8x16_splat(0);
-        for (b, s) in bytes.chunks_exact(BLOCK_BYTES).zip(out.iter_mut()) {
-            // SAFETY: 2 + 32 bytes in the block; v128_load takes unaligned pointers.
+        for ((b, s), &d) in levels.chunks_exact(32).zip(out.iter_mut()).zip(d) {
+            // SAFETY: 32 levels in the block; v128_load takes unaligned pointers.
             let (lo, hi) = unsafe {
                 (
-                    v128_load(b.as_ptr().add(2).cast()),
-                    v128_load(b.as_ptr().add(18).cast()),
+                    v128_load(b.as_ptr().cast()),
+                    v128_load(b.as_ptr().add(16).cast()),
                 )
             };
             let mut mn = i8x16_min(lo, hi);
@@ -325,7 +325,7 @@ pub(in crate::stats) mod q8 {
             let zeros = u32::from(i8x16_bitmask(i8x16_eq(lo, zero))).count_ones()
                 + u32::from(i8x16_bitmask(i8x16_eq(hi, zero))).count_ones();
             *s = Sums {
-                d: f16_to_f32(u16::from_le_bytes([b[0], b[1]])),
+                d,
                 sum: total(sum),
                 squares: total(squares),
                 zeros,

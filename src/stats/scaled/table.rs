@@ -1,11 +1,10 @@
-//! The [`Table`] of a tensor's Q8_0 values: counts per (scale, code), filled in pass 1, replayed
-//! for the histogram and percentiles, and crossing to other workers as compact bytes.
+//! The [`Table`] of a tensor's `d · level` values: counts per (scale, level), filled in pass 1,
+//! replayed for the histogram and percentiles, and crossing to other workers as compact bytes.
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{value, BLOCK, BLOCK_BYTES, ROWS};
-use crate::quant::scalar::f16_to_f32;
+use super::{value, Scale, ROWS};
 use crate::stats::histogram::Histogram;
 use crate::stats::percentiles::{key, Target, BUCKETS};
 
@@ -28,12 +27,14 @@ fn prefetch(row: &[u16; 256]) {
     let _ = row;
 }
 
-/// Counts of a tensor's values per (scale, code): row `r` holds the blocks whose scale has the
-/// bits `scales[r]`, column `q` the code `q` (as a byte). Narrow u16 counts take the increments
+/// Counts of a tensor's values per (scale, level): row `r` holds the blocks whose scale has the
+/// bits `scales[r]`, column `q` the level `q as i8`. Narrow u16 counts take the increments
 /// (a row stays small in cache); a row's counts move to a wide u64 copy before they could
 /// overflow.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Table {
+    /// How the scale bits read.
+    scale: Scale,
     /// Values seen, blocks of non-finite scales included (they have no row: no finite values).
     values: u64,
     /// Row number + 1 per scale bits (0: none yet); empty until the first block.
@@ -45,6 +46,14 @@ pub(crate) struct Table {
 }
 
 impl Table {
+    /// An empty table of scales read as `scale`.
+    pub(crate) fn new(scale: Scale) -> Table {
+        Table {
+            scale,
+            ..Table::default()
+        }
+    }
+
     /// Values counted (every value fed, finite or not).
     pub(crate) fn values(&self) -> u64 {
         self.values
@@ -81,42 +90,14 @@ impl Table {
         self.since[r] = 0;
     }
 
-    /// Counts the values of whole blocks; returns how many blocks it took (fewer than given
-    /// when a new scale found the table full).
-    pub(crate) fn add(&mut self, bytes: &[u8]) -> usize {
+    /// Counts the values of whole blocks of `block` levels (`scales` their scale bits, `set`
+    /// every level they can hold when few, else empty); returns how many blocks it took (fewer
+    /// than given when a new scale found the table full).
+    pub(crate) fn add(&mut self, scales: &[u16], levels: &[i8], block: usize, set: &[i8]) -> usize {
         if self.index.is_empty() {
             self.index = vec![0; 1 << 16];
         }
-        for (i, b) in bytes.chunks_exact(BLOCK_BYTES).enumerate() {
-            // The row of a block a few ahead into cache: a table of a few thousand rows is
-            // bigger than L2, and a block's first increment would wait for its row.
-            if let Some(ahead) = bytes.get((i + AHEAD) * BLOCK_BYTES..(i + AHEAD) * BLOCK_BYTES + 2)
-            {
-                let r = self.index[u16::from_le_bytes([ahead[0], ahead[1]]) as usize];
-                if r != 0 {
-                    prefetch(&self.narrow[r as usize - 1]);
-                }
-            }
-            let d = u16::from_le_bytes([b[0], b[1]]);
-            if d & 0x7c00 == 0x7c00 {
-                // NaN or an infinite scale: no finite value.
-                self.values += BLOCK as u64;
-                continue;
-            }
-            let Some(r) = self.row(d) else {
-                return i;
-            };
-            if self.since[r] > u32::from(u16::MAX) - BLOCK as u32 {
-                self.flush(r);
-            }
-            self.since[r] += BLOCK as u32;
-            let row = &mut self.narrow[r];
-            for &q in &b[2..] {
-                row[q as usize] += 1;
-            }
-            self.values += BLOCK as u64;
-        }
-        bytes.len() / BLOCK_BYTES
+        add_blocks(self, scales, levels, block.max(1), set)
     }
 
     /// Adds counts per code to row `r`: into the narrow counts while the row's total fits
@@ -151,6 +132,9 @@ impl Table {
     /// Adds another table's counts; false (self unchanged in what it counts) when the rows
     /// would not fit.
     pub(crate) fn merge(&mut self, other: &Table) -> bool {
+        if other.scale != self.scale && !other.scales.is_empty() {
+            return false;
+        }
         let new = other
             .scales
             .iter()
@@ -170,10 +154,10 @@ impl Table {
     /// Each distinct finite value with its count, row by row.
     fn each(&self, mut f: impl FnMut(f32, u64)) {
         for (d, counts) in self.rows() {
-            let d = f16_to_f32(d);
+            let d = self.scale.value(d);
             for (q, &c) in counts.iter().enumerate() {
                 if c != 0 {
-                    f(value(d, q as u8), c);
+                    f(value(d, q as u8 as i8), c);
                 }
             }
         }
@@ -221,15 +205,19 @@ impl Table {
         });
     }
 
-    /// Compact bytes (a job's state crosses to workers): the value count, then per row its
-    /// scale and 256 counts, as LEB128 numbers.
+    /// Compact bytes (a job's state crosses to workers): the scale kind, the value count, then
+    /// per row its scale and its levels counted (how many, then each level and its count), as
+    /// LEB128 numbers.
     pub(super) fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        put(&mut out, u64::from(self.scale.id()));
         put(&mut out, self.values);
         put(&mut out, self.scales.len() as u64);
         for (d, counts) in self.rows() {
             put(&mut out, u64::from(d));
-            for c in counts {
+            put(&mut out, counts.iter().filter(|&&c| c != 0).count() as u64);
+            for (level, &c) in counts.iter().enumerate().filter(|(_, &c)| c != 0) {
+                put(&mut out, level as u64);
                 put(&mut out, c);
             }
         }
@@ -238,7 +226,9 @@ impl Table {
 
     pub(super) fn from_bytes(bytes: &[u8]) -> Option<Table> {
         let mut at = 0;
+        let scale = Scale::from_id(u8::try_from(get(bytes, &mut at)?).ok()?)?;
         let mut table = Table {
+            scale,
             values: get(bytes, &mut at)?,
             ..Table::default()
         };
@@ -248,19 +238,105 @@ impl Table {
         }
         for _ in 0..rows {
             let d = u16::try_from(get(bytes, &mut at)?).ok()?;
+            if !scale.finite(d) || (scale == Scale::E8m0Half && d > 0xff) {
+                return None;
+            }
             if table.index.get(d as usize).is_some_and(|&r| r != 0) {
                 return None;
             }
             let r = table.row(d)?;
             let mut counts = [0u64; 256];
-            for c in counts.iter_mut() {
-                *c = get(bytes, &mut at)?;
+            let (mut last, filled) = (None, get(bytes, &mut at)?);
+            if filled > 256 {
+                return None;
+            }
+            for _ in 0..filled {
+                let level = usize::try_from(get(bytes, &mut at)?)
+                    .ok()
+                    .filter(|&l| l < 256)?;
+                // Ascending, each once, none zero: one form per table.
+                if last.is_some_and(|l| l >= level) {
+                    return None;
+                }
+                last = Some(level);
+                counts[level] = get(bytes, &mut at)?;
+                if counts[level] == 0 {
+                    return None;
+                }
             }
             table.add_counts(r, &counts);
         }
         (at == bytes.len()).then_some(table)
     }
 }
+
+/// [`Table::add`]'s loop (its index made). Plain code on every instruction set: the increments
+/// gain nothing from wider registers.
+fn add_blocks(table: &mut Table, scales: &[u16], levels: &[i8], block: usize, set: &[i8]) -> usize {
+    let step = u32::try_from(block).unwrap_or(u32::MAX);
+    // Few levels only: with more, the compares cost more than the waits they save.
+    let set = if set.len() <= FEW { set } else { &[] };
+    for (i, (&d, b)) in scales.iter().zip(levels.chunks_exact(block)).enumerate() {
+        // The row of a block a few ahead into cache: a table of a few thousand rows is
+        // bigger than L2, and a block's first increment would wait for its row.
+        if let Some(&ahead) = scales.get(i + AHEAD) {
+            let r = table.index[ahead as usize];
+            if r != 0 {
+                prefetch(&table.narrow[r as usize - 1]);
+            }
+        }
+        if !table.scale.finite(d) {
+            // NaN or an infinite scale: no finite value.
+            table.values += block as u64;
+            continue;
+        }
+        let Some(r) = table.row(d) else {
+            return i;
+        };
+        if table.since[r] > u32::from(u16::MAX).saturating_sub(step) {
+            table.flush(r);
+        }
+        table.since[r] += step;
+        let row = &mut table.narrow[r];
+        // Few levels: each one's count by compares, then one add per level.
+        let mut counts = [0u16; FEW];
+        if !set.is_empty() && count_few(b, set, &mut counts) == b.len() {
+            for (&c, &l) in counts.iter().zip(set) {
+                row[l as u8 as usize] += c;
+            }
+        } else if let Ok(b) = <&[i8; 32]>::try_from(b) {
+            // The common block, a loop of known length (unrolled).
+            for &q in b {
+                row[q as u8 as usize] += 1;
+            }
+        } else {
+            for &q in b {
+                row[q as u8 as usize] += 1;
+            }
+        }
+        table.values += block as u64;
+    }
+    scales.len().min(levels.len() / block)
+}
+
+crate::stats::kernels::dispatch! {
+    /// Counts each level of `set` in `b` (by compares, in vectors); how many values it counted.
+    fn count_few(b: &[i8], set: &[i8], counts: &mut [u16; FEW]) -> usize => count_few_body
+}
+
+#[inline(always)]
+fn count_few_body(b: &[i8], set: &[i8], counts: &mut [u16; FEW]) -> usize {
+    let mut total = 0;
+    for (c, &l) in counts.iter_mut().zip(set) {
+        let n = b.iter().filter(|&&x| x == l).count();
+        *c = n as u16;
+        total += n;
+    }
+    total
+}
+
+/// Most levels counted by compares.
+const FEW: usize = 4;
 
 pub(super) fn put(out: &mut Vec<u8>, mut x: u64) {
     while x >= 0x80 {
@@ -295,7 +371,7 @@ impl<'de> Deserialize<'de> for Table {
         impl<'de> Visitor<'de> for Bytes {
             type Value = Vec<u8>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a Q8_0 count table as bytes")
+                f.write_str("a count table as bytes")
             }
             fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
                 Ok(v.to_vec())
@@ -312,6 +388,6 @@ impl<'de> Deserialize<'de> for Table {
             }
         }
         let bytes = d.deserialize_byte_buf(Bytes)?;
-        Table::from_bytes(&bytes).ok_or_else(|| de::Error::custom("a malformed Q8_0 count table"))
+        Table::from_bytes(&bytes).ok_or_else(|| de::Error::custom("a malformed count table"))
     }
 }

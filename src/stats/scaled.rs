@@ -1,0 +1,413 @@
+//! Blocks whose every value is `d · level`: one scale `d` per block (f16, or an E8M0 power of
+//! two) and a small integer level per value (Q8_0's int8 codes, Q5_0's `q − 16`, MXFP4's code
+//! book, the ternary types' `t − 1`, Q1_0's ±1, Q2_0's `q − 1`). Each [`Layout`] is one row of a
+//! table: where the scale is and how it reads; the levels come from the type's own
+//! dequantization kernel run with every scale set to one (Q8_0's are its bytes). Every value
+//! `d · level` is one f32 product, the kernels' bits, so:
+//! - a block's moments come from integer sums of its levels (Σl, Σl², counts of zero, the
+//!   smallest and largest level), with no per-value float work;
+//! - a tensor has few distinct scales (a few thousand), so its values as a multiset fit a
+//!   [`Table`] of counts per (scale, level): pass 1 fills it with one increment per value, and
+//!   the histogram and percentiles then come from the table (each distinct value once, with
+//!   its count) instead of a second pass over the data.
+//!
+//! Results equal the per-value path's: the table replays pass 2's own logic on exact values, and
+//! the moments differ from per-value sums only by rounding (they are more accurate).
+
+#[cfg(target_arch = "x86_64")]
+use super::kernels::avx2;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::kernels::simd128;
+use super::kernels::{isa, Isa};
+use super::moments::Moments;
+
+use crate::error::Result;
+use crate::quant::scalar::f16_to_f32;
+use crate::quant::scalar::fp4::e8m0_to_f32_half;
+use crate::quant::Kernel;
+use crate::GgmlType;
+
+/// Most rows (distinct scales) a table holds: 8 MiB of narrow counts. Beyond it, the values are
+/// counted per coarse bucket as on the per-value path (a tensor of that many distinct scales is
+/// not one quantized from real weights).
+const ROWS: usize = 1 << 14;
+
+/// How a block's scale is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Scale {
+    /// An f16, little-endian.
+    #[default]
+    F16,
+    /// One E8M0 byte, read as ggml's `e8m0_to_fp32_half`.
+    E8m0Half,
+}
+
+impl Scale {
+    /// The scale of bits `bits` (as read by [`Layout::scale_bits`]).
+    #[inline(always)]
+    pub(crate) fn value(self, bits: u16) -> f32 {
+        match self {
+            Scale::F16 => f16_to_f32(bits),
+            Scale::E8m0Half => e8m0_to_f32_half(bits as u8),
+        }
+    }
+
+    /// Whether every product with the scale of `bits` may be finite (f16 NaN and infinities
+    /// have no row in a table: their blocks hold no finite value).
+    #[inline(always)]
+    pub(crate) fn finite(self, bits: u16) -> bool {
+        match self {
+            Scale::F16 => bits & 0x7c00 != 0x7c00,
+            Scale::E8m0Half => true,
+        }
+    }
+
+    /// The bits of the scale one.
+    fn one(self) -> u16 {
+        match self {
+            Scale::F16 => 0x3c00,
+            Scale::E8m0Half => 128,
+        }
+    }
+
+    pub(crate) fn id(self) -> u8 {
+        match self {
+            Scale::F16 => 0,
+            Scale::E8m0Half => 1,
+        }
+    }
+
+    pub(crate) fn from_id(id: u8) -> Option<Scale> {
+        match id {
+            0 => Some(Scale::F16),
+            1 => Some(Scale::E8m0Half),
+            _ => None,
+        }
+    }
+}
+
+/// One block type of the form `d · level`.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub(crate) ty: GgmlType,
+    /// Values and bytes per block.
+    pub(crate) block: usize,
+    pub(crate) block_bytes: usize,
+    /// Byte offset of the scale in a block, and its kind.
+    scale_at: usize,
+    pub(crate) scale: Scale,
+    /// Where a block's bytes are its levels themselves (Q8_0's int8 codes), their offset.
+    levels_at: Option<usize>,
+    /// Every level a block can hold, when they are few (the ternary and 1-bit types): a block's
+    /// values are then counted per level by compares (a row's increments to one counter would
+    /// each wait for the last). Empty: counted value by value.
+    pub(crate) levels: &'static [i8],
+}
+
+const fn layout(
+    ty: GgmlType,
+    scale_at: usize,
+    scale: Scale,
+    levels_at: Option<usize>,
+    levels: &'static [i8],
+) -> Layout {
+    Layout {
+        ty,
+        block: ty.block_size() as usize,
+        block_bytes: ty.type_size() as usize,
+        scale_at,
+        scale,
+        levels_at,
+        levels,
+    }
+}
+
+/// The types whose values are `d · level` (ggml's own formulas; ggml-types.md).
+/// Q4_0 and IQ4_NL are of this form too, but their 16 levels make a row's increments wait on
+/// each other: the groups of codes (`codes.rs`) count them faster.
+static LAYOUTS: [Layout; 7] = [
+    layout(GgmlType::Q8_0, 0, Scale::F16, Some(2), &[]),
+    layout(GgmlType::Q5_0, 0, Scale::F16, None, &[]),
+    layout(GgmlType::MXFP4, 0, Scale::E8m0Half, None, &[]),
+    layout(GgmlType::TQ1_0, 52, Scale::F16, None, &[-1, 0, 1]),
+    layout(GgmlType::TQ2_0, 64, Scale::F16, None, &[-1, 0, 1, 2]),
+    layout(GgmlType::Q1_0, 0, Scale::F16, None, &[-1, 1]),
+    layout(GgmlType::Q2_0, 0, Scale::F16, None, &[-1, 0, 1, 2]),
+];
+
+// Every block is a power of two values (`moments` divides by shifts).
+const _: () = {
+    let mut i = 0;
+    while i < LAYOUTS.len() {
+        assert!(LAYOUTS[i].block.is_power_of_two());
+        i += 1;
+    }
+};
+
+/// The layout of `ty`, when its values are `d · level`.
+pub(crate) fn layout_of(ty: GgmlType) -> Option<&'static Layout> {
+    LAYOUTS.iter().find(|l| l.ty == ty)
+}
+
+/// A block's value `d · level`, as the dequantization kernels compute it.
+#[inline(always)]
+pub(crate) fn value(d: f32, level: i8) -> f32 {
+    f32::from(level) * d
+}
+
+impl Layout {
+    /// The scale bits of a block.
+    #[inline(always)]
+    pub(crate) fn scale_bits(&self, block: &[u8]) -> u16 {
+        match self.scale {
+            Scale::F16 => u16::from_le_bytes([block[self.scale_at], block[self.scale_at + 1]]),
+            Scale::E8m0Half => u16::from(block[self.scale_at]),
+        }
+    }
+}
+
+/// One piece of whole blocks, decoded: each block's scale bits and its values' levels.
+#[derive(Debug, Default)]
+pub(crate) struct Levels {
+    pub(crate) scales: Vec<u16>,
+    /// The scales' values.
+    pub(crate) d: Vec<f32>,
+    pub(crate) levels: Vec<i8>,
+    ones: Vec<u8>,
+    values: Vec<f32>,
+}
+
+impl Levels {
+    /// Decodes whole blocks `bytes` of `layout` (the levels from `kernel`, the scales set to one).
+    pub(crate) fn decode(&mut self, layout: &Layout, kernel: Kernel, bytes: &[u8]) -> Result<()> {
+        let blocks = bytes.len() / layout.block_bytes;
+        let n = blocks * layout.block;
+        self.scales.resize(blocks, 0);
+        for (s, b) in self
+            .scales
+            .iter_mut()
+            .zip(bytes.chunks_exact(layout.block_bytes))
+        {
+            *s = layout.scale_bits(b);
+        }
+        self.d.resize(blocks, 0.0);
+        match layout.scale {
+            Scale::F16 => f16_values(&self.scales, &mut self.d),
+            Scale::E8m0Half => {
+                for (d, &bits) in self.d.iter_mut().zip(&self.scales) {
+                    *d = e8m0_to_f32_half(bits as u8);
+                }
+            }
+        }
+        self.levels.resize(n, 0);
+        if let Some(at) = layout.levels_at {
+            for (b, out) in bytes
+                .chunks_exact(layout.block_bytes)
+                .zip(self.levels.chunks_exact_mut(layout.block))
+            {
+                for (l, &q) in out.iter_mut().zip(&b[at..at + layout.block]) {
+                    *l = q as i8;
+                }
+            }
+            return Ok(());
+        }
+        self.ones.clear();
+        self.ones
+            .extend_from_slice(&bytes[..blocks * layout.block_bytes]);
+        let one = layout.scale.one().to_le_bytes();
+        for b in self.ones.chunks_exact_mut(layout.block_bytes) {
+            match layout.scale {
+                Scale::F16 => b[layout.scale_at..layout.scale_at + 2].copy_from_slice(&one),
+                Scale::E8m0Half => b[layout.scale_at] = one[0],
+            }
+        }
+        self.values.resize(n, 0.0);
+        crate::quant::dequantize_with(kernel, layout.ty, &self.ones, &mut self.values)?;
+        to_levels(&self.values, &mut self.levels);
+        Ok(())
+    }
+}
+
+/// f16 bits to f32 values, many at once.
+fn f16_values(bits: &[u16], out: &mut [f32]) {
+    match isa() {
+        // SAFETY: `isa` chose AVX2 only on a CPU with AVX2 and F16C, all `f16_values` needs.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { avx2::scaled::f16_values(bits, out) },
+        _ => {
+            for (o, &b) in out.iter_mut().zip(bits) {
+                *o = f16_to_f32(b);
+            }
+        }
+    }
+}
+
+super::kernels::dispatch! {
+    /// Small integers (|v| < 128) in f32 to i8, exactly: `v + 1.5·2^23` holds `v` in its low
+    /// mantissa bits (a form the compiler keeps in vectors, unlike a saturating `as`).
+    fn to_levels(values: &[f32], levels: &mut [i8]) -> () => to_levels_body
+}
+
+#[inline(always)]
+fn to_levels_body(values: &[f32], levels: &mut [i8]) {
+    for (l, &v) in levels.iter_mut().zip(values) {
+        *l = (v + 12_582_912.0).to_bits() as u8 as i8;
+    }
+}
+
+/// One block's scale and integer sums of its levels.
+#[derive(Clone, Copy, Default)]
+pub(in crate::stats) struct Sums {
+    pub(in crate::stats) d: f32,
+    pub(in crate::stats) sum: i32,
+    pub(in crate::stats) squares: i32,
+    pub(in crate::stats) zeros: u32,
+    pub(in crate::stats) min: i8,
+    pub(in crate::stats) max: i8,
+}
+
+/// The [`Sums`] of whole blocks of `block` levels whose scales are `d` (`out` at least as long
+/// as the blocks).
+fn block_sums(levels: &[i8], d: &[f32], block: usize, out: &mut [Sums]) {
+    match isa() {
+        // SAFETY: `isa` chose AVX2 only on a CPU with AVX2, all `sums` needs.
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 if block == 32 => unsafe { avx2::scaled::sums(levels, d, out) },
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Isa::Simd128 if block == 32 => simd128::scaled::sums(levels, d, out),
+        _ => sums_by_lanes(levels, d, block, out),
+    }
+}
+
+super::kernels::dispatch! {
+    /// The portable sums (blocks longer than 32 levels: the compiler's vectors).
+    fn sums_by_lanes(levels: &[i8], d: &[f32], block: usize, out: &mut [Sums]) -> () => portable_sums
+}
+
+#[inline(always)]
+pub(in crate::stats) fn portable_sums(levels: &[i8], d: &[f32], block: usize, out: &mut [Sums]) {
+    for ((b, s), &d) in levels.chunks_exact(block).zip(out.iter_mut()).zip(d) {
+        let (mut sum, mut squares, mut zeros) = (0i32, 0i32, 0u32);
+        let (mut min, mut max) = (i8::MAX, i8::MIN);
+        for &x in b {
+            sum += i32::from(x);
+            squares += i32::from(x) * i32::from(x);
+            zeros += u32::from(x == 0);
+            min = min.min(x);
+            max = max.max(x);
+        }
+        *s = Sums {
+            d,
+            sum,
+            squares,
+            zeros,
+            min,
+            max,
+        };
+    }
+}
+
+/// Calls `step(lane, item)` for every item, item `i` in lane `i % LANES`: whole runs of `LANES`
+/// first, so the lanes' accumulators can stay in registers, then the remainder.
+#[inline(always)]
+fn by_lanes<T>(items: &[T], mut step: impl FnMut(usize, &T)) {
+    let mut runs = items.chunks_exact(LANES);
+    for run in &mut runs {
+        for (l, item) in run.iter().enumerate() {
+            step(l, item);
+        }
+    }
+    for (l, item) in runs.remainder().iter().enumerate() {
+        step(l, item);
+    }
+}
+
+/// Blocks of 32 values per call of [`moments`] (a piece's worth).
+const RUN: usize = 128;
+
+/// The moments of a decoded piece from its levels' sums, or None where the per-value path must
+/// give them: a scale not finite (NaN and infinities to count), a value not finite, or a block
+/// whose smallest or largest value is zero (which zero, -0 or +0, the per-value loops keep
+/// depends on their order).
+///
+/// Per block of `B` values, the sum `d·Σl` and `m2 = d²·(B·Σl² − (Σl)²)/B` are exact in f64
+/// (integers below 2^25 times `d` or `d²`); blocks combine around the run's mean (Chan's formula
+/// with a common mean), so only the deviations of block means round.
+pub(crate) fn moments(layout: &Layout, piece: &Levels) -> Option<Moments> {
+    let block = layout.block;
+    let blocks = piece.d.len();
+    let per_run = (RUN * 32 / block).max(1);
+    if blocks > per_run {
+        let mut m = Moments::default();
+        for (d, levels) in piece
+            .d
+            .chunks(per_run)
+            .zip(piece.levels.chunks(per_run * block))
+        {
+            m.merge(&run_moments(layout, d, levels)?);
+        }
+        return Some(m);
+    }
+    run_moments(layout, &piece.d, &piece.levels)
+}
+
+fn run_moments(layout: &Layout, d: &[f32], levels: &[i8]) -> Option<Moments> {
+    let (block, blocks) = (layout.block, d.len());
+    let mut sums = [Sums::default(); RUN];
+    let sums = &mut sums[..blocks.min(d.len())];
+    block_sums(levels, d, block, sums);
+    // (A scale not finite makes a block's smallest or largest value NaN or infinite.)
+    // Four lanes (block `i` in lane `i % 4`, combined in lane order): independent chains.
+    let sums = &*sums;
+    let (mut lo, mut hi) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
+    let (mut total, mut zeros, mut plain) = ([0f64; LANES], 0u64, true);
+    let step = |l: usize, s: &Sums| {
+        let d = s.d;
+        let (a, z) = (value(d, s.min), value(d, s.max));
+        let (small, large) = if d < 0.0 { (z, a) } else { (a, z) };
+        plain &= small.is_finite() & large.is_finite() & (small != 0.0) & (large != 0.0);
+        lo[l] = lo[l].min(small);
+        hi[l] = hi[l].max(large);
+        zeros += u64::from(s.zeros);
+        total[l] += f64::from(d) * f64::from(s.sum);
+    };
+    by_lanes(sums, step);
+    if !plain {
+        return None;
+    }
+    let n = (blocks * block) as u64;
+    let mut m = Moments {
+        count: n,
+        finite: n,
+        zeros,
+        ..Moments::default()
+    };
+    if blocks == 0 {
+        return Some(m);
+    }
+    m.min = lo.into_iter().fold(f32::INFINITY, f32::min);
+    m.max = hi.into_iter().fold(f32::NEG_INFINITY, f32::max);
+    m.mean = total.iter().sum::<f64>() / n as f64;
+    let mut m2 = [0f64; LANES];
+    let mean = m.mean;
+    // Blocks are powers of two: shifts and a product by the exact inverse, not divisions.
+    let (b, inverse, shift) = (block as f64, 1.0 / block as f64, block.trailing_zeros());
+    let step = |l: usize, s: &Sums| {
+        let d = f64::from(s.d);
+        let spread = (i64::from(s.squares) << shift) - i64::from(s.sum) * i64::from(s.sum);
+        let dev = d * f64::from(s.sum) * inverse - mean;
+        m2[l] += d * d * spread as f64 * inverse + b * dev * dev;
+    };
+    by_lanes(sums, step);
+    m.m2 = m2.iter().sum();
+    Some(m)
+}
+
+/// Lanes of [`moments`]' sums.
+const LANES: usize = 4;
+
+mod table;
+pub(crate) use table::Table;
+
+#[cfg(all(test, not(all(target_arch = "wasm32", target_os = "unknown"))))]
+mod tests;
