@@ -21,11 +21,12 @@ use serde_json::Value;
 /// measured worst on these draws rounded up to 5 % (docs/benchmarks.md has the figures). Above
 /// issue #30's 10 %: the estimate counts a few rows per token where ggml's allocator reuses or
 /// fragments differently, most at small n_ubatch (32, 64) and with layers offloaded. Llama,
-/// Qwen2, Qwen3, Gemma 2 and Gemma 3 (and Mixtral, Qwen3-MoE) are derived from the graph and
-/// held exactly above; [`derived`] says which families must be.
+/// Qwen2, Qwen3, Gemma 2, Gemma 3 and OpenELM (and Mixtral, Qwen3-MoE) are derived from the
+/// graph and held by [`derived_miss`]; [`derived`] says which families must be.
 fn tolerance(family: &str) -> f64 {
     match family {
         "llama" | "qwen2" | "qwen3" | "gemma2" | "gemma3" => 0.0051,
+        "openelm" => derived_miss("openelm"),
         "lfm2" => 0.20,
         "mamba2" => 0.40,
         "rwkv6" | "rwkv7" => 0.45,
@@ -33,14 +34,26 @@ fn tolerance(family: &str) -> f64 {
         "deepseek2" => 0.60,
         "jamba" => 0.70,
         "granitehybrid" => 1.00,
-        "openelm" => 1.60,
         _ => 0.10,
     }
 }
 
 /// The families whose compute buffers must come from the graph (src/plan/graph.rs).
 fn derived(family: &str) -> bool {
-    matches!(family, "llama" | "qwen2" | "qwen3" | "gemma2" | "gemma3")
+    matches!(
+        family,
+        "llama" | "qwen2" | "qwen3" | "gemma2" | "gemma3" | "openelm"
+    )
+}
+
+/// The relative miss a derived buffer may have beyond the log's two decimals: none, except
+/// OpenELM's with flash attention and a quantized cache beside an f32 one (6 of its 80 buffers,
+/// the worst 2.1 %: an allocation order the graph does not yet reproduce).
+fn derived_miss(family: &str) -> f64 {
+    match family {
+        "openelm" => 0.025,
+        _ => 0.0,
+    }
 }
 
 #[derive(Default)]
@@ -122,7 +135,7 @@ fn random_plans_match_llama_cpp() {
                 let theirs: f64 = logged(&case["compute_mib"], device).iter().sum();
                 let ours = ours as f64 / MIB;
                 let off = (ours - theirs).abs();
-                if p.compute_derived && off > 0.0051 {
+                if p.compute_derived && off > 0.0051 && off > derived_miss(family) * theirs {
                     // derived from the graph (src/plan/graph.rs): to the log's two decimals
                     failures.push(format!(
                         "{what}: {device} compute {theirs} MiB vs ours {ours:.2} (derived)"

@@ -1,7 +1,7 @@
 //! The compute buffers derived, not estimated, for the families whose graph this module builds
 //! (llama.cpp's graphs of `llama` for Llama, Mistral and Mixtral, `qwen2`, `qwen3`, `qwen3moe`,
-//! and with sliding-window layers `gemma2` and `gemma3`: without MLA, recurrent layers, fused
-//! QKV or shared experts):
+//! with sliding-window layers `gemma2` and `gemma3`, and with one QKV projection and head counts
+//! per layer `openelm`: without MLA, recurrent layers or shared experts):
 //! the worst-case graph llama.cpp reserves (one `n_ubatch` batch over a full cache, every token
 //! an output) is built here node by node with each tensor's size, then scheduled and allocated
 //! as ggml does it:
@@ -184,28 +184,42 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
     let arch = hp.arch.as_str();
     if !matches!(
         arch,
-        "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma2" | "gemma3"
+        "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma2" | "gemma3" | "openelm"
     ) {
         return false;
     }
     let gemma = matches!(arch, "gemma2" | "gemma3");
-    if hp.mla || hp.recurrent.is_some() || hp.no_kv || hp.fused_qkv || (hp.n_swa > 0 && !gemma) {
+    // OpenELM: one QKV projection and head counts per layer (the others build with layer 0's)
+    let openelm = arch == "openelm";
+    if hp.mla || hp.recurrent.is_some() || hp.no_kv || hp.fused_qkv != openelm {
         return false;
     }
-    if hp.n_head.is_empty() || hp.n_head_kv.is_empty() {
+    if hp.n_swa > 0 && !gemma {
+        return false;
+    }
+    let n_layer = hp.n_layer as usize;
+    if hp.n_head.len() != n_layer || hp.n_head_kv.len() != n_layer || hp.has_kv.len() != n_layer {
         return false;
     }
     let same = |v: &[u64]| v.iter().all(|&x| x == v[0]);
-    if !same(&hp.n_head) || !same(&hp.n_head_kv) || hp.has_kv.iter().any(|&k| !k) {
+    if !openelm && (!same(&hp.n_head) || !same(&hp.n_head_kv)) {
         return false;
     }
-    if hp.n_head[0] == 0 || hp.n_head_kv[0] == 0 {
+    if hp.has_kv.iter().any(|&k| !k) || hp.n_head.contains(&0) || hp.n_head_kv.contains(&0) {
         return false;
     }
-    // the tensors llm_build_llama / qwen3moe read, and no others that add ops (biases, scales)
+    if openelm && hp.n_embd_head_k != hp.n_embd_head_v {
+        return false; // llm_build_openelm asserts it
+    }
+    // the tensors the builders read, and no others that add ops (biases, scales)
     let has = |n: &str| model.tensor(n).is_ok();
+    let projections: &[&str] = if openelm {
+        &["attn_qkv", "attn_output"]
+    } else {
+        &["attn_q", "attn_k", "attn_v", "attn_output"]
+    };
     for il in 0..hp.n_layer {
-        for part in ["attn_q", "attn_k", "attn_v", "attn_output"] {
+        for part in projections {
             if !has(&format!("blk.{il}.{part}.weight")) {
                 return false;
             }
@@ -233,7 +247,7 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
             return false;
         }
         let qk_norm = has(&format!("blk.{il}.attn_q_norm.weight"));
-        if qk_norm != matches!(arch, "qwen3" | "qwen3moe" | "gemma3") {
+        if qk_norm != matches!(arch, "qwen3" | "qwen3moe" | "gemma3" | "openelm") {
             return false;
         }
         let post_norms = has(&format!("blk.{il}.post_attention_norm.weight"))
@@ -311,7 +325,9 @@ pub(super) fn compute(
             (hp.n_embd_head_k, hp.n_embd_head_v)
         };
         let ci = kv.caches.iter().position(|c| c.swa == swa).unwrap_or(0);
+        let fused = model.tensor(&p("attn_qkv")).is_ok();
         let n_kv = kv.caches.get(ci).map_or(0, |c| c.cells);
+        let n_streams = kv.caches.get(ci).map_or(1, |c| c.streams.max(1));
         // a quantized cache's Hadamard rotations (llama_kv_cache's attn_rot_k / attn_rot_v):
         // K's the largest power of two from 64 dividing the head size, V's 64
         let rot_k = (!o.type_k.is_plain() && hk % 64 == 0).then(|| {
@@ -327,8 +343,6 @@ pub(super) fn compute(
         let norm = g.same(inp_l, &[inp_l], true);
         let wn = w(&mut g, &p("attn_norm"));
         let attn_norm = g.same(norm, &[norm, wn], true);
-        let wq = w(&mut g, &p("attn_q"));
-        let mut q = g.f32([nh * hk, t, 1, 1], &[wq, attn_norm], false);
         // build_qkv's biases: an add after each projection (in place)
         let bias = |g: &mut Graph, x: usize, name: &str| match model.tensor(name) {
             Ok(_) => {
@@ -337,8 +351,27 @@ pub(super) fn compute(
             }
             Err(_) => x,
         };
-        q = bias(&mut g, q, &format!("blk.{il}.attn_q.bias"));
-        let mut qr = g.reshape(q, [hk, nh, t, 1]);
+        // OpenELM's one projection of Q, K and V, with Q, K and V views of its heads
+        let qkv = if fused {
+            let wqkv = w(&mut g, &p("attn_qkv"));
+            let n_qkv = nh + 2 * nkv;
+            let m = g.f32([hk * n_qkv, t, 1, 1], &[wqkv, attn_norm], false);
+            Some(g.reshape(m, [hk, n_qkv, t, 1]))
+        } else {
+            None
+        };
+        let heads_view = |g: &mut Graph, n: u64| {
+            let of = qkv.unwrap_or(0);
+            g.view(of, bytes(4, [hk, n, t, 1]), (4, [hk, n, t, 1]))
+        };
+        let mut qr = if fused {
+            heads_view(&mut g, nh)
+        } else {
+            let wq = w(&mut g, &p("attn_q"));
+            let q = g.f32([nh * hk, t, 1, 1], &[wq, attn_norm], false);
+            let q = bias(&mut g, q, &format!("blk.{il}.attn_q.bias"));
+            g.reshape(q, [hk, nh, t, 1])
+        };
         let qk_norm = model.tensor(&p("attn_q_norm")).is_ok();
         if qk_norm {
             let n = g.f32([hk, nh, t, 1], &[qr], true);
@@ -367,21 +400,39 @@ pub(super) fn compute(
         // build_attn expands Q, V, K (K last, for rope fusion into the cache write); the
         // sliding-window variant expands Q, K, V
         let mut vr = 0;
+        let mut v_strided = false;
         let mut k_rope = 0;
         let k_first = !kv.caches.iter().all(|c| !c.swa);
         for part in if k_first { [1, 0] } else { [0, 1] } {
             if part == 0 {
                 let v_rot = rot_v.map(|n| lazy(&mut g, &mut cache_in[ci].v_rot, 4, [n, n, 1, 1]));
-                let wv = w(&mut g, &p("attn_v"));
-                let v = g.f32([nkv * hv, t, 1, 1], &[wv, attn_norm], false);
-                let v = bias(&mut g, v, &format!("blk.{il}.attn_v.bias"));
-                let r = g.reshape(v, [hv, nkv, t, 1]);
+                let mut r = if fused {
+                    // a contiguous copy of the V heads
+                    // a strided view of the V heads, made contiguous where an op needs it
+                    v_strided = true;
+                    heads_view(&mut g, nkv)
+                } else {
+                    let wv = w(&mut g, &p("attn_v"));
+                    let v = g.f32([nkv * hv, t, 1, 1], &[wv, attn_norm], false);
+                    let v = bias(&mut g, v, &format!("blk.{il}.attn_v.bias"));
+                    g.reshape(v, [hv, nkv, t, 1])
+                };
+                if v_strided && v_rot.is_some() {
+                    // llama_mul_mat_hadamard copies a strided input into rows (ggml_cont_2d)
+                    let ne = g.t[r].layout.1;
+                    r = g.f32(ne, &[r], false);
+                    v_strided = false;
+                }
                 vr = hadamard(&mut g, r, v_rot, rot_v);
             } else {
-                let wk = w(&mut g, &p("attn_k"));
-                let k = g.f32([nkv * hk, t, 1, 1], &[wk, attn_norm], false);
-                let k = bias(&mut g, k, &format!("blk.{il}.attn_k.bias"));
-                let mut kr = g.reshape(k, [hk, nkv, t, 1]);
+                let mut kr = if fused {
+                    heads_view(&mut g, nkv)
+                } else {
+                    let wk = w(&mut g, &p("attn_k"));
+                    let k = g.f32([nkv * hk, t, 1, 1], &[wk, attn_norm], false);
+                    let k = bias(&mut g, k, &format!("blk.{il}.attn_k.bias"));
+                    g.reshape(k, [hk, nkv, t, 1])
+                };
                 if qk_norm {
                     let n = g.f32([hk, nkv, t, 1], &[kr], true);
                     let wkn = w(&mut g, &p("attn_k_norm"));
@@ -401,12 +452,24 @@ pub(super) fn compute(
         let v_view = if fa {
             g.reshape(vr, [hv * nkv, t, 1, 1])
         } else {
-            let r = g.reshape(vr, [hv * nkv, t, 1, 1]);
-            g.reshape(r, [1, hv * nkv * t, 1, 1])
+            let mut r = if v_strided {
+                // llama_kv_cache::cpy_v copies a strided V into rows
+                g.f32([hv * nkv, t, 1, 1], &[vr], false)
+            } else {
+                g.reshape(vr, [hv * nkv, t, 1, 1])
+            };
+            if hv * nkv < v_row_max {
+                // the transposed cache's rows are the widest layer's: this layer's V padded
+                r = g.f32([v_row_max, t, 1, 1], &[r], false);
+            }
+            let n = g.t[r].layout.1[0] * t;
+            g.reshape(r, [1, n, 1, 1])
         };
         let v_idxs_ne = if fa { t } else { t * v_row_max };
         let v_idxs = lazy(&mut g, &mut cache_in[ci].v_idxs, 8, [v_idxs_ne, 1, 1, 1]);
         let _ = g.write(cache_v, &[v_view, v_idxs]);
+        let mut inp_sa = inp_l;
+        let last = il + 1 == hp.n_layer;
         let mask = lazy(
             &mut g,
             &mut cache_in[ci].mask,
@@ -419,12 +482,12 @@ pub(super) fn compute(
         let attn = if fa {
             // flash attention reads f16: an f32 cache is cast first (K, then V)
             let kc = if o.type_k == GgmlType::F32 {
-                g.op(2, [hk, n_kv, nkv, 1], &[kc], false)
+                g.op(2, [hk, n_kv, nkv, n_streams], &[kc], false)
             } else {
                 kc
             };
             let vc = if o.type_v == GgmlType::F32 {
-                g.op(2, [hv, n_kv, nkv, 1], &[vc], false)
+                g.op(2, [hv, n_kv, nkv, n_streams], &[vc], false)
             } else {
                 vc
             };
@@ -448,8 +511,7 @@ pub(super) fn compute(
         let wo = w(&mut g, &p("attn_output"));
         let mut cur = g.f32([e, t, 1, 1], &[wo, attn], false);
         cur = bias(&mut g, cur, &format!("blk.{il}.attn_output.bias"));
-        let mut inp_sa = inp_l;
-        if il + 1 == hp.n_layer {
+        if last {
             let ids = *out_ids.get_or_insert_with(|| g.input(4, [n_out, 1, 1, 1]));
             cur = g.f32([e, n_out, 1, 1], &[cur, ids], false);
             inp_sa = g.f32([e, n_out, 1, 1], &[inp_sa, ids], false);
@@ -464,7 +526,12 @@ pub(super) fn compute(
             g.same(n, &[n, wn], true)
         };
         cur = post_norm(&mut g, cur, "post_attention_norm");
-        let ffn_inp = g.same(cur, &[cur, inp_sa], true);
+        // OpenELM adds the attention to the residual (the residual the first operand)
+        let ffn_inp = if hp.arch == "openelm" {
+            g.same(cur, &[inp_sa, cur], true)
+        } else {
+            g.same(cur, &[cur, inp_sa], true)
+        };
         let norm = g.same(ffn_inp, &[ffn_inp], true);
         let wn = w(&mut g, &p("ffn_norm"));
         let ffn_norm = g.same(norm, &[norm, wn], true);
