@@ -211,6 +211,22 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
     if openelm && hp.n_embd_head_k != hp.n_embd_head_v {
         return false; // llm_build_openelm asserts it
     }
+    // widths a header may make absurd: bounded, so that the graph's products of widths and
+    // tokens (at most a few thousand) cannot overflow
+    const WIDE: u64 = 1 << 40;
+    let heads = |il: usize| {
+        let (hk, hv) = (
+            hp.n_embd_head_k.max(hp.n_embd_head_k_swa),
+            hp.n_embd_head_v.max(hp.n_embd_head_v_swa),
+        );
+        let n = hp.n_head[il].checked_add(hp.n_head_kv[il].checked_mul(2)?)?;
+        hk.max(hv).checked_mul(n)
+    };
+    if (0..n_layer).any(|il| heads(il).map_or(true, |w| w > WIDE))
+        || [hp.n_embd, hp.n_vocab, hp.n_ff].iter().any(|&w| w > WIDE)
+    {
+        return false;
+    }
     // the tensors the builders read, and no others that add ops (biases, scales)
     let has = |n: &str| model.tensor(n).is_ok();
     let projections: &[&str] = if openelm {
