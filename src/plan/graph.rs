@@ -376,6 +376,7 @@ pub(super) fn compute(
         } else {
             None
         };
+        // (called for OpenELM's layers only, where `qkv` is the projection's reshape)
         let heads_view = |g: &mut Graph, n: u64| {
             let of = qkv.unwrap_or(0);
             g.view(of, bytes(4, [hk, n, t, 1]), (4, [hk, n, t, 1]))
@@ -423,7 +424,6 @@ pub(super) fn compute(
             if part == 0 {
                 let v_rot = rot_v.map(|n| lazy(&mut g, &mut cache_in[ci].v_rot, 4, [n, n, 1, 1]));
                 let mut r = if fused {
-                    // a contiguous copy of the V heads
                     // a strided view of the V heads, made contiguous where an op needs it
                     v_strided = true;
                     heads_view(&mut g, nkv)
@@ -484,8 +484,6 @@ pub(super) fn compute(
         let v_idxs_ne = if fa { t } else { t * v_row_max };
         let v_idxs = lazy(&mut g, &mut cache_in[ci].v_idxs, 8, [v_idxs_ne, 1, 1, 1]);
         let _ = g.write(cache_v, &[v_view, v_idxs]);
-        let mut inp_sa = inp_l;
-        let last = il + 1 == hp.n_layer;
         let mask = lazy(
             &mut g,
             &mut cache_in[ci].mask,
@@ -527,6 +525,8 @@ pub(super) fn compute(
         let wo = w(&mut g, &p("attn_output"));
         let mut cur = g.f32([e, t, 1, 1], &[wo, attn], false);
         cur = bias(&mut g, cur, &format!("blk.{il}.attn_output.bias"));
+        let mut inp_sa = inp_l;
+        let last = il + 1 == hp.n_layer;
         if last {
             let ids = *out_ids.get_or_insert_with(|| g.input(4, [n_out, 1, 1, 1]));
             cur = g.f32([e, n_out, 1, 1], &[cur, ids], false);
