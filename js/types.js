@@ -262,7 +262,7 @@
  * @property {number} computeBytes The compute buffers, both devices: an estimate.
  * @property {{ cpuBytes: number; gpuBytes: number }} compute Each device's compute buffer (without `ngl` all the CPU's).
  * @property {boolean} computeEstimated False when the compute buffers are derived from the graph as llama.cpp allocates it
- *   (Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE); true for the families where they are estimated.
+ *   (Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Gemma 2, Gemma 3, OpenELM); true for the families where they are estimated.
  * @property {number} totalBytes
  * @property {number} cpuBytes
  * @property {number} gpuBytes
@@ -306,7 +306,7 @@
  * @property {boolean} fits Whether every GPU keeps its margin (else the closest llama.cpp finds).
  * @property {boolean} defaultLayers llama.cpp keeps its default layers (`-ngl -1`, no -ts).
  * @property {boolean} computeEstimated False when the compute buffers are derived from the graph (Llama, Mistral, Mixtral, Qwen2,
- *   Qwen3, Qwen3-MoE: exact); true where they are estimated.
+ *   Qwen3, Qwen3-MoE, Gemma 2, Gemma 3, OpenELM); true where they are estimated.
  * @property {string} flags The line llama-fit-params prints: `-c N -ngl N [-ts a,b] [-ot "..."]`.
  */
 

@@ -2,8 +2,8 @@
 //! fixtures/plan/ in llama.cpp (llama-cpp-python 0.3.36) on a grid of contexts, parallel slots,
 //! cache types and flash attention, and recorded what its log says it allocated. The KV cache
 //! (per cache, K and V) and the recurrent state (R and S) must match to the log's precision (0.01 MiB), the mapped weights too, the
-//! compute buffer exactly where it is derived from the graph (Llama, Mistral, Mixtral,
-//! Qwen3-MoE) and within 15% where it is estimated, and the combinations llama.cpp refused must
+//! compute buffer exactly where it is derived from the graph (Llama, Mistral, Mixtral, Qwen2/3,
+//! Qwen3-MoE, Gemma 2/3, OpenELM) and within 15% where it is estimated, and the combinations llama.cpp refused must
 //! be refused.
 
 mod common;

@@ -21,20 +21,38 @@ use serde_json::Value;
 /// measured worst on these draws rounded up to 5 % (docs/benchmarks.md has the figures). Above
 /// issue #30's 10 %: the estimate counts a few rows per token where ggml's allocator reuses or
 /// fragments differently, most at small n_ubatch (32, 64) and with layers offloaded. Llama,
-/// Qwen2 and Qwen3 (and Mixtral, Qwen3-MoE) are derived from the graph and held exactly above.
+/// Qwen2, Qwen3, Gemma 2, Gemma 3 and OpenELM (and Mixtral, Qwen3-MoE) are derived from the
+/// graph and held by [`derived_miss`]; [`derived`] says which families must be.
 fn tolerance(family: &str) -> f64 {
     match family {
-        "llama" | "qwen2" | "qwen3" => 0.0051,
+        "llama" | "qwen2" | "qwen3" | "gemma2" | "gemma3" => 0.0051,
+        "openelm" => derived_miss("openelm"),
         "lfm2" => 0.20,
-        "gemma3" => 0.35,
         "mamba2" => 0.40,
-        "gemma2" | "rwkv6" | "rwkv7" => 0.45,
+        "rwkv6" | "rwkv7" => 0.45,
         "mamba" => 0.50,
         "deepseek2" => 0.60,
         "jamba" => 0.70,
         "granitehybrid" => 1.00,
-        "openelm" => 1.60,
         _ => 0.10,
+    }
+}
+
+/// The families whose compute buffers must come from the graph (src/plan/graph.rs).
+fn derived(family: &str) -> bool {
+    matches!(
+        family,
+        "llama" | "qwen2" | "qwen3" | "gemma2" | "gemma3" | "openelm"
+    )
+}
+
+/// The relative miss a derived buffer may have beyond the log's two decimals: none, except
+/// OpenELM's with flash attention and a quantized cache beside an f32 one (6 of its 80 buffers,
+/// the worst 2.1 %: an allocation order the graph does not yet reproduce).
+fn derived_miss(family: &str) -> f64 {
+    match family {
+        "openelm" => 0.025,
+        _ => 0.0,
     }
 }
 
@@ -108,13 +126,16 @@ fn random_plans_match_llama_cpp() {
                     ));
                 }
             }
+            if derived(family) && !p.compute_derived {
+                failures.push(format!("{what}: compute estimated, not derived"));
+            }
             let w = worst.entry(family.to_string()).or_default();
             w.cases += 1;
             for (device, ours) in [("cpu", p.compute.cpu), ("gpu", p.compute.gpu)] {
                 let theirs: f64 = logged(&case["compute_mib"], device).iter().sum();
                 let ours = ours as f64 / MIB;
                 let off = (ours - theirs).abs();
-                if p.compute_derived && off > 0.0051 {
+                if p.compute_derived && off > 0.0051 && off > derived_miss(family) * theirs {
                     // derived from the graph (src/plan/graph.rs): to the log's two decimals
                     failures.push(format!(
                         "{what}: {device} compute {theirs} MiB vs ours {ours:.2} (derived)"

@@ -1,6 +1,7 @@
 //! The compute buffers derived, not estimated, for the families whose graph this module builds
-//! (llama.cpp's graphs of `llama` for Llama, Mistral and Mixtral, `qwen2`, `qwen3` and
-//! `qwen3moe`: without SWA, MLA, recurrent layers, fused QKV or shared experts):
+//! (llama.cpp's graphs of `llama` for Llama, Mistral and Mixtral, `qwen2`, `qwen3`, `qwen3moe`,
+//! with sliding-window layers `gemma2` and `gemma3`, and with one QKV projection and head counts
+//! per layer `openelm`: without MLA, recurrent layers or shared experts):
 //! the worst-case graph llama.cpp reserves (one `n_ubatch` batch over a full cache, every token
 //! an output) is built here node by node with each tensor's size, then scheduled and allocated
 //! as ggml does it:
@@ -152,6 +153,21 @@ impl Graph {
     }
 }
 
+/// A cache's graph inputs (llama.cpp's per-cache rotations, write indices and mask).
+#[derive(Clone, Default)]
+struct CacheInputs {
+    k_rot: Option<usize>,
+    v_rot: Option<usize>,
+    k_idxs: Option<usize>,
+    v_idxs: Option<usize>,
+    mask: Option<usize>,
+}
+
+/// The input in `slot`, made now if the graph has not met it yet.
+fn lazy(g: &mut Graph, slot: &mut Option<usize>, ts: u64, ne: [u64; 4]) -> usize {
+    *slot.get_or_insert_with(|| g.input(ts, ne))
+}
+
 /// Where the tensors of a layer are: `None` the CPU, `Some(i)` GPU i.
 pub(super) struct Placement<'a> {
     /// The device of layer il's weights and cache (il = n_layer: the output layer).
@@ -166,26 +182,60 @@ pub(super) struct Placement<'a> {
 /// Whether this module builds `hp`'s graph (else: the estimate).
 pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
     let arch = hp.arch.as_str();
-    if !matches!(arch, "llama" | "qwen2" | "qwen3" | "qwen3moe") {
+    if !matches!(
+        arch,
+        "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma2" | "gemma3" | "openelm"
+    ) {
         return false;
     }
-    if hp.mla || hp.recurrent.is_some() || hp.no_kv || hp.fused_qkv || hp.n_swa > 0 {
+    let gemma = matches!(arch, "gemma2" | "gemma3");
+    // OpenELM: one QKV projection and head counts per layer (the others build with layer 0's)
+    let openelm = arch == "openelm";
+    if hp.mla || hp.recurrent.is_some() || hp.no_kv || hp.fused_qkv != openelm {
         return false;
     }
-    if hp.n_head.is_empty() || hp.n_head_kv.is_empty() {
+    if hp.n_swa > 0 && !gemma {
+        return false;
+    }
+    let n_layer = hp.n_layer as usize;
+    if hp.n_head.len() != n_layer || hp.n_head_kv.len() != n_layer || hp.has_kv.len() != n_layer {
         return false;
     }
     let same = |v: &[u64]| v.iter().all(|&x| x == v[0]);
-    if !same(&hp.n_head) || !same(&hp.n_head_kv) || hp.has_kv.iter().any(|&k| !k) {
+    if !openelm && (!same(&hp.n_head) || !same(&hp.n_head_kv)) {
         return false;
     }
-    if hp.n_head[0] == 0 || hp.n_head_kv[0] == 0 {
+    if hp.has_kv.iter().any(|&k| !k) || hp.n_head.contains(&0) || hp.n_head_kv.contains(&0) {
         return false;
     }
-    // the tensors llm_build_llama / qwen3moe read, and no others that add ops (biases, scales)
+    if openelm && hp.n_embd_head_k != hp.n_embd_head_v {
+        return false; // llm_build_openelm asserts it
+    }
+    // widths a header may make absurd: bounded, so that the graph's products of widths and
+    // tokens (at most a few thousand) cannot overflow
+    const WIDE: u64 = 1 << 40;
+    let heads = |il: usize| {
+        let (hk, hv) = (
+            hp.n_embd_head_k.max(hp.n_embd_head_k_swa),
+            hp.n_embd_head_v.max(hp.n_embd_head_v_swa),
+        );
+        let n = hp.n_head[il].checked_add(hp.n_head_kv[il].checked_mul(2)?)?;
+        hk.max(hv).checked_mul(n)
+    };
+    if (0..n_layer).any(|il| heads(il).map_or(true, |w| w > WIDE))
+        || [hp.n_embd, hp.n_vocab, hp.n_ff].iter().any(|&w| w > WIDE)
+    {
+        return false;
+    }
+    // the tensors the builders read, and no others that add ops (biases, scales)
     let has = |n: &str| model.tensor(n).is_ok();
+    let projections: &[&str] = if openelm {
+        &["attn_qkv", "attn_output"]
+    } else {
+        &["attn_q", "attn_k", "attn_v", "attn_output"]
+    };
     for il in 0..hp.n_layer {
-        for part in ["attn_q", "attn_k", "attn_v", "attn_output"] {
+        for part in projections {
             if !has(&format!("blk.{il}.{part}.weight")) {
                 return false;
             }
@@ -213,7 +263,12 @@ pub(super) fn supported(model: &GgufModel, hp: &HParams, _o: &Options) -> bool {
             return false;
         }
         let qk_norm = has(&format!("blk.{il}.attn_q_norm.weight"));
-        if qk_norm != matches!(arch, "qwen3" | "qwen3moe") {
+        if qk_norm != matches!(arch, "qwen3" | "qwen3moe" | "gemma3" | "openelm") {
+            return false;
+        }
+        let post_norms = has(&format!("blk.{il}.post_attention_norm.weight"))
+            && has(&format!("blk.{il}.post_ffw_norm.weight"));
+        if gemma && (moe || !post_norms) {
             return false;
         }
     }
@@ -237,10 +292,8 @@ pub(super) fn compute(
     let t = n_ubatch.div_ceil(n_seq) * n_seq;
     let n_out = n_ubatch;
     let e = hp.n_embd;
-    let (nh, nkv) = (hp.n_head[0], hp.n_head_kv[0]);
-    let (hk, hv) = (hp.n_embd_head_k, hp.n_embd_head_v);
-    let n_kv = kv.caches.first().map_or(0, |c| c.cells);
     let fa = o.flash_attn;
+    let gemma = matches!(hp.arch.as_str(), "gemma2" | "gemma3");
     let mut g = Graph {
         t: Vec::new(),
         nodes: Vec::new(),
@@ -250,33 +303,21 @@ pub(super) fn compute(
         let d = dev((place.tensor)(name));
         g.pre(d, true)
     };
-    // the inputs, in the order llama.cpp's graph meets them
+    // the inputs, in the order llama.cpp's graph meets them (ggml lists leafs in the order its
+    // depth-first walk reaches them): each cache's are made at the first layer using it
     let tokens = g.input(4, [t, 1, 1, 1]);
     let _embd_in = g.input(4, [e, t, 1, 1]);
-    // a quantized cache's Hadamard rotations (llama_kv_cache's attn_rot_k / attn_rot_v): K's
-    // the largest power of two from 64 dividing the head size, V's 64
-    let rot_k = (!o.type_k.is_plain() && hk % 64 == 0).then(|| {
-        let mut n = 64;
-        while hk % (n * 2) == 0 {
-            n *= 2;
-        }
-        n
-    });
-    let rot_v = (!o.type_v.is_plain() && hv % 64 == 0).then_some(64u64);
-    let k_rot = rot_k.map(|n| g.input(4, [n, n, 1, 1]));
-    let pos = g.input(4, [t, 1, 1, 1]);
-    let v_rot = rot_v.map(|n| g.input(4, [n, n, 1, 1]));
-    let k_idxs = g.input(8, [t, 1, 1, 1]);
-    let v_idxs = if fa {
-        g.input(8, [t, 1, 1, 1])
-    } else {
-        g.input(8, [t * nkv * hv, 1, 1, 1])
-    };
-    let mask = g.input(if fa { 2 } else { 4 }, [n_kv, t, 1, 1]);
-    let out_ids = g.input(4, [n_out, 1, 1, 1]);
+    let mut pos: Option<usize> = None;
+    let mut cache_in: Vec<CacheInputs> = vec![CacheInputs::default(); kv.caches.len().max(1)];
+    // the transposed V cache's row (and so its write indices) is the widest layer's
+    let v_row_max = hp.n_embd_v_gqa_max();
 
     let tok_embd = w(&mut g, "token_embd.weight");
     let mut inp_l = g.f32([e, t, 1, 1], &[tok_embd, tokens], false);
+    if gemma {
+        // the embedding scaled by sqrt(n_embd)
+        inp_l = g.same(inp_l, &[inp_l], true);
+    }
     let moe_shape = |il: u32| -> Option<(u64, u64, u64)> {
         let gate = model
             .tensor(&format!("blk.{il}.ffn_gate_exps.weight"))
@@ -287,14 +328,37 @@ pub(super) fn compute(
         let used = super::hparams::expert_used(model.first(), &hp.arch)?;
         Some((n_expert, n_ff, used))
     };
+    let mut out_ids: Option<usize> = None;
     for il in 0..hp.n_layer {
+        let l = il as usize;
         let p = |s: &str| format!("blk.{il}.{s}.weight");
         let layer_dev = dev((place.layer)(il));
+        let swa = hp.is_swa.get(l) == Some(&true);
+        let (nh, nkv) = (hp.n_head[l], hp.n_head_kv[l]);
+        let (hk, hv) = if swa {
+            (hp.n_embd_head_k_swa, hp.n_embd_head_v_swa)
+        } else {
+            (hp.n_embd_head_k, hp.n_embd_head_v)
+        };
+        let ci = kv.caches.iter().position(|c| c.swa == swa).unwrap_or(0);
+        let fused = model.tensor(&p("attn_qkv")).is_ok();
+        let n_kv = kv.caches.get(ci).map_or(0, |c| c.cells);
+        let n_streams = kv.caches.get(ci).map_or(1, |c| c.streams.max(1));
+        // a quantized cache's Hadamard rotations (llama_kv_cache's attn_rot_k / attn_rot_v):
+        // K's the largest power of two from 64 dividing the head size, V's 64
+        let rot_k = (!o.type_k.is_plain() && hk % 64 == 0).then(|| {
+            let mut n = 64;
+            while hk % (n * 2) == 0 {
+                n *= 2;
+            }
+            n
+        });
+        let rot_v = (!o.type_v.is_plain() && hv % 64 == 0).then_some(64u64);
+        let k_rot = rot_k.map(|n| lazy(&mut g, &mut cache_in[ci].k_rot, 4, [n, n, 1, 1]));
+        let pos = *pos.get_or_insert_with(|| g.input(4, [t, 1, 1, 1]));
         let norm = g.same(inp_l, &[inp_l], true);
         let wn = w(&mut g, &p("attn_norm"));
         let attn_norm = g.same(norm, &[norm, wn], true);
-        let wq = w(&mut g, &p("attn_q"));
-        let mut q = g.f32([nh * hk, t, 1, 1], &[wq, attn_norm], false);
         // build_qkv's biases: an add after each projection (in place)
         let bias = |g: &mut Graph, x: usize, name: &str| match model.tensor(name) {
             Ok(_) => {
@@ -303,8 +367,28 @@ pub(super) fn compute(
             }
             Err(_) => x,
         };
-        q = bias(&mut g, q, &format!("blk.{il}.attn_q.bias"));
-        let mut qr = g.reshape(q, [hk, nh, t, 1]);
+        // OpenELM's one projection of Q, K and V, with Q, K and V views of its heads
+        let qkv = if fused {
+            let wqkv = w(&mut g, &p("attn_qkv"));
+            let n_qkv = nh + 2 * nkv;
+            let m = g.f32([hk * n_qkv, t, 1, 1], &[wqkv, attn_norm], false);
+            Some(g.reshape(m, [hk, n_qkv, t, 1]))
+        } else {
+            None
+        };
+        // (called for OpenELM's layers only, where `qkv` is the projection's reshape)
+        let heads_view = |g: &mut Graph, n: u64| {
+            let of = qkv.unwrap_or(0);
+            g.view(of, bytes(4, [hk, n, t, 1]), (4, [hk, n, t, 1]))
+        };
+        let mut qr = if fused {
+            heads_view(&mut g, nh)
+        } else {
+            let wq = w(&mut g, &p("attn_q"));
+            let q = g.f32([nh * hk, t, 1, 1], &[wq, attn_norm], false);
+            let q = bias(&mut g, q, &format!("blk.{il}.attn_q.bias"));
+            g.reshape(q, [hk, nh, t, 1])
+        };
         let qk_norm = model.tensor(&p("attn_q_norm")).is_ok();
         if qk_norm {
             let n = g.f32([hk, nh, t, 1], &[qr], true);
@@ -313,6 +397,10 @@ pub(super) fn compute(
         }
         let mut q_rope = g.f32([hk, nh, t, 1], &[qr, pos], true);
         g.t[q_rope].skip_weight = true;
+        if gemma {
+            // Q scaled by f_attention_scale (the product's scale is then 1)
+            q_rope = g.same(q_rope, &[q_rope], true);
+        }
         // llama_mul_mat_hadamard: a 2-d view, the product with the rotation, a 4-d view
         let hadamard = |g: &mut Graph, x: usize, rot: Option<usize>, n: Option<u64>| match (rot, n)
         {
@@ -326,57 +414,109 @@ pub(super) fn compute(
             _ => x,
         };
         q_rope = hadamard(&mut g, q_rope, k_rot, rot_k);
-        let wv = w(&mut g, &p("attn_v"));
-        let v = g.f32([nkv * hv, t, 1, 1], &[wv, attn_norm], false);
-        let v = bias(&mut g, v, &format!("blk.{il}.attn_v.bias"));
-        let vr = g.reshape(v, [hv, nkv, t, 1]);
-        let vr = hadamard(&mut g, vr, v_rot, rot_v);
-        let wk = w(&mut g, &p("attn_k"));
-        let k = g.f32([nkv * hk, t, 1, 1], &[wk, attn_norm], false);
-        let k = bias(&mut g, k, &format!("blk.{il}.attn_k.bias"));
-        let mut kr = g.reshape(k, [hk, nkv, t, 1]);
-        if qk_norm {
-            let n = g.f32([hk, nkv, t, 1], &[kr], true);
-            let wkn = w(&mut g, &p("attn_k_norm"));
-            kr = g.same(n, &[n, wkn], true);
+        // build_attn expands Q, V, K (K last, for rope fusion into the cache write); the
+        // sliding-window variant expands Q, K, V
+        let mut vr = 0;
+        let mut v_strided = false;
+        let mut k_rope = 0;
+        let k_first = !kv.caches.iter().all(|c| !c.swa);
+        for part in if k_first { [1, 0] } else { [0, 1] } {
+            if part == 0 {
+                let v_rot = rot_v.map(|n| lazy(&mut g, &mut cache_in[ci].v_rot, 4, [n, n, 1, 1]));
+                let mut r = if fused {
+                    // a strided view of the V heads, made contiguous where an op needs it
+                    v_strided = true;
+                    heads_view(&mut g, nkv)
+                } else {
+                    let wv = w(&mut g, &p("attn_v"));
+                    let v = g.f32([nkv * hv, t, 1, 1], &[wv, attn_norm], false);
+                    let v = bias(&mut g, v, &format!("blk.{il}.attn_v.bias"));
+                    g.reshape(v, [hv, nkv, t, 1])
+                };
+                if v_strided && v_rot.is_some() {
+                    // llama_mul_mat_hadamard copies a strided input into rows (ggml_cont_2d)
+                    let ne = g.t[r].layout.1;
+                    r = g.f32(ne, &[r], false);
+                    v_strided = false;
+                }
+                vr = hadamard(&mut g, r, v_rot, rot_v);
+            } else {
+                let mut kr = if fused {
+                    heads_view(&mut g, nkv)
+                } else {
+                    let wk = w(&mut g, &p("attn_k"));
+                    let k = g.f32([nkv * hk, t, 1, 1], &[wk, attn_norm], false);
+                    let k = bias(&mut g, k, &format!("blk.{il}.attn_k.bias"));
+                    g.reshape(k, [hk, nkv, t, 1])
+                };
+                if qk_norm {
+                    let n = g.f32([hk, nkv, t, 1], &[kr], true);
+                    let wkn = w(&mut g, &p("attn_k_norm"));
+                    kr = g.same(n, &[n, wkn], true);
+                }
+                let rope = g.f32([hk, nkv, t, 1], &[kr, pos], true);
+                g.t[rope].skip_weight = true;
+                k_rope = hadamard(&mut g, rope, k_rot, rot_k);
+            }
         }
-        let k_rope = g.f32([hk, nkv, t, 1], &[kr, pos], true);
-        g.t[k_rope].skip_weight = true;
-        let k_rope = hadamard(&mut g, k_rope, k_rot, rot_k);
         // the cache writes
         let cache_k = g.pre(layer_dev, false);
         let cache_v = g.pre(layer_dev, false);
         let k_view = g.reshape(k_rope, [hk * nkv, t, 1, 1]);
-        let kv_write = g.write(cache_k, &[k_view, k_idxs]);
-        let _ = kv_write;
+        let k_idxs = lazy(&mut g, &mut cache_in[ci].k_idxs, 8, [t, 1, 1, 1]);
+        let _ = g.write(cache_k, &[k_view, k_idxs]);
         let v_view = if fa {
             g.reshape(vr, [hv * nkv, t, 1, 1])
         } else {
-            let r = g.reshape(vr, [hv * nkv, t, 1, 1]);
-            g.reshape(r, [1, hv * nkv * t, 1, 1])
+            let mut r = if v_strided {
+                // llama_kv_cache::cpy_v copies a strided V into rows
+                g.f32([hv * nkv, t, 1, 1], &[vr], false)
+            } else {
+                g.reshape(vr, [hv * nkv, t, 1, 1])
+            };
+            if hv * nkv < v_row_max {
+                // the transposed cache's rows are the widest layer's: this layer's V padded
+                r = g.f32([v_row_max, t, 1, 1], &[r], false);
+            }
+            let n = g.t[r].layout.1[0] * t;
+            g.reshape(r, [1, n, 1, 1])
         };
+        let v_idxs_ne = if fa { t } else { t * v_row_max };
+        let v_idxs = lazy(&mut g, &mut cache_in[ci].v_idxs, 8, [v_idxs_ne, 1, 1, 1]);
         let _ = g.write(cache_v, &[v_view, v_idxs]);
+        let mask = lazy(
+            &mut g,
+            &mut cache_in[ci].mask,
+            if fa { 2 } else { 4 },
+            [n_kv, t, 1, 1],
+        );
         let kc = g.view(cache_k, 0, (2, [0; 4]));
         let vc = g.view(cache_v, 0, (2, [0; 4]));
         let q_perm = g.view(q_rope, g.t[q_rope].size, (4, [0; 4]));
         let attn = if fa {
             // flash attention reads f16: an f32 cache is cast first (K, then V)
             let kc = if o.type_k == GgmlType::F32 {
-                g.op(2, [hk, n_kv, nkv, 1], &[kc], false)
+                g.op(2, [hk, n_kv, nkv, n_streams], &[kc], false)
             } else {
                 kc
             };
             let vc = if o.type_v == GgmlType::F32 {
-                g.op(2, [hv, n_kv, nkv, 1], &[vc], false)
+                g.op(2, [hv, n_kv, nkv, n_streams], &[vc], false)
             } else {
                 vc
             };
             let o = g.f32([hv, nh, t, 1], &[q_perm, kc, vc, mask], false);
             g.t[o].skip_weight = true;
             let r = g.reshape(o, [hv * nh, t, 1, 1]);
-            hadamard(&mut g, r, v_rot, rot_v)
+            hadamard(&mut g, r, cache_in[ci].v_rot, rot_v)
         } else {
-            let kq = g.f32([n_kv, t, nh, 1], &[kc, q_perm], false);
+            let mut kq = g.f32([n_kv, t, nh, 1], &[kc, q_perm], false);
+            if hp.arch == "gemma2" {
+                // the scores' soft cap: scale, tanh, scale (each in place)
+                for _ in 0..3 {
+                    kq = g.same(kq, &[kq], true);
+                }
+            }
             let sm = g.same(kq, &[kq, mask], true);
             let kqv = g.f32([hv, t, nh, 1], &[vc, sm], false);
             let perm = g.view(kqv, g.t[kqv].size, (4, [0; 4]));
@@ -386,11 +526,28 @@ pub(super) fn compute(
         let mut cur = g.f32([e, t, 1, 1], &[wo, attn], false);
         cur = bias(&mut g, cur, &format!("blk.{il}.attn_output.bias"));
         let mut inp_sa = inp_l;
-        if il + 1 == hp.n_layer {
-            cur = g.f32([e, n_out, 1, 1], &[cur, out_ids], false);
-            inp_sa = g.f32([e, n_out, 1, 1], &[inp_sa, out_ids], false);
+        let last = il + 1 == hp.n_layer;
+        if last {
+            let ids = *out_ids.get_or_insert_with(|| g.input(4, [n_out, 1, 1, 1]));
+            cur = g.f32([e, n_out, 1, 1], &[cur, ids], false);
+            inp_sa = g.f32([e, n_out, 1, 1], &[inp_sa, ids], false);
         }
-        let ffn_inp = g.same(cur, &[cur, inp_sa], true);
+        // Gemma's norms after the attention and after the feed-forward
+        let post_norm = |g: &mut Graph, x: usize, name: &str| {
+            if !gemma {
+                return x;
+            }
+            let n = g.same(x, &[x], true);
+            let wn = w(g, &format!("blk.{il}.{name}.weight"));
+            g.same(n, &[n, wn], true)
+        };
+        cur = post_norm(&mut g, cur, "post_attention_norm");
+        // OpenELM adds the attention to the residual (the residual the first operand)
+        let ffn_inp = if hp.arch == "openelm" {
+            g.same(cur, &[inp_sa, cur], true)
+        } else {
+            g.same(cur, &[cur, inp_sa], true)
+        };
         let norm = g.same(ffn_inp, &[ffn_inp], true);
         let wn = w(&mut g, &p("ffn_norm"));
         let ffn_norm = g.same(norm, &[norm, wn], true);
@@ -446,6 +603,7 @@ pub(super) fn compute(
                 acc
             }
         };
+        let ffn_out = post_norm(&mut g, ffn_out, "post_ffw_norm");
         inp_l = g.same(ffn_out, &[ffn_out, ffn_inp], true);
     }
     let norm = g.same(inp_l, &[inp_l], true);
@@ -469,6 +627,12 @@ pub(super) fn compute(
     if model.tensor("output.bias").is_ok() {
         let b = w(&mut g, "output.bias");
         logits = g.same(logits, &[logits, b], true);
+    }
+    if hp.arch == "gemma2" {
+        // the logits' soft cap: scale, tanh, scale (each in place)
+        for _ in 0..3 {
+            logits = g.same(logits, &[logits], true);
+        }
     }
     g.t[logits].output = true;
     schedule_and_allocate(&mut g, place.n_gpu + 1, place.pipelined)

@@ -8,7 +8,8 @@
 //! the model memory-mapped, no repacked weight copies. The KV cache and the weights are exact
 //! (checked against llama.cpp's own log, tests/oracle_plan.rs); the compute buffers are derived
 //! from the graph as llama.cpp's scheduler and allocator size them for Llama, Mistral, Mixtral,
-//! Qwen2, Qwen3 and Qwen3-MoE (see [`graph`], exact in tests/oracle_compute.rs) and estimated
+//! Qwen2, Qwen3, Qwen3-MoE, Gemma 2, Gemma 3 and OpenELM (see [`graph`], checked in
+//! tests/oracle_compute.rs and tests/oracle_plan_random.rs) and estimated
 //! for the other families (see [`compute`]).
 
 mod compute;

@@ -14,7 +14,7 @@ use gguf_lens::model::open;
 /// its experts first kept on the CPU, then moved back front to back). The last line is the
 /// flags as llama-fit-params prints them; above it each GPU's and the CPU's weights, KV cache
 /// and compute buffer (weights and KV exact; compute derived from the graph for Llama, Mistral,
-/// Mixtral, Qwen2, Qwen3 and Qwen3-MoE, else an estimate).
+/// Mixtral, Qwen2, Qwen3, Qwen3-MoE, Gemma 2, Gemma 3 and OpenELM, else an estimate).
 ///
 /// Example: gguf-lens fit model.gguf --gpu 24576,12288 --margin 1024
 #[derive(clap::Args, Debug)]

@@ -11,7 +11,7 @@ use gguf_lens::model::open;
 /// separate KV cache per parallel slot, swa_full off, n_batch 2048, n_ubatch 512, the model
 /// memory-mapped. The KV cache and the weights are llama.cpp's to the byte; the compute buffers
 /// are derived from the graph as llama.cpp allocates them for Llama, Mistral, Mixtral, Qwen2,
-/// Qwen3 and Qwen3-MoE, and estimated for the other families. A split model is planned as one (name any
+/// Qwen3, Qwen3-MoE, Gemma 2, Gemma 3 and OpenELM, and estimated for the other families. A split model is planned as one (name any
 /// shard).
 ///
 /// With --gpu-mem: without --ngl, the most layers that fit the GPU at this context; max_ctx is
