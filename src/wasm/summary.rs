@@ -226,4 +226,3 @@ pub(super) fn summary_to_js(s: &Summary, config_source: Option<String>) -> JsVal
     }
     super::to_js(&value)
 }
-

@@ -63,36 +63,51 @@ fn stats(
     job.report()
 }
 
-/// `blocks` Q8_0 blocks from a splitmix64 stream: scales of either sign (`scales` distinct
-/// at most), codes over the whole byte range or near zero, and with `odd` a few blocks
-/// with an infinite, NaN or signed zero scale.
-fn q8_blocks(blocks: usize, scales: u64, odd: bool) -> Vec<u8> {
-    let mut x = 0x0123_4567_89ab_cdefu64;
-    let mut next = || {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
+/// A splitmix64 stream.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
-    };
-    const BLOCK: usize = 32;
-    let mut out = Vec::with_capacity(blocks * 34);
-    for b in 0..blocks {
-        let d = half::f16::from_f32(
-            ((next() % scales) as f32 + 1.0) * 1e-5 * if next() % 5 == 0 { -1.0 } else { 1.0 },
-        );
-        let d = match (odd, b % 61) {
+    }
+
+    /// Block `b`'s f16 scale: one of `scales` multiples of `unit` of either sign, with `odd` an
+    /// infinite, NaN or signed zero one every few blocks.
+    fn f16_scale(&mut self, b: usize, scales: u64, unit: f32, odd: bool) -> half::f16 {
+        let magnitude = ((self.next() % scales) as f32 + 1.0) * unit;
+        let d = half::f16::from_f32(if self.next() % 5 == 0 {
+            -magnitude
+        } else {
+            magnitude
+        });
+        match (odd, b % 61) {
             (true, 7) => half::f16::INFINITY,
             (true, 8) => half::f16::NEG_INFINITY,
             (true, 11) => half::f16::NAN,
             (true, 13) => half::f16::NEG_ZERO,
             (true, 14) => half::f16::ZERO,
             _ => d,
-        };
+        }
+    }
+}
+
+/// `blocks` Q8_0 blocks from a splitmix64 stream: scales of either sign (`scales` distinct
+/// at most), codes over the whole byte range or near zero, and with `odd` a few blocks
+/// with an infinite, NaN or signed zero scale.
+fn q8_blocks(blocks: usize, scales: u64, odd: bool) -> Vec<u8> {
+    let mut mix = Mix(0x0123_4567_89ab_cdef);
+    const BLOCK: usize = 32;
+    let mut out = Vec::with_capacity(blocks * 34);
+    for b in 0..blocks {
+        let d = mix.f16_scale(b, scales, 1e-5, odd);
         out.extend_from_slice(&d.to_bits().to_le_bytes());
         let narrow = b % 3 == 0;
         for _ in 0..BLOCK {
-            let q = next() as u8;
+            let q = mix.next() as u8;
             out.push(if narrow { (q as i8 / 16) as u8 } else { q });
         }
         if b % 17 == 0 {
@@ -116,35 +131,16 @@ fn q8() -> &'static Layout {
 /// whose scale is infinite, NaN, a signed zero (E8M0: the subnormal and the largest, whose
 /// products overflow).
 fn any_blocks(layout: &Layout, blocks: usize, scales: u64, odd: bool) -> Vec<u8> {
-    let mut x = 0x0fed_cba9_8765_4321u64 ^ layout.block_bytes as u64;
-    let mut next = || {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut mix = Mix(0x0fed_cba9_8765_4321 ^ layout.block_bytes as u64);
     let mut out = Vec::with_capacity(blocks * layout.block_bytes);
     for b in 0..blocks {
         let start = out.len();
-        out.extend((0..layout.block_bytes).map(|_| next() as u8));
+        out.extend((0..layout.block_bytes).map(|_| mix.next() as u8));
         let block = &mut out[start..];
         let at = layout.scale_at;
         match layout.scale {
             Scale::F16 => {
-                let d = half::f16::from_f32(
-                    ((next() % scales) as f32 + 1.0)
-                        * 1e-4
-                        * if next() % 5 == 0 { -1.0 } else { 1.0 },
-                );
-                let d = match (odd, b % 61) {
-                    (true, 7) => half::f16::INFINITY,
-                    (true, 8) => half::f16::NEG_INFINITY,
-                    (true, 11) => half::f16::NAN,
-                    (true, 13) => half::f16::NEG_ZERO,
-                    (true, 14) => half::f16::ZERO,
-                    _ => d,
-                };
+                let d = mix.f16_scale(b, scales, 1e-4, odd);
                 block[at..at + 2].copy_from_slice(&d.to_bits().to_le_bytes());
             }
             Scale::E8m0Half => {
@@ -152,7 +148,7 @@ fn any_blocks(layout: &Layout, blocks: usize, scales: u64, odd: bool) -> Vec<u8>
                     (true, 7) => 255,
                     (true, 8) => 0,
                     (true, 9) => 1,
-                    _ => 100 + (next() % scales.min(150)) as u8,
+                    _ => 100 + (mix.next() % scales.min(150)) as u8,
                 };
             }
         }
