@@ -297,7 +297,7 @@ impl StatsJob {
         }
         let mut rest = bytes;
         if let Tabled::Table(t) = &mut self.scaled {
-            let took = t.add(&piece.scales, &piece.levels, layout.block, layout.levels);
+            let took = t.add(&piece.scales, piece.view(layout, bytes), layout.levels);
             if took == piece.scales.len() {
                 return Ok(());
             }
@@ -355,7 +355,7 @@ impl StatsJob {
                         if let Source::Scaled(bytes, layout, kernel) = source {
                             let b = scaled_piece(bytes, layout, at..stop)?;
                             levels.decode(layout, kernel, b)?;
-                            m.merge(&match scaled::moments(layout, &levels) {
+                            m.merge(&match scaled::moments(&levels, levels.view(layout, b)) {
                                 Some(m) => m,
                                 None => {
                                     let out = &mut buf[..stop - at];

@@ -166,15 +166,45 @@ impl Layout {
     }
 }
 
-/// One piece of whole blocks, decoded: each block's scale bits and its values' levels.
+/// One piece of whole blocks, decoded: each block's scale bits and value, and its values'
+/// levels (in `levels`, or, where a block's bytes are its levels, in the blocks themselves).
 #[derive(Debug, Default)]
 pub(crate) struct Levels {
     pub(crate) scales: Vec<u16>,
     /// The scales' values.
     pub(crate) d: Vec<f32>,
-    pub(crate) levels: Vec<i8>,
+    /// Levels as bytes (`l as u8`), block after block; unused where the blocks hold them.
+    levels: Vec<u8>,
     ones: Vec<u8>,
     values: Vec<f32>,
+}
+
+/// Whole blocks' levels where they lie: block `i`'s `block` levels (bytes read as i8) start at
+/// byte `at + i · stride` of `data`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View<'a> {
+    data: &'a [u8],
+    stride: usize,
+    at: usize,
+    pub(crate) block: usize,
+    pub(crate) blocks: usize,
+}
+
+impl<'a> View<'a> {
+    /// Block `i`'s levels (`i < blocks`).
+    #[inline(always)]
+    pub(crate) fn block(&self, i: usize) -> &'a [u8] {
+        &self.data[self.at + i * self.stride..][..self.block]
+    }
+
+    /// Blocks `first..first + n`.
+    pub(crate) fn part(&self, first: usize, n: usize) -> View<'a> {
+        View {
+            data: &self.data[first * self.stride..],
+            blocks: n.min(self.blocks.saturating_sub(first)),
+            ..*self
+        }
+    }
 }
 
 impl Levels {
@@ -199,18 +229,10 @@ impl Levels {
                 }
             }
         }
-        self.levels.resize(n, 0);
-        if let Some(at) = layout.levels_at {
-            for (b, out) in bytes
-                .chunks_exact(layout.block_bytes)
-                .zip(self.levels.chunks_exact_mut(layout.block))
-            {
-                for (l, &q) in out.iter_mut().zip(&b[at..at + layout.block]) {
-                    *l = q as i8;
-                }
-            }
+        if layout.levels_at.is_some() {
             return Ok(());
         }
+        self.levels.resize(n, 0);
         self.ones.clear();
         self.ones
             .extend_from_slice(&bytes[..blocks * layout.block_bytes]);
@@ -225,6 +247,27 @@ impl Levels {
         crate::quant::dequantize_with(kernel, layout.ty, &self.ones, &mut self.values)?;
         to_levels(&self.values, &mut self.levels);
         Ok(())
+    }
+
+    /// The levels of the blocks decoded last (`bytes` those blocks).
+    pub(crate) fn view<'a>(&'a self, layout: &Layout, bytes: &'a [u8]) -> View<'a> {
+        let blocks = self.d.len();
+        match layout.levels_at {
+            Some(at) => View {
+                data: &bytes[..blocks * layout.block_bytes],
+                stride: layout.block_bytes,
+                at,
+                block: layout.block,
+                blocks,
+            },
+            None => View {
+                data: &self.levels[..blocks * layout.block],
+                stride: layout.block,
+                at: 0,
+                block: layout.block,
+                blocks,
+            },
+        }
     }
 }
 
@@ -245,13 +288,13 @@ fn f16_values(bits: &[u16], out: &mut [f32]) {
 super::kernels::dispatch! {
     /// Small integers (|v| < 128) in f32 to i8, exactly: `v + 1.5·2^23` holds `v` in its low
     /// mantissa bits (a form the compiler keeps in vectors, unlike a saturating `as`).
-    fn to_levels(values: &[f32], levels: &mut [i8]) -> () => to_levels_body
+    fn to_levels(values: &[f32], levels: &mut [u8]) -> () => to_levels_body
 }
 
 #[inline(always)]
-fn to_levels_body(values: &[f32], levels: &mut [i8]) {
+fn to_levels_body(values: &[f32], levels: &mut [u8]) {
     for (l, &v) in levels.iter_mut().zip(values) {
-        *l = (v + 12_582_912.0).to_bits() as u8 as i8;
+        *l = (v + 12_582_912.0).to_bits() as u8;
     }
 }
 
@@ -266,30 +309,31 @@ pub(in crate::stats) struct Sums {
     pub(in crate::stats) max: i8,
 }
 
-/// The [`Sums`] of whole blocks of `block` levels whose scales are `d` (`out` at least as long
-/// as the blocks).
-fn block_sums(levels: &[i8], d: &[f32], block: usize, out: &mut [Sums]) {
+/// The [`Sums`] of the blocks of `view` whose scales are `d` (`out` at least as long as the
+/// blocks).
+fn block_sums(view: View<'_>, d: &[f32], out: &mut [Sums]) {
     match isa() {
         // SAFETY: `isa` chose AVX2 only on a CPU with AVX2, all `sums` needs.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 if block == 32 => unsafe { avx2::scaled::sums(levels, d, out) },
+        Isa::Avx2 if view.block == 32 => unsafe { avx2::scaled::sums(view, d, out) },
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        Isa::Simd128 if block == 32 => simd128::scaled::sums(levels, d, out),
-        _ => sums_by_lanes(levels, d, block, out),
+        Isa::Simd128 if view.block == 32 => simd128::scaled::sums(view, d, out),
+        _ => sums_by_lanes(view, d, out),
     }
 }
 
 super::kernels::dispatch! {
     /// The portable sums (blocks longer than 32 levels: the compiler's vectors).
-    fn sums_by_lanes(levels: &[i8], d: &[f32], block: usize, out: &mut [Sums]) -> () => portable_sums
+    fn sums_by_lanes(view: View<'_>, d: &[f32], out: &mut [Sums]) -> () => portable_sums
 }
 
 #[inline(always)]
-pub(in crate::stats) fn portable_sums(levels: &[i8], d: &[f32], block: usize, out: &mut [Sums]) {
-    for ((b, s), &d) in levels.chunks_exact(block).zip(out.iter_mut()).zip(d) {
+pub(in crate::stats) fn portable_sums(view: View<'_>, d: &[f32], out: &mut [Sums]) {
+    for (i, (s, &d)) in out.iter_mut().zip(d).take(view.blocks).enumerate() {
         let (mut sum, mut squares, mut zeros) = (0i32, 0i32, 0u32);
         let (mut min, mut max) = (i8::MAX, i8::MIN);
-        for &x in b {
+        for &x in view.block(i) {
+            let x = x as i8;
             sum += i32::from(x);
             squares += i32::from(x) * i32::from(x);
             zeros += u32::from(x == 0);
@@ -333,29 +377,24 @@ const RUN: usize = 128;
 /// Per block of `B` values, the sum `d·Σl` and `m2 = d²·(B·Σl² − (Σl)²)/B` are exact in f64
 /// (integers below 2^25 times `d` or `d²`); blocks combine around the run's mean (Chan's formula
 /// with a common mean), so only the deviations of block means round.
-pub(crate) fn moments(layout: &Layout, piece: &Levels) -> Option<Moments> {
-    let block = layout.block;
-    let blocks = piece.d.len();
-    let per_run = (RUN * 32 / block).max(1);
+pub(crate) fn moments(piece: &Levels, view: View<'_>) -> Option<Moments> {
+    let blocks = piece.d.len().min(view.blocks);
+    let per_run = (RUN * 32 / view.block).max(1);
     if blocks > per_run {
         let mut m = Moments::default();
-        for (d, levels) in piece
-            .d
-            .chunks(per_run)
-            .zip(piece.levels.chunks(per_run * block))
-        {
-            m.merge(&run_moments(layout, d, levels)?);
+        for (r, d) in piece.d[..blocks].chunks(per_run).enumerate() {
+            m.merge(&run_moments(d, view.part(r * per_run, d.len()))?);
         }
         return Some(m);
     }
-    run_moments(layout, &piece.d, &piece.levels)
+    run_moments(&piece.d[..blocks], view)
 }
 
-fn run_moments(layout: &Layout, d: &[f32], levels: &[i8]) -> Option<Moments> {
-    let (block, blocks) = (layout.block, d.len());
+fn run_moments(d: &[f32], view: View<'_>) -> Option<Moments> {
+    let (block, blocks) = (view.block, d.len().min(view.blocks));
     let mut sums = [Sums::default(); RUN];
-    let sums = &mut sums[..blocks.min(d.len())];
-    block_sums(levels, d, block, sums);
+    let sums = &mut sums[..blocks];
+    block_sums(view, d, sums);
     // (A scale not finite makes a block's smallest or largest value NaN or infinite.)
     // Four lanes (block `i` in lane `i % 4`, combined in lane order): independent chains.
     let sums = &*sums;

@@ -314,7 +314,7 @@ pub(in crate::stats) mod planes {
 }
 
 pub(in crate::stats) mod scaled {
-    use crate::stats::scaled::Sums;
+    use crate::stats::scaled::{Sums, View};
     use std::arch::x86_64::*;
 
     /// f16 bits to f32, eight at a time by F16C (the same conversion as `f16_to_f32`).
@@ -336,12 +336,14 @@ pub(in crate::stats) mod scaled {
     /// sums by byte multiply-adds (|l| ≤ 127 keeps the pairs of squares in i16; a block holding
     /// -128 takes the portable loop), range by byte minima.
     #[target_feature(enable = "avx2")]
-    pub(in crate::stats) unsafe fn sums(levels: &[i8], d: &[f32], out: &mut [Sums]) {
+    pub(in crate::stats) unsafe fn sums(view: View<'_>, d: &[f32], out: &mut [Sums]) {
         let ones8 = _mm256_set1_epi8(1);
         let ones16 = _mm256_set1_epi16(1);
         let k80 = _mm256_set1_epi8(0x80u8 as i8);
         let k7f = _mm256_set1_epi8(0x7f);
-        for ((b, s), &d) in levels.chunks_exact(32).zip(out.iter_mut()).zip(d) {
+        for (i, (s, &d)) in out.iter_mut().zip(d).take(view.blocks).enumerate() {
+            let b = view.block(i);
+            assert!(b.len() == 32);
             let q = _mm256_loadu_si256(b.as_ptr().cast());
             // Smallest and largest level: byte minima of q ^ 0x80 (order kept) and q ^ 0x7f
             // (order reversed), 8 candidates each side by side, then halved three times.
@@ -355,7 +357,7 @@ pub(in crate::stats) mod scaled {
             let min = (_mm_extract_epi8::<0>(m) as u8 ^ 0x80) as i8;
             let max = (_mm_extract_epi8::<8>(m) as u8 ^ 0x7f) as i8;
             if min == i8::MIN {
-                crate::stats::scaled::portable_sums(b, &[d], 32, std::slice::from_mut(s));
+                crate::stats::scaled::portable_sums(view.part(i, 1), &[d], std::slice::from_mut(s));
                 continue;
             }
             let abs = _mm256_abs_epi8(q);

@@ -280,7 +280,7 @@ pub(in crate::stats) mod planes {
 }
 
 pub(in crate::stats) mod scaled {
-    use crate::stats::scaled::Sums;
+    use crate::stats::scaled::{Sums, View};
     use std::arch::wasm32::*;
 
     /// Sum of the four lanes.
@@ -292,9 +292,11 @@ pub(in crate::stats) mod scaled {
 
     /// [`crate::stats::scaled::portable_sums`] for blocks of 32 levels, a block in two registers
     /// (squares of i8 fit i16).
-    pub(in crate::stats) fn sums(levels: &[i8], d: &[f32], out: &mut [Sums]) {
+    pub(in crate::stats) fn sums(view: View<'_>, d: &[f32], out: &mut [Sums]) {
         let zero = i8x16_splat(0);
-        for ((b, s), &d) in levels.chunks_exact(32).zip(out.iter_mut()).zip(d) {
+        for (i, (s, &d)) in out.iter_mut().zip(d).take(view.blocks).enumerate() {
+            let b = view.block(i);
+            assert!(b.len() == 32);
             // SAFETY: 32 levels in the block; v128_load takes unaligned pointers.
             let (lo, hi) = unsafe {
                 (

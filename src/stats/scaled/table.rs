@@ -4,7 +4,7 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{value, Scale, ROWS};
+use super::{value, Scale, View, ROWS};
 use crate::stats::histogram::Histogram;
 use crate::stats::percentiles::{key, Target, BUCKETS};
 
@@ -90,14 +90,14 @@ impl Table {
         self.since[r] = 0;
     }
 
-    /// Counts the values of whole blocks of `block` levels (`scales` their scale bits, `set`
-    /// every level they can hold when few, else empty); returns how many blocks it took (fewer
-    /// than given when a new scale found the table full).
-    pub(crate) fn add(&mut self, scales: &[u16], levels: &[i8], block: usize, set: &[i8]) -> usize {
+    /// Counts the values of the blocks of `view` (`scales` their scale bits, `set` every level
+    /// they can hold when few, else empty); returns how many blocks it took (fewer than given
+    /// when a new scale found the table full).
+    pub(crate) fn add(&mut self, scales: &[u16], view: View<'_>, set: &[i8]) -> usize {
         if self.index.is_empty() {
             self.index = vec![0; 1 << 16];
         }
-        add_blocks(self, scales, levels, block.max(1), set)
+        add_blocks(self, scales, view, set)
     }
 
     /// Adds counts per code to row `r`: into the narrow counts while the row's total fits
@@ -272,11 +272,14 @@ impl Table {
 
 /// [`Table::add`]'s loop (its index made). Plain code on every instruction set: the increments
 /// gain nothing from wider registers.
-fn add_blocks(table: &mut Table, scales: &[u16], levels: &[i8], block: usize, set: &[i8]) -> usize {
+fn add_blocks(table: &mut Table, scales: &[u16], view: View<'_>, set: &[i8]) -> usize {
+    let block = view.block;
     let step = u32::try_from(block).unwrap_or(u32::MAX);
     // Few levels only: with more, the compares cost more than the waits they save.
     let set = if set.len() <= FEW { set } else { &[] };
-    for (i, (&d, b)) in scales.iter().zip(levels.chunks_exact(block)).enumerate() {
+    let blocks = scales.len().min(view.blocks);
+    for (i, &d) in scales[..blocks].iter().enumerate() {
+        let b = view.block(i);
         // The row of a block a few ahead into cache: a table of a few thousand rows is
         // bigger than L2, and a block's first increment would wait for its row.
         if let Some(&ahead) = scales.get(i + AHEAD) {
@@ -304,31 +307,31 @@ fn add_blocks(table: &mut Table, scales: &[u16], levels: &[i8], block: usize, se
             for (&c, &l) in counts.iter().zip(set) {
                 row[l as u8 as usize] += c;
             }
-        } else if let Ok(b) = <&[i8; 32]>::try_from(b) {
+        } else if let Ok(b) = <&[u8; 32]>::try_from(b) {
             // The common block, a loop of known length (unrolled).
             for &q in b {
-                row[q as u8 as usize] += 1;
+                row[q as usize] += 1;
             }
         } else {
             for &q in b {
-                row[q as u8 as usize] += 1;
+                row[q as usize] += 1;
             }
         }
         table.values += block as u64;
     }
-    scales.len().min(levels.len() / block)
+    blocks
 }
 
 crate::stats::kernels::dispatch! {
     /// Counts each level of `set` in `b` (by compares, in vectors); how many values it counted.
-    fn count_few(b: &[i8], set: &[i8], counts: &mut [u16; FEW]) -> usize => count_few_body
+    fn count_few(b: &[u8], set: &[i8], counts: &mut [u16; FEW]) -> usize => count_few_body
 }
 
 #[inline(always)]
-fn count_few_body(b: &[i8], set: &[i8], counts: &mut [u16; FEW]) -> usize {
+fn count_few_body(b: &[u8], set: &[i8], counts: &mut [u16; FEW]) -> usize {
     let mut total = 0;
     for (c, &l) in counts.iter_mut().zip(set) {
-        let n = b.iter().filter(|&&x| x == l).count();
+        let n = b.iter().filter(|&&x| x == l as u8).count();
         *c = n as u16;
         total += n;
     }

@@ -212,10 +212,12 @@ fn levels_times_scales_are_the_kernels_values() {
         piece.decode(layout, crate::Kernel::best(), &bytes).unwrap();
         let mut want = vec![0f32; 64 * layout.block];
         crate::quant::dequantize_with(crate::Kernel::Scalar, layout.ty, &bytes, &mut want).unwrap();
+        let view = piece.view(layout, &bytes);
         for (i, &w) in want.iter().enumerate() {
-            let d = layout.scale.value(piece.scales[i / layout.block]);
+            let (b, j) = (i / layout.block, i % layout.block);
+            let d = layout.scale.value(piece.scales[b]);
             assert_eq!(
-                value(d, piece.levels[i]).to_bits(),
+                value(d, view.block(b)[j] as i8).to_bits(),
                 w.to_bits(),
                 "{:?} {i}",
                 layout.ty
@@ -345,7 +347,7 @@ fn a_full_table_spills_into_buckets() {
     }
     let mut piece = Levels::default();
     piece.decode(q8(), crate::Kernel::best(), &bytes).unwrap();
-    assert!(Table::default().add(&piece.scales, &piece.levels, 32, &[]) < 3 * ROWS);
+    assert!(Table::default().add(&piece.scales, piece.view(q8(), &bytes), &[]) < 3 * ROWS);
     let want = stats(
         q8(),
         &bytes,
@@ -377,7 +379,7 @@ fn a_table_crosses_as_bytes() {
     let mut piece = Levels::default();
     piece.decode(q8(), crate::Kernel::best(), &bytes).unwrap();
     let mut t = Table::default();
-    assert_eq!(t.add(&piece.scales, &piece.levels, 32, &[]), 2000);
+    assert_eq!(t.add(&piece.scales, piece.view(q8(), &bytes), &[]), 2000);
     let back = Table::from_bytes(&t.to_bytes()).unwrap();
     assert_eq!(back.values(), t.values());
     assert_eq!(
