@@ -16,9 +16,9 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::kernels::avx2;
+use super::kernels::isa;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 use super::kernels::simd128;
-use super::kernels::{isa, Isa};
 use super::moments::Moments;
 
 use crate::error::Result;
@@ -276,7 +276,7 @@ fn f16_values(bits: &[u16], out: &mut [f32]) {
     match isa() {
         // SAFETY: `isa` chose AVX2 only on a CPU with AVX2 and F16C, all `f16_values` needs.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => unsafe { avx2::scaled::f16_values(bits, out) },
+        super::kernels::Isa::Avx2 => unsafe { avx2::scaled::f16_values(bits, out) },
         _ => {
             for (o, &b) in out.iter_mut().zip(bits) {
                 *o = f16_to_f32(b);
@@ -315,9 +315,11 @@ fn block_sums(view: View<'_>, d: &[f32], out: &mut [Sums]) {
     match isa() {
         // SAFETY: `isa` chose AVX2 only on a CPU with AVX2, all `sums` needs.
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 if view.block == 32 => unsafe { avx2::scaled::sums(view, d, out) },
+        super::kernels::Isa::Avx2 if view.block == 32 => unsafe {
+            avx2::scaled::sums(view, d, out)
+        },
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        Isa::Simd128 if view.block == 32 => simd128::scaled::sums(view, d, out),
+        super::kernels::Isa::Simd128 if view.block == 32 => simd128::scaled::sums(view, d, out),
         _ => sums_by_lanes(view, d, out),
     }
 }
