@@ -191,10 +191,13 @@ impl Checkpoint {
                 .map(|t| t.name())
         };
         let mut errors = Vec::new();
-        let layers = sort_out(
-            gptq::discover(names(), lookup, self.config.as_ref()),
-            &mut errors,
-        );
+        let gptq_found = gptq::discover(names(), lookup, self.config.as_ref());
+        let layers = match &self.config {
+            Some(_) => sort_out(gptq_found, &mut errors),
+            // Without a GPTQ config a `.qweight` is a layer only when the shapes fix bits and
+            // group size (GptqLayer::new); any other `.qweight` set stays plain tensors.
+            None => gptq_found.into_iter().filter_map(Result::ok).collect(),
+        };
         let mlx_layers = match &self.mlx {
             Some(q) => sort_out(mlx::discover(names(), short, q), &mut errors),
             None => Vec::new(),
