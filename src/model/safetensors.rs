@@ -200,7 +200,7 @@ impl Checkpoint {
         };
         let mlx_layers = match &self.mlx {
             Some(q) => sort_out(mlx::discover(names(), short, q), &mut errors),
-            None => Vec::new(),
+            None => sort_out(mlx::infer(names(), short), &mut errors),
         };
         let fp8_layers = match &self.fp8 {
             Some(config) => sort_out(fp8::discover(names(), short, config), &mut errors),
