@@ -148,7 +148,7 @@ fn without_the_config_an_ambiguous_layer_is_one_error() {
     // 8-bit g32 as well; a config.json without `quantization` (nor a GPTQ one) tells nothing.
     for config in [None, Some(r#"{"model_type": "llama"}"#)] {
         let (_tmp, path) = with_config(config);
-        let err = open(&path).err().expect("ambiguous without the config");
+        let err = open(&path).expect_err("ambiguous without the config");
         assert!(
             matches!(&err.kind, gguf_lens::ErrorKind::InFile { error, .. }
                 if matches!(&error.kind, gguf_lens::ErrorKind::MlxLayout { layer, .. }
@@ -305,7 +305,7 @@ fn without_a_config_only_shapes_that_fix_bits_and_group_are_layers() {
     // naming the layer and the three.
     let tmp = tempfile::tempdir().unwrap();
     let path = subset(tmp.path(), &["model.layers.b4_g64_f32"]);
-    let err = open(&path).err().expect("ambiguous");
+    let err = open(&path).expect_err("ambiguous");
     let text = err.to_string();
     assert!(
         text.contains("MLX layer model.layers.b4_g64_f32: "),
