@@ -82,10 +82,15 @@ test('every MLX layer reads as mx.dequantize, from a path and over HTTP Range', 
   }
 });
 
-test('without config.json the parts are stored tensors; a given config makes them layers', async () => {
+test('without config.json only layers whose shapes fix bits and group are layers; a given config makes them all', async () => {
   const bytes = new Uint8Array(fs.readFileSync(path.join(MLX, 'model.safetensors')));
   const bare = await openSafetensors(bytes);
-  assert.equal(bare.mlxLayers.length, 0);
+  // bits x group is what the shapes fix: 2-bit g32, 3-bit g32, 5-bit g32/g64/g128, 6-bit g128
+  // and 8-bit g128 fit no other pair mlx makes; the other 13 are listed as ambiguous.
+  assert.deepEqual(bare.mlxLayers.map((l) => `${l.bits}/${l.groupSize}`).sort(),
+    ['2/32', '3/32', '5/128', '5/32', '5/64', '6/128', '8/128']);
+  assert.equal(bare.gptqLayerErrors.length, 13);
+  for (const e of bare.gptqLayerErrors) assert.match(e, /^MLX layer \S+: without config\.json's quantization the shapes fit /);
   assert.equal(bare.tensor('model.layers.b4_g64_f32.weight').type, 'U32');
   await bare.close();
   const config = JSON.parse(fs.readFileSync(path.join(MLX, 'config.json'), 'utf8'));

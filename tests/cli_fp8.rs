@@ -54,3 +54,24 @@ fn inspect_and_dequant_read_the_layers() {
     ]));
     assert_eq!(std::fs::read(out).unwrap(), expected(name)[100 * 200 * 4..]);
 }
+
+#[test]
+fn without_config_json_inspect_says_the_block_was_inferred_and_dequant_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("model.safetensors");
+    std::fs::copy(fixture("model.safetensors"), &file).unwrap();
+    let file = file.to_str().unwrap();
+    let text = String::from_utf8(ok(&run(&["inspect", file]))).unwrap();
+    assert!(
+        text.contains(
+            "quantization (FP8): inferred from the tensor shapes (block 128x128; no config.json)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("no quantize_config.json or"), "{text}");
+    let out = tmp.path().join("o.f32");
+    let out = out.to_str().unwrap();
+    let name = "model.layers.0.self_attn.o_proj.weight";
+    ok(&run(&["dequant", file, name, "-o", out]));
+    assert_eq!(std::fs::read(out).unwrap(), expected(name));
+}

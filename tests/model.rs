@@ -197,3 +197,84 @@ fn quant_error_reads_any_storage_and_names_what_it_skips() {
         .collect();
     assert_eq!(done, done4);
 }
+
+/// `dir/model.safetensors` holding the GPTQ-named tensors `l.*` with the given shapes
+/// (zero data): a `.qweight` set whatever its shapes say.
+fn write_qweight_set(dir: &std::path::Path, parts: &[(&str, &str, &[u64])]) -> String {
+    let (mut json, mut offset) = (String::from("{"), 0u64);
+    for (i, (suffix, dtype, shape)) in parts.iter().enumerate() {
+        let n = shape.iter().product::<u64>() * if *dtype == "F16" { 2 } else { 4 };
+        let sep = if i == 0 { "" } else { "," };
+        json += &format!(
+            r#"{sep}"l.{suffix}":{{"dtype":"{dtype}","shape":{shape:?},"data_offsets":[{offset},{}]}}"#,
+            offset + n
+        );
+        offset += n;
+    }
+    json += "}";
+    let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(json.as_bytes());
+    bytes.resize(bytes.len() + offset as usize, 0);
+    let path = dir.join("model.safetensors");
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn gptq_without_a_config_needs_shapes_that_fix_bits_and_groups() {
+    // The fixture's quantize_config.json left behind: 128 outputs in 16 zero words fix 4 bits,
+    // 32 inputs in one group fix the group size, and the values read as the oracle's.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("model.safetensors");
+    std::fs::copy("fixtures/gptq/b4_g32_v1/model.safetensors", &copy).unwrap();
+    let opened = open(copy.to_str().unwrap()).unwrap();
+    let Model::Safetensors(c) = &opened.model else {
+        panic!("a checkpoint");
+    };
+    assert!(c.config().is_none());
+    let layer = c
+        .layers()
+        .iter()
+        .find(|l| l.name == LAYER)
+        .expect("detected from the shapes");
+    assert_eq!((layer.bits, layer.group_size), (4, 32));
+    let expected = f32s("fixtures/gptq/b4_g32_v1/expected.f32");
+    assert_eq!(bits(&read_all(&opened, LAYER, 7)), bits(&expected));
+
+    // Sets whose shapes do not fit (scales not [groups, out]; 8 outputs in one zero word,
+    // which 2, 3 or 4 bits all fill) stay plain tensors, without an error.
+    for (scales, fits_with_config) in [([8u64, 2], false), ([2, 8], true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_qweight_set(
+            dir.path(),
+            &[
+                ("qweight", "I32", &[4, 8]),
+                ("qzeros", "I32", &[2, 1]),
+                ("scales", "F16", &scales),
+            ],
+        );
+        let opened = open(&path).unwrap();
+        let Model::Safetensors(c) = &opened.model else {
+            panic!("a checkpoint");
+        };
+        assert!(c.layers().is_empty(), "{scales:?}");
+        let listed = opened.model.tensors(Layout::Logical);
+        let qweight = listed.iter().find(|t| t.name == "l.qweight").unwrap();
+        assert_eq!(qweight.shape, [4, 8]);
+
+        // With a config saying GPTQ the same set is a layer if it fits, else an error naming it.
+        std::fs::write(dir.path().join("quantize_config.json"), r#"{"bits": 4}"#).unwrap();
+        match open(&path) {
+            Ok(opened) if fits_with_config => {
+                let Model::Safetensors(c) = &opened.model else {
+                    panic!("a checkpoint");
+                };
+                assert_eq!(c.layers()[0].bits, 4);
+            }
+            Err(err) if !fits_with_config => {
+                assert!(err.to_string().contains("GPTQ layer l"), "{err}")
+            }
+            other => panic!("{scales:?}: {:?}", other.map(|o| o.model.format())),
+        }
+    }
+}

@@ -190,3 +190,72 @@ fn a_config_that_does_not_fit_is_one_error_at_open() {
     );
     assert_eq!(e.lines().count(), 1);
 }
+
+/// A copy of the fixture's model.safetensors in a directory without config.json.
+fn without_config() -> (tempfile::TempDir, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("model.safetensors");
+    std::fs::copy(dir().join("model.safetensors"), &path).unwrap();
+    (tmp, path.to_str().unwrap().to_string())
+}
+
+#[test]
+fn without_a_config_the_one_block_side_all_pairs_fit_is_found() {
+    // [128, 256] in [1, 2], [136, 200] in [2, 2] and [96, 129] in [1, 2] blocks all fit
+    // side 128 and no other.
+    let (_tmp, path) = without_config();
+    let opened = open(&path).unwrap();
+    let Model::Safetensors(c) = &opened.model else {
+        panic!("a checkpoint");
+    };
+    assert!(c.fp8().is_none());
+    assert_eq!(c.fp8_layers().len(), 3);
+    let fp8 = c.summary().checkpoint().unwrap().fp8.clone().unwrap();
+    assert_eq!(fp8.block, [128, 128]);
+    for (name, _) in manifest() {
+        let got = read_all(&opened.model, &opened.files, &name, 7);
+        assert_eq!(bits(&got), bits(&expected(&name)), "{name}");
+    }
+}
+
+#[test]
+fn without_a_config_an_ambiguous_block_is_one_error_and_misfits_stay_plain() {
+    let bytes = std::fs::read(dir().join("model.safetensors")).unwrap();
+    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
+    let up = "model.layers.0.mlp.up_proj";
+    let names = [format!("{up}.weight"), format!("{up}.weight_scale_inv")];
+    // Only up_proj ([128, 256] in [1, 2]): sides 128 to 255 all fit.
+    let lookup = |n: &str| {
+        names
+            .iter()
+            .any(|k| k == n)
+            .then(|| file.get(n).map(|t| (t.dtype(), t.shape())))
+            .flatten()
+    };
+    let err = gguf_lens::fp8::infer_block(names.iter().map(String::as_str), lookup)
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("128 to 255"), "{err}");
+    // down_proj's scales as [9, 9]: 200 columns fit no side in 9 blocks, so that pair is left
+    // out, the others fix side 128, and down_proj does not fit it (it stays plain).
+    let misfit: &[u64] = &[9, 9];
+    let lookup = |n: &str| match n {
+        "model.layers.0.mlp.down_proj.weight_scale_inv" => Some((Dtype::F32, misfit)),
+        _ => file.get(n).map(|t| (t.dtype(), t.shape())),
+    };
+    let all: Vec<&str> = file.tensors().iter().map(|t| t.name()).collect();
+    let block = gguf_lens::fp8::infer_block(all.iter().copied(), lookup)
+        .unwrap()
+        .unwrap();
+    assert_eq!(block, [128, 128]);
+    let config = Fp8Config {
+        block,
+        not_converted: Vec::new(),
+        activation_scheme: None,
+    };
+    let found = gguf_lens::fp8::discover(all.iter().copied(), lookup, &config);
+    let fits: Vec<bool> = found.iter().map(Result::is_ok).collect();
+    assert_eq!(fits.iter().filter(|&&f| f).count(), 2, "{found:?}");
+    // No pair at all: nothing to infer.
+    assert!(gguf_lens::fp8::infer_block(["lm_head.weight"], lookup).is_none());
+}

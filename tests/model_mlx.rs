@@ -143,20 +143,19 @@ fn with_config(config: Option<&str>) -> (tempfile::TempDir, String) {
 }
 
 #[test]
-fn without_the_config_the_parts_are_plain_tensors() {
-    let (_tmp, path) = with_config(None);
-    let opened = open(&path).unwrap();
-    assert!(checkpoint(&opened).mlx_layers().is_empty());
-    let listed = opened.model.tensors(Layout::Logical);
-    let packed = listed
-        .iter()
-        .find(|t| t.name == "model.layers.b4_g64_f32.weight")
-        .unwrap();
-    assert_eq!(packed.ty, TensorType::Named("U32".to_string()));
-    assert_eq!(packed.shape, [4, 32]);
-    // A config.json without `quantization` (nor a GPTQ one) changes nothing.
-    let (_tmp, path) = with_config(Some(r#"{"model_type": "llama"}"#));
-    assert!(checkpoint(&open(&path).unwrap()).mlx().is_none());
+fn without_the_config_an_ambiguous_layer_is_one_error() {
+    // The fixture's first layer, 2-bit g128 (16 words in 2 groups), fits 4-bit g64 and
+    // 8-bit g32 as well; a config.json without `quantization` (nor a GPTQ one) tells nothing.
+    for config in [None, Some(r#"{"model_type": "llama"}"#)] {
+        let (_tmp, path) = with_config(config);
+        let err = open(&path).expect_err("ambiguous without the config");
+        assert!(
+            matches!(&err.kind, gguf_lens::ErrorKind::InFile { error, .. }
+                if matches!(&error.kind, gguf_lens::ErrorKind::MlxLayout { layer, .. }
+                    if layer == "model.layers.b2_g128_f32")),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -238,4 +237,99 @@ fn a_checkpoint_in_memory_reads_as_the_files() {
         let got = read_all(&model, &memory, &name, 4);
         assert_close(&got, &expected(&name), &name);
     }
+}
+
+/// `dir/model.safetensors` holding the fixture's tensors whose names start with one of
+/// `prefixes`, with their stored bytes (and no config.json beside it).
+fn subset(dir: &Path, prefixes: &[&str]) -> String {
+    let bytes = std::fs::read(self::dir().join("model.safetensors")).unwrap();
+    let file = SafetensorsFile::from_bytes(&bytes).unwrap();
+    let (mut header, mut data) = (serde_json::Map::new(), Vec::new());
+    for t in file.tensors() {
+        if !prefixes.iter().any(|p| t.name().starts_with(p)) {
+            continue;
+        }
+        let range = file.data_range(t);
+        let start = data.len();
+        data.extend_from_slice(&bytes[range.start as usize..range.end as usize]);
+        header.insert(
+            t.name().to_string(),
+            serde_json::json!({"dtype": t.dtype().name(), "shape": t.shape(),
+                "data_offsets": [start, data.len()]}),
+        );
+    }
+    let json = serde_json::to_vec(&header).unwrap();
+    let mut out = (json.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&json);
+    out.extend_from_slice(&data);
+    let path = dir.join("model.safetensors");
+    std::fs::write(&path, out).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn without_a_config_only_shapes_that_fix_bits_and_group_are_layers() {
+    // 5-bit layers: 40 words of 5-bit values split into 8, 4 or 2 groups fit only group 32, 64
+    // or 128; 3-bit g32 (24 words, 8 groups) fits no other pair either.
+    let unique = [
+        "model.layers.b5_g32_f32",
+        "model.layers.b5_g64_f32",
+        "model.layers.b5_g128_f32",
+        "model.layers.b3_g32_f32",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let path = subset(tmp.path(), &unique);
+    let opened = open(&path).unwrap();
+    let Model::Safetensors(c) = &opened.model else {
+        panic!("a checkpoint");
+    };
+    assert!(c.mlx().is_none());
+    assert_eq!(c.mlx_layers().len(), unique.len());
+    for (name, bits, group, _) in manifest() {
+        let Some(layer) = c.mlx_layer(&name) else {
+            continue;
+        };
+        assert_eq!((layer.bits, layer.group_size), (bits, group), "{name}");
+        let want = expected_f32(&dir().join("expected.safetensors"), &name);
+        let got = read_all(&opened.model, &opened.files, &name, 3);
+        assert_eq!(got.len(), want.len());
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}"
+        );
+    }
+
+    // 4-bit g64 (32 words in 4 groups) fits 2-bit g128 and 8-bit g32 as well: one error
+    // naming the layer and the three.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = subset(tmp.path(), &["model.layers.b4_g64_f32"]);
+    let err = open(&path).expect_err("ambiguous");
+    let text = err.to_string();
+    assert!(
+        text.contains("MLX layer model.layers.b4_g64_f32: "),
+        "{text}"
+    );
+    for pair in ["2-bit g128", "4-bit g64", "8-bit g32"] {
+        assert!(text.contains(pair), "{text}");
+    }
+    assert!(!text.contains('\n'), "{text}");
+
+    // Without biases the set is no MLX layer: plain tensors, no error.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = subset(
+        tmp.path(),
+        &[
+            "model.layers.b4_g64_f32.weight",
+            "model.layers.b4_g64_f32.scales",
+        ],
+    );
+    let opened = open(&path).unwrap();
+    let listed = opened.model.tensors(Layout::Logical);
+    let weight = listed
+        .iter()
+        .find(|t| t.name == "model.layers.b4_g64_f32.weight")
+        .unwrap();
+    assert_eq!(weight.ty, TensorType::Named("U32".to_string()));
 }

@@ -259,3 +259,72 @@ pub fn discover<'n, 'a>(
         })
         .collect()
 }
+
+/// The block sides `b` with `ceil(dim / b) == n`, as an inclusive range within 1 to
+/// [`MAX_BLOCK`].
+fn sides_for(dim: u64, n: u64) -> Option<(u64, u64)> {
+    if dim == 0 || n == 0 {
+        return (dim == n).then_some((1, MAX_BLOCK));
+    }
+    let lo = dim.div_ceil(n);
+    let hi = match n {
+        1 => MAX_BLOCK,
+        _ => ((dim - 1) / (n - 1)).min(MAX_BLOCK),
+    };
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// Without a config: the one square block side every `<path>.weight` F8_E4M3 `[out, in]` /
+/// `<path>.weight_scale_inv` pair among `names` fits (its scale grid is `[ceil(out / b),
+/// ceil(in / b)]`); a pair that fits no side by itself is left out (it stays plain). None
+/// when no side fits all the others (they stay plain); an error when several sides fit, since
+/// each gives other values and only the config can tell.
+pub fn infer_block<'n, 'a>(
+    names: impl IntoIterator<Item = &'n str>,
+    lookup: impl Fn(&str) -> Option<(Dtype, &'a [u64])>,
+) -> Option<Result<[u64; 2]>> {
+    let mut common: Option<(u64, u64)> = None;
+    let mut first = None;
+    for path in names
+        .into_iter()
+        .filter_map(|n| n.strip_suffix(".weight_scale_inv"))
+    {
+        let (Some(weight), Some(scales)) = (
+            lookup(&format!("{path}.weight")),
+            lookup(&format!("{path}.weight_scale_inv")),
+        ) else {
+            continue;
+        };
+        if weight.0 != Dtype::F8E4M3
+            || !matches!(scales.0, Dtype::F32 | Dtype::BF16)
+            || weight.1.len() != 2
+            || scales.1.len() != 2
+        {
+            continue;
+        }
+        let (Some(rows), Some(cols)) = (
+            sides_for(weight.1[0], scales.1[0]),
+            sides_for(weight.1[1], scales.1[1]),
+        ) else {
+            continue;
+        };
+        let own = (rows.0.max(cols.0), rows.1.min(cols.1));
+        if own.0 > own.1 {
+            continue;
+        }
+        let (lo, hi) = common.unwrap_or((1, MAX_BLOCK));
+        common = Some((lo.max(own.0), hi.min(own.1)));
+        first.get_or_insert_with(|| path.to_string());
+    }
+    match common? {
+        (lo, hi) if lo == hi => Some(Ok([lo, lo])),
+        (lo, hi) if lo < hi => Some(Err(layout(
+            &first.unwrap_or_default(),
+            format!(
+                "FP8 block sides {lo} to {hi} all fit the weight_scale_inv shapes; \
+                 without config.json's weight_block_size the block is ambiguous"
+            ),
+        ))),
+        _ => None,
+    }
+}

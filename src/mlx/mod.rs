@@ -360,3 +360,48 @@ pub fn discover<'n, 'a>(
         })
         .collect()
 }
+
+/// Without a config: each `<path>.scales` with a U32 `<path>.weight` and `<path>.biases` (and
+/// no GPTQ `.qweight`) is a layer when exactly one (bits, group size) mlx makes fits its
+/// shapes. The shapes fix only bits x group size, so when several fit (4-bit g64 and 8-bit
+/// g32 alike) the result is an error naming the candidates; a set none fits is left out (it
+/// stays plain tensors).
+pub fn infer<'n, 'a>(
+    names: impl IntoIterator<Item = &'n str>,
+    lookup: impl Fn(&str) -> Option<(Dtype, &'a [u64])> + Copy,
+) -> Vec<Result<MlxLayer>> {
+    names
+        .into_iter()
+        .filter_map(|name| name.strip_suffix(".scales"))
+        .filter(|path| lookup(&format!("{path}.qweight")).is_none())
+        .filter_map(|path| {
+            let part = |suffix: &str| lookup(&format!("{path}.{suffix}"));
+            let (weight, scales, biases) = (part("weight")?, part("scales")?, part("biases")?);
+            let fits: Vec<MlxLayer> = BITS
+                .iter()
+                .flat_map(|&bits| GROUP_SIZES.iter().map(move |&g| (bits, g)))
+                .filter_map(|(bits, group_size)| {
+                    let config = MlxConfig { bits, group_size };
+                    MlxLayer::new(path, weight, scales, biases, config).ok()
+                })
+                .collect();
+            match fits.len() {
+                0 => None,
+                1 => fits.into_iter().next().map(Ok),
+                _ => {
+                    let names: Vec<String> = fits
+                        .iter()
+                        .map(|l| format!("{}-bit g{}", l.bits, l.group_size))
+                        .collect();
+                    Some(Err(layout(
+                        path,
+                        format!(
+                            "without config.json's quantization the shapes fit {}",
+                            names.join(", ")
+                        ),
+                    )))
+                }
+            }
+        })
+        .collect()
+}

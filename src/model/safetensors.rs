@@ -191,17 +191,39 @@ impl Checkpoint {
                 .map(|t| t.name())
         };
         let mut errors = Vec::new();
-        let layers = sort_out(
-            gptq::discover(names(), lookup, self.config.as_ref()),
-            &mut errors,
-        );
+        let gptq_found = gptq::discover(names(), lookup, self.config.as_ref());
+        let layers = match &self.config {
+            Some(_) => sort_out(gptq_found, &mut errors),
+            // Without a GPTQ config a `.qweight` is a layer only when the shapes fix bits and
+            // group size (GptqLayer::new); any other `.qweight` set stays plain tensors.
+            None => gptq_found.into_iter().filter_map(Result::ok).collect(),
+        };
         let mlx_layers = match &self.mlx {
             Some(q) => sort_out(mlx::discover(names(), short, q), &mut errors),
-            None => Vec::new(),
+            None => sort_out(mlx::infer(names(), short), &mut errors),
         };
         let fp8_layers = match &self.fp8 {
             Some(config) => sort_out(fp8::discover(names(), short, config), &mut errors),
-            None => Vec::new(),
+            // Without config.json: the one block side all FP8 pairs fit; the pairs that do
+            // not fit it stay plain tensors.
+            None => match fp8::infer_block(names(), short) {
+                Some(Ok(block)) => {
+                    let config = Fp8Config {
+                        block,
+                        not_converted: Vec::new(),
+                        activation_scheme: None,
+                    };
+                    fp8::discover(names(), short, &config)
+                        .into_iter()
+                        .filter_map(Result::ok)
+                        .collect()
+                }
+                Some(Err(err)) => {
+                    errors.push(err);
+                    Vec::new()
+                }
+                None => Vec::new(),
+            },
         };
         let ct_layers = match &self.ct {
             Some(scheme) => sort_out(ct::discover(names(), short, scheme), &mut errors),
@@ -628,11 +650,20 @@ impl Checkpoint {
                 .filter(|l| (l.bits, l.group_size) != (q.default.bits, q.default.group_size))
                 .count() as u64,
         });
-        let fp8 = self.fp8.as_ref().map(|c| Fp8Summary {
-            layers: self.fp8_layers.len() as u64,
-            block: c.block,
-            not_converted: c.not_converted.clone(),
-        });
+        let fp8 = match (&self.fp8, self.fp8_layers.first()) {
+            (Some(c), _) => Some(Fp8Summary {
+                layers: self.fp8_layers.len() as u64,
+                block: c.block,
+                not_converted: c.not_converted.clone(),
+            }),
+            // Detected without a config: every layer has the one inferred block.
+            (None, Some(l)) => Some(Fp8Summary {
+                layers: self.fp8_layers.len() as u64,
+                block: l.block,
+                not_converted: Vec::new(),
+            }),
+            (None, None) => None,
+        };
         let ct = self.ct.as_ref().map(|scheme| CtSummary {
             layers: self.ct_layers.len() as u64,
             scheme: scheme.clone(),

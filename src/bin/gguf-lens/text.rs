@@ -148,7 +148,10 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
             || c.mxfp4().is_some()
             || c.bnb().is_some()
             || !c.bnb_layers().is_empty()
-            || !c.mxfp4_layers().is_empty() => {}
+            || !c.mxfp4_layers().is_empty()
+            || !c.layers().is_empty()
+            || !c.fp8_layers().is_empty()
+            || !c.mlx_layers().is_empty() => {}
         None => {
             let _ = writeln!(
                 out,
@@ -191,6 +194,25 @@ pub fn checkpoint_text(c: &Checkpoint, files: &Files) -> String {
         let _ = writeln!(
             out,
             "\nquantization (bitsandbytes 4-bit): inferred from the layers' quant-state tensors (no config.json)"
+        );
+    }
+    if c.config().is_none() && !c.layers().is_empty() {
+        let _ = writeln!(
+            out,
+            "\nquantization (GPTQ): inferred from the tensor shapes (bits and group size per layer; no config)"
+        );
+    }
+    if let (None, Some(l)) = (c.fp8(), c.fp8_layers().first()) {
+        let _ = writeln!(
+            out,
+            "\nquantization (FP8): inferred from the tensor shapes (block {}x{}; no config.json)",
+            l.block[0], l.block[1]
+        );
+    }
+    if c.mlx().is_none() && !c.mlx_layers().is_empty() {
+        let _ = writeln!(
+            out,
+            "\nquantization (MLX): inferred from the tensor shapes (bits and group size per layer; no config.json)"
         );
     }
     if c.mxfp4().is_none() && !c.mxfp4_layers().is_empty() {
