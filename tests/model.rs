@@ -224,7 +224,7 @@ fn write_qweight_set(dir: &std::path::Path, parts: &[(&str, &str, &[u64])]) -> S
 fn gptq_without_a_config_needs_shapes_that_fix_bits_and_groups() {
     // The fixture's quantize_config.json left behind: 128 outputs in 16 zero words fix 4 bits,
     // 32 inputs in one group fix the group size, and the values read as the oracle's.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let copy = dir.path().join("model.safetensors");
     std::fs::copy("fixtures/gptq/b4_g32_v1/model.safetensors", &copy).unwrap();
     let opened = open(copy.to_str().unwrap()).unwrap();
@@ -244,7 +244,7 @@ fn gptq_without_a_config_needs_shapes_that_fix_bits_and_groups() {
     // Sets whose shapes do not fit (scales not [groups, out]; 8 outputs in one zero word,
     // which 2, 3 or 4 bits all fill) stay plain tensors, without an error.
     for (scales, fits_with_config) in [([8u64, 2], false), ([2, 8], true)] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let path = write_qweight_set(
             dir.path(),
             &[

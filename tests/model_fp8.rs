@@ -193,7 +193,7 @@ fn a_config_that_does_not_fit_is_one_error_at_open() {
 
 /// A copy of the fixture's model.safetensors in a directory without config.json.
 fn without_config() -> (tempfile::TempDir, String) {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = tmp.path().join("model.safetensors");
     std::fs::copy(dir().join("model.safetensors"), &path).unwrap();
     (tmp, path.to_str().unwrap().to_string())

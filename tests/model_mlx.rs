@@ -277,7 +277,7 @@ fn without_a_config_only_shapes_that_fix_bits_and_group_are_layers() {
         "model.layers.b5_g128_f32",
         "model.layers.b3_g32_f32",
     ];
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = subset(tmp.path(), &unique);
     let opened = open(&path).unwrap();
     let Model::Safetensors(c) = &opened.model else {
@@ -303,7 +303,7 @@ fn without_a_config_only_shapes_that_fix_bits_and_group_are_layers() {
 
     // 4-bit g64 (32 words in 4 groups) fits 2-bit g128 and 8-bit g32 as well: one error
     // naming the layer and the three.
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = subset(tmp.path(), &["model.layers.b4_g64_f32"]);
     let err = open(&path).expect_err("ambiguous");
     let text = err.to_string();
@@ -317,7 +317,7 @@ fn without_a_config_only_shapes_that_fix_bits_and_group_are_layers() {
     assert!(!text.contains('\n'), "{text}");
 
     // Without biases the set is no MLX layer: plain tensors, no error.
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let path = subset(
         tmp.path(),
         &[
