@@ -1,24 +1,26 @@
-//! A piece of a tensor whose blocks hold 4-bit codes, as groups: 32 values sharing one scale
-//! (and min), so at most 16 distinct values, each computed once exactly as the dequant kernel
-//! does. Both passes then work per distinct value and its count (code counts by byte compares)
-//! instead of per value: half the bucket look-ups and increments or fewer.
+//! A piece of a tensor of [`Form::Coded`](super::layout::Form) blocks, as groups: 32 values
+//! sharing one scale (and min), so at most 16 distinct values, each computed once exactly as the
+//! dequant kernel does. Both passes then work per distinct value and its count (code counts by
+//! byte compares) instead of per value: half the bucket look-ups and increments or fewer.
 
-use super::affine::moments_affine;
+use super::affine::{exact_block, moments_affine};
 use super::counted::moments_counted;
 use super::histogram::Histogram;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 use super::kernels::simd128;
 use super::kernels::{isa, Isa};
+use super::layout::{half, Coded, Codes, Layout, Min, Subs};
 use super::moments::Moments;
 use super::percentiles::{key, Target, BUCKETS};
 
+use super::planes;
 pub(crate) use super::planes::{CODES, GROUP};
 
 /// The groups of one piece: group `g`'s code `c` stands for `values[16g + c]`, its 32 values'
 /// codes are given by their bit planes `planes[g]` (bit `i` of `planes[g][k]`: bit `k` of value
 /// `i`'s code; `planes.rs` takes them straight from the nibbles).
 #[derive(Default)]
-pub struct Groups {
+pub(crate) struct Groups {
     pub(crate) values: Vec<f32>,
     pub(crate) planes: Vec<[u32; 4]>,
     /// Per group `[a, b]` when its values are `a·q - b` for code `q` (none for other types)
@@ -33,11 +35,23 @@ pub struct Groups {
 }
 
 impl Groups {
-    pub(crate) fn clear(&mut self) {
-        self.values.clear();
-        self.planes.clear();
-        self.lines.clear();
-        self.inexact = false;
+    /// Decodes whole blocks `bytes` of `layout` (of form `coded`), replacing the groups held.
+    pub(crate) fn decode(&mut self, layout: &Layout, coded: &Coded, bytes: &[u8]) {
+        let blocks = bytes.len() / layout.block_bytes;
+        let groups = blocks * (layout.block / GROUP);
+        self.planes.resize(groups, [0; 4]);
+        self.values.resize(groups * CODES, 0.0);
+        self.lines
+            .resize(if coded.lines { groups } else { 0 }, [0.0; 2]);
+        let exact = decode_blocks(
+            layout.block_bytes,
+            coded,
+            &bytes[..blocks * layout.block_bytes],
+            &mut self.planes,
+            &mut self.values,
+            &mut self.lines,
+        );
+        self.inexact = !exact;
     }
 
     /// Values in the piece.
@@ -97,6 +111,121 @@ impl Groups {
             }
         }
     }
+}
+
+super::kernels::dispatch! {
+    /// Writes the blocks' planes, values and (where `coded.lines`) lines; whether every value
+    /// is exact on its line.
+    fn decode_blocks(size: usize, coded: &Coded, bytes: &[u8], planes: &mut [[u32; 4]], values: &mut [f32], lines: &mut [[f32; 2]]) -> bool => decode_body
+}
+
+/// The one decode loop of every coded type (`layout.rs` says where each block's parts are),
+/// compiled once per shape of the table's rows (how codes, min and group scales are stored:
+/// const parameters, so each shape's loop has no branch on them; the offsets stay the row's).
+#[inline(always)]
+fn decode_body(
+    size: usize,
+    coded: &Coded,
+    bytes: &[u8],
+    planes: &mut [[u32; 4]],
+    values: &mut [f32],
+    lines: &mut [[f32; 2]],
+) -> bool {
+    let args = (size, coded, bytes, planes, values, lines);
+    match (coded.codes, coded.min, coded.subs) {
+        (Codes::Nibbles { .. }, Min::None, Subs::None) => shape::<0, 0, 0>(args),
+        (Codes::Nibbles { .. }, Min::Added { .. }, Subs::None) => shape::<0, 1, 0>(args),
+        (Codes::Nibbles { .. }, Min::None, Subs::Iq4Xs { .. }) => shape::<0, 0, 2>(args),
+        (Codes::Pairs { .. }, Min::Subtracted { .. }, Subs::ScaleMinK4 { .. }) => {
+            shape::<1, 2, 1>(args)
+        }
+        // Any other combination the table might gain: the same loop without the constants.
+        _ => blocks(args),
+    }
+}
+
+type DecodeArgs<'a> = (
+    usize,
+    &'a Coded,
+    &'a [u8],
+    &'a mut [[u32; 4]],
+    &'a mut [f32],
+    &'a mut [[f32; 2]],
+);
+
+/// [`blocks`] with the row's kinds of codes `P`, min `M` and group scales `S` (their order in
+/// the enums) fixed.
+#[inline(always)]
+fn shape<const P: u8, const M: u8, const S: u8>(args: DecodeArgs<'_>) -> bool {
+    let coded = args.1;
+    let at = |c: Codes| match c {
+        Codes::Nibbles { at } | Codes::Pairs { at } => at,
+    };
+    let min_at = match coded.min {
+        Min::None => 0,
+        Min::Added { at } | Min::Subtracted { at } => at,
+    };
+    let subs_at = match coded.subs {
+        Subs::None => 0,
+        Subs::ScaleMinK4 { at } | Subs::Iq4Xs { at } => at,
+    };
+    let codes_at = at(coded.codes);
+    let fixed = Coded {
+        codes: match P {
+            0 => Codes::Nibbles { at: codes_at },
+            _ => Codes::Pairs { at: codes_at },
+        },
+        levels: coded.levels,
+        min: match M {
+            0 => Min::None,
+            1 => Min::Added { at: min_at },
+            _ => Min::Subtracted { at: min_at },
+        },
+        subs: match S {
+            0 => Subs::None,
+            1 => Subs::ScaleMinK4 { at: subs_at },
+            _ => Subs::Iq4Xs { at: subs_at },
+        },
+        lines: coded.lines,
+    };
+    blocks((args.0, &fixed, args.2, args.3, args.4, args.5))
+}
+
+#[inline(always)]
+fn blocks((size, coded, bytes, planes, values, lines): DecodeArgs<'_>) -> bool {
+    let per_block = planes.len() / (bytes.len() / size).max(1);
+    let mut exact = true;
+    let mut scales = [[0f32; 2]; 8];
+    let blocks = bytes
+        .chunks_exact(size)
+        .zip(planes.chunks_exact_mut(per_block))
+        .zip(values.chunks_exact_mut(per_block * CODES));
+    for (i, ((b, planes), values)) in blocks.enumerate() {
+        let d = half(b, 0);
+        let groups = coded.group_scales(b, d, &mut scales);
+        match coded.codes {
+            Codes::Nibbles { at } => {
+                for (g, p) in planes.iter_mut().enumerate() {
+                    let qs: &[u8; 16] = b[at + 16 * g..at + 16 * g + 16].try_into().unwrap();
+                    *p = planes::of_nibbles(qs);
+                }
+            }
+            Codes::Pairs { at } => {
+                for (j, pair) in planes.chunks_exact_mut(2).enumerate() {
+                    let qs: &[u8; 32] = b[at + 32 * j..at + 32 * j + 32].try_into().unwrap();
+                    (pair[0], pair[1]) = planes::of_pair(qs);
+                }
+            }
+        }
+        for (v, &s) in values.chunks_exact_mut(CODES).zip(&scales[..groups]) {
+            v.copy_from_slice(&coded.group_values(s));
+        }
+        if let (true, Min::Subtracted { at }) = (coded.lines, coded.min) {
+            exact &= exact_block(d, half(b, at));
+            lines[i * groups..(i + 1) * groups].copy_from_slice(&scales[..groups]);
+        }
+    }
+    exact
 }
 
 super::kernels::dispatch! {

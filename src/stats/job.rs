@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codes::Groups;
 use super::histogram::Histogram;
+use super::layout::{Coded, Form};
 use super::moments::Moments;
 use super::percentiles::{
     from_key, key, lerp, locate, ranks, Coarse, Target, BUCKETS, PERCENTILES,
@@ -106,17 +107,15 @@ pub struct StatsReport {
 /// Writes the values of a range (counted from a chunk's first value) into a buffer.
 pub type Fill<'a> = dyn FnMut(Range<usize>, &mut [f32]) -> Result<()> + 'a;
 
-/// Writes the groups of a range of values (as [`Fill`]) into [`Groups`] (cleared first).
-pub type FillGroups<'a> = dyn FnMut(Range<usize>, &mut Groups) -> Result<()> + 'a;
-
-/// Where a piece's values come from: a slice, a function writing them into a buffer, or one
-/// writing them as groups of codes.
+/// Where a piece's values come from: a slice, a function writing them into a buffer, or whole
+/// blocks of a type of `layout.rs`'s table.
 enum Source<'a> {
     Slice(&'a [f32]),
     Fill(&'a mut Fill<'a>),
-    Groups(&'a mut FillGroups<'a>),
     /// Whole `d · level` blocks of the rows fed, dequantized by `kernel` where values are read.
     Scaled(&'a [u8], &'static Layout, Kernel),
+    /// Whole coded blocks of the rows fed, read as groups.
+    Coded(&'a [u8], &'static Layout, &'static Coded),
 }
 
 /// One piece's values, as they came.
@@ -145,16 +144,8 @@ impl Source<'_> {
                 crate::quant::dequantize_with(*kernel, layout.ty, piece, out)?;
                 Ok(Piece::Values(out))
             }
-            Source::Groups(fill) => {
-                let len = range.len();
-                groups.clear();
-                fill(range, groups)?;
-                if groups.len() != len || groups.values.len() != groups.planes.len() * 16 {
-                    return Err(bad_chunk(format!(
-                        "a piece of {len} values came as {} values in groups",
-                        groups.len()
-                    )));
-                }
+            Source::Coded(bytes, layout, coded) => {
+                groups.decode(layout, coded, scaled_piece(bytes, layout, range)?);
                 Ok(Piece::Groups(groups))
             }
         }
@@ -241,24 +232,11 @@ impl StatsJob {
         self.feed(first_row, n_rows, Source::Fill(fill))
     }
 
-    /// As [`StatsJob::add_with`], with each piece's values written as groups of 32 values of
-    /// 16 codes (types with 4-bit codes): gives the same counts, range, histogram and
-    /// percentiles, and the mean and standard deviation to rounding (same bits for any chunk
-    /// size and thread count).
-    pub fn add_groups_with(
-        &mut self,
-        first_row: u64,
-        n_rows: u64,
-        fill: &mut FillGroups<'_>,
-    ) -> Result<()> {
-        self.feed(first_row, n_rows, Source::Groups(fill))
-    }
-
-    /// Adds rows `first_row..first_row + n_rows` of a tensor of `d · level` blocks (`layout`)
-    /// from their bytes: the same counts, range, histogram and percentiles as the values would
-    /// give, the mean and standard deviation to rounding (same bits for any chunk size and
-    /// thread count). See `scaled.rs`.
-    pub(crate) fn add_scaled(
+    /// Adds rows `first_row..first_row + n_rows` of a tensor of a type of `layout.rs`'s table
+    /// (`layout`) from their bytes: the same counts, range, histogram and percentiles as the
+    /// values would give, the mean and standard deviation to rounding (same bits for any chunk
+    /// size and thread count). `kernel` dequantizes where values are read.
+    pub(crate) fn add_blocks(
         &mut self,
         first_row: u64,
         n_rows: u64,
@@ -279,7 +257,11 @@ impl StatsJob {
                 self.row_len
             )));
         }
-        self.feed(first_row, n_rows, Source::Scaled(bytes, layout, kernel))
+        let source = match &layout.form {
+            Form::Scaled { .. } => Source::Scaled(bytes, layout, kernel),
+            Form::Coded(coded) => Source::Coded(bytes, layout, coded),
+        };
+        self.feed(first_row, n_rows, source)
     }
 
     /// Counts a decoded piece's values for pass 1: into the table, or per coarse bucket once it
@@ -297,7 +279,7 @@ impl StatsJob {
         }
         let mut rest = bytes;
         if let Tabled::Table(t) = &mut self.scaled {
-            let took = t.add(&piece.scales, piece.view(layout, bytes), layout.levels);
+            let took = t.add(&piece.scales, piece.view(layout, bytes), layout.few());
             if took == piece.scales.len() {
                 return Ok(());
             }

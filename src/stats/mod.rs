@@ -10,6 +10,7 @@ mod counted;
 mod histogram;
 mod job;
 mod kernels;
+mod layout;
 mod moments;
 mod pass2;
 mod percentiles;
@@ -22,9 +23,8 @@ mod tensor;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod threads;
 
-pub use codes::Groups;
 pub use histogram::Histogram;
-pub use job::{FillGroups, Pass, StatsJob, StatsReport, StatsRequest, CELL_ELEMENTS, PIECE};
+pub use job::{Pass, StatsJob, StatsReport, StatsRequest, CELL_ELEMENTS, PIECE};
 pub use moments::Moments;
 pub use percentiles::PERCENTILES;
 pub use quantized::add_gguf_rows;

@@ -1,8 +1,8 @@
 //! Blocks whose every value is `d · level`: one scale `d` per block (f16, or an E8M0 power of
 //! two) and a small integer level per value (Q8_0's int8 codes, Q5_0's `q − 16`, MXFP4's code
-//! book, the ternary types' `t − 1`, Q1_0's ±1, Q2_0's `q − 1`). Each [`Layout`] is one row of a
-//! table: where the scale is and how it reads; the levels come from the type's own
-//! dequantization kernel run with every scale set to one (Q8_0's are its bytes). Every value
+//! book, the ternary types' `t − 1`, Q1_0's ±1, Q2_0's `q − 1`): the [`Form::Scaled`] rows of
+//! `layout.rs`'s table. The levels come from the type's own dequantization kernel run with every
+//! scale set to one (Q8_0's are its bytes). Every value
 //! `d · level` is one f32 product, the kernels' bits, so:
 //! - a block's moments come from integer sums of its levels (Σl, Σl², counts of zero, the
 //!   smallest and largest level), with no per-value float work;
@@ -21,150 +21,16 @@ use super::kernels::isa;
 use super::kernels::simd128;
 use super::moments::Moments;
 
+pub(crate) use super::layout::{value, Layout, Scale};
 use crate::error::Result;
 use crate::quant::scalar::f16_to_f32;
 use crate::quant::scalar::fp4::e8m0_to_f32_half;
 use crate::quant::Kernel;
-use crate::GgmlType;
 
 /// Most rows (distinct scales) a table holds: 8 MiB of narrow counts. Beyond it, the values are
 /// counted per coarse bucket as on the per-value path (a tensor of that many distinct scales is
 /// not one quantized from real weights).
 const ROWS: usize = 1 << 14;
-
-/// How a block's scale is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Scale {
-    /// An f16, little-endian.
-    #[default]
-    F16,
-    /// One E8M0 byte, read as ggml's `e8m0_to_fp32_half`.
-    E8m0Half,
-}
-
-impl Scale {
-    /// The scale of bits `bits` (as read by [`Layout::scale_bits`]).
-    #[inline(always)]
-    pub(crate) fn value(self, bits: u16) -> f32 {
-        match self {
-            Scale::F16 => f16_to_f32(bits),
-            Scale::E8m0Half => e8m0_to_f32_half(bits as u8),
-        }
-    }
-
-    /// Whether every product with the scale of `bits` may be finite (f16 NaN and infinities
-    /// have no row in a table: their blocks hold no finite value).
-    #[inline(always)]
-    pub(crate) fn finite(self, bits: u16) -> bool {
-        match self {
-            Scale::F16 => bits & 0x7c00 != 0x7c00,
-            Scale::E8m0Half => true,
-        }
-    }
-
-    /// The bits of the scale one.
-    fn one(self) -> u16 {
-        match self {
-            Scale::F16 => 0x3c00,
-            Scale::E8m0Half => 128,
-        }
-    }
-
-    pub(crate) fn id(self) -> u8 {
-        match self {
-            Scale::F16 => 0,
-            Scale::E8m0Half => 1,
-        }
-    }
-
-    pub(crate) fn from_id(id: u8) -> Option<Scale> {
-        match id {
-            0 => Some(Scale::F16),
-            1 => Some(Scale::E8m0Half),
-            _ => None,
-        }
-    }
-}
-
-/// One block type of the form `d · level`.
-#[derive(Debug)]
-pub(crate) struct Layout {
-    pub(crate) ty: GgmlType,
-    /// Values and bytes per block.
-    pub(crate) block: usize,
-    pub(crate) block_bytes: usize,
-    /// Byte offset of the scale in a block, and its kind.
-    scale_at: usize,
-    pub(crate) scale: Scale,
-    /// Where a block's bytes are its levels themselves (Q8_0's int8 codes), their offset.
-    levels_at: Option<usize>,
-    /// Every level a block can hold, when they are few (the ternary and 1-bit types): a block's
-    /// values are then counted per level by compares (a row's increments to one counter would
-    /// each wait for the last). Empty: counted value by value.
-    pub(crate) levels: &'static [i8],
-}
-
-const fn layout(
-    ty: GgmlType,
-    scale_at: usize,
-    scale: Scale,
-    levels_at: Option<usize>,
-    levels: &'static [i8],
-) -> Layout {
-    Layout {
-        ty,
-        block: ty.block_size() as usize,
-        block_bytes: ty.type_size() as usize,
-        scale_at,
-        scale,
-        levels_at,
-        levels,
-    }
-}
-
-/// The types whose values are `d · level` (ggml's own formulas; ggml-types.md).
-/// Q4_0 and IQ4_NL are of this form too, but their 16 levels make a row's increments wait on
-/// each other: the groups of codes (`codes.rs`) count them faster.
-static LAYOUTS: [Layout; 7] = [
-    layout(GgmlType::Q8_0, 0, Scale::F16, Some(2), &[]),
-    layout(GgmlType::Q5_0, 0, Scale::F16, None, &[]),
-    layout(GgmlType::MXFP4, 0, Scale::E8m0Half, None, &[]),
-    layout(GgmlType::TQ1_0, 52, Scale::F16, None, &[-1, 0, 1]),
-    layout(GgmlType::TQ2_0, 64, Scale::F16, None, &[-1, 0, 1, 2]),
-    layout(GgmlType::Q1_0, 0, Scale::F16, None, &[-1, 1]),
-    layout(GgmlType::Q2_0, 0, Scale::F16, None, &[-1, 0, 1, 2]),
-];
-
-// Every block is a power of two values (`moments` divides by shifts).
-const _: () = {
-    let mut i = 0;
-    while i < LAYOUTS.len() {
-        assert!(LAYOUTS[i].block.is_power_of_two());
-        i += 1;
-    }
-};
-
-/// The layout of `ty`, when its values are `d · level`.
-pub(crate) fn layout_of(ty: GgmlType) -> Option<&'static Layout> {
-    LAYOUTS.iter().find(|l| l.ty == ty)
-}
-
-/// A block's value `d · level`, as the dequantization kernels compute it.
-#[inline(always)]
-pub(crate) fn value(d: f32, level: i8) -> f32 {
-    f32::from(level) * d
-}
-
-impl Layout {
-    /// The scale bits of a block.
-    #[inline(always)]
-    pub(crate) fn scale_bits(&self, block: &[u8]) -> u16 {
-        match self.scale {
-            Scale::F16 => u16::from_le_bytes([block[self.scale_at], block[self.scale_at + 1]]),
-            Scale::E8m0Half => u16::from(block[self.scale_at]),
-        }
-    }
-}
 
 /// One piece of whole blocks, decoded: each block's scale bits and value, and its values'
 /// levels (in `levels`, or, where a block's bytes are its levels, in the blocks themselves).
@@ -229,7 +95,7 @@ impl Levels {
                 }
             }
         }
-        if layout.levels_at.is_some() {
+        if layout.levels_at().is_some() {
             return Ok(());
         }
         self.levels.resize(n, 0);
@@ -252,7 +118,7 @@ impl Levels {
     /// The levels of the blocks decoded last (`bytes` those blocks).
     pub(crate) fn view<'a>(&'a self, layout: &Layout, bytes: &'a [u8]) -> View<'a> {
         let blocks = self.d.len();
-        match layout.levels_at {
+        match layout.levels_at() {
             Some(at) => View {
                 data: &bytes[..blocks * layout.block_bytes],
                 stride: layout.block_bytes,

@@ -454,18 +454,23 @@ impl Block for BlockIq4Xs {
 pub(crate) fn dequant_iq4_xs(blocks: &[u8], out: &mut [f32]) {
     for_each_block(blocks, out, |b: &BlockIq4Xs, y| {
         let d = f16_to_f32(le_u16(b.d));
-        let scales_h = le_u16(b.scales_h);
-        let low = b.scales_l.map(nibbles);
-        let subs =
-            b.qs.iter()
-                .zip(low.iter().flatten())
-                .zip([0, 2, 4, 6, 8, 10, 12, 14]);
-        for (((qs, &low), shift), y) in subs.zip(y.chunks_exact_mut(32)) {
-            let ls = i32::from(low) | (i32::from((scales_h >> shift) & 3) << 4);
+        let scales = iq4_xs_scales(le_u16(b.scales_h), b.scales_l);
+        for ((qs, ls), y) in b.qs.iter().zip(scales).zip(y.chunks_exact_mut(32)) {
             let dl = d * (ls - 32) as f32;
             put_iq4(y, dl, qs);
         }
     });
+}
+
+/// IQ4_XS's 8 6-bit sub-block scales: the low 4 bits in the nibbles of `scales_l` (sub-block
+/// `2i` the low nibble of byte `i`), the high 2 in bits `2j..2j + 2` of `scales_h`.
+pub(crate) fn iq4_xs_scales(scales_h: u16, scales_l: [u8; 4]) -> [i32; 8] {
+    let low = scales_l.map(nibbles);
+    let mut out = [0; 8];
+    for (j, (o, &low)) in out.iter_mut().zip(low.iter().flatten()).enumerate() {
+        *o = i32::from(low) | (i32::from((scales_h >> (2 * j)) & 3) << 4);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ fn unpack_q3_k_scales(packed: &[u8; 12]) -> [i32; 16] {
 
 /// Q4_K/Q5_K's 8 (scale, min) pairs of 6 bits each. Pairs 0..4 are the low 6 bits of bytes
 /// 0..4 and 4..8; pairs 4..8 take nibbles of bytes 8..12 and the top two bits of bytes 0..8.
-fn unpack_scale_min_k4(packed: &[u8; 12]) -> [(u8, u8); 8] {
+pub(crate) fn unpack_scale_min_k4(packed: &[u8; 12]) -> [(u8, u8); 8] {
     let mut pairs = [(0, 0); 8];
     for (j, pair) in pairs.iter_mut().enumerate() {
         *pair = if j < 4 {

@@ -12,6 +12,8 @@ pub(crate) mod fp4;
 pub(crate) mod grids;
 mod iq;
 mod k;
+pub(crate) use iq::iq4_xs_scales;
+pub(crate) use k::unpack_scale_min_k4;
 mod legacy;
 mod tq;
 
