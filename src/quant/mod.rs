@@ -123,6 +123,14 @@ impl Kernel {
     }
 }
 
+/// Whether the process runs its wasm32 simd128 loops (a build with `simd128` where
+/// [`Kernel::auto`] chose [`Kernel::Simd128`]): the one switch for the loops outside `quant/`.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) fn simd128_chosen() -> bool {
+    static CHOSEN: OnceLock<bool> = OnceLock::new();
+    *CHOSEN.get_or_init(|| matches!(Kernel::auto(), Ok(Kernel::Simd128)))
+}
+
 /// Whether the process runs its x86_64 AVX2 loops: the one switch that dequantization,
 /// the quantizers' searches and the statistics loops all ask, so `GGUF_LENS_KERNEL=scalar`
 /// turns every vector loop off at once. True when [`Kernel::auto`] chose [`Kernel::Avx2`].

@@ -1,6 +1,7 @@
 //! `diff A B [--values] [--tensor NAME]... [--format text|json|markdown]`: two models of any
 //! format compared by the library's `diff_report` (which renders it too) and `compare_rows`.
-//! Exit 0 when identical, 1 when the files differ, 2 on any error.
+//! Exit 0 when identical, 1 when the files differ or a file is bad (one `error:` line), 2 on
+//! bad usage.
 //!
 //! What is compared:
 //! - summary: every field of two GGUF models; with a safetensors checkpoint, format, tensor
@@ -40,7 +41,8 @@ use crate::{named, write_stdout, Failure, CHUNK_ELEMENTS};
 /// Summary, metadata (arrays in full), tensors and quant mix; with --values, the values of
 /// every tensor both have (RMSE, max and mean |a-b|, RMSE/RMS(a), cosine, NaN/Inf mismatches).
 ///
-/// Exit 0 when identical, 1 when the files differ, 2 on any error (as cmp does).
+/// Exit 0 when identical, 1 when the files differ (as cmp does) or a file is bad (one `error:`
+/// line), 2 on bad usage.
 ///
 ///   gguf-lens diff model-Q4_K_M.gguf model-Q8_0.gguf --values --tensor blk.0.attn_q.weight
 #[derive(clap::Args, Debug)]

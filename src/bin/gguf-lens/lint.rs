@@ -20,7 +20,8 @@ use crate::{json_line, write_stdout, Failure};
 /// missing or mis-shaped; chat templates that do not parse.
 ///
 /// One line per finding, `SEVERITY[CODE] WHERE: MESSAGE`, then a summary line.
-/// Exit 0 without errors (warnings allowed), 1 with any error, 2 when the file cannot be read.
+/// Exit 0 without errors (warnings allowed), 1 with any error or when the file cannot be read
+/// (one `error:` line), 2 on bad usage.
 ///
 ///   gguf-lens lint model.gguf
 ///   gguf-lens lint model.gguf --json | jq '.findings[] | select(.severity == "error")'

@@ -26,7 +26,7 @@ const BAR_WIDTH: usize = 40;
 /// bin i holds edge_i <= x < edge_i+1, the last bin also max), exact p1/p50/p99. Two streaming
 /// passes over the rows, on every core.
 ///
-/// Exit 0, or 2 on any error.
+/// Exit 0, 1 on a bad file, tensor or request (one `error:` line), 2 on bad usage.
 ///
 ///   gguf-lens stats model.gguf blk.0.ffn_down.weight --bins 64
 #[derive(clap::Args, Debug)]

@@ -33,13 +33,7 @@ pub(in crate::stats) fn isa() -> Isa {
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
-        static SIMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if *SIMD.get_or_init(|| {
-            matches!(
-                crate::quant::Kernel::auto(),
-                Ok(crate::quant::Kernel::Simd128)
-            )
-        }) {
+        if crate::quant::simd128_chosen() {
             return Isa::Simd128;
         }
     }
