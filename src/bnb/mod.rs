@@ -573,15 +573,32 @@ pub fn dequantize_rows(
     }
     let code = layer.quant_type.code();
     let e0 = rows.start * row_len;
-    for (k, w) in out.iter_mut().enumerate() {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    let vector = (crate::quant::simd128_chosen() && layer.dtype != BnbDtype::F16)
+        .then(|| simd128::Book::new(code, layer.dtype == BnbDtype::BF16));
+    let mut k = 0;
+    while k < out.len() {
         let e = e0 + k as u64;
-        let byte = parts.weight[(e / 2 - bytes.start) as usize];
-        let q = if e % 2 == 0 { byte >> 4 } else { byte & 0x0f };
         let s = scales[(e / layer.blocksize - blocks.start) as usize];
-        *w = layer.dtype.round(code[q as usize] * s);
+        let at = (e / 2 - bytes.start) as usize;
+        // Runs of 32 values from a multiple of 32 lie in one block (block sizes are multiples
+        // of 32) and in 16 whole bytes.
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if let (Some(book), 0, true) = (&vector, e % 32, out.len() - k >= 32) {
+            book.thirty_two(&parts.weight[at..at + 16], s, &mut out[k..k + 32]);
+            k += 32;
+            continue;
+        }
+        let byte = parts.weight[at];
+        let q = if e % 2 == 0 { byte >> 4 } else { byte & 0x0f };
+        out[k] = layer.dtype.round(code[q as usize] * s);
+        k += 1;
     }
     Ok(())
 }
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
 
 /// Every bitsandbytes 4-bit layer among `names`: each `<path>.weight.quant_state.bitsandbytes__*`
 /// tensor, its JSON from `state` (None when its bytes are not at hand: the layer is skipped),

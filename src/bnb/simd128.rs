@@ -1,0 +1,123 @@
+//! wasm32 simd128 values of 32 codes at once: the code book looked up by byte swizzles (one per
+//! byte of the f32 values), times the block's scale, rounded to bf16 where asked, the same bits
+//! as the scalar loop (`BnbDtype::round`).
+
+use core::arch::wasm32::*;
+
+/// A code book as four byte planes (plane `k`: byte `k` of each of the 16 f32 values).
+pub(super) struct Book {
+    planes: [v128; 4],
+    bf16: bool,
+}
+
+impl Book {
+    pub(super) fn new(code: &[f32; 16], bf16: bool) -> Book {
+        let planes = std::array::from_fn(|k| {
+            let bytes: [u8; 16] = std::array::from_fn(|i| code[i].to_bits().to_le_bytes()[k]);
+            // SAFETY: `bytes` is 16 bytes; `v128_load` reads unaligned.
+            unsafe { v128_load(bytes.as_ptr().cast()) }
+        });
+        Book { planes, bf16 }
+    }
+
+    /// `out[i] = round(code[q_i] · s)` for the 32 codes of `bytes` (16 bytes, the first value of
+    /// a byte in its high nibble).
+    #[inline]
+    pub(super) fn thirty_two(&self, bytes: &[u8], s: f32, out: &mut [f32]) {
+        let bytes: &[u8; 16] = bytes.try_into().unwrap();
+        let out: &mut [f32; 32] = out.try_into().unwrap();
+        // SAFETY: `bytes` is 16 bytes; `v128_load` reads unaligned.
+        let x = unsafe { v128_load(bytes.as_ptr().cast()) };
+        let (hi, lo) = (u8x16_shr(x, 4), v128_and(x, u8x16_splat(15)));
+        let first = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(hi, lo);
+        let second =
+            u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(hi, lo);
+        let s = f32x4_splat(s);
+        self.sixteen(first, s, &mut out[..16]);
+        self.sixteen(second, s, &mut out[16..]);
+    }
+
+    #[inline(always)]
+    fn sixteen(&self, q: v128, s: v128, out: &mut [f32]) {
+        let [p0, p1, p2, p3] = self.planes.map(|p| i8x16_swizzle(p, q));
+        // Bytes 0 and 1, then 2 and 3, of values 0..8 and 8..16; then whole values.
+        let low01 = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(p0, p1);
+        let high01 =
+            u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(p0, p1);
+        let low23 = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(p2, p3);
+        let high23 =
+            u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(p2, p3);
+        let values = [
+            u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(low01, low23),
+            u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(low01, low23),
+            u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(high01, high23),
+            u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(high01, high23),
+        ];
+        for (v, out) in values.into_iter().zip(out.chunks_exact_mut(4)) {
+            let mut w = f32x4_mul(v, s);
+            if self.bf16 {
+                w = round_bf16(w);
+            }
+            let out: &mut [f32; 4] = out.try_into().unwrap();
+            // SAFETY: `out` is 4 f32s, 16 bytes; `v128_store` writes unaligned.
+            unsafe { v128_store(out.as_mut_ptr().cast(), w) };
+        }
+    }
+}
+
+/// f32 lanes rounded to the nearest bf16 (ties to even), as `half::bf16::from_f32` for finite
+/// values (a code times a finite scale is never NaN: a scale is checked finite, a code is in
+/// [-1, 1]; a product past bf16's range rounds to infinity either way).
+#[inline(always)]
+fn round_bf16(x: v128) -> v128 {
+    let odd = v128_and(u32x4_shr(x, 16), u32x4_splat(1));
+    let up = i32x4_add(i32x4_add(x, u32x4_splat(0x7fff)), odd);
+    v128_and(up, u32x4_splat(0xffff_0000))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bnb::{BnbDtype, FP4, NF4};
+
+    /// 32 values at once equal the scalar loop's bits: both code books, f32 and bf16, random
+    /// codes and scales of either sign, subnormal, huge (products that round to infinity in
+    /// bf16) and zero.
+    #[test]
+    fn thirty_two_values_are_the_scalar_values() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (code, dtype) in [
+            (&NF4, BnbDtype::F32),
+            (&NF4, BnbDtype::BF16),
+            (&FP4, BnbDtype::BF16),
+            (&FP4, BnbDtype::F32),
+        ] {
+            let book = Book::new(code, dtype == BnbDtype::BF16);
+            for i in 0..500 {
+                let bytes: Vec<u8> = (0..16).map(|_| next() as u8).collect();
+                let s = match i % 5 {
+                    0 => f32::from_bits(next() as u32 & 0x807f_ffff),
+                    1 => f32::MAX * if i % 2 == 0 { 1.0 } else { -1.0 },
+                    2 => 0.0,
+                    _ => f32::from_bits((next() as u32 & 0x3fff_ffff) | 0x2000_0000),
+                };
+                let want: Vec<u32> = (0..32)
+                    .map(|k| {
+                        let b = bytes[k / 2];
+                        let q = if k % 2 == 0 { b >> 4 } else { b & 15 };
+                        dtype.round(code[q as usize] * s).to_bits()
+                    })
+                    .collect();
+                let mut got = [0f32; 32];
+                book.thirty_two(&bytes, s, &mut got);
+                assert_eq!(got.map(f32::to_bits).to_vec(), want, "{dtype:?} scale {s}");
+            }
+        }
+    }
+}
