@@ -112,7 +112,16 @@ pub fn to_f32(dtype: Dtype, name: &str, bytes: &[u8], out: &mut [f32]) -> Result
         Dtype::F8E5M2 => convert!(bytes, out, 1, |b: [u8; 1]| {
             half::f16::from_bits(u16::from(b[0]) << 8).to_f32()
         }),
-        Dtype::F8E4M3 => convert!(bytes, out, 1, |b: [u8; 1]| e4m3fn(b[0])),
+        Dtype::F8E4M3 => {
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            if crate::quant::simd128_chosen() {
+                super::simd128::e4m3fn(bytes, out);
+                return Ok(());
+            }
+            convert!(bytes, out, 1, |b: [u8; 1]| f32::from_bits(
+                E4M3FN[b[0] as usize]
+            ))
+        }
         Dtype::I16 => convert!(bytes, out, 2, |b| f32::from(i16::from_le_bytes(b))),
         Dtype::U16 => convert!(bytes, out, 2, |b| f32::from(u16::from_le_bytes(b))),
         Dtype::F16 => convert!(bytes, out, 2, |b| half::f16::from_le_bytes(b).to_f32()),
@@ -132,18 +141,57 @@ pub fn to_f32(dtype: Dtype, name: &str, bytes: &[u8], out: &mut [f32]) -> Result
 }
 
 /// OCP FP8 E4M3 ("fn": finite, one NaN pattern per sign).
-fn e4m3fn(b: u8) -> f32 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((b >> 3) & 0xF);
-    let man = f32::from(b & 7);
-    if exp == 0xF && b & 7 == 7 {
-        // The mantissa bits move to the top of f32's, as torch converts (0x7FF00000).
-        return f32::from_bits((u32::from(b & 0x80) << 24) | 0x7FF0_0000);
+/// The f32 bits of every E4M3 byte (a look-up: the arithmetic per byte cost more than the
+/// rest of a dequantization).
+pub(super) static E4M3FN: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = e4m3fn_bits(b as u8);
+        b += 1;
     }
-    let magnitude = if exp == 0 {
-        man / 8.0 * 2f32.powi(-6)
-    } else {
-        (1.0 + man / 8.0) * 2f32.powi(exp - 7)
-    };
-    sign * magnitude
+    table
+};
+
+/// One E4M3 byte's f32 bits: normal values move their exponent (bias 7 to 127) and mantissa
+/// into place, the subnormals `m · 2^-9` are normalised, and S.1111.111 is NaN with the
+/// mantissa bits at the top of f32's, as torch converts (0x7FF00000).
+const fn e4m3fn_bits(b: u8) -> u32 {
+    let sign = ((b & 0x80) as u32) << 24;
+    let em = (b & 0x7f) as u32;
+    if em == 0x7f {
+        return sign | 0x7FF0_0000;
+    }
+    if em >= 8 {
+        return sign | ((em << 20) + (120 << 23));
+    }
+    if em == 0 {
+        return sign;
+    }
+    // m · 2^-9 with m in 1..8: the top bit p of m is the implicit one.
+    let p = 31 - em.leading_zeros();
+    sign | ((127 - 9 + p) << 23) | ((em - (1 << p)) << (23 - p))
+}
+
+#[cfg(test)]
+mod e4m3_tests {
+    use super::*;
+
+    /// The table is the format's definition, `(-1)^s · (1 + m/8) · 2^(e−7)` (subnormals
+    /// `m/8 · 2^-6`), for every byte; the NaNs as torch gives them.
+    #[test]
+    fn the_e4m3_table_is_the_formula() {
+        for b in 0..=255u8 {
+            let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+            let (exp, man) = (i32::from((b >> 3) & 0xF), f32::from(b & 7));
+            let want = if b & 0x7f == 0x7f {
+                f32::from_bits((u32::from(b & 0x80) << 24) | 0x7FF0_0000)
+            } else if exp == 0 {
+                sign * (man / 8.0 * 2f32.powi(-6))
+            } else {
+                sign * ((1.0 + man / 8.0) * 2f32.powi(exp - 7))
+            };
+            assert_eq!(E4M3FN[b as usize], want.to_bits(), "byte {b:#04x}");
+        }
+    }
 }

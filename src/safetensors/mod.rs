@@ -10,6 +10,8 @@
 mod dtype;
 mod file;
 mod index;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
 
 pub use dtype::{to_f32, Dtype};
 pub use file::{parse, ParseStatus, SafetensorsFile, Tensor};

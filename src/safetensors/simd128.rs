@@ -1,0 +1,60 @@
+//! wasm32 simd128 conversions of stored elements to f32, the same bits as `dtype.rs`'s loops.
+
+use core::arch::wasm32::*;
+
+/// E4M3 ("fn") bytes to f32, 16 a step: the bits moved into place by lane arithmetic (normal
+/// values), `m · 2^-9` in f32 (subnormals, exact), NaN as torch gives it; the rest by the table.
+pub(super) fn e4m3fn(bytes: &[u8], out: &mut [f32]) {
+    let mut runs = bytes.chunks_exact(16).zip(out.chunks_exact_mut(16));
+    for (b, o) in &mut runs {
+        // SAFETY: `b` is 16 bytes; `v128_load` reads unaligned.
+        let x = unsafe { v128_load(b.as_ptr().cast()) };
+        let halves = [u16x8_extend_low_u8x16(x), u16x8_extend_high_u8x16(x)];
+        for (h, o) in halves.into_iter().zip(o.chunks_exact_mut(8)) {
+            let quads = [u32x4_extend_low_u16x8(h), u32x4_extend_high_u16x8(h)];
+            for (q, o) in quads.into_iter().zip(o.chunks_exact_mut(4)) {
+                let o: &mut [f32; 4] = o.try_into().unwrap();
+                // SAFETY: `o` is 4 f32s, 16 bytes; `v128_store` writes unaligned.
+                unsafe { v128_store(o.as_mut_ptr().cast(), four(q)) };
+            }
+        }
+    }
+    let done = bytes.len() / 16 * 16;
+    for (&b, o) in bytes[done..].iter().zip(&mut out[done..]) {
+        *o = f32::from_bits(super::dtype::E4M3FN[b as usize]);
+    }
+}
+
+/// Four E4M3 values (one a u32 lane, 0..256) as f32 bits.
+#[inline(always)]
+fn four(x: v128) -> v128 {
+    let sign = u32x4_shl(v128_and(x, u32x4_splat(0x80)), 24);
+    let em = v128_and(x, u32x4_splat(0x7f));
+    let normal = i32x4_add(u32x4_shl(em, 20), u32x4_splat(120 << 23));
+    let subnormal = f32x4_mul(f32x4_convert_i32x4(em), f32x4_splat(1.0 / 512.0));
+    let magnitude = v128_bitselect(subnormal, normal, u32x4_lt(em, u32x4_splat(8)));
+    let magnitude = v128_bitselect(
+        u32x4_splat(0x7FF0_0000),
+        magnitude,
+        i32x4_eq(em, u32x4_splat(0x7f)),
+    );
+    v128_or(magnitude, sign)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every byte, in every position of a run and in the tail, converts to the table's bits.
+    #[test]
+    fn e4m3_runs_are_the_table() {
+        let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).chain(0..7).collect();
+        let mut out = vec![0f32; bytes.len()];
+        super::e4m3fn(&bytes, &mut out);
+        for (b, o) in bytes.iter().zip(&out) {
+            assert_eq!(
+                o.to_bits(),
+                super::super::dtype::E4M3FN[*b as usize],
+                "byte {b:#04x}"
+            );
+        }
+    }
+}
