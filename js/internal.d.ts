@@ -60,6 +60,8 @@ export interface ModelOrigin {
 export interface AnyOpenOptions extends SafetensorsOptions {
   /** Set by openBounded for each shard. */
   signal?: AbortSignal;
+  /** Set by openIndex for each shard: the joined model reads its bitsandbytes quant states, once. */
+  shardOfIndex?: boolean;
 }
 
 /**

@@ -15,7 +15,7 @@ import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './r
 import { ReaderCache, eachChunkAhead, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
 import { abortError } from './sources.js';
-/** @import { Progress, ChatMessage, ChatTemplateOptions, CtConfig, CtLayer, Fp8Config, Fp8Layer, GptqLayer, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, MlxLayer, MlxQuantization, Mxfp4Layer, QuantConfig, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './types.js' */
+/** @import { Progress, BnbConfig, BnbLayer, ChatMessage, ChatTemplateOptions, CtConfig, CtLayer, Fp8Config, Fp8Layer, GptqLayer, HashOptions, LintReport, FitOptions, FitResult, MemoryPlan, MemoryPlanOptions, MetadataEntry, MlxLayer, MlxQuantization, Mxfp4Layer, QuantConfig, ScalarEntry, ArrayEntry, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, SpecialToken, StatsOptions, Summary, TensorInfo, TensorReadOptions, TensorStats, TokenizeOptions } from './types.js' */
 /** @import { ModelOrigin, Writable, OnBytes, OnProgress, PoolWorker, ReadableTensor, RowShape, Run, Source } from './internal.js' */
 /** @import { GgufHeader, QuantErrorJob, TensorStatsJob, Wasm } from './bindings.js' */
 /** @import { Checkpoint } from './safetensors.js' */
@@ -247,8 +247,11 @@ export class Model {
    * @param {import('./internal.js').AnyOpenOptions} options
    * @internal
    */
-  _loadConfig(input, options) {
-    return this._needCheckpoint('a quantization config').loadConfig(this.tensors, input, options);
+  async _loadConfig(input, options) {
+    const checkpoint = this._needCheckpoint('a quantization config');
+    await checkpoint.loadConfig(this.tensors, input, options);
+    // A shard's states are read once the index's model holds every shard.
+    if (!options.shardOfIndex) await checkpoint.loadBnbStates(this, options);
   }
 
   /**
@@ -341,6 +344,11 @@ export class Model {
   get mxfp4Layers() { return this._checkpoint?.mxfp4Layers ?? NO_LAYERS; }
   /** config.json's MXFP4 `quantization_config`. @returns {{ modulesToNotConvert: string[] } | null} */
   get mxfp4Config() { return this._checkpoint?.mxfp4Config ?? null; }
+  /** bitsandbytes 4-bit layers, each read (dequantized as bitsandbytes' `dequantize_4bit`) as its
+   * `<path>.weight`. @returns {BnbLayer[]} */
+  get bnbLayers() { return this._checkpoint?.bnbLayers ?? NO_LAYERS; }
+  /** config.json's bitsandbytes `quantization_config`. @returns {BnbConfig | null} */
+  get bnbConfig() { return this._checkpoint?.bnbConfig ?? null; }
   /** The GPTQ config (quantize_config.json's, or config.json's quantization_config). @returns {QuantConfig | null} */
   get quantConfig() { return this._checkpoint?.quantConfig ?? null; }
   /** Where a checkpoint's config came from (a URL, path, or "options.quantizeConfig"); null if none.
@@ -442,7 +450,7 @@ export class Model {
   /**
    * Architecture, parameter count, file type label, quant mix, bits per weight, hyper-parameters
    * (the core's one summary; a checkpoint's has null where it has no such thing, then dtypeMix,
-   * gptq, mlx, fp8, ct).
+   * gptq, mlx, fp8, ct, mxfp4, bnb).
    * @returns {F extends 'gguf' ? Summary : SafetensorsSummary}
    */
   summary() {
@@ -476,7 +484,7 @@ export class Model {
   /**
    * Rows [a, b) (default: all) of a tensor as f32: a GGUF tensor bit for bit as llama.cpp
    * dequantizes it; a checkpoint's tensor converted as torch does, a GPTQ layer (by prefix)
-   * dequantized to [outFeatures, inFeatures] rows, an MLX, FP8, compressed-tensors or MXFP4
+   * dequantized to [outFeatures, inFeatures] rows, an MLX, FP8, compressed-tensors, MXFP4 or bitsandbytes
    * layer (by `<path>.weight`) dequantized to its logical rows. A GGUF chunk is dequantized in
    * wasm a slice at a time and copied into the result (one copy, read-rows.js); `options.into`,
    * a Float32Array of at least that many values, is filled instead of a new array. With

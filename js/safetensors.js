@@ -9,7 +9,7 @@ import { readGrowingPrefix } from './prefix.js';
 import { rowsOf, progressCounter, runStatsJob, outputArray, Model } from './model.js';
 import { eachChunkAhead, rowsPerRead } from './read-rows.js';
 import { errorMessage } from './sources.js';
-/** @import { SafetensorsOptions, GgufInput, GptqLayer, CtConfig, CtLayer, Mxfp4Layer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './types.js' */
+/** @import { SafetensorsOptions, GgufInput, GptqLayer, BnbConfig, BnbLayer, CtConfig, CtLayer, Mxfp4Layer, Fp8Config, Fp8Layer, MlxLayer, MlxQuantization, QuantConfig, QuantErrorOptions, QuantErrorReport, ReadOptions, SafetensorsSummary, SafetensorsTensorInfo, ScalarEntry, StatsOptions, TensorStats } from './types.js' */
 /** @import { AnyOpenOptions, Source } from './internal.js' */
 /** @import { SafetensorsHeader, Wasm } from './bindings.js' */
 /** @import { ChunkOptions, SafetensorsModel } from './model.js' */
@@ -26,8 +26,9 @@ const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /**
  * Opens a safetensors checkpoint (plain or quantized: GPTQ, MLX, FP8, compressed-tensors,
- * MXFP4), reading only its header (at most 2 requests), and finds its quantized layers and
- * their config. A URL or Node path naming `model.safetensors.index.json` opens every shard
+ * MXFP4, bitsandbytes 4-bit), reading only its header (at most 2 requests; a bitsandbytes
+ * checkpoint's quant states, a small JSON tensor per layer, one request each), and finds its
+ * quantized layers and their config. A URL or Node path naming `model.safetensors.index.json` opens every shard
  * beside it as one model (GPTQ layers whose parts straddle shards included).
  * @param {GgufInput} input a URL, File/Blob, ArrayBuffer/Uint8Array, Node path or {byteLength, slice}
  * @param {SafetensorsOptions} [options] openGguf's options, plus `quantizeConfig` / `config` (objects, JSON
@@ -69,7 +70,7 @@ async function openIndex(input, options) {
   const models = await openBounded(where,
     // Never an index again (a crafted one naming itself would recurse).
     async (shard, _i, signal) => {
-      const shardOptions = { ...options, signal, findConfig: false };
+      const shardOptions = { ...options, signal, findConfig: false, shardOfIndex: true };
       return openSafetensorsSource(shard, await toSource(shard, shardOptions), shardOptions);
     }, { signal: options.signal });
   try {
@@ -191,7 +192,7 @@ function stored(model, name) {
 
 /**
  * A checkpoint's part of its `Model` (model.js): the quantized layers the core found in the
- * header (GPTQ, MLX, FP8, compressed-tensors, MXFP4) and the config that makes them, and how a
+ * header (GPTQ, MLX, FP8, compressed-tensors, MXFP4, bitsandbytes) and the config that makes them, and how a
  * tensor or layer is read as f32 rows. The model holds one and passes itself to the readers
  * (its shards, sources and tensors).
  * @internal
@@ -220,6 +221,10 @@ export class Checkpoint {
   mxfp4Layers;
   /** @type {{ modulesToNotConvert: string[] } | null} */
   mxfp4Config;
+  /** @type {BnbLayer[]} */
+  bnbLayers;
+  /** @type {BnbConfig | null} */
+  bnbConfig;
   /** The GPTQ config (quantize_config.json's, or config.json's quantization_config).
    * @type {QuantConfig | null} */
   quantConfig;
@@ -249,6 +254,11 @@ export class Checkpoint {
   _ctShapeChecked;
   /** @type {Map<string, Mxfp4Layer>} */
   _mxfp4Index;
+  /** @type {Map<string, BnbLayer>} */
+  _bnbIndex;
+  /** Paths of the bitsandbytes layers whose stored `quant_map` was checked.
+   * @type {Set<string>} */
+  _bnbMapChecked;
 
   /**
    * @param {SafetensorsHeader} header
@@ -277,6 +287,10 @@ export class Checkpoint {
     this.mxfp4Layers = [];
     this._mxfp4Index = new Map();
     this.mxfp4Config = null;
+    this.bnbLayers = [];
+    this._bnbIndex = new Map();
+    this.bnbConfig = null;
+    this._bnbMapChecked = new Set();
     this._setLayers();
     this.v1Zeros = options.v1Zeros ?? 'llama.cpp';
   }
@@ -300,7 +314,7 @@ export class Checkpoint {
     this._setLayers();
   }
 
-  /** The GPTQ, MLX, FP8, compressed-tensors and MXFP4 layers the core found (across every shard), with the reasons for misfits. */
+  /** The GPTQ, MLX, FP8, compressed-tensors, MXFP4 and bitsandbytes layers the core found (across every shard), with the reasons for misfits. */
   _setLayers() {
     this.gptqLayers = this.header.gptqLayers();
     this._layerIndex = new Map(this.gptqLayers.map((l) => [l.name, l]));
@@ -318,6 +332,42 @@ export class Checkpoint {
     this.mxfp4Layers = this.header.mxfp4Layers();
     this._mxfp4Index = new Map(this.mxfp4Layers.map((l) => [l.name, l]));
     this.mxfp4Config = this.header.mxfp4Config();
+    this.bnbLayers = this.header.bnbLayers();
+    this._bnbIndex = new Map(this.bnbLayers.map((l) => [l.path, l]));
+    this.bnbConfig = this.header.bnbConfig();
+    this._bnbMapChecked = new Set();
+  }
+
+  /**
+   * Reads the quant states (a small JSON tensor each) the bitsandbytes layers are described by,
+   * every shard's, and finds the layers again with them, as the core's open does. Throws on a
+   * quant state larger than the core reads.
+   * @param {Model} model
+   * @param {AnyOpenOptions} options
+   */
+  async loadBnbStates(model, options) {
+    /** @type {string[]} */
+    let names;
+    try {
+      names = this.header.bnbStateTensors();
+    } catch (err) {
+      throw new Error(`gguf-lens: ${errorMessage(err)}`, { cause: err });
+    }
+    if (names.length === 0) return;
+    /** @type {Uint8Array[]} */
+    const states = [];
+    // A few requests at a time (one per layer, each a few hundred bytes).
+    for (let i = 0; i < names.length; i += 8) {
+      states.push(...await Promise.all(names.slice(i, i + 8).map((name) => {
+        const t = stored(model, name);
+        return model.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal);
+      })));
+    }
+    const all = new Uint8Array(states.reduce((n, b) => n + b.length, 0));
+    let at = 0;
+    for (const b of states) { all.set(b, at); at += b.length; }
+    this.header.setBnbStates(names, all, new Float64Array(states.map((b) => b.length)));
+    this._setLayers();
   }
 
   /**
@@ -340,8 +390,8 @@ export class Checkpoint {
     }
     // GPTQ layers have a `.qweight`, MLX layers a `.scales` (and GPTQ's too), FP8 layers a
     // `.weight_scale_inv`, compressed-tensors layers a `.weight_scale`.
-    // MXFP4 tensors a `_blocks`.
-    const quantized = (/** @type {{ name: string }} */ t) => /\.(qweight|scales|weight_scale_inv|weight_scale)$|_blocks$/.test(t.name);
+    // MXFP4 tensors a `_blocks`, bitsandbytes layers a `.weight.quant_state.bitsandbytes__<type>`.
+    const quantized = (/** @type {{ name: string }} */ t) => /\.(qweight|scales|weight_scale_inv|weight_scale)$|_blocks$|\.weight\.quant_state\.bitsandbytes__\w+$/.test(t.name);
     if (options.findConfig === false || !tensors.some(quantized)) return;
     for (const [file, kind] of [['quantize_config.json', 'quantize_config'], ['config.json', 'config']]) {
       const where = besideInput(input, file);
@@ -376,9 +426,9 @@ export class Checkpoint {
     this.quantConfigSource = this._anyConfig() ? where : null;
   }
 
-  /** Whether a quantization config (GPTQ, MLX, FP8, compressed-tensors or MXFP4) is set. */
+  /** Whether a quantization config (GPTQ, MLX, FP8, compressed-tensors, MXFP4 or bitsandbytes) is set. */
   _anyConfig() {
-    return Boolean(this.quantConfig || this.mlxQuantization || this.fp8Config || this.ctConfig || this.mxfp4Config);
+    return Boolean(this.quantConfig || this.mlxQuantization || this.fp8Config || this.ctConfig || this.mxfp4Config || this.bnbConfig);
   }
 
   /**
@@ -430,12 +480,20 @@ export class Checkpoint {
     return path === undefined ? undefined : this._ctIndex.get(path);
   }
 
-  /** The layer read by row ranges of its parts (compressed-tensors, FP8, MLX) that `name`
-   * names, if any (in the core's order).
+  /** The bitsandbytes layer `name` reads (its `<path>.weight`, or the path), or undefined (the core's rule).
+   * @param {string} name
+   */
+  _bnbNamed(name) {
+    const path = this.header.bnbLayerNamed(name);
+    return path === undefined ? undefined : this._bnbIndex.get(path);
+  }
+
+  /** The layer read by row ranges of its parts (compressed-tensors, bitsandbytes, MXFP4, FP8,
+   * MLX) that `name` names, if any (in the core's order).
    * @param {string} name
    */
   _rangeLayer(name) {
-    return this._ctNamed(name) ?? this._mxfp4Named(name) ?? this._fp8Named(name) ?? this._mlxNamed(name);
+    return this._ctNamed(name) ?? this._bnbNamed(name) ?? this._mxfp4Named(name) ?? this._fp8Named(name) ?? this._mlxNamed(name);
   }
 
   /**
@@ -444,7 +502,7 @@ export class Checkpoint {
    * shape (a GPTQ layer's [out, in]).
    * @param {Model} model
    * @param {string} name
-   * @returns {{ info: SafetensorsTensorInfo | GptqLayer | MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer, read: string, shape: number[] }}
+   * @returns {{ info: SafetensorsTensorInfo | GptqLayer | MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer | BnbLayer, read: string, shape: number[] }}
    */
   readable(model, name) {
     const ranged = this._rangeLayer(name);
@@ -545,6 +603,25 @@ export class Checkpoint {
       await this._eachRangeChunk(model, ct, parts, a, b, options, (first, [w, s, z], out) => this.header.dequantizeCtInto(ct.path, first, w, s, z ?? none, out), consume);
       return;
     }
+    const bnb = this._bnbNamed(name);
+    if (bnb) {
+      await this._checkBnbQuantMap(model, bnb, options);
+      // Elements of each part (bytes of `.weight`, entries of the scales) the rows use.
+      const range = (/** @type {number} */ at) => (/** @type {number} */ first, /** @type {number} */ last) =>
+        Array.from(this.header.bnbPartRanges(bnb.path, first, last).subarray(at, at + 2));
+      const parts = [
+        { t: stored(model, bnb.parts.weight), rows: range(0), elements: true },
+        { t: stored(model, bnb.parts.absmax), rows: range(2), elements: true },
+      ];
+      if (bnb.parts.nestedAbsmax && bnb.parts.nestedQuantMap) {
+        parts.push({ t: stored(model, bnb.parts.nestedAbsmax), rows: range(4), elements: true });
+        parts.push({ t: stored(model, bnb.parts.nestedQuantMap), rows: () => [0, 256], elements: true });
+      }
+      const none = new Uint8Array(0);
+      await this._eachRangeChunk(model, bnb, parts, a, b, options,
+        (first, [w, s, n, m], out) => this.header.dequantizeBnbInto(bnb.path, first, w, s, n ?? none, m ?? none, out), consume);
+      return;
+    }
     const mx = this._mxfp4Named(name);
     if (mx) {
       // A logical row reads every stored row of its expert: the parts of whole experts.
@@ -605,12 +682,13 @@ export class Checkpoint {
   }
 
   /**
-   * Calls consume(values, firstRow) for consecutive row chunks of [a, b) of an MLX, FP8 or compressed-tensors layer:
-   * each chunk's rows of its parts (`rows` maps the layer's rows to a part's) fetched by Range
-   * (the next chunk while one is dequantized), then `dequantize(first, bytes, out)`.
+   * Calls consume(values, firstRow) for consecutive row chunks of [a, b) of an MLX, FP8,
+   * compressed-tensors, MXFP4 or bitsandbytes layer: each chunk's rows of its parts (`rows` maps
+   * the layer's rows to a part's; to its elements with `elements`) fetched by Range (the next
+   * chunk while one is dequantized), then `dequantize(first, bytes, out)`.
    * @param {Model} model
-   * @param {MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer} layer
-   * @param {{ t: SafetensorsTensorInfo, rows: (first: number, last: number) => number[] }[]} parts
+   * @param {MlxLayer | Fp8Layer | CtLayer | Mxfp4Layer | BnbLayer} layer
+   * @param {{ t: SafetensorsTensorInfo, rows: (first: number, last: number) => number[], elements?: boolean }[]} parts
    * @param {number} a
    * @param {number} b
    * @param {StChunkOptions} options
@@ -623,23 +701,25 @@ export class Checkpoint {
     // A part's rows shared by consecutive chunks (an MXFP4 expert) are fetched once; a scale
     // row shared by two chunks of other rows is fetched for each.
     const spans = (/** @type {number} */ first, /** @type {number} */ last) => parts.map(({ rows }) => rows(first, last));
+    // Bytes of one row, or of one element with `elements`.
+    const unit = parts.map(({ t, elements }) => (elements ? (t.nElements ? t.nBytes / t.nElements : 0) : t.rowBytes ?? 0));
     let total = 0;
     /** @type {number[][] | null} */
     let before = null;
     for (let first = a; first < b; first += rowsPerChunk) {
       const now = spans(first, Math.min(b, first + rowsPerChunk));
-      now.forEach(([p, q], i) => { if (!(before && before[i][0] === p && before[i][1] === q)) total += (q - p) * (parts[i].t.rowBytes ?? 0); });
+      now.forEach(([p, q], i) => { if (!(before && before[i][0] === p && before[i][1] === q)) total += (q - p) * unit[i]; });
       before = now;
     }
     const progress = progressCounter(options.onProgress, total);
     /** @type {({ p: number, q: number, bytes: Promise<Uint8Array> } | null)[]} */
     const last = parts.map(() => null);
-    const fetchRows = (/** @type {number} */ first, /** @type {number} */ end) => Promise.all(parts.map(({ t, rows }, i) => {
+    const fetchRows = (/** @type {number} */ first, /** @type {number} */ end) => Promise.all(parts.map(({ t, rows, elements }, i) => {
       const shard = model.shards[t.shard];
       const [p, q] = rows(first, end);
       const held = last[i];
       if (held && held.p === p && held.q === q) return held.bytes;
-      const [start, stop] = shard.header.rowsRange(t.name, p, q);
+      const [start, stop] = elements ? [t.offset + p * unit[i], t.offset + q * unit[i]] : shard.header.rowsRange(t.name, p, q);
       const bytes = shard.source.read(start, stop, options.signal, progress);
       last[i] = { p, q, bytes };
       return bytes;
@@ -669,6 +749,25 @@ export class Checkpoint {
       throw new Error(`gguf-lens: ${errorMessage(err)}`, { cause: err });
     }
     this._ctShapeChecked.add(layer.path);
+  }
+
+  /**
+   * Checks a bitsandbytes layer's stored `quant_map` (64 bytes, fetched once) is its quant
+   * type's code book, as the core does when it reads one.
+   * @param {Model} model
+   * @param {BnbLayer} layer
+   * @param {StChunkOptions} options
+   */
+  async _checkBnbQuantMap(model, layer, options) {
+    if (this._bnbMapChecked.has(layer.path)) return;
+    const t = stored(model, layer.parts.quantMap);
+    const bytes = await model.shards[t.shard].source.read(t.offset, t.offset + t.nBytes, options.signal);
+    try {
+      this.header.checkBnbQuantMap(layer.path, bytes);
+    } catch (err) {
+      throw new Error(`gguf-lens: ${errorMessage(err)}`, { cause: err });
+    }
+    this._bnbMapChecked.add(layer.path);
   }
 
   /**

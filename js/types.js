@@ -626,6 +626,34 @@
  */
 
 /**
+ * A bitsandbytes 4-bit layer (transformers' `save_pretrained` of a `load_in_4bit` model): found
+ * by its `<path>.weight.quant_state.bitsandbytes__nf4|fp4` tensor (config.json or not), read as
+ * `<path>.weight` (as bitsandbytes' `dequantize_4bit`, rounded to the quant state's dtype).
+ * @typedef {object} BnbLayer
+ * @property {string} name `<path>.weight`: the name readTensor, tensorStats and quantError take.
+ * @property {string} path
+ * @property {string} type "NF4-b64", "FP4-b32-dq" (`-dq`: double-quantized scales), ...
+ * @property {'nf4' | 'fp4'} quantType
+ * @property {number} blocksize Values per scale (absmax).
+ * @property {'float32' | 'float16' | 'bfloat16'} dtype The quant state's: values are rounded to it.
+ * @property {boolean} doubleQuant Whether the scales are double-quantized (nested absmax).
+ * @property {number[]} shape Logical, outermost first ([out, in] for a linear layer).
+ * @property {number} nRows
+ * @property {number} rowLength
+ * @property {number} nElements
+ * @property {{ weight: string; absmax: string; quantMap: string; quantState: string; nestedAbsmax?: string; nestedQuantMap?: string }} parts Stored tensor names.
+ * @property {number} nBytes Bytes of all its parts.
+ */
+
+/**
+ * config.json's bitsandbytes `quantization_config` (4-bit).
+ * @typedef {object} BnbConfig
+ * @property {'nf4' | 'fp4'} quantType `bnb_4bit_quant_type`.
+ * @property {boolean} doubleQuant `bnb_4bit_use_double_quant`.
+ * @property {string[]} modulesToNotConvert `llm_int8_skip_modules`, as the config lists them.
+ */
+
+/**
  * config.json's compressed-tensors `quantization_config`: its one weight scheme.
  * @typedef {object} CtConfig
  * @property {'pack-quantized' | 'int-quantized' | 'float-quantized'} format
@@ -660,7 +688,8 @@
 /**
  * @typedef {object} DtypeShare
  * @property {string} type A dtype ("BF16"), "GPTQ-4bit" for GPTQ layers, "MLX-4bit-g64" for MLX layers,
- *   "FP8-E4M3-block128" for FP8 layers or "CT-W4A16-g128" for compressed-tensors layers (their
+ *   "FP8-E4M3-block128" for FP8 layers, "CT-W4A16-g128" for compressed-tensors layers, "MXFP4"
+ *   for MXFP4 tensors or "NF4-b64-dq" for bitsandbytes layers (their
  *   parts counted there, elements as the logical weights).
  * @property {number} tensors
  * @property {number} elements
@@ -720,6 +749,8 @@
  * @property {SafetensorsSummaryFp8 | null} fp8 null without an FP8 config.
  * @property {{ layers: number; notConverted: string[] }| null} mxfp4 null without an MXFP4 config.
  * @property {SafetensorsSummaryCt | null} ct null without a compressed-tensors config.
+ * @property {{ layers: number; config: BnbConfig | null } | null} bnb null without bitsandbytes layers or config
+ *   (config null when the layers were found by their quant states alone).
  */
 
 /**

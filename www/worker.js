@@ -50,9 +50,9 @@ function plain(v) {
 // The tensor table lists the package's tensor infos as they are, plus a checkpoint's GPTQ layers.
 /** Tensor infos for the table. A checkpoint's GPTQ layers are listed before their qweight as
  * {name: prefix, type: 'GPTQ-<n>bit', gptq: true, shape [out, in]} (read dequantized); an MLX,
- * FP8 or compressed-tensors layer's stored weight (`<path>.weight`, or `.weight_packed`) as the
- * layer `<path>.weight` (type 'MLX-<n>bit-g<group>', 'FP8-E4M3-block<side>' or
- * 'CT-W<n>A16-g<group>', logical shape, read dequantized); stored tensors as the package gives them, `part: true` when they belong to a
+ * FP8, compressed-tensors or bitsandbytes layer's stored weight (`<path>.weight`, or
+ * `.weight_packed`) as the layer `<path>.weight` (type 'MLX-<n>bit-g<group>', 'FP8-E4M3-block<side>',
+ * 'CT-W<n>A16-g<group>' or 'NF4-b64', logical shape, read dequantized); stored tensors as the package gives them, `part: true` when they belong to a
  * GPTQ or MLX layer. */
 function tensorRows(f) {
   if (f.format === 'gguf') return f.tensors;
@@ -62,6 +62,11 @@ function tensorRows(f) {
   const mlxOf = new Map([...(f.mlxLayers ?? []), ...(f.fp8Layers ?? []), ...(f.ctLayers ?? [])].map((l) => [l.parts.weight, l]));
   // An MXFP4 tensor by its `_blocks`; its `_scales` a part.
   for (const l of f.mxfp4Layers ?? []) { mlxOf.set(l.parts.blocks, l); parts.add(l.parts.scales); }
+  // A bitsandbytes layer by its stored `.weight`; its scales, code books and quant state parts.
+  for (const l of f.bnbLayers ?? []) {
+    mlxOf.set(l.parts.weight, l);
+    for (const p of [l.parts.absmax, l.parts.quantMap, l.parts.quantState, l.parts.nestedAbsmax, l.parts.nestedQuantMap]) if (p) parts.add(p);
+  }
   for (const l of f.mlxLayers ?? []) parts.add(l.parts.scales).add(l.parts.biases);
   for (const l of f.fp8Layers ?? []) parts.add(l.parts.weightScaleInv);
   for (const l of f.ctLayers ?? []) {

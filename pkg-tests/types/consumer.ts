@@ -192,7 +192,7 @@ export type Types = [
   lens.EditChange, lens.EditPlan, lens.HashOptions, lens.Digests, lens.HashReport, lens.QuantErrorOptions,
   lens.QuantErrorResult, lens.QuantErrorReport, lens.SummaryFieldDiff, lens.KeyChange, lens.ModelDiff, lens.ValueMetrics,
   lens.SafetensorsOptions, lens.SafetensorsTensorInfo, lens.QuantConfig, lens.GptqLayer, lens.MlxLayer, lens.Fp8Layer,
-  lens.CtLayer, lens.Mxfp4Layer, lens.CtConfig, lens.Fp8Config, lens.MlxQuantization, lens.DtypeShare,
+  lens.CtLayer, lens.Mxfp4Layer, lens.BnbLayer, lens.BnbConfig, lens.CtConfig, lens.Fp8Config, lens.MlxQuantization, lens.DtypeShare,
   lens.SafetensorsSummary, lens.HubOptions, lens.RepoGgufFile, lens.RepoGguf, lens.RepoListing, lens.RepoVerdict,
   lens.RepoDevice, lens.RepoGgufRow, lens.InspectOptions,
   lens.Model, lens.GgufModel, lens.SafetensorsModel, lens.GgufEditor, lens.SourceError,

@@ -59,7 +59,7 @@ export async function startServer({ real: withReal = false, mounts = [] } = {}) 
   buildSite();
   const models = llamaModels();
   const real = withReal ? realModel() : null;
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), ...(real ? [`/real-model=${real}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/mlx-fixtures=${path.join(ROOT, 'fixtures/mlx')}`, `/fp8-fixtures=${path.join(ROOT, 'fixtures/fp8')}`, `/ct-fixtures=${path.join(ROOT, 'fixtures/ct')}`, `/mxfp4-fixtures=${path.join(ROOT, 'fixtures/mxfp4')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`, ...mounts], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/viewer-server.mjs'), SITE, '0', ...(models ? [`/llama-models=${models}`] : []), ...(real ? [`/real-model=${real}`] : []), `/fixtures=${FIXTURES}`, `/sample-fixtures=${path.join(ROOT, 'fixtures/sample')}`, `/gptq-fixtures=${path.join(ROOT, 'fixtures/gptq')}`, `/mlx-fixtures=${path.join(ROOT, 'fixtures/mlx')}`, `/fp8-fixtures=${path.join(ROOT, 'fixtures/fp8')}`, `/ct-fixtures=${path.join(ROOT, 'fixtures/ct')}`, `/mxfp4-fixtures=${path.join(ROOT, 'fixtures/mxfp4')}`, `/bnb-fixtures=${path.join(ROOT, 'fixtures/bnb')}`, `/diff-fixtures=${path.join(ROOT, 'fixtures/diff')}`, `/plan-fixtures=${path.join(ROOT, 'fixtures/plan')}`, ...mounts], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

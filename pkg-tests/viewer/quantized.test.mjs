@@ -1,7 +1,7 @@
 // MLX, FP8 block-scaled and compressed-tensors checkpoints in the viewer (fixtures/mlx from mlx's
 // own writer and mx.dequantize; fixtures/fp8 from numpy + ml_dtypes replaying transformers'
 // Fp8Dequantize; fixtures/ct from compressed-tensors' own compress and decompress; fixtures/mxfp4
-// from transformers' convert_moe_packed_tensors): the
+// from transformers' convert_moe_packed_tensors; fixtures/bnb from bitsandbytes): the
 // summary's parameter count and mix, each layer listed once in its logical shape, and the
 // inspector's statistics against the expected values (expected.safetensors, decoded here).
 import { test, before, after } from 'node:test';
@@ -23,6 +23,12 @@ function expected(dir, name) {
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
+/** The logical elements of fixtures/bnb's `which` checkpoint, from its manifest. */
+function bnbLogical(which) {
+  return JSON.parse(readFileSync(path.join(ROOT, 'fixtures/bnb/manifest.json'), 'utf8')).checkpoints[which]
+    .reduce((n, l) => n + l.shape.reduce((a, d) => a * d, 1), 0);
+}
+
 const cases = [
   { dir: 'mlx', name: 'model.layers.b5_g64_f32.weight', type: 'MLX-5bit-g64', shape: [4, 256], others: 256 },
   { dir: 'fp8', name: 'model.layers.0.mlp.down_proj.weight', type: 'FP8-E4M3-block128', shape: [136, 200], others: 32 * 256 + 256 },
@@ -31,6 +37,10 @@ const cases = [
   { dir: 'ct/fp8-ch', name: 'model.layers.0.mlp.up_proj.weight', type: 'CT-FP8-E4M3-ch', shape: [32, 64], others: 8 * 64, logical: 32 * 64 },
   // Biases [2, 24] and [3, 16], router [3, 64], lm_head [8, 64] plain.
   { dir: 'mxfp4', name: 'model.layers.0.mlp.experts.down_proj', type: 'MXFP4', shape: [3, 96, 16], others: 2 * 24 + 3 * 16 + 3 * 64 + 8 * 64 },
+  // bitsandbytes (fixtures/bnb from bitsandbytes' own Linear4bit writer and reference
+  // dequantize_4bit; the layers in the shared manifest): the plain model.norm.weight [16].
+  { dir: 'bnb/nf4', name: 'model.layers.0.self_attn.q_proj.weight', type: 'NF4-b64-dq', shape: [32, 96], others: 16, logical: bnbLogical('nf4') },
+  { dir: 'bnb/fp4', name: 'model.layers.0.mlp.gate_proj.weight', type: 'FP4-b64', shape: [10, 27], others: 16, logical: bnbLogical('fp4') },
 ];
 
 for (const c of cases) {
@@ -46,6 +56,8 @@ for (const c of cases) {
     assert.equal((await field(page, 'parameter-count')).value, String(logical + c.others));
     assert.match((await field(page, 'quant-mix')).text, new RegExp(c.type));
     await page.click('[data-tab="tensors"]');
+    // Listed once: the stored weight of the same name is the layer's row.
+    assert.equal(await page.$$eval(`#tensor-table tr[data-tensor="${c.name}"]`, (rows) => rows.length), 1);
     await page.click(`#tensor-table tr[data-tensor="${c.name}"]`);
     await waitInspected(page);
     const info = await page.$eval('#insp-info', (e) => e.textContent);

@@ -21,6 +21,18 @@ use crate::safetensors::Dtype;
 /// The largest quant-state JSON read (transformers writes ~200 bytes).
 pub const MAX_STATE_BYTES: u64 = 64 * 1024;
 
+/// A quant-state tensor of `n_bytes` may be read (at most [`MAX_STATE_BYTES`]).
+pub fn check_state_size(name: &str, n_bytes: u64) -> Result<()> {
+    if n_bytes > MAX_STATE_BYTES {
+        return Err(Error::new(ErrorKind::StringTooLong {
+            what: format!("bitsandbytes quant state {name}"),
+            len: n_bytes,
+            limit: MAX_STATE_BYTES,
+        }));
+    }
+    Ok(())
+}
+
 /// The block sizes `dequantize_4bit` accepts.
 pub const BLOCKSIZES: [u64; 8] = [32, 64, 128, 256, 512, 1024, 2048, 4096];
 

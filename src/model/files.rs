@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::rows::{ReadSeek, Shards};
 use super::{detect, split_paths, Checkpoint, Format, GgufModel, Model};
-use crate::bnb::{BnbConfig, MAX_STATE_BYTES};
+use crate::bnb::BnbConfig;
 use crate::ct::CtConfig;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::fp8::Fp8Config;
 use crate::gguf::{read_header, read_range};
 use crate::gptq::QuantConfig;
@@ -158,13 +158,7 @@ fn open_checkpoint(path: &str) -> Result<Opened> {
     // bitsandbytes layers are described by a small JSON stored as a tensor: read each.
     let mut states = Vec::new();
     for (shard, t) in checkpoint.bnb_state_tensors() {
-        if t.n_bytes() > MAX_STATE_BYTES {
-            return Err(Error::new(ErrorKind::StringTooLong {
-                what: format!("bitsandbytes quant state {}", t.name()),
-                len: t.n_bytes(),
-                limit: MAX_STATE_BYTES,
-            }));
-        }
+        crate::bnb::check_state_size(t.name(), t.n_bytes())?;
         let mut file = File::open(&paths[shard])?;
         let range = checkpoint.shards()[shard].data_range(t);
         states.push((t.name().to_string(), read_range(&mut file, range)?));

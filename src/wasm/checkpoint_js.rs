@@ -1,6 +1,6 @@
 //! A safetensors checkpoint for JS: `parseSafetensors` gives the one `ModelHeader` (see
 //! `wasm/mod.rs`) over one file, holding the core's `Checkpoint` (shards added with
-//! `addShard`), so GPTQ, MLX, FP8, compressed-tensors and MXFP4 layers, the configs and the
+//! `addShard`), so GPTQ, MLX, FP8, compressed-tensors, MXFP4 and bitsandbytes layers, the configs and the
 //! summary come from the core, once, whatever the number of shards. The methods here are a
 //! checkpoint's own; on a GGUF handle they throw.
 
@@ -8,6 +8,7 @@ use js_sys::{Float64Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::{js_error, safetensors_js, set, to_js, ModelHeader};
+use crate::bnb::BnbConfig;
 use crate::ct::CtConfig;
 use crate::fp8::Fp8Config;
 use crate::gptq::{CheckpointFormat, GptqLayer, LayerParts, QuantConfig, V1Zeros};
@@ -69,6 +70,12 @@ impl ModelHeader {
             .ok_or_else(|| JsError::new(&format!("no MXFP4 tensor named {name}")))
     }
 
+    fn bnb(&self, path: &str) -> Result<&crate::bnb::BnbLayer, JsError> {
+        (self.checkpoint()?.bnb_layers().iter())
+            .find(|l| l.name == path)
+            .ok_or_else(|| JsError::new(&format!("no bitsandbytes layer named {path}")))
+    }
+
     fn ct(&self, path: &str) -> Result<&crate::ct::CtLayer, JsError> {
         (self.checkpoint()?.ct_layers().iter())
             .find(|l| l.name == path)
@@ -122,23 +129,25 @@ impl ModelHeader {
 
     /// Sets the quantization config from the text of `quantize_config.json` (`kind`
     /// "quantize_config") or of a transformers `config.json` (`kind` "config"; one without a
-    /// gptq `quantization_config` sets none; its MLX `quantization`, FP8 and compressed-tensors
-    /// `quantization_config`, if any, are set too, as `mlxQuantization`, `fp8Config` and
-    /// `ctConfig`), and
+    /// gptq `quantization_config` sets none; its MLX `quantization`, FP8, compressed-tensors,
+    /// MXFP4 and bitsandbytes `quantization_config`, if any, are set too, as `mlxQuantization`,
+    /// `fp8Config`, `ctConfig`, `mxfp4Config` and `bnbConfig`), and
     /// finds the layers again with them. Returns the GPTQ config (as
     /// `quantConfig`). Throws on malformed JSON or an unsupported config.
     #[wasm_bindgen(js_name = setQuantConfig)]
     pub fn set_quant_config(&mut self, text: &str, kind: &str) -> Result<JsValue, JsError> {
-        let (config, mlx, fp8, ct, mxfp4) = match kind {
+        let (config, mlx, fp8, ct, mxfp4, bnb) = match kind {
             "config" => (
                 QuantConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
                 MlxQuantization::from_config_json(text.as_bytes()).map_err(js_error)?,
                 Fp8Config::from_config_json(text.as_bytes()).map_err(js_error)?,
                 CtConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
                 Mxfp4Config::from_config_json(text.as_bytes()).map_err(js_error)?,
+                BnbConfig::from_config_json(text.as_bytes()).map_err(js_error)?,
             ),
             _ => (
                 Some(QuantConfig::from_quantize_config(text.as_bytes()).map_err(js_error)?),
+                None,
                 None,
                 None,
                 None,
@@ -151,6 +160,7 @@ impl ModelHeader {
         c.set_fp8(fp8);
         c.set_ct(ct);
         c.set_mxfp4(mxfp4);
+        c.set_bnb(bnb);
         self.quant_config()
     }
 
@@ -262,6 +272,123 @@ impl ModelHeader {
     ) -> Result<(), JsError> {
         let layer = self.mxfp4(name)?;
         crate::mxfp4::dequantize_rows(layer, first as u64, blocks, scales, out).map_err(js_error)
+    }
+
+    /// config.json's bitsandbytes 4-bit `quantization_config`: `{ quantType, doubleQuant,
+    /// modulesToNotConvert }`, or null.
+    #[wasm_bindgen(js_name = bnbConfig)]
+    pub fn bnb_config(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::bnb_config_to_js(self.checkpoint()?.bnb()))
+    }
+
+    /// bitsandbytes 4-bit layers (one per `<path>.weight.quant_state.bitsandbytes__*` whose
+    /// bytes were given, `setBnbStates`, and whose parts fit): `{ name (`<path>.weight`), path,
+    /// type (`NF4-b64`, `FP4-b32-dq`, ...), quantType, blocksize, dtype, doubleQuant, shape
+    /// (logical), nRows, rowLength, nElements, parts: { weight, absmax, quantMap, quantState,
+    /// nestedAbsmax?, nestedQuantMap? }, nBytes }`.
+    #[wasm_bindgen(js_name = bnbLayers)]
+    pub fn bnb_layers(&self) -> Result<JsValue, JsError> {
+        Ok(safetensors_js::bnb_layers_to_js(self.checkpoint()?))
+    }
+
+    /// The quant-state tensors (every shard's) whose bytes the bitsandbytes layers still need.
+    /// Throws on one larger than the core reads (`MAX_STATE_BYTES`).
+    #[wasm_bindgen(js_name = bnbStateTensors)]
+    pub fn bnb_state_tensors(&self) -> Result<Vec<String>, JsError> {
+        let c = self.checkpoint()?;
+        (c.bnb_state_tensors().into_iter())
+            .map(|(_, t)| {
+                crate::bnb::check_state_size(t.name(), t.n_bytes()).map_err(js_error)?;
+                Ok(t.name().to_string())
+            })
+            .collect()
+    }
+
+    /// Gives the bytes of quant-state tensors `names` (`bytes` their contents one after the
+    /// other, `lengths` each one's) and finds the bitsandbytes layers again.
+    #[wasm_bindgen(js_name = setBnbStates)]
+    pub fn set_bnb_states(
+        &mut self,
+        names: Vec<String>,
+        bytes: &[u8],
+        lengths: Vec<f64>,
+    ) -> Result<(), JsError> {
+        if names.len() != lengths.len() {
+            return Err(JsError::new("setBnbStates: one length per name"));
+        }
+        let mut states = Vec::with_capacity(names.len());
+        let mut at = 0usize;
+        for (name, &len) in names.into_iter().zip(&lengths) {
+            let end = (at as u64).saturating_add(len as u64);
+            if len < 0.0 || end > bytes.len() as u64 {
+                return Err(JsError::new(&format!(
+                    "setBnbStates: {len} bytes for {name} past the {} given",
+                    bytes.len()
+                )));
+            }
+            states.push((name, bytes[at..end as usize].to_vec()));
+            at = end as usize;
+        }
+        self.checkpoint_mut()?.set_bnb_states(states);
+        Ok(())
+    }
+
+    /// The path of the bitsandbytes layer `name` reads (`<path>.weight` or the path), if any.
+    #[wasm_bindgen(js_name = bnbLayerNamed)]
+    pub fn bnb_layer_named(&self, name: &str) -> Result<Option<String>, JsError> {
+        Ok(self.checkpoint()?.bnb_layer(name).map(|l| l.name.clone()))
+    }
+
+    /// The elements of each part that rows `first..end` of bitsandbytes layer `path` use:
+    /// `[weight start, end, absmax start, end, nested_absmax start, end]` (bytes of `.weight`,
+    /// entries of the others; the nested pair `[0, 0]` without double quantization).
+    #[wasm_bindgen(js_name = bnbPartRanges)]
+    pub fn bnb_part_ranges(
+        &self,
+        path: &str,
+        first: f64,
+        end: f64,
+    ) -> Result<Float64Array, JsError> {
+        let layer = self.bnb(path)?;
+        let rows = first as u64..end as u64;
+        let w = layer.weight_bytes(rows.clone());
+        let a = layer.blocks(rows);
+        let n = layer.nested_blocks(a.clone());
+        let ranges = [w.start, w.end, a.start, a.end, n.start, n.end].map(|v| v as f64);
+        Ok(Float64Array::from(&ranges[..]))
+    }
+
+    /// Checks the stored `quant_map` of bitsandbytes layer `path` (its 64 bytes) is the quant
+    /// type's code book, as the core does before it reads one. Throws otherwise.
+    #[wasm_bindgen(js_name = checkBnbQuantMap)]
+    pub fn check_bnb_quant_map(&self, path: &str, bytes: &[u8]) -> Result<(), JsError> {
+        crate::bnb::check_quant_map(self.bnb(path)?, bytes).map_err(js_error)
+    }
+
+    /// Dequantizes rows `first..` of bitsandbytes layer `path` into `out` (whole rows of
+    /// `rowLength`) as bitsandbytes' `dequantize_4bit` does, from the stored elements
+    /// `bnbPartRanges` names (and the whole `nested_quant_map`; both nested parts empty
+    /// without double quantization). Throws on sizes that do not fit or a scale that is not
+    /// finite.
+    #[wasm_bindgen(js_name = dequantizeBnbInto)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn dequantize_bnb_into(
+        &self,
+        path: &str,
+        first: f64,
+        weight: &[u8],
+        absmax: &[u8],
+        nested_absmax: &[u8],
+        nested_quant_map: &[u8],
+        out: &mut [f32],
+    ) -> Result<(), JsError> {
+        let parts = crate::bnb::BnbParts {
+            weight,
+            absmax,
+            nested_absmax,
+            nested_quant_map,
+        };
+        crate::bnb::dequantize_rows(self.bnb(path)?, first as u64, &parts, out).map_err(js_error)
     }
 
     /// config.json's compressed-tensors `quantization_config` (its one weight scheme): `{

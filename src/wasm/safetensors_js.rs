@@ -7,6 +7,7 @@ use wasm_bindgen::JsValue;
 
 use super::to_js;
 
+use crate::bnb::BnbConfig;
 use crate::ct::{CtConfig, CtFormat, CtStrategy};
 use crate::fp8::Fp8Config;
 use crate::gptq::QuantConfig;
@@ -533,6 +534,96 @@ pub(super) fn mxfp4_config_to_js(c: Option<&Mxfp4Config>) -> JsValue {
     match c {
         None => JsValue::NULL,
         Some(c) => to_js(&Mxfp4ConfigJs {
+            modules_to_not_convert: &c.not_converted,
+        }),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BnbPartsJs {
+    weight: String,
+    absmax: String,
+    quant_map: String,
+    quant_state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nested_absmax: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nested_quant_map: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BnbLayerJs<'a> {
+    /// `<path>.weight`: the name it is listed and read under.
+    name: String,
+    path: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    quant_type: &'static str,
+    blocksize: f64,
+    dtype: &'static str,
+    double_quant: bool,
+    /// Logical, outermost first.
+    shape: Vec<f64>,
+    n_rows: f64,
+    row_length: f64,
+    n_elements: f64,
+    parts: BnbPartsJs,
+    /// Bytes of every part.
+    n_bytes: f64,
+}
+
+/// The bitsandbytes 4-bit layers of a checkpoint.
+pub(super) fn bnb_layers_to_js(checkpoint: &Checkpoint) -> JsValue {
+    let layers: Vec<BnbLayerJs<'_>> = checkpoint
+        .bnb_layers()
+        .iter()
+        .map(|l| {
+            let part = |p: &str| format!("{}.weight{p}", l.name);
+            let nested = l.nested.is_some();
+            BnbLayerJs {
+                name: part(""),
+                path: &l.name,
+                type_name: l.type_name(),
+                quant_type: l.quant_type.name(),
+                blocksize: l.blocksize as f64,
+                dtype: l.dtype.name(),
+                double_quant: nested,
+                shape: l.shape.iter().map(|&d| d as f64).collect(),
+                n_rows: l.n_rows() as f64,
+                row_length: l.row_len() as f64,
+                n_elements: l.n_elements() as f64,
+                parts: BnbPartsJs {
+                    weight: part(""),
+                    absmax: part(".absmax"),
+                    quant_map: part(".quant_map"),
+                    quant_state: format!("{}{}", l.name, crate::bnb::state_suffix(l.quant_type)),
+                    nested_absmax: nested.then(|| part(".nested_absmax")),
+                    nested_quant_map: nested.then(|| part(".nested_quant_map")),
+                },
+                n_bytes: checkpoint.bnb_layer_bytes(l) as f64,
+            }
+        })
+        .collect();
+    to_js(&layers)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BnbConfigJs<'a> {
+    quant_type: &'static str,
+    double_quant: bool,
+    modules_to_not_convert: &'a [String],
+}
+
+/// config.json's bitsandbytes `quantization_config` (4-bit), or null.
+pub(super) fn bnb_config_to_js(c: Option<&BnbConfig>) -> JsValue {
+    match c {
+        None => JsValue::NULL,
+        Some(c) => to_js(&BnbConfigJs {
+            quant_type: c.quant_type.name(),
+            double_quant: c.double_quant,
             modules_to_not_convert: &c.not_converted,
         }),
     }

@@ -58,6 +58,27 @@ struct SummaryJs<'a> {
     /// A checkpoint's own: Some(None) is null (no MXFP4 config).
     #[serde(skip_serializing_if = "Option::is_none")]
     mxfp4: Option<Option<Mxfp4Js>>,
+    /// A checkpoint's own: Some(None) is null (no bitsandbytes layers nor config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bnb: Option<Option<BnbJs>>,
+}
+
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BnbJs {
+    layers: f64,
+    /// config.json's settings; null when the layers were found by their quant states alone.
+    config: Option<BnbConfigJs>,
+}
+
+#[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BnbConfigJs {
+    quant_type: &'static str,
+    double_quant: bool,
+    modules_to_not_convert: Vec<String>,
 }
 
 #[cfg_attr(not(feature = "wasm-full"), allow(dead_code))]
@@ -161,6 +182,7 @@ pub(super) fn summary_to_js(s: &Summary, config_source: Option<String>) -> JsVal
         fp8: None,
         ct: None,
         mxfp4: None,
+        bnb: None,
     };
     match &s.detail {
         Detail::Gguf(d) => {
@@ -221,6 +243,14 @@ pub(super) fn summary_to_js(s: &Summary, config_source: Option<String>) -> JsVal
             value.mxfp4 = Some(c.mxfp4.as_ref().map(|m| Mxfp4Js {
                 layers: m.layers as f64,
                 not_converted: m.not_converted.clone(),
+            }));
+            value.bnb = Some(c.bnb.as_ref().map(|b| BnbJs {
+                layers: b.layers as f64,
+                config: b.config.as_ref().map(|q| BnbConfigJs {
+                    quant_type: q.quant_type.name(),
+                    double_quant: q.double_quant,
+                    modules_to_not_convert: q.not_converted.clone(),
+                }),
             }));
         }
     }
