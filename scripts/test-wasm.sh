@@ -31,7 +31,7 @@ scalar "$@" --test '*'
 echo "== wasm32-wasip1, +simd128"
 # Own target dir: different RUSTFLAGS would otherwise rebuild everything on each switch.
 # The simd128 build differs from the scalar one in the kernels of quant/, quantize/, stats/,
-# hash/, mlx/, bnb/ and safetensors/ alone: their unit tests and the kernel oracles
+# hash/, mlx/, bnb/, ct/ and safetensors/ alone: their unit tests and the kernel oracles
 # (GGUF_LENS_WASM_ALL=1: everything).
 simd() {
   RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR=target/wasm-simd128 REQUIRE_SIMD=1 \
@@ -40,9 +40,9 @@ simd() {
 if [ "${GGUF_LENS_WASM_ALL:-0}" = 1 ]; then
   simd "$@"
 else
-  simd "$@" --lib -- quant:: quantize:: stats:: hash:: mlx:: bnb:: safetensors::
+  simd "$@" --lib -- quant:: quantize:: stats:: hash:: mlx:: bnb:: safetensors:: ct::
   simd "$@" --test simd_equivalence --test oracle_dequant --test differential_dequant \
     --test oracle_quantize --test oracle_hash --test oracle_mlx --test model_bnb \
-    --test model_fp8 --test oracle_gptq
+    --test model_fp8 --test oracle_gptq --test model_ct
 fi
 echo "test-wasm: ok"

@@ -4,6 +4,8 @@
 
 use core::arch::wasm32::*;
 
+use crate::quant::simd128::lanes::{high_nibbles, load, low_nibbles, round_bf16, store};
+
 /// A code book as four byte planes (plane `k`: byte `k` of each of the 16 f32 values).
 pub(super) struct Book {
     planes: [v128; 4],
@@ -14,8 +16,7 @@ impl Book {
     pub(super) fn new(code: &[f32; 16], bf16: bool) -> Book {
         let planes = std::array::from_fn(|k| {
             let bytes: [u8; 16] = std::array::from_fn(|i| code[i].to_bits().to_le_bytes()[k]);
-            // SAFETY: `bytes` is 16 bytes; `v128_load` reads unaligned.
-            unsafe { v128_load(bytes.as_ptr().cast()) }
+            load(&bytes, 0)
         });
         Book { planes, bf16 }
     }
@@ -24,21 +25,18 @@ impl Book {
     /// a byte in its high nibble).
     #[inline]
     pub(super) fn thirty_two(&self, bytes: &[u8], s: f32, out: &mut [f32]) {
-        let bytes: &[u8; 16] = bytes.try_into().unwrap();
-        let out: &mut [f32; 32] = out.try_into().unwrap();
-        // SAFETY: `bytes` is 16 bytes; `v128_load` reads unaligned.
-        let x = unsafe { v128_load(bytes.as_ptr().cast()) };
-        let (hi, lo) = (u8x16_shr(x, 4), v128_and(x, u8x16_splat(15)));
+        let x = load(bytes, 0);
+        let (hi, lo) = (high_nibbles(x), low_nibbles(x));
         let first = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(hi, lo);
         let second =
             u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(hi, lo);
         let s = f32x4_splat(s);
-        self.sixteen(first, s, &mut out[..16]);
-        self.sixteen(second, s, &mut out[16..]);
+        self.sixteen(first, s, out, 0);
+        self.sixteen(second, s, out, 16);
     }
 
     #[inline(always)]
-    fn sixteen(&self, q: v128, s: v128, out: &mut [f32]) {
+    fn sixteen(&self, q: v128, s: v128, out: &mut [f32], at: usize) {
         let [p0, p1, p2, p3] = self.planes.map(|p| i8x16_swizzle(p, q));
         // Bytes 0 and 1, then 2 and 3, of values 0..8 and 8..16; then whole values.
         let low01 = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(p0, p1);
@@ -53,26 +51,11 @@ impl Book {
             u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(high01, high23),
             u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(high01, high23),
         ];
-        for (v, out) in values.into_iter().zip(out.chunks_exact_mut(4)) {
-            let mut w = f32x4_mul(v, s);
-            if self.bf16 {
-                w = round_bf16(w);
-            }
-            let out: &mut [f32; 4] = out.try_into().unwrap();
-            // SAFETY: `out` is 4 f32s, 16 bytes; `v128_store` writes unaligned.
-            unsafe { v128_store(out.as_mut_ptr().cast(), w) };
+        for (k, v) in values.into_iter().enumerate() {
+            let w = f32x4_mul(v, s);
+            store(out, at + 4 * k, if self.bf16 { round_bf16(w) } else { w });
         }
     }
-}
-
-/// f32 lanes rounded to the nearest bf16 (ties to even), as `half::bf16::from_f32` for finite
-/// values (a code times a finite scale is never NaN: a scale is checked finite, a code is in
-/// [-1, 1]; a product past bf16's range rounds to infinity either way).
-#[inline(always)]
-fn round_bf16(x: v128) -> v128 {
-    let odd = v128_and(u32x4_shr(x, 16), u32x4_splat(1));
-    let up = i32x4_add(i32x4_add(x, u32x4_splat(0x7fff)), odd);
-    v128_and(up, u32x4_splat(0xffff_0000))
 }
 
 #[cfg(test)]

@@ -494,7 +494,13 @@ pub fn dequantize_rows(
         CtFormat::Packed => {
             for (r, row) in out.chunks_mut(cols).enumerate() {
                 let words = &weight[r * row_bytes..(r + 1) * row_bytes];
-                for (c, w) in row.iter_mut().enumerate() {
+                #[allow(unused_mut)]
+                let mut done = 0;
+                #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+                if crate::quant::simd128_chosen() {
+                    done = simd128::unpack(bits, words, row);
+                }
+                for (c, w) in row.iter_mut().enumerate().skip(done) {
                     *w = unpack(words, bits, c as u64 * bits as u64) as f32;
                 }
             }
@@ -539,13 +545,22 @@ pub fn dequantize_rows(
         let scale = &s[srow * groups..(srow + 1) * groups];
         for (g, (chunk, &sc)) in row.chunks_mut(group).zip(scale).enumerate() {
             let zero = z.get(r * groups + g).copied().unwrap_or(0.0);
-            for w in chunk {
+            #[allow(unused_mut)]
+            let mut done = 0;
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            if crate::quant::simd128_chosen() && layer.scale_dtype != Dtype::F16 {
+                done = simd128::scale(chunk, zero, sc, layer.scale_dtype == Dtype::BF16);
+            }
+            for w in &mut chunk[done..] {
                 *w = round((*w - zero) * sc);
             }
         }
     }
     Ok(())
 }
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
 
 /// Every compressed-tensors layer among `names`: each `<path>.weight_scale` whose weight part
 /// `lookup` finds, checked with the scheme. One result per candidate.

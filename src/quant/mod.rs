@@ -11,7 +11,7 @@ mod avx2;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod simd128;
+pub(crate) mod simd128;
 
 use std::sync::OnceLock;
 

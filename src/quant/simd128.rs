@@ -32,6 +32,37 @@ use core::arch::wasm32::*;
 use super::KernelFn;
 use crate::types::GgmlType;
 
+/// The lane helpers the format kernels outside `quant/` share (MLX, bitsandbytes,
+/// compressed-tensors): the same range-checked loads and stores and exact widenings as the
+/// ggml kernels here.
+pub(crate) mod lanes {
+    pub(crate) use super::{
+        high_nibbles, load, load_f32x4, low_nibbles, mul_add4, store, store16, widen_biased, MAGIC,
+    };
+    use core::arch::wasm32::*;
+
+    /// f32 lanes rounded to the nearest bf16 (ties to even) and back, as `half::bf16::from_f32`
+    /// for every value but NaN (callers' values are finite; past bf16's range they round to
+    /// infinity either way).
+    #[inline(always)]
+    pub(crate) fn round_bf16(x: v128) -> v128 {
+        let odd = v128_and(u32x4_shr(x, 16), u32x4_splat(1));
+        let up = i32x4_add(i32x4_add(x, u32x4_splat(0x7fff)), odd);
+        v128_and(up, u32x4_splat(0xffff_0000))
+    }
+
+    /// The 32 4-bit codes of 16 bytes in stream order, low nibble first (byte `j` holds codes
+    /// `2j` and `2j + 1`): two vectors of 16 bytes.
+    #[inline(always)]
+    pub(crate) fn nibbles_low_first(x: v128) -> [v128; 2] {
+        let (lo, hi) = (low_nibbles(x), high_nibbles(x));
+        [
+            u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(lo, hi),
+            u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(lo, hi),
+        ]
+    }
+}
+
 mod float;
 mod fp4;
 mod grid;
@@ -109,7 +140,7 @@ fn bit_masks(table: &BitMasks, s: u8) -> &[u32; 8] {
 
 /// The 16 bytes of `bytes` at `at..at + 16`, or zeros when they are not all there.
 #[inline(always)]
-fn load(bytes: &[u8], at: usize) -> v128 {
+pub(crate) fn load(bytes: &[u8], at: usize) -> v128 {
     match bytes.get(at..at.saturating_add(16)) {
         // SAFETY: `chunk` is a 16-byte subslice of `bytes` (checked by `get`), so the 16 bytes
         // read are in bounds; v128_load has no alignment requirement.
@@ -146,7 +177,7 @@ fn load_i16x4(bytes: &[u8], at: usize) -> v128 {
 
 /// The four f32 of `words[at..at + 4]`, or zeros when they are not all there.
 #[inline(always)]
-fn load_f32x4(words: &[f32], at: usize) -> v128 {
+pub(crate) fn load_f32x4(words: &[f32], at: usize) -> v128 {
     match words.get(at..at.saturating_add(4)) {
         // SAFETY: `chunk` is a 4-element (16-byte) subslice of `words` (checked by `get`), so
         // the 16 bytes read are in bounds; v128_load has no alignment requirement.
@@ -168,7 +199,7 @@ fn load_u32x4(words: &[u32], at: usize) -> v128 {
 
 /// Stores four f32 lanes to `out[at..at + 4]`; does nothing when that is out of range.
 #[inline(always)]
-fn store(out: &mut [f32], at: usize, v: v128) {
+pub(crate) fn store(out: &mut [f32], at: usize, v: v128) {
     if let Some(chunk) = out.get_mut(at..at.saturating_add(4)) {
         if chunk.len() == 4 {
             // SAFETY: `chunk` is a 4-element (16-byte) subslice of `out` (checked by
@@ -181,14 +212,14 @@ fn store(out: &mut [f32], at: usize, v: v128) {
 
 /// Stores 16 f32 (four vectors) to `out[at..at + 16]`.
 #[inline(always)]
-fn store16(out: &mut [f32], at: usize, v: [v128; 4]) {
+pub(crate) fn store16(out: &mut [f32], at: usize, v: [v128; 4]) {
     for (k, v) in v.into_iter().enumerate() {
         store(out, at + 4 * k, v);
     }
 }
 
 /// 2^23: an f32 whose 23 mantissa bits hold any integer below 2^23 exactly.
-const MAGIC: f32 = 8_388_608.0;
+pub(crate) const MAGIC: f32 = 8_388_608.0;
 
 /// The 16 unsigned bytes of `u`, each plus `bias − 2^23`, as four vectors of f32 (lanes 0–3,
 /// 4–7, 8–11, 12–15). Each byte is interleaved into the low byte of an f32 whose other bytes
@@ -196,7 +227,7 @@ const MAGIC: f32 = 8_388_608.0;
 /// Interleaves are one instruction each in V8, where the sign or zero extensions and int
 /// conversions they replace take about 13 per 16 values.
 #[inline(always)]
-fn widen_biased(u: v128, bias: f32) -> [v128; 4] {
+pub(crate) fn widen_biased(u: v128, bias: f32) -> [v128; 4] {
     let zero = u8x16_splat(0);
     let lo = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(u, zero);
     let hi = u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(u, zero);
@@ -220,7 +251,7 @@ fn i8x16_to_f32(v: v128) -> [v128; 4] {
 
 /// The 16 unsigned bytes of `v` as four vectors of f32.
 #[inline(always)]
-fn u8x16_to_f32(v: v128) -> [v128; 4] {
+pub(crate) fn u8x16_to_f32(v: v128) -> [v128; 4] {
     widen_biased(v, MAGIC)
 }
 
@@ -232,7 +263,7 @@ fn mul4(q: [v128; 4], d: v128) -> [v128; 4] {
 
 /// `q · d + m` for each vector: a multiply, then an add (no fused multiply-add).
 #[inline(always)]
-fn mul_add4(q: [v128; 4], d: v128, m: v128) -> [v128; 4] {
+pub(crate) fn mul_add4(q: [v128; 4], d: v128, m: v128) -> [v128; 4] {
     q.map(|q| f32x4_add(f32x4_mul(q, d), m))
 }
 
@@ -244,13 +275,13 @@ fn mul_sub4(d: v128, q: [v128; 4], m: v128) -> [v128; 4] {
 
 /// Low nibbles of the 16 bytes of `v`.
 #[inline(always)]
-fn low_nibbles(v: v128) -> v128 {
+pub(crate) fn low_nibbles(v: v128) -> v128 {
     v128_and(v, u8x16_splat(0x0F))
 }
 
 /// High nibbles of the 16 bytes of `v`, shifted down.
 #[inline(always)]
-fn high_nibbles(v: v128) -> v128 {
+pub(crate) fn high_nibbles(v: v128) -> v128 {
     bits_at(v, 4, 0x0F)
 }
 
@@ -258,7 +289,7 @@ fn high_nibbles(v: v128) -> v128 {
 /// lanes (x86 and ARM have no byte shifts, so engines emulate `u8x16_shr`, slowly when the
 /// count is not a constant): bits moved in from the neighbouring byte are masked off.
 #[inline(always)]
-fn bits_at(v: v128, shift: u32, mask: u8) -> v128 {
+pub(crate) fn bits_at(v: v128, shift: u32, mask: u8) -> v128 {
     v128_and(u16x8_shr(v, shift), u8x16_splat(mask))
 }
 

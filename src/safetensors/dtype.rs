@@ -113,11 +113,13 @@ pub fn to_f32(dtype: Dtype, name: &str, bytes: &[u8], out: &mut [f32]) -> Result
             half::f16::from_bits(u16::from(b[0]) << 8).to_f32()
         }),
         Dtype::F8E4M3 => {
+            #[allow(unused_mut)]
+            let mut done = 0;
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             if crate::quant::simd128_chosen() {
-                super::simd128::e4m3fn(bytes, out);
-                return Ok(());
+                done = super::simd128::e4m3fn(bytes, out);
             }
+            let (bytes, out) = (&bytes[done..], &mut out[done..]);
             convert!(bytes, out, 1, |b: [u8; 1]| f32::from_bits(
                 E4M3FN[b[0] as usize]
             ))
@@ -143,7 +145,7 @@ pub fn to_f32(dtype: Dtype, name: &str, bytes: &[u8], out: &mut [f32]) -> Result
 /// OCP FP8 E4M3 ("fn": finite, one NaN pattern per sign).
 /// The f32 bits of every E4M3 byte (a look-up: the arithmetic per byte cost more than the
 /// rest of a dequantization).
-pub(super) static E4M3FN: [u32; 256] = {
+static E4M3FN: [u32; 256] = {
     let mut table = [0u32; 256];
     let mut b = 0;
     while b < 256 {
@@ -192,6 +194,19 @@ mod e4m3_tests {
                 sign * ((1.0 + man / 8.0) * 2f32.powi(exp - 7))
             };
             assert_eq!(E4M3FN[b as usize], want.to_bits(), "byte {b:#04x}");
+        }
+    }
+
+    /// The simd128 runs give the table's bits for every byte, in every lane of a run.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[test]
+    fn e4m3_runs_are_the_table() {
+        let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).chain(0..7).collect();
+        let mut out = vec![0f32; bytes.len()];
+        let done = super::super::simd128::e4m3fn(&bytes, &mut out);
+        assert_eq!(done, 512);
+        for (b, o) in bytes.iter().zip(&out[..done]) {
+            assert_eq!(o.to_bits(), E4M3FN[*b as usize], "byte {b:#04x}");
         }
     }
 }
