@@ -4,7 +4,9 @@
 
 use core::arch::wasm32::*;
 
-use crate::quant::simd128::lanes::{high_nibbles, load, low_nibbles, round_bf16, store};
+use crate::quant::simd128::lanes::{
+    high_nibbles, interleave4, load, low_nibbles, round_bf16, store,
+};
 
 /// A code book as four byte planes (plane `k`: byte `k` of each of the 16 f32 values).
 pub(super) struct Book {
@@ -38,19 +40,8 @@ impl Book {
     #[inline(always)]
     fn sixteen(&self, q: v128, s: v128, out: &mut [f32], at: usize) {
         let [p0, p1, p2, p3] = self.planes.map(|p| i8x16_swizzle(p, q));
-        // Bytes 0 and 1, then 2 and 3, of values 0..8 and 8..16; then whole values.
-        let low01 = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(p0, p1);
-        let high01 =
-            u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(p0, p1);
-        let low23 = u8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(p2, p3);
-        let high23 =
-            u8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(p2, p3);
-        let values = [
-            u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(low01, low23),
-            u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(low01, low23),
-            u16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(high01, high23),
-            u16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(high01, high23),
-        ];
+        // The planes' bytes back into whole f32 values.
+        let values = interleave4(p0, p1, p2, p3);
         for (k, v) in values.into_iter().enumerate() {
             let w = f32x4_mul(v, s);
             store(out, at + 4 * k, if self.bf16 { round_bf16(w) } else { w });

@@ -51,6 +51,8 @@ pub(crate) mod lanes {
         v128_and(up, u32x4_splat(0xffff_0000))
     }
 
+    pub(crate) use super::interleave4;
+
     /// The 32 4-bit codes of 16 bytes in stream order, low nibble first (byte `j` holds codes
     /// `2j` and `2j + 1`): two vectors of 16 bytes.
     #[inline(always)]
@@ -271,6 +273,24 @@ pub(crate) fn mul_add4(q: [v128; 4], d: v128, m: v128) -> [v128; 4] {
 #[inline(always)]
 fn mul_sub4(d: v128, q: [v128; 4], m: v128) -> [v128; 4] {
     q.map(|q| f32x4_sub(f32x4_mul(d, q), m))
+}
+
+/// Four vectors of 16 bytes interleaved byte by byte: byte `i` of each, in order, for `i` in
+/// 0..4, 4..8, 8..12, 12..16 (a 16×4 byte transpose; e.g. four byte planes back to f32s).
+#[inline(always)]
+pub(crate) fn interleave4(a0: v128, a1: v128, a2: v128, a3: v128) -> [v128; 4] {
+    let p01_lo = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a0, a1);
+    let p01_hi =
+        i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a0, a1);
+    let p23_lo = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a2, a3);
+    let p23_hi =
+        i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a2, a3);
+    [
+        i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_lo, p23_lo),
+        i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_lo, p23_lo),
+        i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_hi, p23_hi),
+        i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_hi, p23_hi),
+    ]
 }
 
 /// Low nibbles of the 16 bytes of `v`.

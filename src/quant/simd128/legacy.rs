@@ -3,8 +3,8 @@
 use core::arch::wasm32::*;
 
 use super::{
-    bit_mask_table, bit_masks, bits_at, f16_splat, high_nibbles, i8x16_to_f32, load, load_u32x4,
-    low_nibbles, mul4, mul_add4, store, store16, u8x16_to_f32,
+    bit_mask_table, bit_masks, bits_at, f16_splat, high_nibbles, i8x16_to_f32, interleave4, load,
+    load_u32x4, low_nibbles, mul4, mul_add4, store, store16, u8x16_to_f32,
 };
 use crate::quant::scalar::for_each_block;
 
@@ -141,20 +141,7 @@ pub(super) fn dequant_q2_0(blocks: &[u8], out: &mut [f32]) {
         let a2 = bits_at(qs, 4, 3);
         let a3 = bits_at(qs, 6, 3);
         // Interleave to a0[i], a1[i], a2[i], a3[i] for each byte i.
-        let p01_lo =
-            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a0, a1);
-        let p01_hi =
-            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a0, a1);
-        let p23_lo =
-            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a2, a3);
-        let p23_hi =
-            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a2, a3);
-        let q = [
-            i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_lo, p23_lo),
-            i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_lo, p23_lo),
-            i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(p01_hi, p23_hi),
-            i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(p01_hi, p23_hi),
-        ];
+        let q = interleave4(a0, a1, a2, a3);
         for (c, q) in q.into_iter().enumerate() {
             let q = i8x16_sub(q, i8x16_splat(1));
             store16(y, 16 * c, mul4(i8x16_to_f32(q), d));
