@@ -601,6 +601,31 @@ pub fn dequantize_rows(
             k += 32;
             continue;
         }
+        #[cfg(target_arch = "x86_64")]
+        if let (true, 0, true) = (crate::quant::avx2_chosen(), e % 32, out.len() - k >= 32) {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(
+                code: &[f32; 16],
+                bytes: &[u8],
+                s: f32,
+                dtype: BnbDtype,
+                out: &mut [f32],
+            ) {
+                thirty_two(code, bytes, s, dtype, out)
+            }
+            // SAFETY: `avx2_chosen` is true only on a CPU with AVX2, all `avx2` needs.
+            unsafe {
+                avx2(
+                    code,
+                    &parts.weight[at..at + 16],
+                    s,
+                    layer.dtype,
+                    &mut out[k..k + 32],
+                )
+            };
+            k += 32;
+            continue;
+        }
         let byte = parts.weight[at];
         let q = if e % 2 == 0 { byte >> 4 } else { byte & 0x0f };
         out[k] = layer.dtype.round(code[q as usize] * s);
@@ -609,8 +634,76 @@ pub fn dequantize_rows(
     Ok(())
 }
 
+/// The scalar loop's values for 32 codes at once (16 bytes, a block's scale `s`): no index
+/// arithmetic per value, one loop per dtype (compiled for AVX2 where that was chosen).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+fn thirty_two(code: &[f32; 16], bytes: &[u8], s: f32, dtype: BnbDtype, out: &mut [f32]) {
+    let each = |round: fn(f32) -> f32, out: &mut [f32]| {
+        for (pair, &x) in out.chunks_exact_mut(2).zip(bytes) {
+            pair[0] = round(code[usize::from(x >> 4)] * s);
+            pair[1] = round(code[usize::from(x & 15)] * s);
+        }
+    };
+    match dtype {
+        BnbDtype::F32 => each(|x| x, out),
+        BnbDtype::F16 => each(|x| BnbDtype::F16.round(x), out),
+        // Round to nearest even on the bits, as `half::bf16::from_f32` for a finite value (a
+        // code times a finite scale; past bf16's range it rounds to infinity either way).
+        BnbDtype::BF16 => each(
+            |x| {
+                let b = x.to_bits();
+                f32::from_bits(b.wrapping_add(0x7fff + ((b >> 16) & 1)) & 0xffff_0000)
+            },
+            out,
+        ),
+    }
+}
+
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128;
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+
+    /// 32 values at once equal the per-value loop's bits: both code books, every dtype, random
+    /// codes and scales of either sign, subnormal, huge (rounding to infinity in bf16 and f16)
+    /// and zero.
+    #[test]
+    fn runs_of_32_are_the_per_value_loop() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for code in [&NF4, &FP4] {
+            for dtype in [BnbDtype::F32, BnbDtype::F16, BnbDtype::BF16] {
+                for i in 0..300 {
+                    let bytes: Vec<u8> = (0..16).map(|_| next() as u8).collect();
+                    let s = match i % 5 {
+                        0 => f32::from_bits(next() as u32 & 0x807f_ffff),
+                        1 => f32::MAX * if i % 2 == 0 { 1.0 } else { -1.0 },
+                        2 => 0.0,
+                        _ => f32::from_bits((next() as u32 & 0x3fff_ffff) | 0x2000_0000),
+                    };
+                    let want: Vec<u32> = (0..32)
+                        .map(|k| {
+                            let b = bytes[k / 2];
+                            let q = if k % 2 == 0 { b >> 4 } else { b & 15 };
+                            dtype.round(code[q as usize] * s).to_bits()
+                        })
+                        .collect();
+                    let mut got = [0f32; 32];
+                    thirty_two(code, &bytes, s, dtype, &mut got);
+                    assert_eq!(got.map(f32::to_bits).to_vec(), want, "{dtype:?} scale {s}");
+                }
+            }
+        }
+    }
+}
 
 /// Every bitsandbytes 4-bit layer among `names`: each `<path>.weight.quant_state.bitsandbytes__*`
 /// tensor, its JSON from `state` (None when its bytes are not at hand: the layer is skipped),
