@@ -667,11 +667,13 @@ mod simd128;
 mod run_tests {
     use super::*;
 
-    /// 32 values at once equal the per-value loop's bits: both code books, every dtype, random
-    /// codes and scales of either sign, subnormal, huge (rounding to infinity in bf16 and f16)
-    /// and zero.
-    #[test]
-    fn runs_of_32_are_the_per_value_loop() {
+    /// Writes 32 values from 16 bytes of codes with a code book, dtype and scale.
+    pub(super) type Run<'a> = &'a dyn Fn(&[f32; 16], BnbDtype, &[u8], f32, &mut [f32]);
+
+    /// `run` gives the per-value loop's bits for 32 values at once: both code books, each of
+    /// `dtypes`, random codes and scales of either sign, subnormal, huge (rounding to infinity
+    /// in bf16 and f16) and zero.
+    pub(super) fn runs_equal_the_per_value_loop(run: Run<'_>, dtypes: &[BnbDtype]) {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             x ^= x << 13;
@@ -680,7 +682,7 @@ mod run_tests {
             x
         };
         for code in [&NF4, &FP4] {
-            for dtype in [BnbDtype::F32, BnbDtype::F16, BnbDtype::BF16] {
+            for &dtype in dtypes {
                 for i in 0..300 {
                     let bytes: Vec<u8> = (0..16).map(|_| next() as u8).collect();
                     let s = match i % 5 {
@@ -697,11 +699,20 @@ mod run_tests {
                         })
                         .collect();
                     let mut got = [0f32; 32];
-                    thirty_two(code, &bytes, s, dtype, &mut got);
+                    run(code, dtype, &bytes, s, &mut got);
                     assert_eq!(got.map(f32::to_bits).to_vec(), want, "{dtype:?} scale {s}");
                 }
             }
         }
+    }
+
+    #[test]
+    fn runs_of_32_are_the_per_value_loop() {
+        let dtypes = [BnbDtype::F32, BnbDtype::F16, BnbDtype::BF16];
+        runs_equal_the_per_value_loop(
+            &|code, dtype, bytes, s, out| thirty_two(code, bytes, s, dtype, out),
+            &dtypes,
+        );
     }
 }
 

@@ -52,46 +52,15 @@ impl Book {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bnb::{BnbDtype, FP4, NF4};
+    use crate::bnb::run_tests::runs_equal_the_per_value_loop;
+    use crate::bnb::BnbDtype;
 
-    /// 32 values at once equal the scalar loop's bits: both code books, f32 and bf16, random
-    /// codes and scales of either sign, subnormal, huge (products that round to infinity in
-    /// bf16) and zero.
+    /// The simd128 runs (f32 and bf16) give the per-value loop's bits.
     #[test]
     fn thirty_two_values_are_the_scalar_values() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
+        let run = |code: &[f32; 16], dtype: BnbDtype, bytes: &[u8], s: f32, out: &mut [f32]| {
+            Book::new(code, dtype == BnbDtype::BF16).thirty_two(bytes, s, out)
         };
-        for (code, dtype) in [
-            (&NF4, BnbDtype::F32),
-            (&NF4, BnbDtype::BF16),
-            (&FP4, BnbDtype::BF16),
-            (&FP4, BnbDtype::F32),
-        ] {
-            let book = Book::new(code, dtype == BnbDtype::BF16);
-            for i in 0..500 {
-                let bytes: Vec<u8> = (0..16).map(|_| next() as u8).collect();
-                let s = match i % 5 {
-                    0 => f32::from_bits(next() as u32 & 0x807f_ffff),
-                    1 => f32::MAX * if i % 2 == 0 { 1.0 } else { -1.0 },
-                    2 => 0.0,
-                    _ => f32::from_bits((next() as u32 & 0x3fff_ffff) | 0x2000_0000),
-                };
-                let want: Vec<u32> = (0..32)
-                    .map(|k| {
-                        let b = bytes[k / 2];
-                        let q = if k % 2 == 0 { b >> 4 } else { b & 15 };
-                        dtype.round(code[q as usize] * s).to_bits()
-                    })
-                    .collect();
-                let mut got = [0f32; 32];
-                book.thirty_two(&bytes, s, &mut got);
-                assert_eq!(got.map(f32::to_bits).to_vec(), want, "{dtype:?} scale {s}");
-            }
-        }
+        runs_equal_the_per_value_loop(&run, &[BnbDtype::F32, BnbDtype::BF16]);
     }
 }

@@ -7,23 +7,10 @@ use crate::quant::simd128::lanes::{
     load, mul_add4, nibbles_low_first, store16, widen_biased, MAGIC,
 };
 
-/// Writes `row` for `bits` 4 or 8 with groups of a multiple of 32 values and returns true;
-/// false (nothing written) for any other width, which the scalar row serves.
-pub(super) fn row(
-    bits: usize,
-    group: usize,
-    packed: &[u8],
-    s: &[f32],
-    b: &[f32],
-    row: &mut [f32],
-) -> bool {
-    if !(bits == 4 || bits == 8) || group % 32 != 0 || row.len() % group != 0 {
-        return false;
-    }
+/// Writes `row` for `bits` 4 or 8 with groups of a multiple of 32 values (the caller's
+/// `by_bytes`).
+pub(super) fn row(bits: usize, group: usize, packed: &[u8], s: &[f32], b: &[f32], row: &mut [f32]) {
     let group_bytes = group * bits / 8;
-    if packed.len() != row.len() / group * group_bytes || s.len() * group != row.len() {
-        return false;
-    }
     let groups = packed
         .chunks_exact(group_bytes)
         .zip(row.chunks_exact_mut(group))
@@ -42,5 +29,4 @@ pub(super) fn row(
             }
         }
     }
-    true
 }
