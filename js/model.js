@@ -10,7 +10,6 @@ import { feedRowsFromFile, readsToMemory } from './stats-read.js';
 import { loadWasm, wasmModule } from './wasm.js';
 import { autoWorkers, isNode, nodeStatsWorkers } from './stats-node-pool.js';
 import { browserStatsWorkers } from './stats-browser-pool.js';
-import { quantErrorOnWorkers } from './quant-error-pool.js';
 import { canShareMemory, isShared, readOnWorkers, sharedFloat32Array } from './read-pool.js';
 import { ReaderCache, eachChunkAhead, readerSize, readRows, rowsPerRead } from './read-rows.js';
 import { askWorker, tellWorker, inputForWorkers } from './worker-protocol.js';
@@ -589,6 +588,8 @@ export class Model {
       if (asksWorkers(workers)) checkWorkersCanOpen(this._asGguf(), 'quantError');
       if (typeof workers === 'number' && workers > 0) workers = await ownWorkers(workers);
       if (typeof workers === 'object' && workers.length) {
+        // The pool's module comes with its first use (a page's first summary does not pay for it).
+        const { quantErrorOnWorkers } = await import('./quant-error-pool.js');
         return await quantErrorOnWorkers(this._asGguf(), t, runs, job, options.types ?? [], workers, {
           signal: options.signal, chunkBytes: options.chunkBytes ?? CHUNK_BYTES, onRows: progress,
           inputId: this._workerInputId(workers), wasmModule: wasmModule(),
