@@ -588,6 +588,8 @@ pub fn dequantize_rows(
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     let vector = (crate::quant::simd128_chosen() && layer.dtype != BnbDtype::F16)
         .then(|| simd128::Book::new(code, layer.dtype == BnbDtype::BF16));
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = crate::quant::avx2_chosen();
     let mut k = 0;
     while k < out.len() {
         let e = e0 + k as u64;
@@ -602,7 +604,7 @@ pub fn dequantize_rows(
             continue;
         }
         #[cfg(target_arch = "x86_64")]
-        if let (true, 0, true) = (crate::quant::avx2_chosen(), e % 32, out.len() - k >= 32) {
+        if let (true, 0, true) = (avx2, e % 32, out.len() - k >= 32) {
             #[target_feature(enable = "avx2")]
             unsafe fn avx2(
                 code: &[f32; 16],

@@ -490,6 +490,8 @@ pub fn dequantize_rows(
         _ => |x| x,
     };
     let group = cols / layer.scale_cols as usize;
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    let vector = crate::quant::simd128_chosen();
     match layer.scheme.format {
         CtFormat::Packed => {
             for (r, row) in out.chunks_mut(cols).enumerate() {
@@ -497,7 +499,7 @@ pub fn dequantize_rows(
                 #[allow(unused_mut)]
                 let mut done = 0;
                 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-                if crate::quant::simd128_chosen() {
+                if vector {
                     done = simd128::unpack(bits, words, row);
                 }
                 for (c, w) in row.iter_mut().enumerate().skip(done) {
@@ -548,7 +550,7 @@ pub fn dequantize_rows(
             #[allow(unused_mut)]
             let mut done = 0;
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-            if crate::quant::simd128_chosen() && layer.scale_dtype != Dtype::F16 {
+            if vector && layer.scale_dtype != Dtype::F16 {
                 done = simd128::scale(chunk, zero, sc, layer.scale_dtype == Dtype::BF16);
             }
             for w in &mut chunk[done..] {
